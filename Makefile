@@ -1,0 +1,52 @@
+# Two commands for a fresh clone (see README.md):
+#   make repro   set up on first use (.venv, kernel, data), then `dvc repro`
+#   make test    the same set-up on first use, then every test
+# `make setup` alone does the set-up; running it again is harmless and fast.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+KERNEL := compendium
+
+export DVC_NO_ANALYTICS := 1
+# Stage commands call `python`: the one in .venv.
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+export PYTHONDONTWRITEBYTECODE := 1
+# Our lock replaces any machine-wide pip constraint (some images cap torch below our pin).
+export PIP_CONSTRAINT := $(CURDIR)/requirements-lock.txt
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: setup data repro test test-fast lint-notebooks clean-build help
+.DEFAULT_GOAL := help
+
+help:
+	@echo "make repro   set up on first use, then regenerate reports/ (dvc repro)"
+	@echo "make test    set up on first use, then run every test"
+	@echo "make setup   only the set-up: .venv, Jupyter kernel, data/ checked against data.dvc"
+
+$(STAMP): requirements.txt requirements-lock.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "Python >= 3.10 is needed"'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=23"
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ReLA compendium)" >/dev/null
+	touch $(STAMP)
+
+setup: $(STAMP) data
+
+data: $(STAMP)
+	$(BIN)/python -m compendium.fetch_data --dvc
+
+repro: setup
+	$(BIN)/dvc repro
+
+test: setup
+	$(BIN)/python -m pytest
+
+test-fast: setup
+	$(BIN)/python -m pytest -m "not slow"
+
+clean-build:
+	rm -rf build

@@ -1,0 +1,179 @@
+"""Obtain the shipped datasets into ``data/`` (the set-up command's data step).
+
+``python -m compendium.fetch_data`` is idempotent: files that already match
+:data:`compendium.data.MANIFEST` are left alone, so a second run only re-hashes.
+
+Fashion-MNIST comes, in order of preference, from
+
+1. Debian's ``dataset-fashion-mnist`` package where it is installed
+   (``/usr/share/datasets/fashion-mnist``);
+2. the same package fetched with ``apt-get download`` and unpacked with ``dpkg-deb -x`` into
+   ``build/downloads`` (no root needed; ``apt-get update`` is tried once when root);
+3. torchvision's download (machines without apt).
+
+The ``.gz`` files differ byte-wise between these sources but decompress to the same IDX bytes,
+which is what lands in ``data/`` and what ``data.dvc`` pins. The digits come from the copy
+bundled with scikit-learn, written as IDX files too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from . import paths
+from .data import MANIFEST, check_file, verify, write_idx
+
+DEBIAN_DIR = Path("/usr/share/datasets/fashion-mnist")
+DEBIAN_PACKAGE = "dataset-fashion-mnist"
+FMNIST_STEMS = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
+
+
+def log(msg: str) -> None:
+    print(f"[fetch_data] {msg}", flush=True)
+
+
+def _gz_dir_complete(d: Path) -> bool:
+    return all((d / f"{s}.gz").is_file() for s in FMNIST_STEMS)
+
+
+def _from_debian_download(downloads: Path) -> Path | None:
+    if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+        return None
+    target = downloads / "debian"
+    unpacked = target / "root" / DEBIAN_DIR.relative_to("/")
+    if _gz_dir_complete(unpacked):
+        return unpacked
+    target.mkdir(parents=True, exist_ok=True)
+
+    def download() -> bool:
+        r = subprocess.run(["apt-get", "download", DEBIAN_PACKAGE], cwd=target,
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            log(f"apt-get download failed: {r.stderr.strip().splitlines()[-1:] }")
+        return r.returncode == 0
+
+    ok = download()
+    if not ok and hasattr(os, "geteuid") and os.geteuid() == 0:
+        log("running apt-get update once and retrying")
+        subprocess.run(["apt-get", "update", "-qq"], capture_output=True)
+        ok = download()
+    debs = sorted(target.glob(f"{DEBIAN_PACKAGE}_*.deb"))
+    if not ok or not debs:
+        return None
+    subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(target / "root")], check=True)
+    return unpacked if _gz_dir_complete(unpacked) else None
+
+
+def _from_torchvision(downloads: Path) -> Path | None:
+    try:
+        from torchvision.datasets import FashionMNIST
+    except ImportError:
+        return None
+    try:
+        FashionMNIST(str(downloads / "torchvision"), train=True, download=True)
+        FashionMNIST(str(downloads / "torchvision"), train=False, download=True)
+    except Exception as e:  # network errors vary by platform
+        log(f"torchvision download failed: {e}")
+        return None
+    d = downloads / "torchvision" / "FashionMNIST" / "raw"
+    return d if _gz_dir_complete(d) else None
+
+
+def fetch_fashion_mnist(data_dir: Path, downloads: Path) -> None:
+    rels = [f"fashion-mnist/{s}" for s in FMNIST_STEMS]
+    if all(check_file(r, data_dir) is None for r in rels):
+        log("fashion-mnist: present and verified")
+        return
+    source = None
+    if _gz_dir_complete(DEBIAN_DIR):
+        source = DEBIAN_DIR
+        log(f"fashion-mnist: from the installed Debian package ({source})")
+    if source is None:
+        source = _from_debian_download(downloads)
+        if source is not None:
+            log(f"fashion-mnist: from Debian's {DEBIAN_PACKAGE} package (apt-get download)")
+    if source is None:
+        source = _from_torchvision(downloads)
+        if source is not None:
+            log("fashion-mnist: downloaded with torchvision")
+    if source is None:
+        raise SystemExit("fashion-mnist: no source worked (Debian package, apt-get download, "
+                         "torchvision). Install `dataset-fashion-mnist` or allow the download.")
+    out = data_dir / "fashion-mnist"
+    out.mkdir(parents=True, exist_ok=True)
+    for stem in FMNIST_STEMS:
+        tmp = out / f"{stem}.tmp"
+        with gzip.open(source / f"{stem}.gz", "rb") as src, open(tmp, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 22)
+        os.replace(tmp, out / stem)
+
+
+def fetch_digits(data_dir: Path) -> None:
+    rels = ["digits/digits-images-idx3-ubyte", "digits/digits-labels-idx1-ubyte"]
+    if all(check_file(r, data_dir) is None for r in rels):
+        log("digits: present and verified")
+        return
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    log(f"digits: exported from scikit-learn's bundled copy ({d.images.shape[0]} images)")
+    write_idx(data_dir / rels[0], d.images.astype("uint8"))  # values 0..16
+    write_idx(data_dir / rels[1], d.target.astype("uint8"))
+
+
+def unexpected_files(data_dir: Path) -> list[Path]:
+    known = {data_dir / r for r in MANIFEST}
+    return sorted(p for p in data_dir.rglob("*") if p.is_file() and p not in known)
+
+
+def dvc_commit(data_dir: Path) -> None:
+    """Put the verified ``data/`` into DVC's cache so that ``dvc status``/``dvc repro`` work on a
+    fresh clone that has no remote; refuse if that would change the committed ``data.dvc``."""
+    dvc_file = data_dir.parent / f"{data_dir.name}.dvc"
+    cmd = [sys.executable, "-m", "dvc"]
+    cwd = data_dir.parent
+    if not dvc_file.is_file():
+        log(f"{dvc_file.name} does not exist yet: dvc add {data_dir.name}")
+        subprocess.run(cmd + ["add", "-q", data_dir.name], cwd=cwd, check=True)
+        return
+    before = dvc_file.read_text()
+    subprocess.run(cmd + ["commit", "-q", "-f", dvc_file.name], cwd=cwd, check=True)
+    after = dvc_file.read_text()
+    if after != before:
+        dvc_file.write_text(before)
+        raise SystemExit(f"data/ does not match {dvc_file.name} although every file matches the "
+                         "manifest: an unexpected DVC version or a manifest out of date.")
+    log(f"data/ matches {dvc_file.name} and is in DVC's cache")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data-dir", type=Path, default=paths.DATA)
+    ap.add_argument("--downloads", type=Path, default=paths.BUILD / "downloads")
+    ap.add_argument("--dvc", action="store_true",
+                    help="afterwards put data/ into DVC's cache, checked against data.dvc")
+    args = ap.parse_args(argv)
+    args.data_dir.mkdir(parents=True, exist_ok=True)
+    fetch_fashion_mnist(args.data_dir, args.downloads)
+    fetch_digits(args.data_dir)
+    extra = unexpected_files(args.data_dir)
+    if extra:
+        print("unexpected files under data/ (data.dvc would not match): "
+              + ", ".join(str(p) for p in extra) + "\nMove them out of data/.", file=sys.stderr)
+        return 1
+    verify(root=args.data_dir)
+    log("all files verified against the manifest")
+    if args.dvc:
+        dvc_commit(args.data_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""Run one pipeline stage: ``python -m compendium.nbrun <stage>``.
+
+1. Load ``params.yaml``, validate every section against its schema and resolve the stage's
+   section at the selected scale; check the data files the stage reads. Any problem stops
+   here, before a kernel starts.
+2. Execute the cleaned notebook (``build/nb/<stage>.ipynb``, made by the ``clean_notebooks``
+   stage) with papermill, the resolved parameters injected, in a fresh staging folder
+   (``build/staging/<stage>``) that the notebook's :class:`compendium.report.Reporter` writes to.
+3. Render the executed notebook to HTML with nbconvert (inputs shown unless ``--hide-input``;
+   cells tagged ``hide-input`` always lose their input).
+4. Only when all of that succeeded, move the products into the output root (``reports/``).
+
+A failing cell makes the command exit non-zero with papermill's message naming the cell; the
+partly executed notebook is kept in ``build/failed/<stage>.ipynb`` for debugging, and nothing
+is written under ``reports/``, so no half-written output looks valid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from . import data, params, paths
+
+KERNEL = "compendium"  # registered into .venv by `make setup` (ipykernel install --sys-prefix)
+
+
+def kernel_name() -> str:
+    """The compendium's kernel where registered, else the environment's own ``python3``."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    return KERNEL if KERNEL in KernelSpecManager().find_kernel_specs() else "python3"
+
+
+def render_html(executed: Path, html: Path, hide_input: bool = False) -> None:
+    import nbformat
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
+    cfg = Config()
+    cfg.TagRemovePreprocessor.enabled = True
+    cfg.TagRemovePreprocessor.remove_input_tags = {"hide-input", "injected-parameters"} if hide_input else {"hide-input"}
+    cfg.TagRemovePreprocessor.remove_cell_tags = {"remove-cell"}
+    exporter = HTMLExporter(config=cfg, exclude_input=hide_input, exclude_input_prompt=True,
+                            exclude_output_prompt=True)
+    nb = nbformat.read(executed, as_version=4)
+    body, _ = exporter.from_notebook_node(nb)
+    html.parent.mkdir(parents=True, exist_ok=True)
+    html.write_text(body, encoding="utf-8")
+
+
+def _move_tree(src: Path, dst: Path) -> list[Path]:
+    moved = []
+    for f in sorted(p for p in src.rglob("*") if p.is_file()):
+        target = dst / f.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(f, target)
+        moved.append(target)
+    return moved
+
+
+def run_stage(stage: str, params_file: Path | None = None, output_root: Path | None = None,
+              notebook: Path | None = None, scale: str | None = None, hide_input: bool = False,
+              timeout: int | None = None, log_output: bool = True) -> list[Path]:
+    """Run ``stage`` and return the paths it wrote under ``output_root`` (default ``reports/``)."""
+    import papermill as pm
+
+    output_root = Path(output_root) if output_root is not None else paths.REPORTS
+    notebook = Path(notebook) if notebook is not None else paths.BUILD / "nb" / f"{stage}.ipynb"
+    if not notebook.is_file():
+        source = paths.NOTEBOOKS / f"{stage}.ipynb"
+        if not source.is_file():
+            raise FileNotFoundError(f"no notebook for stage {stage!r}: {source} is missing")
+        notebook = source
+    module = params.stage_module(stage)
+    values = params.stage_params(stage, params_file, scale)
+    data.verify(tuple(getattr(module, "DATA", ())))
+
+    staging = paths.BUILD / "staging" / stage
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    executed = staging / paths.EXECUTED / f"{stage}.ipynb"
+    executed.parent.mkdir(parents=True)
+    env_before = {k: os.environ.get(k) for k in (paths.OUTPUT_ROOT_ENV, "COMPENDIUM_STAGE", "TQDM_DISABLE")}
+    os.environ[paths.OUTPUT_ROOT_ENV] = str(staging)
+    os.environ["COMPENDIUM_STAGE"] = stage
+    os.environ["TQDM_DISABLE"] = "1"
+    t0 = time.perf_counter()
+    try:
+        pm.execute_notebook(str(notebook), str(executed), parameters=values, kernel_name=kernel_name(),
+                            log_output=log_output, progress_bar=False, cwd=str(paths.ROOT),
+                            execution_timeout=timeout)
+    except pm.PapermillExecutionError:
+        failed = paths.BUILD / "failed" / f"{stage}.ipynb"
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        if executed.is_file():
+            shutil.copy2(executed, failed)
+        print(f"[nbrun] stage {stage!r} failed; the partly executed notebook is {failed}; "
+              f"nothing was written under {output_root}", file=sys.stderr)
+        raise
+    finally:
+        for k, v in env_before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    render_html(executed, staging / paths.HTML / f"{stage}.html", hide_input=hide_input)
+    moved = _move_tree(staging, output_root)
+    shutil.rmtree(staging, ignore_errors=True)
+    print(f"[nbrun] stage {stage!r} ({values.get('scale', '')}) done in {time.perf_counter() - t0:.1f} s; "
+          f"{len(moved)} files under {output_root}", flush=True)
+    return moved
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Run one notebook stage of the pipeline.")
+    ap.add_argument("stage")
+    ap.add_argument("--params", type=Path, default=None, help="params file (default: params.yaml)")
+    ap.add_argument("--output-root", type=Path, default=None, help="default: reports/")
+    ap.add_argument("--notebook", type=Path, default=None, help="default: build/nb/<stage>.ipynb")
+    ap.add_argument("--scale", choices=params.SCALES, default=None, help="override params.yaml's scale")
+    ap.add_argument("--hide-input", action="store_true", help="render the HTML without code")
+    ap.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
+    args = ap.parse_args(argv)
+    try:
+        run_stage(args.stage, args.params, args.output_root, args.notebook, args.scale,
+                  args.hide_input, args.timeout)
+    except (params.ParamsError, data.DataError) as e:
+        print(f"[nbrun] {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # papermill's error names the failing cell
+        if type(e).__name__ == "PapermillExecutionError":
+            print(f"[nbrun] {e}", file=sys.stderr)
+            return 1
+        raise
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

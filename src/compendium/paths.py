@@ -1,0 +1,50 @@
+"""Every path of the compendium, resolved from the repository root (showyourwork's ``paths.py``).
+
+Notebooks run from different working directories (papermill: the launch directory; nbval:
+the notebook's folder), so nothing may use a relative path: import these instead.
+
+Where a stage writes its products is decided by the environment, so that the pipeline can
+stage them atomically (see :mod:`compendium.nbrun`):
+
+* ``COMPENDIUM_OUTPUT_ROOT`` set: products go under that folder (nbrun's staging area, or a
+  test's temporary folder);
+* unset (someone runs a notebook by hand): products go to ``build/interactive/`` so that an
+  interactive run never touches the DVC-tracked ``reports/``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src"
+DATA = ROOT / "data"
+NOTEBOOKS = ROOT / "notebooks"
+BUILD = ROOT / "build"
+MODELS = ROOT / "models"
+REPORTS = ROOT / "reports"
+PARAMS = ROOT / "params.yaml"
+DVC_YAML = ROOT / "dvc.yaml"
+
+# Layout of the products under an output root (reports/ in the pipeline).
+HTML = "html"
+FIGURES = "figures"
+TABLES = "tables"
+METRICS = "metrics"
+PLOTS = "plots"
+EXECUTED = "notebooks"
+
+OUTPUT_ROOT_ENV = "COMPENDIUM_OUTPUT_ROOT"
+
+
+def output_root() -> Path:
+    """Root under which the current stage writes its products."""
+    env = os.environ.get(OUTPUT_ROOT_ENV)
+    return Path(env).resolve() if env else BUILD / "interactive"
+
+
+def resolve(path: str | os.PathLike) -> Path:
+    """A user-given path: absolute as is, relative ones against the repository root."""
+    p = Path(path)
+    return p if p.is_absolute() else ROOT / p

@@ -1,0 +1,44 @@
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from compendium import data, paths  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _isolated_outputs(tmp_path, monkeypatch):
+    """Products of notebooks run by tests never land in reports/ or build/interactive/."""
+    monkeypatch.setenv(paths.OUTPUT_ROOT_ENV, str(tmp_path / "out"))
+    yield
+
+
+@pytest.fixture
+def tiny_data(tmp_path):
+    """A data/ folder in the real on-disk format with tiny random contents (not the manifest's)."""
+    root = tmp_path / "data"
+    rng = np.random.default_rng(0)
+    for stem, n in (("train", 30), ("t10k", 20)):
+        data.write_idx(root / f"fashion-mnist/{stem}-images-idx3-ubyte", rng.integers(0, 256, (n, 28, 28)))
+        data.write_idx(root / f"fashion-mnist/{stem}-labels-idx1-ubyte", np.arange(n) % 10)
+    data.write_idx(root / "digits/digits-images-idx3-ubyte", rng.integers(0, 17, (40, 8, 8)))
+    data.write_idx(root / "digits/digits-labels-idx1-ubyte", np.arange(40) % 10)
+    return root
+
+
+def real_data_available() -> bool:
+    try:
+        data.verify()
+        return True
+    except data.DataError:
+        return False
+
+
+requires_data = pytest.mark.skipif(
+    not real_data_available() and not os.environ.get("CI"),
+    reason="data/ not set up (run `make setup`); in CI this is an error, not a skip")

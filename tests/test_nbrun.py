@@ -1,0 +1,96 @@
+import types
+
+import nbformat
+import papermill as pm
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from compendium import nbrun, params, paths
+from conftest import requires_data
+
+
+def _notebook(path, cells):
+    nb = new_notebook(cells=[new_code_cell(c) for c in cells],
+                      metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nb.cells[0].metadata["tags"] = ["parameters"]
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture
+def fake_stage(monkeypatch):
+    monkeypatch.setattr(params, "stage_module", lambda s: types.SimpleNamespace(DATA=()))
+    monkeypatch.setattr(params, "stage_params", lambda *a, **k: {"scale": "smoke", "x": 2})
+
+
+@pytest.mark.slow
+def test_a_good_stage_publishes_everything_at_once(tmp_path, fake_stage):
+    nb = _notebook(tmp_path / "good.ipynb", [
+        "scale = 'cpu'\nx = 0",
+        "import pandas as pd\nfrom compendium import report\nrep = report.Reporter('good_stage')\n"
+        "rep.table(pd.DataFrame({'x': [x]}), 't')\nrep.metrics({'x': x})\nprint('x is', x)",
+    ])
+    out = tmp_path / "reports"
+    written = nbrun.run_stage("good_stage", output_root=out, notebook=nb, log_output=False)
+    assert (out / "metrics/good_stage.json").read_text().strip().endswith("}")
+    assert '"x": 2' in (out / "metrics/good_stage.json").read_text()
+    assert (out / "tables/good_stage/t.csv").is_file() and (out / "tables/good_stage/t.md").is_file()
+    html = (out / "html/good_stage.html").read_text()
+    assert "x is 2" in html
+    assert (out / "notebooks/good_stage.ipynb").is_file()
+    assert len(written) == 5
+    assert not (paths.BUILD / "staging" / "good_stage").exists()
+
+
+@pytest.mark.slow
+def test_a_failing_cell_names_the_cell_and_leaves_no_output(tmp_path, fake_stage):
+    nb = _notebook(tmp_path / "bad.ipynb", [
+        "scale = 'cpu'\nx = 0",
+        "from compendium import report\nreport.Reporter('bad_stage').metrics({'x': x})",
+        "raise ValueError('boom in cell three')",
+    ])
+    out = tmp_path / "reports"
+    with pytest.raises(pm.PapermillExecutionError) as e:
+        nbrun.run_stage("bad_stage", output_root=out, notebook=nb, log_output=False)
+    assert "boom in cell three" in str(e.value) and "ValueError" in str(e.value)
+    assert e.value.cell_index is not None
+    assert not out.exists() or not any(p.is_file() for p in out.rglob("*"))
+    assert (paths.BUILD / "failed" / "bad_stage.ipynb").is_file()
+
+
+def test_bad_params_stop_before_any_kernel(tmp_path, capsys):
+    f = tmp_path / "params.yaml"
+    raw = params.load()
+    raw["data_overview"]["grid_per_clas"] = 3
+    raw["data_overview"]["dpi"] = 999
+    import yaml
+    f.write_text(yaml.safe_dump(raw))
+    assert nbrun.main(["data_overview", "--params", str(f), "--output-root", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "data_overview.grid_per_clas: unknown key" in err and "data_overview.dpi: 999 is above" in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_unknown_stage_and_missing_data_are_clear(tmp_path, monkeypatch, capsys):
+    with pytest.raises(FileNotFoundError, match="no notebook"):
+        nbrun.run_stage("no_such_stage")
+    monkeypatch.setattr(paths, "DATA", tmp_path / "empty")
+    assert nbrun.main(["data_overview", "--output-root", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "is missing" in err and "make setup" in err and "train-images-idx3-ubyte" in err
+
+
+@requires_data
+@pytest.mark.slow
+def test_data_overview_stage_at_smoke_scale(tmp_path):
+    out = tmp_path / "reports"
+    nbrun.run_stage("data_overview", output_root=out, scale="smoke",
+                    notebook=paths.NOTEBOOKS / "data_overview.ipynb", log_output=False)
+    for rel in ("html/data_overview.html", "notebooks/data_overview.ipynb", "metrics/data_overview.json",
+                "figures/data_overview/samples_per_class.png", "figures/data_overview/class_balance.pdf",
+                "tables/data_overview/split_sizes.csv", "tables/data_overview/pixel_stats.md",
+                "plots/data_overview/class_balance_fashion_mnist.csv"):
+        assert (out / rel).stat().st_size > 0, rel
+    import json
+    m = json.loads((out / "metrics/data_overview.json").read_text())
+    assert m["fashion_mnist"]["train_size"] == 60000 and m["fashion_mnist"]["split_sizes_ok"] is True

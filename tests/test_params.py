@@ -1,0 +1,143 @@
+import copy
+
+import pytest
+import yaml
+
+from compendium import params
+from compendium.params import P, ParamsError
+
+SCHEMA = {
+    "train": {
+        "epochs": P("int", "epochs", low=1, high=1000),
+        "lr": P("float", "learning rate", low=0.0),
+        "arch": P("str", "backbone", choices=("conv3", "resnet18")),
+        "compile": P("bool", "torch.compile"),
+        "budgets": P("list[float]", "budget ratios", low=0.0, high=1.0, nonempty=True),
+    }
+}
+GOOD = {
+    "scale": "cpu",
+    "train": {"epochs": 10, "lr": 1e-3, "arch": "conv3", "compile": False, "budgets": [0.1, 0.5],
+              "scales": {"smoke": {"epochs": 1}, "paper": {"arch": "resnet18"}}},
+}
+
+
+def problems(p):
+    with pytest.raises(ParamsError) as e:
+        params.validate(p, SCHEMA)
+    return str(e.value)
+
+
+def test_good_params_pass_and_resolve_per_scale():
+    params.validate(GOOD, SCHEMA)
+    assert params.resolve(GOOD, "train")["epochs"] == 10
+    smoke = dict(GOOD, scale="smoke")
+    assert params.resolve(smoke, "train")["epochs"] == 1
+    assert params.resolve(dict(GOOD, scale="paper"), "train")["arch"] == "resnet18"
+    assert "scales" not in params.resolve(GOOD, "train")
+
+
+def test_unknown_key_is_named_with_a_suggestion():
+    p = copy.deepcopy(GOOD)
+    p["train"]["epoch"] = 3
+    msg = problems(p)
+    assert "train.epoch: unknown key" in msg and "did you mean 'epochs'" in msg
+
+
+@pytest.mark.parametrize("key,value,needle", [
+    ("epochs", "ten", "train.epochs: expected int, got str"),
+    ("epochs", True, "train.epochs: expected int, got bool"),
+    ("epochs", 1.5, "train.epochs: expected int, got float"),
+    ("lr", "1e-3", "train.lr: expected float, got str"),
+    ("compile", 1, "train.compile: expected bool"),
+    ("budgets", 0.1, "train.budgets: expected a list of float"),
+    ("budgets", [0.1, "x"], "train.budgets[1]: expected float"),
+    ("budgets", [], "train.budgets: must not be empty"),
+])
+def test_wrong_type_is_named(key, value, needle):
+    p = copy.deepcopy(GOOD)
+    p["train"][key] = value
+    assert needle in problems(p)
+
+
+@pytest.mark.parametrize("key,value,needle", [
+    ("epochs", 0, "train.epochs: 0 is below the minimum 1"),
+    ("epochs", 5000, "train.epochs: 5000 is above the maximum 1000"),
+    ("lr", -1.0, "train.lr: -1.0 is below the minimum 0.0"),
+    ("arch", "vgg", "train.arch: 'vgg' is not one of"),
+    ("budgets", [0.1, 2.0], "train.budgets[1]: 2.0 is above the maximum 1.0"),
+])
+def test_out_of_range_is_named(key, value, needle):
+    p = copy.deepcopy(GOOD)
+    p["train"][key] = value
+    assert needle in problems(p)
+
+
+def test_missing_section_unknown_section_and_missing_key():
+    assert "train: missing section" in problems({"scale": "cpu"})
+    p = copy.deepcopy(GOOD)
+    p["trian"] = {}
+    assert "trian: unknown section (did you mean 'train'?)" in problems(p)
+    p = copy.deepcopy(GOOD)
+    del p["train"]["lr"]
+    assert "train.lr: missing" in problems(p)
+
+
+def test_unknown_scale_everywhere():
+    assert "scale: unknown scale 'gpu'" in problems(dict(GOOD, scale="gpu"))
+    assert "scale: missing" in problems({k: v for k, v in GOOD.items() if k != "scale"})
+    p = copy.deepcopy(GOOD)
+    p["train"]["scales"]["huge"] = {"epochs": 2}
+    assert "train.scales.huge: unknown scale" in problems(p)
+
+
+def test_overrides_are_validated():
+    p = copy.deepcopy(GOOD)
+    p["train"]["scales"]["smoke"] = {"epochs": 0, "nope": 1}
+    msg = problems(p)
+    assert "train.scales.smoke.epochs: 0 is below the minimum 1" in msg
+    assert "train.scales.smoke.nope: unknown key" in msg
+
+
+def test_every_problem_is_reported_at_once():
+    p = copy.deepcopy(GOOD)
+    p["train"]["epochs"] = "x"
+    p["train"]["lr"] = -2.0
+    assert "2 problem(s)" in problems(p)
+
+
+def test_load_reports_bad_yaml_and_missing_file(tmp_path):
+    f = tmp_path / "params.yaml"
+    f.write_text("scale: [unclosed\n")
+    with pytest.raises(ParamsError, match="not valid YAML"):
+        params.load(f)
+    with pytest.raises(ParamsError, match="file is missing"):
+        params.load(tmp_path / "nope.yaml")
+    f.write_text("- a list\n")
+    with pytest.raises(ParamsError, match="expected a mapping"):
+        params.load(f)
+
+
+def test_the_committed_params_file_is_valid_at_every_scale():
+    raw = params.load()
+    for scale in params.SCALES:
+        params.validate(dict(raw, scale=scale))
+    assert raw["scale"] == "cpu", "the committed default scale is cpu"
+
+
+def test_stage_params_force_scale_and_include_it(tmp_path):
+    raw = params.load()
+    f = tmp_path / "p.yaml"
+    f.write_text(yaml.safe_dump(raw))
+    for section in params.schemas():
+        got = params.stage_params(section, f, scale="smoke")
+        assert got["scale"] == "smoke"
+        assert set(got) == set(params.schemas()[section]) | {"scale"}
+
+
+def test_cli_exit_codes(tmp_path, capsys):
+    assert params.main([]) == 0
+    f = tmp_path / "p.yaml"
+    f.write_text("scale: cpu\n")
+    assert params.main([str(f)]) == 2
+    assert "missing section" in capsys.readouterr().err

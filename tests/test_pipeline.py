@@ -1,0 +1,91 @@
+"""The DVC pipeline: dvc.lock is current, and the whole pipeline reruns at smoke scale in a copy."""
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from compendium import paths
+from conftest import requires_data
+
+BIN = Path(sys.executable).parent
+
+
+def _env(tmp_path):
+    env = dict(os.environ)
+    env.update({
+        "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+        "DVC_NO_ANALYTICS": "1",
+        "DVC_SITE_CACHE_DIR": str(tmp_path / "dvc-site"),
+        "DVC_GLOBAL_CONFIG_DIR": str(tmp_path / "dvc-global"),
+        "DVC_SYSTEM_CONFIG_DIR": str(tmp_path / "dvc-system"),
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+        "GIT_CONFIG_NOSYSTEM": "1", "PYTHONDONTWRITEBYTECODE": "1",
+    })
+    env.pop(paths.OUTPUT_ROOT_ENV, None)
+    return env
+
+
+def _dvc(args, cwd, env, timeout=1800):
+    return subprocess.run([sys.executable, "-m", "dvc", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_committed_dvc_lock_is_up_to_date(tmp_path):
+    """`dvc repro --dry --allow-missing`: code, params and notebooks match dvc.lock."""
+    r = _dvc(["repro", "--dry", "--allow-missing"], paths.ROOT, _env(tmp_path), timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Running stage" not in r.stdout, "dvc.lock is stale; run `make repro` and commit:\n" + r.stdout
+
+
+def _copy_project(dst: Path) -> None:
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                           cwd=paths.ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in filter(None, files):
+        src = paths.ROOT / rel
+        if src.is_file():
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst / rel)
+    shutil.copytree(paths.DATA, dst / "data")
+
+
+def _declared_outputs(root: Path) -> list[Path]:
+    from dvc.repo import Repo
+
+    with Repo(str(root)) as repo:
+        return [Path(str(o.fs_path)) for s in repo.index.stages for o in s.outs if not str(s.path_in_repo).endswith(".dvc")]
+
+
+@requires_data
+@pytest.mark.slow
+def test_whole_pipeline_at_smoke_scale_in_a_copy(tmp_path):
+    proj = tmp_path / "proj"
+    _copy_project(proj)
+    p = yaml.safe_load((proj / "params.yaml").read_text())
+    p["scale"] = "smoke"
+    (proj / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
+    env = _env(tmp_path)
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "copy"]):
+        subprocess.run(["git", *cmd], cwd=proj, env=env, check=True, capture_output=True)
+    t0 = time.perf_counter()
+    r = _dvc(["repro"], proj, env)
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
+    first = time.perf_counter() - t0
+    outs = _declared_outputs(proj)
+    assert outs
+    for out in outs:
+        assert out.exists(), f"declared output {out} is missing"
+        if out.is_dir():
+            assert any(f.stat().st_size > 0 for f in out.rglob("*") if f.is_file()), f"{out} is empty"
+        else:
+            assert out.stat().st_size > 0, f"{out} is empty"
+    t0 = time.perf_counter()
+    r2 = _dvc(["repro"], proj, env)
+    second = time.perf_counter() - t0
+    assert r2.returncode == 0 and "Running stage" not in r2.stdout, r2.stdout
+    print(f"smoke dvc repro: first {first:.1f} s, second {second:.1f} s")
+    assert second < 30
