@@ -173,3 +173,12 @@ def test_real_fashion_mnist_and_digits():
     assert data.class_counts(tr).tolist() == [6000] * 10
     d = data.load_digits("all")
     assert len(d) == 1797 and d.images.shape[1:] == (1, 28, 28)
+
+
+def test_digits_export_is_byte_deterministic(tmp_path):
+    """The set-up's digits export reproduces the manifest (and so data.dvc) exactly."""
+    from compendium import fetch_data
+
+    fetch_data.fetch_digits(tmp_path)
+    for rel in ("digits/digits-images-idx3-ubyte", "digits/digits-labels-idx1-ubyte"):
+        assert data.check_file(rel, tmp_path) is None, rel

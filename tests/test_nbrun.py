@@ -56,6 +56,26 @@ def test_a_failing_cell_names_the_cell_and_leaves_no_output(tmp_path, fake_stage
     assert e.value.cell_index is not None
     assert not out.exists() or not any(p.is_file() for p in out.rglob("*"))
     assert (paths.BUILD / "failed" / "bad_stage.ipynb").is_file()
+    # previous products of the stage survive a failed run (dvc.yaml declares them persist)
+    old = out / "metrics" / "bad_stage.json"
+    old.parent.mkdir(parents=True)
+    old.write_text('{"old": 1}')
+    with pytest.raises(pm.PapermillExecutionError):
+        nbrun.run_stage("bad_stage", output_root=out, notebook=nb, log_output=False)
+    assert old.read_text() == '{"old": 1}'
+
+
+def test_publish_replaces_only_this_stage(tmp_path):
+    out, staging = tmp_path / "reports", tmp_path / "staging"
+    for rel in ("figures/s/old.png", "figures/other/keep.png", "metrics/s.json"):
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text("old")
+    (staging / "figures/s").mkdir(parents=True)
+    (staging / "figures/s/new.png").write_text("new")
+    moved = nbrun._publish(staging, out, "s")
+    assert moved == [out / "figures/s/new.png"]
+    assert not (out / "figures/s/old.png").exists() and not (out / "metrics/s.json").exists()
+    assert (out / "figures/other/keep.png").read_text() == "old"
 
 
 def test_bad_params_stop_before_any_kernel(tmp_path, capsys):

@@ -30,6 +30,14 @@ def _env(tmp_path):
     return env
 
 
+def _copy_env(tmp_path, proj):
+    """The copy imports its own src/ (PYTHONPATH wins over the editable install)."""
+    env = _env(tmp_path)
+    env["PYTHONPATH"] = str(proj / "src")
+    env.pop("COMPENDIUM_ROOT", None)
+    return env
+
+
 def _dvc(args, cwd, env, timeout=1800):
     return subprocess.run([sys.executable, "-m", "dvc", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout)
@@ -68,7 +76,7 @@ def test_whole_pipeline_at_smoke_scale_in_a_copy(tmp_path):
     p = yaml.safe_load((proj / "params.yaml").read_text())
     p["scale"] = "smoke"
     (proj / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
-    env = _env(tmp_path)
+    env = _copy_env(tmp_path, proj)
     for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "copy"]):
         subprocess.run(["git", *cmd], cwd=proj, env=env, check=True, capture_output=True)
     t0 = time.perf_counter()
@@ -85,6 +93,7 @@ def test_whole_pipeline_at_smoke_scale_in_a_copy(tmp_path):
             assert out.stat().st_size > 0, f"{out} is empty"
     t0 = time.perf_counter()
     r2 = _dvc(["repro"], proj, env)
+    assert (proj / "reports" / "metrics" / "data_overview.json").is_file()
     second = time.perf_counter() - t0
     assert r2.returncode == 0 and "Running stage" not in r2.stdout, r2.stdout
     print(f"smoke dvc repro: first {first:.1f} s, second {second:.1f} s")

@@ -133,9 +133,21 @@ def unexpected_files(data_dir: Path) -> list[Path]:
     return sorted(p for p in data_dir.rglob("*") if p.is_file() and p not in known)
 
 
+def _committed_text(dvc_file: Path) -> str | None:
+    """``data.dvc`` as committed in git's HEAD, or None outside git."""
+    r = subprocess.run(["git", "show", f"HEAD:./{dvc_file.name}"], cwd=dvc_file.parent,
+                       capture_output=True, text=True)
+    return r.stdout if r.returncode == 0 else None
+
+
 def dvc_commit(data_dir: Path) -> None:
     """Put the verified ``data/`` into DVC's cache so that ``dvc status``/``dvc repro`` work on a
-    fresh clone that has no remote; refuse if that would change the committed ``data.dvc``."""
+    fresh clone that has no remote.
+
+    ``data.dvc`` must come out as committed in git: a plain ``dvc repro`` over damaged files
+    re-saves the data source with the damaged hash, and this restores it once the files are
+    repaired. If the verified files do not give the committed ``data.dvc``, stop and say so.
+    """
     dvc_file = data_dir.parent / f"{data_dir.name}.dvc"
     cmd = [sys.executable, "-m", "dvc"]
     cwd = data_dir.parent
@@ -144,12 +156,15 @@ def dvc_commit(data_dir: Path) -> None:
         subprocess.run(cmd + ["add", "-q", data_dir.name], cwd=cwd, check=True)
         return
     before = dvc_file.read_text()
+    reference = _committed_text(dvc_file) or before
     subprocess.run(cmd + ["commit", "-q", "-f", dvc_file.name], cwd=cwd, check=True)
     after = dvc_file.read_text()
-    if after != before:
+    if after != reference:
         dvc_file.write_text(before)
-        raise SystemExit(f"data/ does not match {dvc_file.name} although every file matches the "
-                         "manifest: an unexpected DVC version or a manifest out of date.")
+        raise SystemExit(f"data/ does not match the committed {dvc_file.name} although every file "
+                         "matches the manifest in compendium/data.py: the manifest or data.dvc is out of date.")
+    if before != after:
+        log(f"{dvc_file.name} had recorded damaged data; restored it")
     log(f"data/ matches {dvc_file.name} and is in DVC's cache")
 
 

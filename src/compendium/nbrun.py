@@ -8,11 +8,15 @@
    (``build/staging/<stage>``) that the notebook's :class:`compendium.report.Reporter` writes to.
 3. Render the executed notebook to HTML with nbconvert (inputs shown unless ``--hide-input``;
    cells tagged ``hide-input`` always lose their input).
-4. Only when all of that succeeded, move the products into the output root (``reports/``).
+4. Only when all of that succeeded, replace the stage's previous products in the output root
+   (``reports/``) by the new ones.
 
 A failing cell makes the command exit non-zero with papermill's message naming the cell; the
 partly executed notebook is kept in ``build/failed/<stage>.ipynb`` for debugging, and nothing
-is written under ``reports/``, so no half-written output looks valid.
+is written under ``reports/``, so no half-written output looks valid. The stage's outputs are
+declared ``persist: true`` in dvc.yaml, so DVC does not delete the previous products before
+the run either: a failed run (bad params, damaged data, a failing cell) loses nothing already
+computed, and ``dvc status`` still shows the stage as stale.
 """
 
 from __future__ import annotations
@@ -51,6 +55,23 @@ def render_html(executed: Path, html: Path, hide_input: bool = False) -> None:
     body, _ = exporter.from_notebook_node(nb)
     html.parent.mkdir(parents=True, exist_ok=True)
     html.write_text(body, encoding="utf-8")
+
+
+def stage_products(output_root: Path, stage: str) -> list[Path]:
+    """Where a stage's products live under the output root (files and folders)."""
+    return [output_root / paths.HTML / f"{stage}.html", output_root / paths.EXECUTED / f"{stage}.ipynb",
+            output_root / paths.METRICS / f"{stage}.json", output_root / paths.FIGURES / stage,
+            output_root / paths.TABLES / stage, output_root / paths.PLOTS / stage]
+
+
+def _publish(staging: Path, output_root: Path, stage: str) -> list[Path]:
+    """Replace the stage's previous products by the staged ones (only called on success)."""
+    for p in stage_products(output_root, stage):
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists():
+            p.unlink()
+    return _move_tree(staging, output_root)
 
 
 def _move_tree(src: Path, dst: Path) -> list[Path]:
@@ -109,7 +130,7 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
             else:
                 os.environ[k] = v
     render_html(executed, staging / paths.HTML / f"{stage}.html", hide_input=hide_input)
-    moved = _move_tree(staging, output_root)
+    moved = _publish(staging, output_root, stage)
     shutil.rmtree(staging, ignore_errors=True)
     print(f"[nbrun] stage {stage!r} ({values.get('scale', '')}) done in {time.perf_counter() - t0:.1f} s; "
           f"{len(moved)} files under {output_root}", flush=True)

@@ -17,7 +17,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+def _root() -> Path:
+    """The project root: ``COMPENDIUM_ROOT``, else the DVC project being reproduced (DVC sets
+    ``DVC_ROOT`` in stage commands, so a copy of the project run with an installed library still
+    reads and writes the copy), else the checkout this package lives in."""
+    for var in ("COMPENDIUM_ROOT", "DVC_ROOT"):
+        if os.environ.get(var):
+            return Path(os.environ[var]).resolve()
+    return Path(__file__).resolve().parents[2]
+
+
+ROOT = _root()
 SRC = ROOT / "src"
 DATA = ROOT / "data"
 NOTEBOOKS = ROOT / "notebooks"
