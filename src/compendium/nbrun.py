@@ -60,7 +60,8 @@ def render_html(executed: Path, html: Path, hide_input: bool = False) -> None:
 def stage_products(output_root: Path, stage: str) -> list[Path]:
     """Where a stage's products live under the output root (files and folders)."""
     return [output_root / paths.HTML / f"{stage}.html", output_root / paths.EXECUTED / f"{stage}.ipynb",
-            output_root / paths.METRICS / f"{stage}.json", output_root / paths.FIGURES / stage,
+            output_root / paths.METRICS / f"{stage}.json", output_root / paths.CLAIMS / f"{stage}.csv",
+            output_root / paths.FIGURES / stage,
             output_root / paths.TABLES / stage, output_root / paths.PLOTS / stage]
 
 

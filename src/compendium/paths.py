@@ -44,6 +44,7 @@ TABLES = "tables"
 METRICS = "metrics"
 PLOTS = "plots"
 EXECUTED = "notebooks"
+CLAIMS = "claims"
 
 OUTPUT_ROOT_ENV = "COMPENDIUM_OUTPUT_ROOT"
 

@@ -6,6 +6,7 @@ staging area in the pipeline), in a folder named after the stage::
 
     figures/<stage>/<name>.{png,pdf}   tables/<stage>/<name>.{csv,md}
     metrics/<stage>.json               plots/<stage>/<name>.csv
+    claims/<stage>.csv                 (rows of the claims ledger, see compendium.claims)
 """
 
 from __future__ import annotations
@@ -82,6 +83,26 @@ class Reporter:
         csv = self._path(paths.PLOTS, name, ".csv")
         df.to_csv(csv, index=False, float_format="%.6g")
         return csv
+
+    def claims(self, rows) -> Path:
+        """Write this stage's rows of the claims ledger (``claims/<stage>.csv``)."""
+        from dataclasses import replace
+
+        from .claims import to_frame
+
+        rows = [replace(r, stage=self.stage) for r in rows]
+        p = self.root / paths.CLAIMS / f"{self.stage}.csv"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        to_frame(rows).to_csv(p, index=False)
+        self.written.append(p)
+        return p
+
+    def document(self, name: str) -> Path:
+        """A file at the top of the output root (e.g. ``claims.md``), declared in dvc.yaml."""
+        p = self.root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        self.written.append(p)
+        return p
 
     def metrics(self, values: dict) -> Path:
         """Write the stage's metrics JSON (a DVC metrics file)."""
