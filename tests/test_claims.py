@@ -35,7 +35,7 @@ def test_reporter_rows_and_ledger_roundtrip(tmp_path):
     assert df["stage"].tolist() == ["theory_a", "theory_a", "theory_b"]
     assert df.loc[2, "ours"] == "x, y; z"
     (tmp_path / paths.CLAIMS / "bad.csv").write_text(pd.DataFrame([{"paper": "x"}]).to_csv(index=False))
-    with pytest.raises(ValueError, match="lack columns"):
+    with pytest.raises(ValueError, match="lacks columns"):
         claims.read_all(tmp_path / paths.CLAIMS)
 
 

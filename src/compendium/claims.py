@@ -69,11 +69,14 @@ def read_all(folder: Path):
     files = sorted(Path(folder).glob("*.csv"))
     if not files:
         return pd.DataFrame(columns=list(COLUMNS))
-    frames = [pd.read_csv(f, dtype=str, keep_default_na=False) for f in files]
+    frames = []
+    for f in files:
+        frame = pd.read_csv(f, dtype=str, keep_default_na=False)
+        missing = set(COLUMNS) - set(frame.columns)
+        if missing:
+            raise ValueError(f"{f} lacks columns {sorted(missing)}")
+        frames.append(frame)
     df = pd.concat(frames, ignore_index=True)
-    missing = set(COLUMNS) - set(df.columns)
-    if missing:
-        raise ValueError(f"claims files under {folder} lack columns {sorted(missing)}")
     bad = sorted(set(df["verdict"]) - set(VERDICTS))
     if bad:
         raise ValueError(f"unknown verdicts {bad} under {folder}")
