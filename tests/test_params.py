@@ -83,6 +83,16 @@ def test_missing_section_unknown_section_and_missing_key():
     assert "train.lr: missing" in problems(p)
 
 
+def test_only_required_sections_must_be_present():
+    two = dict(SCHEMA, eval={"k": P("int", "k", low=1)})
+    params.validate(GOOD, two, require={"train"})
+    with pytest.raises(ParamsError, match="eval: missing section"):
+        params.validate(GOOD, two)
+    bad = dict(copy.deepcopy(GOOD), eval={"k": 0})
+    with pytest.raises(ParamsError, match="eval.k: 0 is below"):
+        params.validate(bad, two, require={"train"})
+
+
 def test_unknown_scale_everywhere():
     assert "scale: unknown scale 'gpu'" in problems(dict(GOOD, scale="gpu"))
     assert "scale: missing" in problems({k: v for k, v in GOOD.items() if k != "scale"})

@@ -132,9 +132,16 @@ def load(path: Path | str | None = None) -> dict:
     return data
 
 
-def validate(params: dict, schema: dict[str, dict[str, P]] | None = None, where: str = "params.yaml") -> None:
-    """Raise :class:`ParamsError` listing every problem of ``params`` against ``schema``."""
+def validate(params: dict, schema: dict[str, dict[str, P]] | None = None, where: str = "params.yaml",
+             require=None) -> None:
+    """Raise :class:`ParamsError` listing every problem of ``params`` against ``schema``.
+
+    Every section present is checked in full; ``require`` names the sections that must be
+    present (default: all of them). A stage run requires only its own section, so a stage that
+    is being added does not stop the others.
+    """
     schema = schemas() if schema is None else schema
+    required = set(schema) if require is None else set(require)
     errs: list[str] = []
     if SCALE_KEY not in params:
         errs.append(f"{SCALE_KEY}: missing (one of {list(SCALES)})")
@@ -146,7 +153,8 @@ def validate(params: dict, schema: dict[str, dict[str, P]] | None = None, where:
             errs.append(f"{key}: unknown section{_suggest(key, known_top)}; known: {sorted(known_top)}")
     for section, spec in schema.items():
         if section not in params:
-            errs.append(f"{section}: missing section")
+            if section in required:
+                errs.append(f"{section}: missing section")
             continue
         body = params[section]
         if not isinstance(body, dict):
@@ -197,7 +205,7 @@ def stage_params(section: str, path: Path | str | None = None, scale: str | None
     params = load(path)
     if scale is not None:
         params[SCALE_KEY] = scale
-    validate(params, where=str(path or paths.PARAMS))
+    validate(params, where=str(path or paths.PARAMS), require={section})
     if section not in params:
         raise ParamsError(f"{section}: missing section")
     return {SCALE_KEY: params[SCALE_KEY], **resolve(params, section)}
