@@ -1,0 +1,1 @@
+"""Self-supervised learning: losses (pure functions), heads, methods."""
