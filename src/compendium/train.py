@@ -1,0 +1,166 @@
+"""Self-supervised pre-training with optional ReLA, on in-memory uint8 images.
+
+One loop serves the baseline and ReLA alike (camera-ready Algorithm 1):
+
+* each epoch draws its examples through :class:`compendium.evaluation.BudgetSampler` (budget r =
+  r x the full step count, dynamic or static subset);
+* a batch is moved to the device once and augmented there, as a whole, by the view functions
+  (``ssl_views`` for the method, ``rela_views`` for ReLA's weak views);
+* the lambda schedule (:mod:`compendium.rela_schedule`) decides which losses are computed:
+  ``L = lam L_ReLA + (1 - lam) L_SSL``;
+* the momentum encoders are updated after every step (in the ReLA phase too, as the code);
+* one progress line per epoch, a checkpoint per epoch, and :func:`pretrain` resumes from it to
+  the same result;
+* device ``auto``: CUDA with bf16 autocast when present, else CPU fp32.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from .evaluation import BudgetSampler
+from .ssl.methods import ReLA, SSLMethod, check_optimizer_covers, cosine_momentum
+
+Views = Callable[[torch.Tensor, torch.Generator], tuple[torch.Tensor, torch.Tensor]]
+
+
+def pick_device(device: str = "auto") -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+@dataclass
+class PretrainConfig:
+    epochs: int = 10
+    batch_size: int = 256
+    lr: float = 1e-3
+    weight_decay: float = 0.01
+    budget: float = 1.0
+    budget_mode: str = "dynamic"
+    seed: int = 0
+    device: str = "auto"
+    bf16: bool = True              # autocast on CUDA only
+    momentum_schedule: str = "constant"  # constant (ReLA code) | cosine (BYOL paper)
+    compile: bool = False
+    checkpoint: str = ""           # path of the per-epoch checkpoint ("" = none)
+    log_prefix: str = "pretrain"
+
+
+@dataclass
+class History:
+    epochs: list = field(default_factory=list)   # one dict per epoch
+    steps: list = field(default_factory=list)    # one dict per step: losses and lambda
+    switch_step: int | None = None
+
+
+def _state(model, opt, sampler, schedule, history, epoch, gen):
+    return {"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
+            "sampler_gen": sampler.generator.get_state(), "aug_gen": gen.get_state(),
+            "schedule": None if schedule is None else {k: v for k, v in vars(schedule).items()},
+            "history": asdict(history), "torch_rng": torch.get_rng_state()}
+
+
+def pretrain(model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig, ssl_views: Views,
+             mean, std, targets: torch.Tensor | None = None, rela_views: Views | None = None,
+             schedule=None, on_epoch: Callable[[int, SSLMethod | ReLA], dict] | None = None) -> History:
+    """Train ``model`` on ``images`` (``uint8 [N, C, H, W]``); ReLA needs ``targets`` ``[N, n]``
+    and a ``schedule``. ``on_epoch(epoch, model)`` may return metrics to log (e.g. kNN accuracy)."""
+    is_rela = isinstance(model, ReLA)
+    if is_rela and (targets is None or schedule is None):
+        raise ValueError("ReLA needs targets and a lambda schedule")
+    if targets is not None and targets.shape[0] != images.shape[0]:
+        raise ValueError(f"{targets.shape[0]} targets for {images.shape[0]} images")
+    device = pick_device(cfg.device)
+    torch.manual_seed(cfg.seed)
+    model.to(device)
+    opt = torch.optim.AdamW(model.learnable_params(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    check_optimizer_covers(model, opt)
+    sampler = BudgetSampler(images.shape[0], cfg.budget, cfg.budget_mode, seed=cfg.seed)
+    gen = torch.Generator(device=device).manual_seed(cfg.seed + 1)
+    history, start = History(), 0
+    ckpt = Path(cfg.checkpoint) if cfg.checkpoint else None
+    if ckpt and ckpt.is_file():
+        state = torch.load(ckpt, map_location=device, weights_only=False)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        sampler.generator.set_state(state["sampler_gen"])
+        gen.set_state(state["aug_gen"])
+        torch.set_rng_state(state["torch_rng"])
+        if schedule is not None and state["schedule"] is not None:
+            for k, v in state["schedule"].items():
+                setattr(schedule, k, v)
+        history = History(**state["history"])
+        start = state["epoch"]
+        print(f"[{cfg.log_prefix}] resumed after epoch {start} from {ckpt}", flush=True)
+    method = model.method if is_rela else model
+    momentum_base = method.momentum_base
+    steps_per_epoch = sampler.steps_per_epoch(cfg.batch_size)
+    total_steps = cfg.epochs * max(steps_per_epoch, 1)
+    use_amp = device.type == "cuda" and cfg.bf16
+    m = torch.compile(model) if cfg.compile else model
+    mean_t = torch.as_tensor(mean, device=device).view(1, -1, 1, 1)
+    std_t = torch.as_tensor(std, device=device).view(1, -1, 1, 1)
+    images_dev = images.to(device)
+    targets_dev = targets.to(device) if targets is not None else None
+
+    for epoch in range(start, cfg.epochs):
+        model.train()
+        t0, n_seen, sums = time.perf_counter(), 0, {"loss": 0.0}
+        for idx in sampler.batches(cfg.batch_size):
+            idx = idx.to(device)
+            x = images_dev[idx].float().div_(255.0)
+            lam = schedule.lam if schedule is not None else 0.0
+            logs = {"lam": lam}
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_amp):
+                loss = torch.zeros((), device=device)
+                rela_value = None
+                if is_rela and lam > 0:
+                    v1, v2 = (rela_views or ssl_views)(x, gen)
+                    lr_, lg = m.rela_loss((v1 - mean_t) / std_t, (v2 - mean_t) / std_t, targets_dev[idx])
+                    loss = loss + lam * lr_
+                    rela_value = float(lg["rela_loss"])
+                    logs["rela_loss"] = rela_value
+                if not is_rela or lam < 1:
+                    v1, v2 = ssl_views(x, gen)
+                    ls, lg = (m.ssl_loss if is_rela else m.loss)((v1 - mean_t) / std_t, (v2 - mean_t) / std_t)
+                    loss = loss + (1 - lam) * ls
+                    logs["ssl_loss"] = float(lg["ssl_loss"])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            step = len(history.steps) + 1
+            if momentum_base:
+                tau = momentum_base if cfg.momentum_schedule == "constant" else cosine_momentum(step, total_steps, momentum_base)
+                model.momentum_update(tau)
+            if schedule is not None:
+                schedule.update(rela_value, epoch=epoch)
+                if getattr(schedule, "switch_step", None) and history.switch_step is None:
+                    history.switch_step = schedule.switch_step
+            logs["loss"] = float(loss.detach())
+            logs["step"] = step
+            history.steps.append(logs)
+            sums["loss"] += logs["loss"] * len(idx)
+            n_seen += len(idx)
+        if schedule is not None and hasattr(schedule, "epoch"):
+            schedule.epoch = epoch + 1
+        record = {"epoch": epoch + 1, "loss": sums["loss"] / max(n_seen, 1), "images": n_seen,
+                  "seconds": time.perf_counter() - t0, "lam": schedule.lam if schedule is not None else 0.0}
+        if on_epoch is not None:
+            record.update(on_epoch(epoch + 1, model) or {})
+        history.epochs.append(record)
+        extras = "  ".join(f"{k} {v:.4g}" for k, v in record.items() if k not in ("epoch", "images", "seconds"))
+        print(f"[{cfg.log_prefix}] epoch {epoch + 1}/{cfg.epochs}  {extras}  "
+              f"{n_seen / record['seconds']:.0f} img/s", flush=True)
+        if ckpt:
+            ckpt.parent.mkdir(parents=True, exist_ok=True)
+            tmp = ckpt.with_suffix(".tmp")
+            torch.save(_state(model, opt, sampler, schedule, history, epoch + 1, gen), tmp)
+            os.replace(tmp, ckpt)
+    return history
