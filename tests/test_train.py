@@ -60,3 +60,18 @@ def test_rela_phase_then_ssl_phase_and_switch_logged():
     h2 = train.pretrain(M.ReLA(_byol(), target_dim=4), _data(), train.PretrainConfig(epochs=1, batch_size=16, device="cpu"),
                         views, 0.5, 0.25, targets=targets, schedule=sw)
     assert h2.switch_step is None and all(s["lam"] == 1.0 for s in h2.steps)
+
+
+def test_ddp_two_processes_on_cpu_agree(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29533",
+                        "-m", "compendium.ddp_check", str(tmp_path)], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    a, b = torch.load(tmp_path / "rank0.pt"), torch.load(tmp_path / "rank1.pt")
+    assert a["world"] == 2 and a["steps"] == 2 * 4
+    for pa, pb in zip(a["params"], b["params"]):
+        assert torch.allclose(pa, pb, atol=1e-6)

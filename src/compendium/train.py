@@ -32,8 +32,30 @@ Views = Callable[[torch.Tensor, torch.Generator], tuple[torch.Tensor, torch.Tens
 
 def pick_device(device: str = "auto") -> torch.device:
     if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        if torch.cuda.is_available():
+            return torch.device("cuda", _local_rank()) if _distributed() else torch.device("cuda")
+        return torch.device("cpu")
     return torch.device(device)
+
+
+def _distributed() -> bool:
+    return torch.distributed.is_available() and torch.distributed.is_initialized()
+
+
+def _local_rank() -> int:
+    return int(os.environ.get("LOCAL_RANK", 0))
+
+
+def init_distributed() -> tuple[int, int]:
+    """Under ``torchrun``: join the process group (NCCL on CUDA, gloo on CPU); returns (rank, world)."""
+    if "WORLD_SIZE" in os.environ and int(os.environ["WORLD_SIZE"]) > 1 and not _distributed():
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+        if backend == "nccl":
+            torch.cuda.set_device(_local_rank())
+        torch.distributed.init_process_group(backend)
+    if _distributed():
+        return torch.distributed.get_rank(), torch.distributed.get_world_size()
+    return 0, 1
 
 
 @dataclass
@@ -60,6 +82,15 @@ class History:
     switch_step: int | None = None
 
 
+def _mean_over_ranks(value: torch.Tensor, world: int) -> float:
+    """The ReLA loss averaged over processes, so every rank's lambda schedule agrees (code)."""
+    if world > 1:
+        v = value.detach().float().clone()
+        torch.distributed.all_reduce(v)
+        return float(v) / world
+    return float(value)
+
+
 def _state(model, opt, sampler, schedule, history, epoch, gen):
     return {"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
             "sampler_gen": sampler.generator.get_state(), "aug_gen": gen.get_state(),
@@ -77,9 +108,12 @@ def pretrain(model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig,
         raise ValueError("ReLA needs targets and a lambda schedule")
     if targets is not None and targets.shape[0] != images.shape[0]:
         raise ValueError(f"{targets.shape[0]} targets for {images.shape[0]} images")
+    rank, world = init_distributed()
     device = pick_device(cfg.device)
     torch.manual_seed(cfg.seed)
     model.to(device)
+    if world > 1 and cfg.batch_size % world:
+        raise ValueError(f"batch size {cfg.batch_size} is not divisible by {world} processes")
     opt = torch.optim.AdamW(model.learnable_params(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     check_optimizer_covers(model, opt)
     sampler = BudgetSampler(images.shape[0], cfg.budget, cfg.budget_mode, seed=cfg.seed)
@@ -104,7 +138,12 @@ def pretrain(model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig,
     steps_per_epoch = sampler.steps_per_epoch(cfg.batch_size)
     total_steps = cfg.epochs * max(steps_per_epoch, 1)
     use_amp = device.type == "cuda" and cfg.bf16
-    m = torch.compile(model) if cfg.compile else model
+    m = model
+    if world > 1:  # every rank sees the same global batch order and takes its own slice of it
+        from torch.nn.parallel import DistributedDataParallel
+
+        m = DistributedDataParallel(model, find_unused_parameters=True)
+    m = torch.compile(m) if cfg.compile else m
     mean_t = torch.as_tensor(mean, device=device).view(1, -1, 1, 1)
     std_t = torch.as_tensor(std, device=device).view(1, -1, 1, 1)
     images_dev = images.to(device)
@@ -114,7 +153,7 @@ def pretrain(model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig,
         model.train()
         t0, n_seen, sums = time.perf_counter(), 0, {"loss": 0.0}
         for idx in sampler.batches(cfg.batch_size):
-            idx = idx.to(device)
+            idx = idx[rank::world].to(device)
             x = images_dev[idx].float().div_(255.0)
             lam = schedule.lam if schedule is not None else 0.0
             logs = {"lam": lam}
@@ -123,13 +162,13 @@ def pretrain(model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig,
                 rela_value = None
                 if is_rela and lam > 0:
                     v1, v2 = (rela_views or ssl_views)(x, gen)
-                    lr_, lg = m.rela_loss((v1 - mean_t) / std_t, (v2 - mean_t) / std_t, targets_dev[idx])
+                    lr_, lg = m((v1 - mean_t) / std_t, (v2 - mean_t) / std_t, targets_dev[idx])
                     loss = loss + lam * lr_
-                    rela_value = float(lg["rela_loss"])
+                    rela_value = _mean_over_ranks(lg["rela_loss"], world)
                     logs["rela_loss"] = rela_value
                 if not is_rela or lam < 1:
                     v1, v2 = ssl_views(x, gen)
-                    ls, lg = (m.ssl_loss if is_rela else m.loss)((v1 - mean_t) / std_t, (v2 - mean_t) / std_t)
+                    ls, lg = m((v1 - mean_t) / std_t, (v2 - mean_t) / std_t)
                     loss = loss + (1 - lam) * ls
                     logs["ssl_loss"] = float(lg["ssl_loss"])
             opt.zero_grad(set_to_none=True)
@@ -156,9 +195,10 @@ def pretrain(model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig,
             record.update(on_epoch(epoch + 1, model) or {})
         history.epochs.append(record)
         extras = "  ".join(f"{k} {v:.4g}" for k, v in record.items() if k not in ("epoch", "images", "seconds"))
-        print(f"[{cfg.log_prefix}] epoch {epoch + 1}/{cfg.epochs}  {extras}  "
-              f"{n_seen / record['seconds']:.0f} img/s", flush=True)
-        if ckpt:
+        if rank == 0:
+            print(f"[{cfg.log_prefix}] epoch {epoch + 1}/{cfg.epochs}  {extras}  "
+                  f"{world * n_seen / record['seconds']:.0f} img/s", flush=True)
+        if ckpt and rank == 0:
             ckpt.parent.mkdir(parents=True, exist_ok=True)
             tmp = ckpt.with_suffix(".tmp")
             torch.save(_state(model, opt, sampler, schedule, history, epoch + 1, gen), tmp)

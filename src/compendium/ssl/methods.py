@@ -88,6 +88,10 @@ class SSLMethod(nn.Module):
     def loss(self, x1: torch.Tensor, x2: torch.Tensor) -> tuple[torch.Tensor, dict]:
         raise NotImplementedError
 
+    def forward(self, x1: torch.Tensor, x2: torch.Tensor):
+        """``loss`` as the module's forward, so DistributedDataParallel syncs its gradients."""
+        return self.loss(x1, x2)
+
 
 def check_optimizer_covers(method: nn.Module, optimizer: torch.optim.Optimizer) -> None:
     """Every parameter that requires grad must be in ``optimizer`` (and none twice)."""
@@ -366,3 +370,7 @@ class ReLA(nn.Module):
 
     def ssl_loss(self, x1, x2):
         return self.method.loss(x1, x2)
+
+    def forward(self, x1, x2, target=None):
+        """The ReLA loss when a target is given, else the method's loss (DDP goes through here)."""
+        return self.rela_loss(x1, x2, target) if target is not None else self.ssl_loss(x1, x2)
