@@ -75,7 +75,8 @@ class Reporter:
         csv = self._path(paths.TABLES, name, ".csv")
         df.to_csv(csv, index=index, float_format=float_format)
         md = self._path(paths.TABLES, name, ".md")
-        md.write_text(df.to_markdown(index=index, floatfmt=".4g") + "\n")
+        # object dtype keeps integer columns integers (a numeric frame would be upcast to float)
+        md.write_text(df.astype(object).to_markdown(index=index, floatfmt=".4g") + "\n")
         return csv
 
     def plot_data(self, df, name: str) -> Path:
