@@ -53,3 +53,18 @@ def test_default_root_follows_the_environment(tmp_path, monkeypatch):
 def test_provenance_has_versions():
     p = report.provenance()
     assert {"git_commit", "torch", "python"} <= set(p)
+
+
+def test_markdown_table_escapes_pipes_so_rows_keep_their_columns():
+    import pandas as pd
+
+    from compendium.report import markdown_table
+
+    df = pd.DataFrame({"|S|": [7, 16], "check": ["|MC − exact| < 4 s.e.", "plain"], "x": [0.5, 1.25]})
+    md = markdown_table(df)
+    lines = md.splitlines()
+    # every row has as many unescaped separators as the header
+    counts = {line.replace("\\|", "").count("|") for line in lines}
+    assert counts == {4}, md
+    assert "\\|S\\|" in lines[0] and "\\|MC − exact\\|" in md
+    assert "| 7 |" in md.replace("  ", " ").replace("  ", " ") or " 7 " in md

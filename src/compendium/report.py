@@ -46,6 +46,21 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def markdown_table(df, index: bool = False) -> str:
+    """A pandas table as GitHub Markdown. A ``|`` inside a cell or a header (``|S|``, ``|x − y|``)
+    is escaped, so it cannot split the row. Object dtype keeps integer columns integers (a numeric
+    frame would be upcast to float)."""
+
+    def esc(v):
+        return v.replace("|", "\\|") if isinstance(v, str) else v
+
+    out = df.astype(object).map(esc)
+    out.columns = [esc(str(c)) for c in out.columns]
+    if index:
+        out.index = [esc(str(i)) for i in out.index]
+    return out.to_markdown(index=index, floatfmt=".4g")
+
+
 class Reporter:
     """Writes the products of one stage (``stage`` = its params section and notebook name)."""
 
@@ -75,8 +90,7 @@ class Reporter:
         csv = self._path(paths.TABLES, name, ".csv")
         df.to_csv(csv, index=index, float_format=float_format)
         md = self._path(paths.TABLES, name, ".md")
-        # object dtype keeps integer columns integers (a numeric frame would be upcast to float)
-        md.write_text(df.astype(object).to_markdown(index=index, floatfmt=".4g") + "\n")
+        md.write_text(markdown_table(df, index=index) + "\n")
         return csv
 
     def plot_data(self, df, name: str) -> Path:
