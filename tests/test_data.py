@@ -182,3 +182,10 @@ def test_digits_export_is_byte_deterministic(tmp_path):
     fetch_data.fetch_digits(tmp_path)
     for rel in ("digits/digits-images-idx3-ubyte", "digits/digits-labels-idx1-ubyte"):
         assert data.check_file(rel, tmp_path) is None, rel
+
+
+@requires_data
+def test_fashion_mnist_normalisation_constants_match_the_data():
+    ds = data.load_fashion_mnist("train")
+    (m,), (s,) = data.pixel_stats(ds.images)
+    assert abs(m - data.FASHION_MNIST_MEAN) < 5e-4 and abs(s - data.FASHION_MNIST_STD) < 5e-4

@@ -86,3 +86,13 @@ def test_epoch_fraction_and_constant():
         S.make("constant", value=1.5)
     with pytest.raises(ValueError):
         S.make("nope")
+
+
+def test_epoch_fraction_reports_its_switch_step():
+    s = S.make("epochs", w=0.5, epochs=4)
+    assert s.switch_step is None
+    for epoch in range(4):
+        for _ in range(3):
+            s.update(0.5, epoch=epoch)
+        s.epoch = epoch + 1
+    assert s.switch_step == 6 and s.lam == 0.0

@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from compendium import models, rela_schedule, train
@@ -75,3 +76,13 @@ def test_ddp_two_processes_on_cpu_agree(tmp_path):
     assert a["world"] == 2 and a["steps"] == 2 * 4
     for pa, pb in zip(a["params"], b["params"]):
         assert torch.allclose(pa, pb, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_compiled_step_matches_eager_on_cpu():
+    """torch.compile (the speed switch) trains the same model to nearly the same weights."""
+    cfg = dict(epochs=1, batch_size=16, budget=0.5, seed=3, device="cpu")
+    a, b = _byol(), _byol()
+    train.pretrain(a, _data(), train.PretrainConfig(**cfg), views, 0.5, 0.25)
+    train.pretrain(b, _data(), train.PretrainConfig(**cfg, compile=True), views, 0.5, 0.25)
+    assert torch.allclose(_params(a), _params(b), atol=1e-4)

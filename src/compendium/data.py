@@ -396,6 +396,9 @@ def pixel_stats(images: torch.Tensor, chunk: int = 8192) -> tuple[list[float], l
 
 #: Split sizes that define Fashion-MNIST (Xiao et al. 2017).
 FASHION_MNIST_SIZES = {"train": 60_000, "test": 10_000}
+# Pixel mean/std of the Fashion-MNIST training split (on [0, 1]); data_overview measures them and a
+# test recomputes them from data/.
+FASHION_MNIST_MEAN, FASHION_MNIST_STD = 0.2860, 0.3530
 
 
 def class_counts(ds: ImageDataset) -> torch.Tensor:

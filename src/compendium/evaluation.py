@@ -33,10 +33,35 @@ def extract_features(backbone: torch.nn.Module, images: torch.Tensor, mean, std,
     backbone.eval()
     out = []
     for i in range(0, images.shape[0], batch_size):
-        x = to_float(images[i:i + batch_size].to(device), mean, std)
+        x = to_float(images[i:i + batch_size].to(device), mean, std).contiguous(memory_format=torch.channels_last)
         out.append(backbone(x).float().cpu())
     backbone.train(was_training)
     return torch.cat(out)
+
+
+@torch.no_grad()
+def recalibrate_bn(backbone: torch.nn.Module, images: torch.Tensor, mean, std, batch_size: int = 512,
+                   max_images: int = 10000, device: str | torch.device = "cpu") -> torch.nn.Module:
+    """Re-estimate every BatchNorm's running statistics from ``images`` (cumulative average, no
+    gradients, weights untouched). An untrained network's BN layers hold their initial statistics
+    (mean 0, variance 1), so in eval mode its features are mis-scaled by orders of magnitude. The
+    untrained baseline is probed after this step, as a random network with data-estimated
+    normalisation."""
+    bns = [m for m in backbone.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not bns:
+        return backbone
+    saved = [(m.momentum, m.training) for m in bns]
+    backbone.to(device)
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None
+        m.train()
+    for i in range(0, min(len(images), max_images), batch_size):
+        backbone(to_float(images[i:i + batch_size].to(device), mean, std))
+    for m, (mom, tr) in zip(bns, saved):
+        m.momentum = mom
+        m.train(tr)
+    return backbone
 
 
 @dataclass

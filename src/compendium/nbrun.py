@@ -107,8 +107,12 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
     staging.mkdir(parents=True)
     executed = staging / paths.EXECUTED / f"{stage}.ipynb"
     executed.parent.mkdir(parents=True)
-    env_before = {k: os.environ.get(k) for k in (paths.OUTPUT_ROOT_ENV, "COMPENDIUM_STAGE", "TQDM_DISABLE")}
+    # heavy products (checkpoints, targets) go to models/ for the pipeline, elsewhere beside the output root
+    artifacts_dest = paths.MODELS if output_root.resolve() == paths.REPORTS.resolve() else output_root / paths.ARTIFACTS
+    env_before = {k: os.environ.get(k) for k in (paths.OUTPUT_ROOT_ENV, paths.MODELS_ROOT_ENV, "COMPENDIUM_STAGE",
+                                                 "TQDM_DISABLE")}
     os.environ[paths.OUTPUT_ROOT_ENV] = str(staging)
+    os.environ[paths.MODELS_ROOT_ENV] = str(artifacts_dest)
     os.environ["COMPENDIUM_STAGE"] = stage
     os.environ["TQDM_DISABLE"] = "1"
     t0 = time.perf_counter()
@@ -131,7 +135,10 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
             else:
                 os.environ[k] = v
     render_html(executed, staging / paths.HTML / f"{stage}.html", hide_input=hide_input)
-    moved = _publish(staging, output_root, stage)
+    staged_artifacts = staging / paths.ARTIFACTS
+    moved = _move_tree(staged_artifacts, artifacts_dest) if staged_artifacts.is_dir() else []
+    shutil.rmtree(staged_artifacts, ignore_errors=True)
+    moved += _publish(staging, output_root, stage)
     shutil.rmtree(staging, ignore_errors=True)
     print(f"[nbrun] stage {stage!r} ({values.get('scale', '')}) done in {time.perf_counter() - t0:.1f} s; "
           f"{len(moved)} files under {output_root}", flush=True)

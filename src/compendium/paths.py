@@ -47,6 +47,8 @@ EXECUTED = "notebooks"
 CLAIMS = "claims"
 
 OUTPUT_ROOT_ENV = "COMPENDIUM_OUTPUT_ROOT"
+MODELS_ROOT_ENV = "COMPENDIUM_MODELS_ROOT"
+ARTIFACTS = "artifacts"
 
 
 def output_root() -> Path:
@@ -59,3 +61,22 @@ def resolve(path: str | os.PathLike) -> Path:
     """A user-given path: absolute as is, relative ones against the repository root."""
     p = Path(path)
     return p if p.is_absolute() else ROOT / p
+
+
+def artifacts_out() -> Path:
+    """Where the current stage writes heavy products (checkpoints, cached targets): the
+    ``artifacts/`` folder of its output root. On success nbrun moves them to ``models/`` (DVC-cached
+    outputs), never to ``reports/``."""
+    return output_root() / ARTIFACTS
+
+
+def find_artifact(rel: str | os.PathLike) -> Path:
+    """An artifact by its path relative to ``models/``: the current run's own artifacts first, then
+    the published ones (``COMPENDIUM_MODELS_ROOT``, set by nbrun, else ``models/``). Returns the
+    published location when neither exists, so the caller's error names the expected file."""
+    rel = Path(rel)
+    published = Path(os.environ.get(MODELS_ROOT_ENV) or MODELS) / rel
+    for base in (artifacts_out() / rel, published):
+        if base.exists():
+            return base
+    return published

@@ -6,7 +6,8 @@ A prior is named by a spec string:
   (the paper's "Rand."). In the released code the cache of random targets ignored the seed and the
   architecture; here both are part of the key (:func:`cache_key`).
 * ``trained:<path>``: a checkpoint written by a pipeline stage with :func:`save_backbone` (a
-  state_dict plus the constructor's arguments in a JSON sidecar), e.g. BYOL on Fashion-MNIST.
+  state_dict plus the constructor's arguments in a JSON sidecar), e.g. BYOL on Fashion-MNIST. A
+  relative path is looked up under ``models/`` first (``trained:priors/fmnist_supervised.pt``).
 * ``torchvision:<arch>@<file>``: a torchvision classification model (``resnet18``, ``resnet50``, ...)
   with weights from a local state_dict file; the classifier is dropped.
 * ``open_clip:<model>@<file>``: an OpenCLIP image encoder with weights from a local file (needs
@@ -73,6 +74,19 @@ def _local_file(spec: str, file: str) -> Path:
     return p
 
 
+def _trained_file(spec: str, file: str) -> Path:
+    """``trained:`` paths: absolute as is; relative ones under ``models/`` (a stage's artifacts, see
+    :func:`compendium.paths.find_artifact`), else relative to the repository root."""
+    if not Path(file).is_absolute():
+        art = paths.find_artifact(file)
+        if art.is_file():
+            return art
+        if not paths.resolve(file).is_file():
+            raise PriorError(f"prior {spec!r}: weights file {art} is missing; it is written by the stage that "
+                             "trains this prior (run `dvc repro`), or give an absolute path")
+    return _local_file(spec, file)
+
+
 def load(spec: str, *, student_arch: str | None = None, student_kwargs: dict | None = None,
          seed: int = 0, mean=None, std=None) -> Prior:
     """Build the prior named by ``spec`` (see the module docstring)."""
@@ -87,7 +101,7 @@ def load(spec: str, *, student_arch: str | None = None, student_kwargs: dict | N
         return Prior(f"rand:{arch}", _frozen(bb), bb.feature_dim, kw.get("image_size", 32),
                      kw.get("in_channels", 3), tuple(mean or (0.5,)), tuple(std or (0.5,)))
     if kind == "trained":
-        p = _local_file(spec, rest)
+        p = _trained_file(spec, rest)
         meta_file = Path(f"{p}.json")
         if not meta_file.is_file():
             raise PriorError(f"prior {spec!r}: {meta_file} (how to rebuild the backbone) is missing")

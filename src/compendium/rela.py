@@ -51,7 +51,7 @@ def prior_features(prior: Prior, images: torch.Tensor, batch_size: int = 256, de
     """The prior's features of every image, batch by batch (float32 on the CPU), in eval mode."""
     prior.model.eval().to(device)
     for i in range(0, images.shape[0], batch_size):
-        x = prior_inputs(images[i:i + batch_size].to(device), prior)
+        x = prior_inputs(images[i:i + batch_size].to(device), prior).contiguous(memory_format=torch.channels_last)
         yield prior.model(x).float().reshape(x.shape[0], -1).cpu()
 
 

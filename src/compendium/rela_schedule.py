@@ -110,7 +110,13 @@ class EpochFraction:
     epochs: int
     epoch: int = 0
     steps: int = 0
+    last_rela_step: int | None = None
     history: list = field(default_factory=list)
+
+    @property
+    def switch_step(self) -> int | None:
+        """The last ReLA-phase step, once the SSL phase has begun."""
+        return self.last_rela_step if self.lam == 0 else None
 
     def __post_init__(self):
         if not 0.0 <= self.w <= 1.0:
@@ -130,6 +136,8 @@ class EpochFraction:
 
     def update(self, rela_loss: float | None, epoch: int | None = None) -> None:
         self.steps += 1
+        if self.lam > 0:
+            self.last_rela_step = self.steps
         self.history.append({"step": self.steps, "lam": self.lam, "rela_loss": rela_loss})
         if epoch is not None:
             self.epoch = epoch

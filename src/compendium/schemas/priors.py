@@ -1,0 +1,21 @@
+from ..params import P
+
+SECTION = "priors"
+DATA = ("fashion-mnist",)
+SCHEMA = {
+    "seed": P("int", "seed of the supervised prior and of the rand prior's initialisation", low=0),
+    "width": P("int", "Conv-3 width of the student (and of the trained priors)", low=4, high=1024),
+    "depth": P("int", "ConvNet depth", low=1, high=6),
+    "norm": P("str", "normalisation layer", choices=("batch", "instance", "group", "layer", "none")),
+    "global_pool": P("bool", "globally average-pooled features (else flattened)"),
+    "sup_epochs": P("int", "epochs of the supervised prior", low=1, high=500),
+    "sup_batch_size": P("int", "batch size of the supervised prior", low=8),
+    "sup_lr": P("float", "Adam learning rate of the supervised prior", low=0.0, high=1.0),
+    "train_n": P("int", "Fashion-MNIST training images used (60000 = all)", low=100, high=60000),
+    "priors": P("list[str]", "priors to make targets for: rand, trained:<file>", nonempty=True),
+    "order": P("str", "target map: PCA then z-score (code) or z-score then PCA (paper eq. 10)",
+               choices=("code", "paper", "correlation")),
+    "batch_size": P("int", "inference batch of the target generation", low=1),
+    "device": P("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
+    "dpi": P("int", "PNG resolution", low=50, high=150),
+}

@@ -1,0 +1,33 @@
+from ..params import P
+
+SECTION = "rela_smoke"
+DATA = ("fashion-mnist",)
+SCHEMA = {
+    "seeds": P("list[int]", "training seeds (the honest statistic is over these)", low=0, nonempty=True),
+    "width": P("int", "Conv-3 width (must match the priors stage)", low=4, high=1024),
+    "depth": P("int", "ConvNet depth (must match the priors stage)", low=1, high=6),
+    "norm": P("str", "normalisation layer (must match the priors stage)", choices=("batch", "instance", "group", "layer", "none")),
+    "global_pool": P("bool", "globally pooled features (must match the priors stage)"),
+    "method": P("str", "SSL method", choices=("byol", "simclr", "barlow_twins", "dino", "moco", "simsiam", "swav", "vicreg")),
+    "head_mult": P("float", "width multiplier of the projection/prediction heads", low=0.01, high=4.0),
+    "budget": P("float", "training budget r: each epoch uses a fresh random r x |D| subset", low=0.001, high=1.0),
+    "epochs": P("int", "pre-training epochs", low=1, high=1000),
+    "batch_size": P("int", "pre-training batch size", low=8),
+    "lr": P("float", "AdamW learning rate", low=0.0, high=1.0),
+    "weight_decay": P("float", "AdamW weight decay", low=0.0),
+    "priors": P("list[str]", "ReLA priors (each needs targets from the priors stage)", nonempty=True),
+    "schedule": P("str", "lambda schedule: the camera-ready switch or v1's continuous weight", choices=("switch", "v1")),
+    "fraction_arm": P("float", "w of an extra arm with the code's epoch-fraction schedule on the last prior (0: none)",
+                      low=0.0, high=1.0),
+    "transfer_trainable": P("bool", "W, b trained (paper) or frozen at random init (released code)"),
+    "rela_code_extras": P("bool", "the code's colour jitter and grayscale in ReLA's weak views"),
+    "knn_every": P("int", "epochs between kNN points of the learning curves", low=1),
+    "knn_train": P("int", "training images of the kNN monitor", low=10, high=60000),
+    "knn_test": P("int", "test images of the kNN monitor", low=10, high=10000),
+    "probe_epochs": P("int", "linear-probe epochs", low=1),
+    "probe_batch_size": P("int", "linear-probe batch size", low=1),
+    "probe_lr": P("float", "linear-probe Adam learning rate", low=0.0),
+    "compile": P("bool", "torch.compile the training step"),
+    "device": P("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
+    "dpi": P("int", "PNG resolution", low=50, high=150),
+}
