@@ -126,6 +126,18 @@ def memory_child(n_images: int, store: bool, width: int) -> None:
                       "seconds": t.seconds["total"]}))
 
 
+def memory_runs(args) -> list[dict]:
+    """3. peak memory at 1x and 10x the dataset, each in a fresh process."""
+    mem = []
+    for n in (60000, 600000):
+        for store in (False, True):
+            r = subprocess.run([sys.executable, __file__, "--memory-child", str(n), "1" if store else "0",
+                                "--mem-width", str(args.mem_width)], capture_output=True, text=True, check=True)
+            mem.append(json.loads(r.stdout.strip().splitlines()[-1]))
+            print(mem[-1], flush=True)
+    return mem
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer steps (a minute or two)")
@@ -133,14 +145,19 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--compile", action="store_true", help="also time the library under torch.compile")
     ap.add_argument("--memory-child", nargs=2, metavar=("N", "STORE"))
+    ap.add_argument("--mem-width", type=int, default=8, help="prior width of the memory runs (memory, not speed)")
+    ap.add_argument("--only-memory", action="store_true")
     args = ap.parse_args()
     if args.memory_child:
-        memory_child(int(args.memory_child[0]), args.memory_child[1] == "1", args.width)
+        memory_child(int(args.memory_child[0]), args.memory_child[1] == "1", args.mem_width)
         return
     torch.set_num_threads(2)
     steps = 15 if args.quick else 40
     images = data.load_fashion_mnist("train").images
     out = {"threads": torch.get_num_threads(), "width": args.width, "batch": args.batch}
+    if args.only_memory:
+        out["memory"] = memory_runs(args)
+        return
     out["gemm_peak_gflops"] = gemm_peak()
     flops = step_flops(args.width, args.batch)
     out["step_gflop"] = flops / 1e9
@@ -165,15 +182,7 @@ def main() -> None:
     print(f"targets {t.seconds['total']:.1f} s for {len(images)} images; one BYOL epoch {epoch_s:.1f} s "
           f"-> ratio {out['targets_over_epoch']:.2f}", flush=True)
 
-    # 3. memory at 1x and 10x
-    mem = []
-    for n in (60000, 600000):
-        for store in (False, True):
-            r = subprocess.run([sys.executable, __file__, "--memory-child", str(n), "1" if store else "0",
-                                "--width", str(args.width)], capture_output=True, text=True, check=True)
-            mem.append(json.loads(r.stdout.strip().splitlines()[-1]))
-            print(mem[-1], flush=True)
-    out["memory"] = mem
+    out["memory"] = memory_runs(args)
     dest = paths.BUILD / "benchmarks" / "bench_library.json"
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(out, indent=1) + "\n")
