@@ -80,9 +80,12 @@ def test_ddp_two_processes_on_cpu_agree(tmp_path):
 
 @pytest.mark.slow
 def test_compiled_step_matches_eager_on_cpu():
-    """torch.compile (the speed switch) trains the same model to nearly the same weights."""
-    cfg = dict(epochs=1, batch_size=16, budget=0.5, seed=3, device="cpu")
+    """torch.compile (the speed switch) trains the same model along the same loss trajectory."""
+    cfg = dict(epochs=2, batch_size=16, budget=0.5, seed=3, device="cpu")
     a, b = _byol(), _byol()
-    train.pretrain(a, _data(), train.PretrainConfig(**cfg), views, 0.5, 0.25)
-    train.pretrain(b, _data(), train.PretrainConfig(**cfg, compile=True), views, 0.5, 0.25)
-    assert torch.allclose(_params(a), _params(b), atol=1e-4)
+    ha = train.pretrain(a, _data(), train.PretrainConfig(**cfg), views, 0.5, 0.25)
+    hb = train.pretrain(b, _data(), train.PretrainConfig(**cfg, compile=True), views, 0.5, 0.25)
+    # Compare the loss trajectories, not the weights: fused kernels round differently, and Adam turns
+    # the rounding noise of exactly-zero gradients (conv biases before BN) into full +-lr steps.
+    la, lb = torch.tensor([s["loss"] for s in ha.steps]), torch.tensor([s["loss"] for s in hb.steps])
+    assert len(la) == 4 and torch.allclose(la, lb, rtol=1e-3, atol=1e-4), (la, lb)
