@@ -96,3 +96,29 @@ def test_epoch_fraction_reports_its_switch_step():
             s.update(0.5, epoch=epoch)
         s.epoch = epoch + 1
     assert s.switch_step == 6 and s.lam == 0.0
+
+
+def test_step_fraction_runs_rela_for_the_first_w_of_the_steps():
+    s = S.make("first", w=0.4, total=10)
+    lams = []
+    for _ in range(10):
+        lams.append(s.lam)
+        s.update(0.5 if s.lam else None)
+    assert lams == [1.0] * 4 + [0.0] * 6
+    assert s.switch_step == 4
+
+
+@pytest.mark.parametrize("w, expected", [(0.0, [0.0] * 5), (1.0, [1.0] * 5)])
+def test_step_fraction_ends(w, expected):
+    s = S.make("first", w=w, total=5)
+    lams = []
+    for _ in range(5):
+        lams.append(s.lam)
+        s.update(0.5 if s.lam else None)
+    assert lams == expected and s.switch_step is None
+
+
+@pytest.mark.parametrize("kw", [dict(w=1.5, total=10), dict(w=0.5, total=0)])
+def test_step_fraction_rejects_bad_settings(kw):
+    with pytest.raises(ValueError):
+        S.make("first", **kw)

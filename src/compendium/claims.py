@@ -85,3 +85,9 @@ def read_all(folder: Path):
 
 def field_names() -> list[str]:
     return [f.name for f in fields(Claim)]
+
+
+def verdict_kw(holds: bool, condition_holds: bool | None = None, condition: str = "") -> dict:
+    """:func:`verdict` as keyword arguments of :class:`Claim`: ``Claim(..., **verdict_kw(ok), ours=...)``."""
+    v, c = verdict(holds, condition_holds, condition)
+    return {"verdict": v, "condition": c}

@@ -12,6 +12,8 @@
   updated every step (both losses are computed every step).
 * :class:`EpochFraction`: ReLA for the first w fraction of the epochs, then SSL (code's
   ``--rela_conlam``; camera-ready Fig. 4b).
+* :class:`StepFraction`: ReLA for the first w fraction of the optimizer steps, then SSL (the same
+  strategy at step granularity).
 * :class:`Constant`: a constant mixing weight (v1 Fig. 4b).
 
 Each schedule has ``lam`` (the weight for the coming step), ``needs_ssl`` and ``needs_rela``
@@ -144,6 +146,49 @@ class EpochFraction:
 
 
 @dataclass
+class StepFraction:
+    """ReLA for the first ``w`` of the ``total`` optimizer steps, then SSL: the camera-ready Fig. 4b
+    static strategy ("the first 40% of the training leverages ReLA"), counted in steps where the code
+    counts epochs (a short run has too few epochs for fractions like 0.2)."""
+
+    w: float
+    total: int
+    steps: int = 0
+    history: list = field(default_factory=list)
+
+    def __post_init__(self):
+        if not 0.0 <= self.w <= 1.0:
+            raise ValueError(f"w must be in [0, 1], got {self.w}")
+        if self.total < 1:
+            raise ValueError(f"total steps must be >= 1, got {self.total}")
+
+    @property
+    def rela_steps(self) -> int:
+        return round(self.w * self.total)
+
+    @property
+    def lam(self) -> float:
+        return 1.0 if self.steps < self.rela_steps else 0.0
+
+    @property
+    def switch_step(self) -> int | None:
+        """The last ReLA-phase step, once the SSL phase has begun."""
+        return self.rela_steps if 0 < self.rela_steps <= self.steps and self.rela_steps < self.total else None
+
+    @property
+    def needs_rela(self) -> bool:
+        return self.lam > 0
+
+    @property
+    def needs_ssl(self) -> bool:
+        return self.lam < 1
+
+    def update(self, rela_loss: float | None, epoch: int | None = None) -> None:
+        self.history.append({"step": self.steps + 1, "lam": self.lam, "rela_loss": rela_loss})
+        self.steps += 1
+
+
+@dataclass
 class Constant:
     value: float
     steps: int = 0
@@ -171,8 +216,10 @@ class Constant:
 
 
 def make(kind: str, **kw):
-    """A schedule by name: ``switch`` (camera-ready), ``v1``, ``epochs`` (w, epochs), ``constant`` (value)."""
-    kinds = {"switch": EMASwitch, "v1": V1Continuous, "epochs": EpochFraction, "constant": Constant}
+    """A schedule by name: ``switch`` (camera-ready), ``v1``, ``epochs`` (w, epochs), ``first`` (w, total
+    steps), ``constant`` (value)."""
+    kinds = {"switch": EMASwitch, "v1": V1Continuous, "epochs": EpochFraction, "first": StepFraction,
+             "constant": Constant}
     if kind not in kinds:
         raise ValueError(f"unknown lambda schedule {kind!r}; known: {sorted(kinds)}")
     return kinds[kind](**kw)

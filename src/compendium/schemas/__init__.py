@@ -1,3 +1,29 @@
 """One module per pipeline stage: ``SECTION`` (its params.yaml section and notebook name),
 ``SCHEMA`` (its keys, see :class:`compendium.params.P`) and ``DATA`` (the shipped datasets it
 reads, checked before the notebook starts)."""
+
+from ..params import P
+
+METHODS = ("byol", "simclr", "barlow_twins", "dino", "moco", "simsiam", "swav", "vicreg")
+
+# The keys every ReLA experiment stage shares (compendium.protocol.Setup and the Conv-3 student).
+PROTOCOL = {
+    "width": P("int", "Conv-3 width of the student (must match the priors stage)", low=4, high=1024),
+    "depth": P("int", "ConvNet depth (must match the priors stage)", low=1, high=6),
+    "norm": P("str", "normalisation layer (must match the priors stage)", choices=("batch", "instance", "group", "layer", "none")),
+    "global_pool": P("bool", "globally pooled features (must match the priors stage)"),
+    "epochs": P("int", "epochs of the full (100%) budget; a budget r trains r of its steps", low=1, high=1000),
+    "batch_size": P("int", "pre-training batch size", low=8),
+    "lr": P("float", "AdamW learning rate (constant, as the code)", low=0.0, high=1.0),
+    "weight_decay": P("float", "AdamW weight decay", low=0.0),
+    "head_mult": P("float", "width multiplier of the projection/prediction heads", low=0.01, high=4.0),
+    "rela_code_extras": P("bool", "the code's colour jitter and grayscale in ReLA's weak views"),
+    "probe_train": P("int", "images of D the linear probe trains on (0: all)", low=0, high=60000),
+    "probe_standardize": P("bool", "z-score the frozen features before the probe (false: the paper's raw features)"),
+    "probe_epochs": P("int", "linear-probe epochs", low=1),
+    "probe_batch_size": P("int", "linear-probe batch size", low=1),
+    "probe_lr": P("float", "linear-probe Adam learning rate", low=0.0),
+    "workers": P("int", "single-threaded worker processes (0: run in the notebook's process, for a GPU)", low=0, high=64),
+    "device": P("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
+    "dpi": P("int", "PNG resolution", low=50, high=150),
+}

@@ -27,6 +27,7 @@ SCHEMA = {
     "probe_epochs": P("int", "linear-probe epochs", low=1),
     "probe_batch_size": P("int", "linear-probe batch size", low=1),
     "probe_lr": P("float", "linear-probe Adam learning rate", low=0.0),
+    "probe_standardize": P("bool", "z-score the frozen features before the probe (false: the paper's raw features)"),
     "compile": P("bool", "torch.compile the training step"),
     "device": P("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "dpi": P("int", "PNG resolution", low=50, high=150),

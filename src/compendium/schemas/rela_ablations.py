@@ -1,0 +1,13 @@
+from ..params import P
+from . import PROTOCOL
+
+SECTION = "rela_ablations"
+DATA = ("fashion-mnist",)
+SCHEMA = {
+    "seeds": P("list[int]", "the first runs every arm, the others the reference arms (seed noise)", low=0, nonempty=True),
+    **PROTOCOL,
+    "budget": P("float", "training budget of every arm", low=0.001, high=1.0),
+    "priors": P("list[str]", "a weak and a strong prior (each needs targets from the priors stage)", nonempty=True),
+    "lambdas": P("list[float]", "constant lambda values (v1 Fig. 4b)", low=0.0, high=1.0, nonempty=True),
+    "fractions": P("list[float]", "w of the first-w strategies (camera-ready Fig. 4b)", low=0.0, high=1.0, nonempty=True),
+}

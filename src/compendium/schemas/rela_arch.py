@@ -1,0 +1,19 @@
+from ..params import P
+from . import PROTOCOL
+
+SECTION = "rela_arch"
+DATA = ("fashion-mnist",)
+SCHEMA = {
+    "seeds": P("list[int]", "training seeds", low=0, nonempty=True),
+    **PROTOCOL,
+    "students": P("list[str]", "student architectures (Table 2 rows)", nonempty=True,
+                  choices=("convnet", "resnet18", "mobilenet_v2", "efficientnet_b0", "vit_tiny")),
+    "resnet_width_mult": P("float", "ResNet-18 width multiplier", low=0.01, high=4.0),
+    "mobilenet_width_mult": P("float", "MobileNet-V2 width multiplier", low=0.01, high=4.0),
+    "efficientnet_width_mult": P("float", "EfficientNet-B0 width multiplier", low=0.01, high=4.0),
+    "vit_width_mult": P("float", "ViT-Tiny width multiplier (1.0: 192-d)", low=0.01, high=4.0),
+    "vit_depth": P("int", "ViT-Tiny blocks (12 in ViT-Ti/16)", low=1, high=24),
+    "budget": P("float", "training budget of every cell", low=0.001, high=1.0),
+    "priors": P("list[str]", "ReLA priors (trained ones need targets from the priors stage)", nonempty=True),
+    "schedule": P("str", "lambda schedule", choices=("switch", "v1")),
+}

@@ -1,0 +1,139 @@
+"""The experiment protocol of the ReLA tables (compendium.protocol), the paper tables and the
+representation-similarity measures."""
+
+import json
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+from compendium import evaluation, paper_tables as PT, protocol as PR, rela
+
+
+def tiny_setup(n=192, **kw):
+    g = torch.Generator().manual_seed(0)
+    images = torch.randint(0, 256, (n, 1, 12, 12), generator=g, dtype=torch.uint8)
+    labels = torch.arange(n) % 4
+    settings = dict(epochs=2, batch_size=32, head_mult=0.1, probe_epochs=2, num_classes=4, device="cpu")
+    settings.update(kw)
+    return PR.Setup(images, labels, images[:64], labels[:64], (0.5,), (0.25,), **settings)
+
+
+KW = dict(width=4, depth=2, norm="batch", global_pool=True)
+
+
+def test_gap_closure_and_matching_budget():
+    assert PR.gap_closure(0.8, 0.6, 0.9) == pytest.approx(2 / 3)
+    with pytest.raises(ValueError):
+        PR.gap_closure(0.8, 0.9, 0.9)
+    assert PR.matching_budget([0.5, 0.1, 0.2], [0.9, 0.7, 0.85], 0.84) == 0.2
+    assert PR.matching_budget([0.1, 0.2], [0.7, 0.8], 0.9) is None
+
+
+def test_marks_bold_the_best_and_underline_what_beats_full():
+    m = PR.mark({"a": 0.5, "b": 0.9, "c": 0.8}, full=0.85)
+    assert m["b"] == ("**<u>", "</u>**")
+    assert m["c"] == ("", "") and m["a"] == ("", "")
+    assert PR.cell_text(0.8123, 0.0042, 3) == "81.2 ± 0.4 (3 seeds)"
+    assert PR.cell_text(0.8123, 0.0, 1) == "81.2 (1 seed)"
+
+
+@pytest.mark.parametrize("kw", [dict(schedule="cosine"), dict(budget=0.0), dict(budget=1.5), dict(budget_mode="fixed")])
+def test_arm_rejects_bad_settings(kw):
+    with pytest.raises(ValueError):
+        PR.Arm("x", **kw)
+
+
+def test_run_untrained_byol_and_rela_arms():
+    s = tiny_setup()
+    bank = PR.TargetBank(s)
+    untrained = PR.run(PR.Arm("u", arch_kwargs=KW, untrained=True), s)
+    assert untrained.row["steps"] == 0 and 0 <= untrained.row["probe"] <= 1
+    byol = PR.run(PR.Arm("b", arch_kwargs=KW, budget=0.5), s, keep_backbone=True)
+    # budget 0.5 of 192 images at batch 32: 3 steps per epoch, 2 epochs
+    assert byol.row["steps"] == 6 and byol.backbone is not None
+    r = PR.run(PR.Arm("r", arch_kwargs=KW, budget=0.5, prior="rand", schedule="first", w=0.5), s, bank)
+    assert r.row["steps"] == 6 and r.row["switch step"] == 3
+    assert [st["lam"] for st in r.steps] == [1.0] * 3 + [0.0] * 3
+    assert bank.made and bank.made[0]["prior"] == "rand" and bank.made[0]["n"] == 4
+    with pytest.raises(ValueError, match="TargetBank"):
+        PR.run(PR.Arm("r", arch_kwargs=KW, prior="rand"), s)
+
+
+def test_rand_prior_is_the_students_own_initial_network():
+    s = tiny_setup()
+    bank = PR.TargetBank(s)
+    arm = PR.Arm("r", arch_kwargs=KW, prior="rand", seed=3)
+    student = PR.build_student(arm, s)
+    t = bank.get("rand", student, "convnet", arm.student_kwargs(s), 3)
+    student.eval()
+    with torch.no_grad():
+        feats = student(evaluation.to_float(s.images, s.mean, s.std))
+    ours = rela.make_targets(rela.Prior("x", student, 4, 12, 1, s.mean, s.std), s.images, 4).values
+    assert torch.allclose(t, ours, atol=1e-5)
+    assert feats.shape == (len(s.images), 4)
+
+
+def test_target_bank_reads_the_priors_index(tmp_path):
+    s = tiny_setup()
+    t = torch.randn(len(s.images), 4)
+    torch.save({"values": t}, tmp_path / "t.pt")
+    entry = {"prior": "trained:priors/p.pt", "file": "t.pt", "n": 4, "prior_dim": 8, "order": "code", "seed": 0,
+             "student": {"in_channels": 1, "image_size": 12, **KW}, "arch": "convnet"}
+    (tmp_path / "index.json").write_text(json.dumps({"indices": list(range(len(s.images))), "targets": [entry]}))
+    bank = PR.TargetBank(s, tmp_path / "index.json")
+    student = PR.build_student(PR.Arm("x", arch_kwargs=KW), s)
+    assert torch.equal(bank.get("trained:priors/p.pt", student, "convnet", {}, 0), t)
+    (tmp_path / "index.json").write_text(json.dumps({"indices": [0, 1], "targets": [entry]}))
+    with pytest.raises(ValueError, match="for 2 images"):
+        PR.TargetBank(s, tmp_path / "index.json")
+    with pytest.raises(FileNotFoundError, match="priors"):
+        PR.TargetBank(s, tmp_path / "missing.json")
+
+
+def test_results_do_not_depend_on_the_number_of_workers():
+    s = tiny_setup()
+    arms = [PR.Arm("b", arch_kwargs=KW, budget=0.5), PR.Arm("r", arch_kwargs=KW, budget=0.5, prior="rand"),
+            PR.Arm("u", arch_kwargs=KW, untrained=True)]
+    one = PR.run_many(arms, s, PR.TargetBank(s), workers=1)
+    two = PR.run_many(arms, s, PR.TargetBank(s), workers=2)
+    assert [r.row["probe"] for r in one] == [r.row["probe"] for r in two]
+    assert [r.row["arm"] for r in two] == ["b", "r", "u"]
+    with pytest.raises(ValueError, match="share a name"):
+        PR.run_many([arms[0], arms[0]], s, workers=0)
+
+
+def test_seed_stats():
+    df = pd.DataFrame({"k": ["a", "a", "b"], "probe": [0.5, 0.7, 0.9]})
+    st = PR.seed_stats(df, ["k"]).set_index("k")
+    assert st.loc["a", "mean"] == pytest.approx(0.6) and st.loc["a", "std"] == pytest.approx(math.sqrt(0.02))
+    assert st.loc["b", "std"] == 0 and st.loc["b", "count"] == 1
+
+
+def test_paper_tables_parse_and_give_the_93_percent_gap_closure():
+    for name in PT.TABLES:
+        t = PT.table(name)
+        assert len(t) >= 6 and t.shape[1] >= 8
+    v = lambda col, pct="10": PT.value(PT.cell("v2_table1", {"Data": "CF-10", "%": pct}, col))
+    assert (v("CF10-T") - v("BYOL")) / (v("BYOL*") - v("BYOL")) == pytest.approx(0.934, abs=1e-3)
+    assert PT.value("") is None
+    with pytest.raises(KeyError):
+        PT.table("v3_table9")
+
+
+def test_linear_cka():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(500, 8, generator=g)
+    q, _ = torch.linalg.qr(torch.randn(8, 8, generator=g))
+    assert evaluation.linear_cka(x, 3 * x @ q + 1) == pytest.approx(1.0, abs=1e-9)
+    assert evaluation.linear_cka(x, torch.randn(500, 8, generator=g)) < 0.1
+
+
+def test_transport_similarity_is_high_for_a_linear_map_and_low_for_noise():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(1000, 6, generator=g)
+    y = x @ torch.randn(6, 6, generator=g) + 0.5
+    assert evaluation.transport_similarity(x[:500], y[:500], x[500:], y[500:]) > 0.99
+    z = torch.randn(1000, 6, generator=g)
+    assert evaluation.transport_similarity(z[:500], y[:500], z[500:], y[500:]) < 0.2
