@@ -137,3 +137,41 @@ def test_transport_similarity_is_high_for_a_linear_map_and_low_for_noise():
     assert evaluation.transport_similarity(x[:500], y[:500], x[500:], y[500:]) > 0.99
     z = torch.randn(1000, 6, generator=g)
     assert evaluation.transport_similarity(z[:500], y[:500], z[500:], y[500:]) < 0.2
+
+
+def test_an_arm_reuses_a_prior_trained_exactly_as_it_would_be(tmp_path, monkeypatch):
+    from compendium import models, paths, priors as P
+
+    monkeypatch.setenv(paths.OUTPUT_ROOT_ENV, str(tmp_path / "out"))
+    s = tiny_setup()
+    arm = PR.Arm("full", arch_kwargs=KW, budget=1.0)
+    bb = PR.build_student(arm, s)
+    torch.nn.init.constant_(next(bb.parameters()), 0.5)
+    spec = "trained:priors/byol_star.pt"
+    target = paths.artifacts_out() / "priors" / "byol_star.pt"
+    P.save_backbone(bb, target, "convnet", arm.student_kwargs(s), s.mean, s.std, 12,
+                    train={**PR.train_record(arm, s), "seconds": 12.5})
+    assert PR.reusable(spec, arm, s)
+    assert not PR.reusable(spec, PR.Arm("full", arch_kwargs=KW, budget=1.0, seed=1), s)
+    assert not PR.reusable(spec, PR.Arm("full", arch_kwargs=KW, budget=0.5), s)
+    arm.reuse = spec
+    r = PR.run(arm, s, keep_backbone=True)
+    assert torch.equal(next(r.backbone.parameters()), next(bb.parameters()))
+    assert r.row["train seconds"] == 12.5 and r.row["steps"] == 2 * (192 // 32) and r.row["reused"] == spec
+    with pytest.raises(ValueError, match="not trained as"):
+        PR.run(PR.Arm("other", arch_kwargs=KW, budget=1.0, seed=2, reuse=spec), s)
+
+
+def test_rand_of_another_architecture_comes_from_the_index(tmp_path):
+    s = tiny_setup()
+    t = torch.randn(len(s.images), 4)
+    torch.save({"values": t}, tmp_path / "r.pt")
+    entry = {"prior": "rand", "file": "r.pt", "n": 4, "prior_dim": 4, "order": "code", "seed": 0,
+             "student": {"in_channels": 1, "image_size": 12, **KW}, "arch": "convnet"}
+    (tmp_path / "index.json").write_text(json.dumps({"indices": list(range(len(s.images))), "targets": [entry]}))
+    bank = PR.TargetBank(s, tmp_path / "index.json")
+    other = PR.Arm("r", arch="resnet18", arch_kwargs=dict(width_mult=0.125), prior="rand:convnet")
+    student = PR.build_student(other, s)
+    assert torch.equal(bank.get("rand:convnet", student, "resnet18", other.student_kwargs(s), 0), t)
+    with pytest.raises(ValueError, match="no such random network"):
+        bank.get("rand:convnet", student, "resnet18", other.student_kwargs(s), 5)

@@ -132,6 +132,7 @@ def cell(name: str, row: dict, column: str) -> str:
 # Our priors and the paper's columns they stand in for (spec rela.md §2.2; issue 5).
 ANALOGUES = {
     "rand": ("Rand.", "Rand."),
+    "rand:convnet": ("Rand. (random Conv-3)", "RN18 (Rand.)"),
     "trained:priors/fmnist_byol.pt": ("same-dataset BYOL*", "CF10-T"),
     "trained:priors/digits_byol.pt": ("cross-dataset BYOL (digits)", "CF100-T"),
     "trained:priors/fmnist_supervised.pt": ("strong (supervised)", "CLIP-RN50"),

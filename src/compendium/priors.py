@@ -50,12 +50,16 @@ IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 
 def save_backbone(backbone: models.Backbone, path: Path, arch: str, kwargs: dict,
-                  mean, std, input_size: int) -> None:
-    """Write ``<path>`` (state_dict) and ``<path>.json`` (how to rebuild it) for ``trained:`` priors."""
+                  mean, std, input_size: int, train: dict | None = None) -> None:
+    """Write ``<path>`` (state_dict) and ``<path>.json`` (how to rebuild it) for ``trained:`` priors.
+    ``train``: how it was trained (method, epochs, batch size, ...), so that a stage can reuse it as
+    the run it would otherwise repeat (BYOL* seed 0 is the same-dataset prior)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save(backbone.state_dict(), path)
     meta = {"arch": arch, "kwargs": kwargs, "mean": list(mean), "std": list(std), "input_size": input_size}
+    if train is not None:
+        meta["train"] = train
     Path(f"{path}.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
 
 

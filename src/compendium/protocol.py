@@ -77,6 +77,7 @@ class Arm:
     order: str = "code"               # target pre-processing: code (PCA then z-score) | paper
     untrained: bool = False
     head_mult: float | None = None    # None: the setup's
+    reuse: str = ""                   # a ``trained:`` prior that *is* this arm's result (see :func:`reusable`)
 
     def __post_init__(self):
         if self.schedule not in SCHEDULES:
@@ -98,6 +99,28 @@ class Arm:
         if self.schedule == "constant":
             return rela_schedule.make("constant", value=self.w)
         return rela_schedule.make(self.schedule)
+
+
+def train_record(arm: Arm, setup: Setup) -> dict:
+    """What identifies a plain pre-training run: compared with a prior's ``train`` record."""
+    return {"method": arm.method, "epochs": setup.epochs, "batch_size": setup.batch_size, "lr": setup.lr,
+            "weight_decay": setup.weight_decay, "head_mult": setup.head_mult if arm.head_mult is None else arm.head_mult,
+            "budget": arm.budget, "seed": arm.seed, "images": int(setup.images.shape[0])}
+
+
+def reusable(spec: str, arm: Arm, setup: Setup) -> bool:
+    """Whether the ``trained:`` prior ``spec`` was trained exactly as ``arm`` would be (same method,
+    schedule, data size, seed and architecture), so that the arm can reuse it instead of training.
+    The paper's CF10-T is its BYOL* run; here the `priors` stage's BYOL prior is BYOL* seed 0."""
+    if arm.prior or arm.untrained or not spec.startswith("trained:"):
+        return False
+    meta_file = Path(f"{P._trained_file(spec, spec.partition(':')[2])}.json")
+    if not meta_file.is_file():
+        return False
+    meta = json.loads(meta_file.read_text())
+    train_meta = {k: v for k, v in meta.get("train", {}).items() if k != "seconds"}
+    return (meta.get("arch") == arm.arch and meta.get("kwargs") == arm.student_kwargs(setup)
+            and train_meta == train_record(arm, setup))
 
 
 def build_student(arm: Arm, setup: Setup) -> models.Backbone:
@@ -129,17 +152,28 @@ class TargetBank:
 
     def lookup(self, spec: str, student: models.Backbone, arch: str, kwargs: dict, seed: int,
                order: str = "code") -> torch.Tensor | None:
-        """The targets if the index or the memory has them, else None (nothing is computed)."""
+        """The targets if the index or the memory has them, else None (nothing is computed).
+        ``rand:<arch>``: the index's random network of that architecture, for every student (the
+        camera-ready Table 2's "RN18 (Rand.)" column is one random network for all students)."""
+        if spec.startswith("rand:"):
+            for e in self.entries:
+                if (e["prior"] == "rand" and e.get("arch", "convnet") == spec[5:] and e["order"] == order
+                        and e["seed"] == seed and e["n"] == rela.target_dim(student.feature_dim, e.get("prior_dim", e["n"]))):
+                    return self._load(e)
+            return None
         for e in self.entries:
             same_student = e.get("student") == kwargs and arch == e.get("arch", "convnet")
             if e["prior"] == spec and e["order"] == order and (spec != "rand" or (same_student and e["seed"] == seed)):
                 if spec != "rand" and e["n"] != rela.target_dim(student.feature_dim, e.get("prior_dim", e["n"])):
                     continue
-                key = ("index", e["file"])
-                if key not in self.memo:
-                    self.memo[key] = rela.load_targets(self.index_dir / e["file"])["values"]
-                return self.memo[key]
+                return self._load(e)
         return self.memo.get(self._key(spec, arch, kwargs, seed, order, student.feature_dim))
+
+    def _load(self, entry: dict) -> torch.Tensor:
+        key = ("index", entry["file"])
+        if key not in self.memo:
+            self.memo[key] = rela.load_targets(self.index_dir / entry["file"])["values"]
+        return self.memo[key]
 
     @staticmethod
     def _key(spec, arch, kwargs, seed, order, dim):
@@ -152,6 +186,9 @@ class TargetBank:
         found = self.lookup(spec, student, arch, kwargs, seed, order)
         if found is not None:
             return found
+        if spec.startswith("rand:"):
+            raise ValueError(f"prior {spec!r}: no such random network (seed {seed}, order {order}) in the priors "
+                             "stage's targets; use `rand` for the student's own random network")
         s = self.setup
         prior = P.load(spec, student_arch=arch, student_kwargs=kwargs, seed=seed, mean=tuple(s.mean), std=tuple(s.std))
         n = rela.target_dim(student.feature_dim, prior.feature_dim)
@@ -200,6 +237,14 @@ def run(arm: Arm, setup: Setup, bank: TargetBank | None = None, keep_backbone: b
     steps, switch, n_steps, train_seconds = [], None, 0, 0.0
     if arm.untrained:
         evaluation.recalibrate_bn(bb, setup.images, setup.mean, setup.std, device=train.pick_device(setup.device))
+    elif arm.reuse:
+        if not reusable(arm.reuse, arm, setup):
+            raise ValueError(f"arm {arm.name!r}: {arm.reuse} was not trained as this arm would be; train it instead")
+        prior = P.load(arm.reuse)
+        bb.load_state_dict(prior.model.state_dict())
+        meta = json.loads(Path(f"{P._trained_file(arm.reuse, arm.reuse.partition(':')[2])}.json").read_text())
+        per_epoch = evaluation.BudgetSampler(len(setup.images), arm.budget).steps_per_epoch(setup.batch_size)
+        n_steps, train_seconds = setup.epochs * per_epoch, float(meta["train"].get("seconds", float("nan")))
     else:
         model = M.build(arm.method, bb, head_mult=setup.head_mult if arm.head_mult is None else arm.head_mult)
         extra = {}
@@ -225,7 +270,7 @@ def run(arm: Arm, setup: Setup, bank: TargetBank | None = None, keep_backbone: b
     row = {"arm": arm.name, **{k: v for k, v in asdict(arm).items() if k not in ("name", "arch_kwargs")},
            "width": json.dumps(arm.arch_kwargs, sort_keys=True), "feature dim": bb.feature_dim,
            "probe": res.final, "probe last-3 mean": last3[0], "probe last-3 std": last3[1],
-           "steps": n_steps, "switch step": switch, "train seconds": train_seconds,
+           "steps": n_steps, "switch step": switch, "train seconds": train_seconds, "reused": arm.reuse,
            "total seconds": time.perf_counter() - t0}
     if log:
         print(f"[{arm.name}] seed {arm.seed}: probe {res.final:.4f}  {n_steps} steps  "

@@ -104,8 +104,24 @@ class V1Continuous:
         self.history.append({"step": self.steps, "lam": self._lam, "rela_loss": float(rela_loss), "rho": rho})
 
 
+class _FirstW:
+    """Shared by the "ReLA for the first w, then SSL" schedules: w in [0, 1], one loss at a time."""
+
+    def _check_w(self):
+        if not 0.0 <= self.w <= 1.0:
+            raise ValueError(f"w must be in [0, 1], got {self.w}")
+
+    @property
+    def needs_rela(self) -> bool:
+        return self.lam > 0
+
+    @property
+    def needs_ssl(self) -> bool:
+        return self.lam < 1
+
+
 @dataclass
-class EpochFraction:
+class EpochFraction(_FirstW):
     """ReLA only while ``epoch < int(w * epochs)`` (0-based epochs), SSL only afterwards."""
 
     w: float
@@ -121,20 +137,11 @@ class EpochFraction:
         return self.last_rela_step if self.lam == 0 else None
 
     def __post_init__(self):
-        if not 0.0 <= self.w <= 1.0:
-            raise ValueError(f"w must be in [0, 1], got {self.w}")
+        self._check_w()
 
     @property
     def lam(self) -> float:
         return 1.0 if self.epoch < int(self.w * self.epochs) else 0.0
-
-    @property
-    def needs_rela(self) -> bool:
-        return self.lam > 0
-
-    @property
-    def needs_ssl(self) -> bool:
-        return self.lam < 1
 
     def update(self, rela_loss: float | None, epoch: int | None = None) -> None:
         self.steps += 1
@@ -146,7 +153,7 @@ class EpochFraction:
 
 
 @dataclass
-class StepFraction:
+class StepFraction(_FirstW):
     """ReLA for the first ``w`` of the ``total`` optimizer steps, then SSL: the camera-ready Fig. 4b
     static strategy ("the first 40% of the training leverages ReLA"), counted in steps where the code
     counts epochs (a short run has too few epochs for fractions like 0.2)."""
@@ -157,8 +164,7 @@ class StepFraction:
     history: list = field(default_factory=list)
 
     def __post_init__(self):
-        if not 0.0 <= self.w <= 1.0:
-            raise ValueError(f"w must be in [0, 1], got {self.w}")
+        self._check_w()
         if self.total < 1:
             raise ValueError(f"total steps must be >= 1, got {self.total}")
 
@@ -174,14 +180,6 @@ class StepFraction:
     def switch_step(self) -> int | None:
         """The last ReLA-phase step, once the SSL phase has begun."""
         return self.rela_steps if 0 < self.rela_steps <= self.steps and self.rela_steps < self.total else None
-
-    @property
-    def needs_rela(self) -> bool:
-        return self.lam > 0
-
-    @property
-    def needs_ssl(self) -> bool:
-        return self.lam < 1
 
     def update(self, rela_loss: float | None, epoch: int | None = None) -> None:
         self.history.append({"step": self.steps + 1, "lam": self.lam, "rela_loss": rela_loss})

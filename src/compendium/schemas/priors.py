@@ -1,13 +1,11 @@
 from ..params import P
+from . import PROTOCOL
 
 SECTION = "priors"
 DATA = ("fashion-mnist",)
 SCHEMA = {
     "seed": P("int", "seed of the supervised prior and of the rand prior's initialisation", low=0),
-    "width": P("int", "Conv-3 width of the student (and of the trained priors)", low=4, high=1024),
-    "depth": P("int", "ConvNet depth", low=1, high=6),
-    "norm": P("str", "normalisation layer", choices=("batch", "instance", "group", "layer", "none")),
-    "global_pool": P("bool", "globally average-pooled features (else flattened)"),
+    **{k: PROTOCOL[k] for k in ("width", "depth", "norm", "global_pool")},
     "sup_epochs": P("int", "epochs of the supervised prior", low=1, high=500),
     "sup_batch_size": P("int", "batch size of the supervised prior", low=8),
     "sup_lr": P("float", "Adam learning rate of the supervised prior", low=0.0, high=1.0),
