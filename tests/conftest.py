@@ -19,6 +19,19 @@ def _isolated_outputs(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def one_thread():
+    """Tiny models are bound by per-operator overhead: one intra-op thread is as fast, and steady on a busy
+    2-core machine (OpenMP spin-waits make two threads up to 10x slower there). Use it with
+    ``pytestmark = pytest.mark.usefixtures("one_thread")``."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.fixture
 def tiny_data(tmp_path):
     """A data/ folder in the real on-disk format with tiny random contents (not the manifest's)."""
     root = tmp_path / "data"

@@ -44,8 +44,11 @@ def test_notebooks_are_committed_without_outputs(nb):
 def test_notebooks_run_with_their_defaults_under_nbval(tmp_path):
     """nbval-lax: every notebook runs top to bottom with its parameters cell's (smoke) defaults."""
     env = dict(os.environ, **{paths.OUTPUT_ROOT_ENV: str(tmp_path / "out")})
+    # in pipeline order (clean_notebooks lists the stages so), so a notebook finds what an upstream one made
+    order = yaml.safe_load(paths.DVC_YAML.read_text())["stages"]["clean_notebooks"]["foreach"]
+    ordered = sorted(NOTEBOOKS, key=lambda nb: order.index(nb.stem) if nb.stem in order else len(order))
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "--nbval-lax", "--nbval-current-env",
-                        "-p", "no:cacheprovider", "--rootdir", str(paths.ROOT), *map(str, NOTEBOOKS)],
+                        "-p", "no:cacheprovider", "--rootdir", str(paths.ROOT), *map(str, ordered)],
                        capture_output=True, text=True, env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     assert (tmp_path / "out" / "metrics" / "data_overview.json").is_file()

@@ -12,6 +12,17 @@
   VisionTransformer, the patch size adapted to small inputs (16 at 224 px, 4 at 28-32 px);
   the width multiplier scales the hidden size, ``depth`` the number of layers.
 
+Students of the cross-architecture matrix (DC, Zhao et al. 2021, §4 "cross-architecture
+generalization"; DWA, Du et al. 2024, Tables 4 and 9):
+
+* ``mlp``, ``lenet``, ``alexnet``, ``vgg11``: DC's small-image networks (its ``networks.py``: MLP,
+  LeNet, AlexNet/AlexNetBN, VGG11/VGG11BN) without their linear heads.
+* ``shufflenet_v2`` (Ma et al. 2018) from torchvision's x1.0 stages, with a width multiplier and
+  the same small-image stem rule as the mobile networks.
+* ``vit_bn``: ViT-Tiny with every LayerNorm replaced by a token BatchNorm and one more BN between
+  the two FFN linears (SRe2L's "ViT-BN", used by DWA's Table 9), so that BN-statistic matching
+  (DWA §3.1, Eq. 4) can hook it; :func:`bn_input_stats` gives the statistics such a hook needs.
+
 Every constructor takes ``in_channels`` (1 for Fashion-MNIST) and ``image_size``; the ``cpu``
 profile uses reduced widths (a full ResNet-18 trains at only ~40 img/s on 2 cores at 28 px).
 """
@@ -137,28 +148,39 @@ def resnet50(in_channels: int = 3, image_size: int = 224, width_mult: float = 1.
     return b
 
 
-def _replace_stem_conv(conv: nn.Conv2d, in_channels: int, small: bool) -> nn.Conv2d:
-    stride = 1 if small else conv.stride
+def _replace_stem_conv(conv: nn.Conv2d, in_channels: int, stride: int) -> nn.Conv2d:
     return nn.Conv2d(in_channels, conv.out_channels, conv.kernel_size, stride, conv.padding, bias=conv.bias is not None)
 
 
-def mobilenet_v2(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0) -> Backbone:
+def _stem_stride(image_size: int, stem_stride: int | None) -> int:
+    """Stride of the first convolution: 1 below 64 px (the usual CIFAR adaptation), else torchvision's 2.
+    An explicit ``stem_stride=2`` at small inputs keeps ImageNet's total stride 32 (~1.5-2x cheaper)."""
+    if stem_stride is None:
+        return 1 if image_size < 64 else 2
+    if stem_stride not in (1, 2):
+        raise ValueError(f"stem_stride must be 1 or 2, got {stem_stride}")
+    return stem_stride
+
+
+def mobilenet_v2(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0,
+                 stem_stride: int | None = None) -> Backbone:
     from torchvision.models import mobilenet_v2 as tv
 
     net = tv(weights=None, width_mult=width_mult)
     first = net.features[0][0]
-    net.features[0][0] = _replace_stem_conv(first, in_channels, image_size < 64)
+    net.features[0][0] = _replace_stem_conv(first, in_channels, _stem_stride(image_size, stem_stride))
     body = nn.Sequential(net.features, nn.AdaptiveAvgPool2d(1))
     return Backbone(body, net.last_channel, "mobilenet_v2")
 
 
-def efficientnet_b0(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0) -> Backbone:
+def efficientnet_b0(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0,
+                    stem_stride: int | None = None) -> Backbone:
     from torchvision.models.efficientnet import EfficientNet, _efficientnet_conf
 
     setting, last = _efficientnet_conf("efficientnet_b0", width_mult=width_mult, depth_mult=1.0)
     net = EfficientNet(setting, dropout=0.2, last_channel=last)
     first = net.features[0][0]
-    net.features[0][0] = _replace_stem_conv(first, in_channels, image_size < 64)
+    net.features[0][0] = _replace_stem_conv(first, in_channels, _stem_stride(image_size, stem_stride))
     body = nn.Sequential(net.features, nn.AdaptiveAvgPool2d(1))
     dim = net.classifier[1].in_features
     return Backbone(body, dim, "efficientnet_b0")
@@ -186,8 +208,9 @@ class _ViTFeatures(nn.Module):
         return x[:, 0]
 
 
-def vit_tiny(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0, depth: int = 12,
-             patch_size: int | None = None) -> Backbone:
+def _vision_transformer(in_channels: int, image_size: int, width_mult: float, depth: int,
+                        patch_size: int | None, **extra):
+    """torchvision's VisionTransformer at ViT-Ti/16 proportions (3 heads, MLP 4x), headless."""
     from torchvision.models.vision_transformer import VisionTransformer
 
     heads = 3
@@ -196,14 +219,164 @@ def vit_tiny(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0
     if image_size % patch:
         raise ValueError(f"image size {image_size} is not a multiple of the patch size {patch}")
     vit = VisionTransformer(image_size=image_size, patch_size=patch, num_layers=depth, num_heads=heads,
-                            hidden_dim=hidden, mlp_dim=4 * hidden)
+                            hidden_dim=hidden, mlp_dim=4 * hidden, **extra)
     if in_channels != 3:
         vit.conv_proj = nn.Conv2d(in_channels, hidden, patch, patch)
         fan_in = in_channels * patch * patch
         nn.init.trunc_normal_(vit.conv_proj.weight, std=math.sqrt(1 / fan_in))
         nn.init.zeros_(vit.conv_proj.bias)
     vit.heads = nn.Identity()
+    return vit, hidden
+
+
+def vit_tiny(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0, depth: int = 12,
+             patch_size: int | None = None) -> Backbone:
+    vit, hidden = _vision_transformer(in_channels, image_size, width_mult, depth, patch_size)
     return Backbone(_ViTFeatures(vit), hidden, "vit_tiny")
+
+
+# --- students of the cross-architecture matrix (DC §4; DWA Tables 4 and 9) ---------------------------
+
+def _check_size(name: str, image_size: int, smallest: int) -> None:
+    if image_size < smallest:
+        raise ValueError(f"{name} needs image_size >= {smallest}, got {image_size}")
+
+
+def mlp(in_channels: int = 1, image_size: int = 28, width: int = 128, depth: int = 3) -> Backbone:
+    """DC's MLP: flatten -> (``depth`` - 1) x [Linear(``width``) -> ReLU]. ``depth`` counts the Linear
+    layers of the whole classifier, the head the trainer adds included, as in DC's 3-layer MLP
+    (784-128-128-C); the features are the last hidden layer (``width``-d)."""
+    if depth < 2 or width < 1:
+        raise ValueError(f"mlp needs depth >= 2 and width >= 1, got depth={depth}, width={width}")
+    layers: list[nn.Module] = [nn.Flatten()]
+    d = in_channels * image_size * image_size
+    for _ in range(depth - 1):
+        layers += [nn.Linear(d, width), nn.ReLU(inplace=True)]
+        d = width
+    return Backbone(nn.Sequential(*layers), width, f"mlp{depth}")
+
+
+def lenet(in_channels: int = 1, image_size: int = 28) -> Backbone:
+    """DC's LeNet (LeCun et al. 1998): conv 6@5x5 -> ReLU -> max-pool, conv 16@5x5 -> ReLU ->
+    max-pool, fc 120 -> ReLU, fc 84 -> ReLU; the features are the 84-d output. The first conv pads
+    2 at 28 px (DC pads 1-channel inputs), so 28 and 32 px both reach a 16x5x5 map."""
+    pad = 2 if image_size == 28 else 0
+    s = ((image_size + 2 * pad - 4) // 2 - 4) // 2
+    if s < 1:
+        raise ValueError(f"lenet needs image_size >= 16, got {image_size}")
+    body = nn.Sequential(
+        nn.Conv2d(in_channels, 6, 5, padding=pad), nn.ReLU(inplace=True), nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5), nn.ReLU(inplace=True), nn.MaxPool2d(2), nn.Flatten(),
+        nn.Linear(16 * s * s, 120), nn.ReLU(inplace=True), nn.Linear(120, 84), nn.ReLU(inplace=True))
+    return Backbone(body, 84, "lenet")
+
+
+def alexnet(in_channels: int = 1, image_size: int = 28, width_mult: float = 1.0, norm: str = "none") -> Backbone:
+    """DC's small-image AlexNet (``norm='batch'`` is its AlexNetBN): conv 128@5x5 -> pool, conv
+    192@5x5 -> pool, conv 256@3x3, conv 192@3x3, conv 192@3x3 -> pool, each conv followed by
+    [norm] -> ReLU; widths scaled by ``width_mult``. The first conv pads 4 at 28 px (2 otherwise),
+    so 28 and 32 px both end in a 4x4 map (features 192 x 4 x 4 at full width)."""
+    widths = [_scaled(c, width_mult) for c in (128, 192, 256, 192, 192)]
+    pad = 4 if image_size == 28 else 2
+    s = image_size + 2 * pad - 4
+    _check_size("alexnet", s, 8)
+    layers: list[nn.Module] = []
+    c = in_channels
+    for i, (w, k) in enumerate(zip(widths, (5, 5, 3, 3, 3))):
+        layers += [nn.Conv2d(c, w, k, padding=pad if i == 0 else k // 2), _norm(norm, w, s), nn.ReLU(inplace=True)]
+        if i in (0, 1, 4):
+            layers.append(nn.MaxPool2d(2))
+            s //= 2
+        c = w
+    return Backbone(nn.Sequential(*layers), c * s * s, "alexnet")
+
+
+VGG11_CONFIG: tuple = (64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M")
+
+
+def vgg11(in_channels: int = 1, image_size: int = 28, width_mult: float = 1.0, norm: str = "instance") -> Backbone:
+    """VGG-11 (Simonyan & Zisserman 2015, configuration A) as DC builds it for small images: every
+    conv 3x3 -> norm -> ReLU, no classifier MLP (DC's 'VGG11' is ``norm='instance'``, 'VGG11BN' is
+    ``norm='batch'``). Widths are scaled by ``width_mult``.
+
+    28 px: as DC, the first conv pads 3 (28 -> 32), so the five 2x2 pools end at 1x1. Any pool that
+    would take a map below 1x1 (inputs under 32 px other than 28) is dropped; the features are the
+    flattened last map (512 at 28-32 px and full width)."""
+    pad = 3 if image_size == 28 else 1
+    s = image_size + 2 * pad - 2
+    layers: list[nn.Module] = []
+    c = in_channels
+    for v in VGG11_CONFIG:
+        if v == "M":
+            if s >= 2:
+                layers.append(nn.MaxPool2d(2))
+                s //= 2
+            continue
+        w = _scaled(v, width_mult)
+        layers += [nn.Conv2d(c, w, 3, padding=pad if not layers else 1),
+                   _norm(norm, w, s), nn.ReLU(inplace=True)]
+        c = w
+    return Backbone(nn.Sequential(*layers), c * s * s, "vgg11")
+
+
+SHUFFLENET_V2_X1_0: tuple[tuple[int, int, int], tuple[int, int, int, int, int]] = ((4, 8, 4), (24, 116, 232, 464, 1024))
+
+
+def shufflenet_v2(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0,
+                  stem_stride: int | None = None) -> Backbone:
+    """ShuffleNetV2 x1.0 (Ma et al. 2018) from torchvision's blocks, headless. All five
+    ``stages_out_channels`` are scaled by ``width_mult`` to multiples of 4, so every stride-1 unit
+    splits its channels into two even halves (torchvision's constraint inp == 2 x branch). Stem as
+    :func:`_stem_stride`: stride 1 and no max-pool below 64 px (total stride 8); stride 2 keeps
+    torchvision's conv stride 2 plus max-pool (total stride 32)."""
+    from torchvision.models.shufflenetv2 import ShuffleNetV2
+
+    repeats, channels = SHUFFLENET_V2_X1_0
+    stages = [_scaled(c, width_mult, divisor=4) for c in channels]
+    net = ShuffleNetV2(list(repeats), stages)
+    stride = _stem_stride(image_size, stem_stride)
+    net.conv1[0] = _replace_stem_conv(net.conv1[0], in_channels, stride)
+    if stride == 1:
+        net.maxpool = nn.Identity()
+    net.fc = nn.Identity()
+    return Backbone(net, stages[-1], "shufflenet_v2")
+
+
+class TokenBatchNorm(nn.BatchNorm1d):
+    """BatchNorm over the embedding dimension of ``[B, T, D]`` tokens: per channel, statistics pool
+    the batch and the tokens (SRe2L's ViT-BN). A :class:`torch.nn.BatchNorm1d` subclass, so it is a
+    ``torch.nn.modules.batchnorm._BatchNorm`` with ``running_mean`` / ``running_var`` of size D;
+    its input's channel axis is the *last* one (see :func:`bn_input_stats`)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() != 3:
+            raise ValueError(f"TokenBatchNorm expects [B, T, D] tokens, got shape {tuple(x.shape)}")
+        return super().forward(x.reshape(-1, x.shape[-1])).reshape(x.shape)
+
+
+def bn_input_stats(module: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-channel mean and biased variance of a BN layer's input, as BN-statistic matching compares
+    them with ``running_mean`` / ``running_var`` (SRe2L / DWA Eq. 4): channels are axis 1 for
+    ``BatchNorm1d/2d/3d`` and the last axis for :class:`TokenBatchNorm`."""
+    if not isinstance(module, nn.modules.batchnorm._BatchNorm):
+        raise ValueError(f"not a BatchNorm layer: {type(module).__name__}")
+    flat = x.reshape(-1, x.shape[-1]) if isinstance(module, TokenBatchNorm) else x.transpose(0, 1).flatten(1).T
+    return flat.mean(0), flat.var(0, unbiased=False)
+
+
+def vit_bn(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0, depth: int = 12,
+           patch_size: int | None = None, ffn_bn: bool = True) -> Backbone:
+    """"ViT-BN" (SRe2L, Yin et al. 2023, Appendix; DWA Appendix A.2.3 / Table 9): :func:`vit_tiny`
+    with every LayerNorm (the two in each block and the encoder's last) replaced by a
+    :class:`TokenBatchNorm`, and, with ``ffn_bn``, one more between the FFN's first linear and its
+    GELU. No LayerNorm is left; every norm is a ``_BatchNorm`` that a BN-matching hook can find."""
+    vit, hidden = _vision_transformer(in_channels, image_size, width_mult, depth, patch_size,
+                                      norm_layer=TokenBatchNorm)
+    if ffn_bn:
+        for block in vit.encoder.layers:
+            fc1, *rest = list(block.mlp)
+            block.mlp = nn.Sequential(fc1, TokenBatchNorm(fc1.out_features), *rest)
+    return Backbone(_ViTFeatures(vit), hidden, "vit_bn")
 
 
 BACKBONES: dict[str, Callable[..., Backbone]] = {
@@ -213,6 +386,12 @@ BACKBONES: dict[str, Callable[..., Backbone]] = {
     "mobilenet_v2": mobilenet_v2,
     "efficientnet_b0": efficientnet_b0,
     "vit_tiny": vit_tiny,
+    "mlp": mlp,
+    "lenet": lenet,
+    "alexnet": alexnet,
+    "vgg11": vgg11,
+    "shufflenet_v2": shufflenet_v2,
+    "vit_bn": vit_bn,
 }
 
 

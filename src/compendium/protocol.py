@@ -260,7 +260,7 @@ def run(arm: Arm, setup: Setup, bank: TargetBank | None = None, keep_backbone: b
         cfg = train.PretrainConfig(epochs=setup.epochs, batch_size=setup.batch_size, lr=setup.lr,
                                    weight_decay=setup.weight_decay, budget=arm.budget, budget_mode=arm.budget_mode,
                                    seed=arm.seed, device=setup.device, log_prefix=arm.name if log else "")
-        hist = train.pretrain(model, setup.images, cfg, augment.preset(arm.method, size=setup.size), setup.mean,
+        hist = train.pretrain(model, setup.images, cfg, augment.preset(arm.method, size=setup.size, small_images=setup.size < 64), setup.mean,
                               setup.std, **extra)
         steps, switch, n_steps = hist.steps, hist.switch_step, len(hist.steps)
         train_seconds = sum(e["seconds"] for e in hist.epochs)
@@ -373,20 +373,71 @@ def run_many(arms: list[Arm], setup: Setup, bank: TargetBank | None = None, work
     return out
 
 
-def fashion_mnist_setup(index_file: Path, **settings) -> tuple[Setup, TargetBank]:
-    """D = the Fashion-MNIST training images the ``priors`` stage made its targets for (its
-    ``indices``), the full test set, and the bank of those targets. ``settings``: :class:`Setup` fields.
-    ``probe_train`` > 0 trains the probe on that many images of D (a fixed random subset)."""
+SHIPPED = ("fashion-mnist", "digits")   # in the repository (data.dvc); the others need ``data_root``
+TAGS = {"fashion-mnist": "fmnist"}        # short names in prior files: <tag>_supervised.pt, <tag>_byol.pt
+
+
+def dataset_tag(name: str) -> str:
+    return TAGS.get(name, name.replace("-", ""))
+
+
+def load_dataset(name: str, split: str, data_root: str | Path = "", resolution: int | None = None):
+    """A split of a named dataset (see :data:`compendium.data.LOADERS`). Fashion-MNIST and the digits
+    ship with the repository; CIFAR-10/100, Tiny-ImageNet and ImageNet are read from ``data_root``
+    (relative paths are under the project root) and never downloaded."""
+    from . import data, paths
+
+    if name not in data.LOADERS:
+        raise ValueError(f"unknown dataset {name!r}; known: {sorted(data.LOADERS)}")
+    if name in SHIPPED:
+        return data.load(name, split)
+    if not data_root:
+        raise ValueError(f"dataset {name!r} is not shipped with the compendium: set `data_root` to the folder "
+                         f"that holds it (see README, 'Data')")
+    root = Path(data_root)
+    root = root if root.is_absolute() else paths.ROOT / root
+    if not root.is_dir():
+        raise FileNotFoundError(f"data_root {root} does not exist (dataset {name!r})")
+    kw = {"resolution": resolution} if resolution and name in ("tiny-imagenet", "imagenet") else {}
+    return data.load(name, split, root=root, **kw)
+
+
+def normalisation(name: str, images: torch.Tensor) -> tuple[tuple, tuple]:
+    """Per-channel mean and std: Fashion-MNIST's usual constants, else the training images' own."""
     from . import data
 
+    if name == "fashion-mnist":
+        return (data.FASHION_MNIST_MEAN,), (data.FASHION_MNIST_STD,)
+    mean, std = data.pixel_stats(images)
+    return tuple(mean), tuple(std)
+
+
+def dataset_setup(index_file: Path, dataset: str = "fashion-mnist", data_root: str | Path = "",
+                  **settings) -> tuple[Setup, TargetBank]:
+    """D = the training images of ``dataset`` the ``priors`` stage made its targets for (its
+    ``indices``), the full test set, and the bank of those targets. ``settings``: :class:`Setup`
+    fields. ``probe_train`` > 0 trains the probe on that many images of D (a fixed random subset)."""
     index_file = Path(index_file)
     if not index_file.is_file():
         raise FileNotFoundError(f"{index_file} is missing: the `priors` stage makes the targets (run `dvc repro priors`)")
-    idx = torch.tensor(json.loads(index_file.read_text())["indices"])
-    tr, te = data.load_fashion_mnist("train"), data.load_fashion_mnist("test")
-    setup = Setup(tr.images[idx], tr.labels[idx], te.images, te.labels, (data.FASHION_MNIST_MEAN,),
-                  (data.FASHION_MNIST_STD,), **settings)
+    index = json.loads(index_file.read_text())
+    made_for = index.get("dataset") or next((t.get("dataset") for t in index.get("targets", [])), "fashion-mnist")
+    if made_for != dataset:
+        raise ValueError(f"the priors stage made its targets for {made_for!r}, this stage asks for {dataset!r}: "
+                         f"set the same `dataset` in params.yaml's priors section and rerun it")
+    idx = torch.tensor(index["indices"])
+    tr, te = load_dataset(dataset, "train", data_root), load_dataset(dataset, "test", data_root)
+    # the priors stage's normalisation (older indexes: recomputed the same way)
+    mean, std = ((tuple(index["mean"]), tuple(index["std"])) if "mean" in index
+                 else normalisation(dataset, tr.images[idx]))
+    settings.setdefault("num_classes", tr.num_classes)
+    setup = Setup(tr.images[idx], tr.labels[idx], te.images, te.labels, mean, std, **settings)
     return setup, TargetBank(setup, index_file)
+
+
+def fashion_mnist_setup(index_file: Path, **settings) -> tuple[Setup, TargetBank]:
+    """:func:`dataset_setup` for Fashion-MNIST."""
+    return dataset_setup(index_file, "fashion-mnist", **settings)
 
 
 def seed_stats(results, keys: list[str], value: str = "probe"):

@@ -7,7 +7,7 @@
 * :func:`make_targets`: two streaming passes over the prior's features. The first fits the
   :class:`compendium.pca.TargetMap` (covariance accumulated batch by batch). The second writes the
   ``[N, n]`` targets, n = min(student dim, prior dim). Memory is O(d^2) plus the output, whatever N:
-  the raw features are never held in full (``store_features=True`` keeps them instead, one pass).
+  the raw features are not held in full unless they are small (``store_features``: then one pass).
 * :func:`cached_targets`: the same, cached under a key made of the prior, the dataset, the seed and
   every option (:func:`compendium.priors.cache_key`). In the released code the key missed the seed
   and the architecture.
@@ -49,7 +49,7 @@ def prior_inputs(images: torch.Tensor, prior: Prior) -> torch.Tensor:
 @torch.no_grad()
 def prior_features(prior: Prior, images: torch.Tensor, batch_size: int = 256, device="cpu"):
     """The prior's features of every image, batch by batch (float32 on the CPU), in eval mode."""
-    prior.model.eval().to(device)
+    prior.model.eval().to(device, memory_format=torch.channels_last)
     for i in range(0, images.shape[0], batch_size):
         x = prior_inputs(images[i:i + batch_size].to(device), prior).contiguous(memory_format=torch.channels_last)
         yield prior.model(x).float().reshape(x.shape[0], -1).cpu()
@@ -64,16 +64,24 @@ class Targets:
     key: str = ""
 
 
+KEEP_FEATURES_BYTES = 2 << 30
+
+
 def target_dim(student_dim: int, prior_dim: int) -> int:
     """n = min(student feature dim, prior dim) (the code)."""
     return min(student_dim, prior_dim)
 
 
 def make_targets(prior: Prior, images: torch.Tensor, n_components: int, order: str = "code", batch_size: int = 256,
-                 device="cpu", store_features: bool = False) -> Targets:
-    """ReLA-D targets for ``images`` (``uint8 [N, C, H, W]``). See the module docstring."""
+                 device="cpu", store_features: bool | str = "auto") -> Targets:
+    """ReLA-D targets for ``images`` (``uint8 [N, C, H, W]``). See the module docstring.
+
+    ``store_features="auto"`` keeps the raw features (one pass over the prior instead of two) when
+    they take at most ``KEEP_FEATURES_BYTES``; the targets are the same either way."""
     if n_components > prior.feature_dim:
         raise ValueError(f"{n_components} target components exceed the prior's {prior.feature_dim} features")
+    if store_features == "auto":
+        store_features = images.shape[0] * prior.feature_dim * 4 <= KEEP_FEATURES_BYTES
     t0 = time.perf_counter()
     kept = [] if store_features else None
 

@@ -6,6 +6,15 @@ from ..params import P
 
 METHODS = ("byol", "simclr", "barlow_twins", "dino", "moco", "simsiam", "swav", "vicreg")
 
+DATASETS = ("fashion-mnist", "cifar10", "cifar100", "tiny-imagenet", "imagenet")
+
+# Which dataset D is (the ReLA experiment stages and the priors stage).
+DATASET = {
+    "dataset": P("str", "D: fashion-mnist (shipped) or a dataset read from data_root (must match the priors stage)",
+                 choices=DATASETS),
+    "data_root": P("str", "folder holding the non-shipped datasets (relative to the project root); '' for the shipped ones"),
+}
+
 # The keys every ReLA experiment stage shares (compendium.protocol.Setup and the Conv-3 student).
 PROTOCOL = {
     "width": P("int", "Conv-3 width of the student (must match the priors stage)", low=4, high=1024),
@@ -18,12 +27,25 @@ PROTOCOL = {
     "weight_decay": P("float", "AdamW weight decay", low=0.0),
     "head_mult": P("float", "width multiplier of the projection/prediction heads", low=0.01, high=4.0),
     "rela_code_extras": P("bool", "the code's colour jitter and grayscale in ReLA's weak views"),
-    "probe_train": P("int", "images of D the linear probe trains on (0: all)", low=0, high=60000),
+    "probe_train": P("int", "images of D the linear probe trains on (0: all)", low=0, high=2_000_000),
     "probe_standardize": P("bool", "z-score the frozen features before the probe (false: the paper's raw features)"),
     "probe_epochs": P("int", "linear-probe epochs", low=1),
     "probe_batch_size": P("int", "linear-probe batch size", low=1),
     "probe_lr": P("float", "linear-probe Adam learning rate", low=0.0),
     "workers": P("int", "single-threaded worker processes (0: run in the notebook's process, for a GPU)", low=0, high=64),
+    "device": P("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
+    "dpi": P("int", "PNG resolution", low=50, high=150),
+}
+
+# The evaluation keys shared by the labeled-distillation stages (compendium.distill.evaluate).
+DD_EVAL = {
+    "seeds": P("list[int]", "evaluation seeds (a fresh student per seed)", low=0, nonempty=True),
+    "ipcs": P("list[int]", "images per class", low=1, high=1000, nonempty=True),
+    "eval_width": P("int", "width of the Conv-3 student (BatchNorm)", low=4, high=1024),
+    "eval_steps": P("int", "optimiser steps of every student", low=1),
+    "eval_batch": P("int", "student batch size", low=1),
+    "eval_lr": P("float", "student AdamW learning rate (cosine)", low=0.0, high=1.0),
+    "workers": P("int", "single-threaded worker processes (0: in the notebook's process)", low=0, high=64),
     "device": P("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "dpi": P("int", "PNG resolution", low=50, high=150),
 }

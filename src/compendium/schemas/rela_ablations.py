@@ -1,10 +1,11 @@
 from ..params import P
-from . import PROTOCOL
+from . import DATASET, PROTOCOL
 
 SECTION = "rela_ablations"
 DATA = ("fashion-mnist",)
 SCHEMA = {
     "seeds": P("list[int]", "the first runs every arm, the others the reference arms (seed noise)", low=0, nonempty=True),
+    **DATASET,
     **PROTOCOL,
     "budget": P("float", "training budget of every arm", low=0.001, high=1.0),
     "priors": P("list[str]", "a weak and a strong prior (each needs targets from the priors stage)", nonempty=True),

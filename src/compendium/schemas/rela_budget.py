@@ -1,11 +1,12 @@
 from ..params import P
-from . import PROTOCOL
+from . import DATASET, PROTOCOL
 
 SECTION = "rela_budget"
 DATA = ("fashion-mnist",)
 SCHEMA = {
     "seeds": P("list[int]", "seeds of the headline cells (the first seed runs every cell)", low=0, nonempty=True),
     "full_seeds": P("int", "BYOL* (100%) runs on the first full_seeds of seeds", low=1, high=100),
+    **DATASET,
     **PROTOCOL,
     "budgets": P("list[float]", "training budgets below 100% (Table 1 rows)", low=0.001, high=0.999, nonempty=True),
     "priors": P("list[str]", "ReLA priors (each needs targets from the priors stage)", nonempty=True),

@@ -1,0 +1,116 @@
+"""Many evaluations of distilled sets at once: single-threaded worker processes (spawned), each
+evaluation seeded on its own, so the results do not depend on the number of workers (as
+:func:`compendium.protocol.run_many` for the ReLA arms)."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from . import evaluate as E
+from .sets import DistilledSet
+
+_TEST: tuple[torch.Tensor, torch.Tensor] | None = None
+
+
+@dataclass
+class Job:
+    """One student trained on one set with one seed; ``key`` names the table cell it belongs to."""
+
+    key: dict
+    dset: DistilledSet
+    cfg: E.EvalConfig
+    seed: int = 0
+    teacher: nn.Module | None = None
+    cost: float = field(default=0.0, compare=False)   # a scheduling hint (bigger first)
+
+
+def _init(test_images: torch.Tensor, test_labels: torch.Tensor, threads: int) -> None:
+    global _TEST
+    torch.set_num_threads(threads)
+    _TEST = (test_images, test_labels)
+
+
+def _one(job: Job) -> dict:
+    assert _TEST is not None
+    t0 = time.perf_counter()
+    r = E.evaluate(job.dset, _TEST[0], _TEST[1], job.cfg, job.seed, job.teacher)
+    return {**job.key, "seed": job.seed, "acc": r["final_acc"], "best acc": r["best_acc"], "steps": r["steps"],
+            "train seconds": r["train_seconds"], "seconds": time.perf_counter() - t0}
+
+
+def evaluate_many(jobs: list[Job], test_images: torch.Tensor, test_labels: torch.Tensor, workers: int = 2) -> list[dict]:
+    """Rows (``key`` + seed, final and best accuracy, steps, seconds) in the order of ``jobs``. Every job's
+    config is checked first, so a bad one fails before any training. ``workers`` 0: in this process."""
+    for j in jobs:
+        E._check_inputs(j.dset, test_images, test_labels, j.cfg, j.teacher)
+    if workers <= 0:
+        _init(test_images, test_labels, torch.get_num_threads())
+        return [_one(j) for j in jobs]
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i].cost)  # longest first: less idle time at the end
+    out: list[dict | None] = [None] * len(jobs)
+    ctx = torch.multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init, initargs=(test_images, test_labels, 1)) as ex:
+        futures = {i: ex.submit(_one, jobs[i]) for i in order}
+        for i, f in futures.items():
+            out[i] = f.result()
+    return out  # type: ignore[return-value]
+
+
+def summarise(rows: list[dict], keys: list[str]):
+    """Mean and sample std of the final accuracy over seeds per cell (a pandas DataFrame), with the cell text."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    g = df.groupby(keys, sort=False)["acc"]
+    out = g.agg(["mean", "std", "count"]).reset_index()
+    out["std"] = out["std"].fillna(0.0)
+    out["cell"] = [E.cell_text(m, s) for m, s in zip(out["mean"], out["std"])]
+    return out
+
+
+def _call(module_name: str, fn: str, args: tuple, kwargs: dict):
+    import importlib
+
+    torch.set_num_threads(1)
+    return getattr(importlib.import_module(module_name), fn)(*args, **kwargs)
+
+
+def parallel(module, calls: list[tuple[str, tuple, dict]], workers: int = 2) -> list:
+    """``module.fn(*args, **kwargs)`` for each ``(fn, args, kwargs)`` in single-threaded worker processes
+    (spawned), results in order; ``workers`` 0 runs them here. For independent syntheses (each seeded)."""
+    for fn, _, _ in calls:
+        if not callable(getattr(module, fn, None)):
+            raise ValueError(f"{module.__name__} has no function {fn!r}")
+    if workers <= 0:
+        return [getattr(module, fn)(*a, **kw) for fn, a, kw in calls]
+    ctx = torch.multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=ctx) as ex:
+        futures = [ex.submit(_call, module.__name__, fn, a, kw) for fn, a, kw in calls]
+        return [f.result() for f in futures]
+
+
+def dsa_eval_augment(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """DSA's evaluation augmentation (the full default strategy, one family per batch, per-image
+    parameters) as an :class:`~compendium.distill.evaluate.EvalConfig` ``dsa`` hook (picklable)."""
+    from . import dsa
+
+    return dsa.augment_independent(x, generator=generator)
+
+
+def published_tables():
+    """Where the other stages' published tables are: ``reports/tables`` for the pipeline, else (a run of
+    nbrun with another ``--output-root``, as the tests do) that root's ``tables``, which nbrun reveals by
+    the artifacts folder it publishes to."""
+    import os
+    from pathlib import Path
+
+    from .. import paths
+
+    mr = os.environ.get(paths.MODELS_ROOT_ENV)
+    base = Path(mr).parent if mr and Path(mr).name == paths.ARTIFACTS else paths.REPORTS
+    return base / paths.TABLES

@@ -1,0 +1,55 @@
+"""Teachers ("squeeze", SRe2L/DWA Sec. 2): a network trained on the whole real training set, saved with
+what is needed to rebuild it; it is also the whole-dataset upper bound of its architecture and the
+observer of RDED, the relabeller of SRe2L/RDED/DWA/ReLA and the inverted model of SRe2L/DWA."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from . import evaluate as E
+
+
+class TeacherError(FileNotFoundError):
+    """A missing or unreadable teacher file."""
+
+
+def save(model: nn.Sequential, path: str | Path, cfg: E.EvalConfig, image_shape, num_classes: int, mean, std,
+         record: dict) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    torch.save({"arch": cfg.arch, "arch_kwargs": dict(cfg.arch_kwargs), "image_shape": list(image_shape),
+                "num_classes": int(num_classes), "mean": list(mean), "std": list(std), "record": dict(record),
+                "state": model.state_dict()}, tmp)
+    tmp.replace(path)
+    return path
+
+
+def load(path: str | Path) -> tuple[nn.Sequential, dict]:
+    """The teacher (eval mode, CPU) and its metadata (arch, kwargs, normalisation, training record)."""
+    path = Path(path)
+    if not path.is_file():
+        raise TeacherError(f"no teacher at {path}: the `dd_teachers` stage trains it (run `dvc repro dd_teachers`)")
+    try:
+        d = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001
+        raise TeacherError(f"{path} is not a readable teacher ({type(e).__name__}: {e})") from e
+    cfg = E.EvalConfig(arch=d["arch"], arch_kwargs=d["arch_kwargs"])
+    net = E.build_student(cfg, tuple(d["image_shape"]), d["num_classes"])
+    net.load_state_dict(d["state"])
+    meta = {k: v for k, v in d.items() if k != "state"}
+    return net.eval(), meta
+
+
+@torch.no_grad()
+def features(teacher: nn.Sequential, images: torch.Tensor, batch_size: int = 1024) -> torch.Tensor:
+    """The teacher backbone's features (before the linear head) of normalised float images."""
+    backbone = teacher[0]
+    was = backbone.training
+    backbone.eval()
+    out = torch.cat([backbone(images[i:i + batch_size]).float() for i in range(0, len(images), batch_size)])
+    backbone.train(was)
+    return out

@@ -1,0 +1,17 @@
+from ..params import P
+from . import DD_EVAL
+
+SECTION = "dd_coresets"
+DATA = ("fashion-mnist",)
+SCHEMA = {
+    **DD_EVAL,
+    "methods": P("list[str]", "coresets and simple baselines", nonempty=True,
+                 choices=("random", "herding", "k_center", "forgetting", "kmeans", "kmeans_nearest", "average")),
+    "feature_spaces": P("list[str]", "feature spaces of herding and k-center", nonempty=True, choices=("teacher", "prior")),
+    "forgetting_epochs": P("int", "epochs of the network that records forgetting events (>= 2)", low=2, high=200),
+    "pool_n": P("int", "training images the methods choose from (60000 = all)", low=100, high=60000),
+    "rela_students": P("list[str]", "students of ReLA's labeled-distillation cells", nonempty=True,
+                       choices=("convnet", "resnet18")),
+    "eval_resnet_width_mult": P("float", "ResNet-18 student width multiplier", low=0.01, high=4.0),
+    "temperature": P("float", "temperature of the online teacher labels", low=0.01, high=100.0),
+}

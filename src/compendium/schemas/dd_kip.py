@@ -1,0 +1,17 @@
+from ..params import P
+from . import DD_EVAL
+
+SECTION = "dd_kip"
+DATA = ("fashion-mnist",)
+SCHEMA = {
+    **DD_EVAL,
+    "kernels": P("list[str]", "kernels: fc (= ntk), nngp, rbf", nonempty=True, choices=("fc", "ntk", "nngp", "rbf")),
+    "depth": P("int", "hidden layers of the fully-connected kernels", low=0, high=20),
+    "rbf_gamma": P("float", "RBF gamma (exp(-gamma |x - z|^2 / d))", low=1e-6, high=1e6),
+    "reg": P("float", "KRR ridge (relative to the mean diagonal)", low=0.0, high=1.0),
+    "iterations": P("int", "KIP Adam steps", low=1, high=100000),
+    "target_batch": P("int", "KIP target batch", low=10, high=60000),
+    "lr": P("float", "KIP Adam learning rate", low=0.0, high=10.0),
+    "p_corrupt": P("list[float]", "KIP_p corruption fractions (0: plain KIP)", low=0.0, high=0.99, nonempty=True),
+    "ls_target": P("int", "LS target set size", low=10, high=60000),
+}

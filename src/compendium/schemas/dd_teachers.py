@@ -1,0 +1,17 @@
+from ..params import P
+
+SECTION = "dd_teachers"
+DATA = ("fashion-mnist",)
+SCHEMA = {
+    "seed": P("int", "training seed", low=0),
+    "teachers": P("list[str]", "teacher architectures", nonempty=True, choices=("convnet", "resnet18")),
+    "convnet_width": P("int", "Conv-3 width (BatchNorm)", low=4, high=1024),
+    "resnet_width_mult": P("float", "ResNet-18 width multiplier", low=0.01, high=4.0),
+    "train_n": P("int", "training images (60000 = all)", low=100, high=60000),
+    "epochs": P("int", "training epochs", low=1, high=1000),
+    "batch_size": P("int", "batch size", low=8),
+    "lr": P("float", "AdamW learning rate (cosine)", low=0.0, high=1.0),
+    "weight_decay": P("float", "AdamW weight decay", low=0.0),
+    "device": P("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
+    "dpi": P("int", "PNG resolution", low=50, high=150),
+}

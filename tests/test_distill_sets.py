@@ -1,0 +1,50 @@
+import pytest
+import torch
+
+from compendium.distill import sets
+from compendium.distill.sets import DistilledSet, SetError
+
+
+def _set(**kw):
+    g = torch.Generator().manual_seed(0)
+    base = dict(images=torch.randn(20, 1, 8, 8, generator=g), labels=torch.arange(10).repeat(2), num_classes=10,
+                mean=(0.5,), std=(0.25,), method="test", params={"a": 1}, seed=3)
+    return DistilledSet(**{**base, **kw})
+
+
+def test_round_trip_keeps_everything(tmp_path):
+    s = _set(soft_labels=torch.softmax(torch.randn(20, 10), 1), synthesis_seconds=1.5, peak_memory_bytes=7)
+    t = DistilledSet.load(s.save(tmp_path / "x.pt"))
+    assert torch.equal(t.images, s.images) and torch.equal(t.labels, s.labels)
+    assert torch.allclose(t.soft_labels, s.soft_labels)
+    assert (t.method, t.params, t.seed, t.synthesis_seconds, t.peak_memory_bytes) == ("test", {"a": 1}, 3, 1.5, 7)
+    assert t.ipc == 2 and t.per_class.tolist() == [2] * 10
+
+
+def test_bad_sets_and_files_are_refused(tmp_path):
+    with pytest.raises(SetError, match="labels outside"):
+        _set(labels=torch.arange(20))
+    with pytest.raises(SetError, match="probabilities"):
+        _set(soft_labels=torch.randn(20, 10))
+    with pytest.raises(SetError, match="float tensor"):
+        _set(images=torch.zeros(20, 1, 8, 8, dtype=torch.uint8))
+    with pytest.raises(SetError, match="no distilled set"):
+        DistilledSet.load(tmp_path / "missing.pt")
+    (tmp_path / "bad.pt").write_bytes(b"not a torch file")
+    with pytest.raises(SetError, match="not a readable"):
+        DistilledSet.load(tmp_path / "bad.pt")
+
+
+def test_from_real_normalises_and_pixels_invert():
+    imgs = torch.randint(0, 256, (30, 1, 8, 8), dtype=torch.uint8)
+    labels = torch.arange(30) % 10
+    s = sets.from_real(imgs, labels, torch.tensor([0, 5, 12]), 10, (0.3,), (0.2,), "random")
+    assert torch.allclose(s.pixels(), imgs[[0, 5, 12]].float() / 255, atol=1e-6)
+    assert s.source_index.tolist() == [0, 5, 12] and s.labels.tolist() == [0, 5, 2]
+
+
+def test_measure_records_time_and_memory():
+    with sets.measure() as cost:
+        x = torch.ones(8_000_000)  # 32 MB
+        x.add_(1)
+    assert cost.seconds > 0 and cost.peak_memory_bytes > 16_000_000
