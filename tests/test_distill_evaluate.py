@@ -330,3 +330,14 @@ def test_presets_and_record():
 
     rec = json.loads(json.dumps(E.preset("dc", augmentation="dsa", dsa=my_dsa).record()))
     assert rec["dsa"] == "my_dsa" and rec["optimizer"] == "sgd"
+
+
+def test_test_subset_is_class_balanced_and_ordered():
+    labels = torch.arange(3).repeat(10)
+    images = torch.arange(30, dtype=torch.uint8).view(30, 1, 1, 1).expand(30, 1, 2, 2).contiguous()
+    x, y = E.test_subset(images, labels, 9)
+    assert torch.bincount(y).tolist() == [3, 3, 3]
+    assert x[:, 0, 0, 0].tolist() == sorted(x[:, 0, 0, 0].tolist()) == list(range(9))
+    assert E.test_subset(images, labels, 0)[1] is labels and len(E.test_subset(images, labels, 100)[1]) == 30
+    with pytest.raises(ValueError, match="classes"):
+        E.test_subset(images, labels, 2)

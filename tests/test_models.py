@@ -245,3 +245,20 @@ def test_students_reject_bad_arguments():
         models.vit_bn(1, 30, patch_size=4)
     for name in ("mlp", "lenet", "alexnet", "vgg11", "shufflenet_v2", "vit_bn"):
         assert name in models.BACKBONES
+
+
+@pytest.mark.parametrize("name", sorted(models.BACKBONES))
+def test_every_backbone_pickles(name):
+    """Worker processes receive models (teachers) by pickle: no backbone may hold a local class."""
+    import pickle
+
+    kw = {"resnet50": {"image_size": 32, "width_mult": 0.0625}, "mlp": {"width": 8}, "convnet": {"width": 4}}.get(name, {})
+    if name in ("resnet18", "mobilenet_v2", "efficientnet_b0", "shufflenet_v2", "alexnet", "vgg11"):
+        kw = {"width_mult": 0.0625}
+    if name in ("vit_tiny", "vit_bn"):
+        kw = {"width_mult": 0.125, "depth": 1}
+    net = models.build(name, in_channels=1, image_size=kw.pop("image_size", 28), **kw)
+    back = pickle.loads(pickle.dumps(net))
+    x = torch.randn(2, 1, *(2 * [32 if name == "resnet50" else 28]))
+    net.eval(), back.eval()
+    assert torch.equal(net(x), back(x))

@@ -94,41 +94,59 @@ def _scaled(c: int, mult: float, divisor: int = 8) -> int:
     return max(divisor, int(round(c * mult / divisor)) * divisor)
 
 
+def _scaled_resnet_class():
+    """The :class:`ScaledResNet` class, made on first use (torchvision is imported lazily) and kept as a
+    module attribute, so that models pickle (worker processes receive teachers)."""
+    cls = globals().get("_ScaledResNet")
+    if cls is None:
+        from torchvision.models.resnet import ResNet
+
+        class ScaledResNet(ResNet):
+            """torchvision's ResNet with widths scaled by ``width_mult`` and a small-image or ImageNet stem, headless."""
+
+            def __init__(self, block, layers, in_channels: int, width_mult: float, stem: str):
+                nn.Module.__init__(self)
+                self._norm_layer = nn.BatchNorm2d
+                self.dilation, self.groups, self.base_width = 1, 1, 64
+                widths = [_scaled(w, width_mult) for w in (64, 128, 256, 512)]
+                self.inplanes = widths[0]
+                if stem == "small":
+                    self.conv1 = nn.Conv2d(in_channels, widths[0], 3, 1, 1, bias=False)
+                    self.maxpool = nn.Identity()
+                elif stem == "imagenet":
+                    self.conv1 = nn.Conv2d(in_channels, widths[0], 7, 2, 3, bias=False)
+                    self.maxpool = nn.MaxPool2d(3, 2, 1)
+                else:
+                    raise ValueError(f"unknown stem {stem!r}")
+                self.bn1 = nn.BatchNorm2d(widths[0])
+                self.relu = nn.ReLU(inplace=True)
+                self.layer1 = self._make_layer(block, widths[0], layers[0])
+                self.layer2 = self._make_layer(block, widths[1], layers[1], stride=2)
+                self.layer3 = self._make_layer(block, widths[2], layers[2], stride=2)
+                self.layer4 = self._make_layer(block, widths[3], layers[3], stride=2)
+                self.avgpool = nn.AdaptiveAvgPool2d(1)
+                self.fc = nn.Identity()
+                for m in self.modules():
+                    if isinstance(m, nn.Conv2d):
+                        nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+                    elif isinstance(m, nn.BatchNorm2d):
+                        nn.init.ones_(m.weight)
+                        nn.init.zeros_(m.bias)
+                self.out_dim = widths[3] * block.expansion
+
+        ScaledResNet.__module__, ScaledResNet.__qualname__ = __name__, "ScaledResNet"
+        globals()["_ScaledResNet"] = cls = ScaledResNet
+    return cls
+
+
+def __getattr__(name: str):  # PEP 562: ``compendium.models.ScaledResNet`` for pickle
+    if name == "ScaledResNet":
+        return _scaled_resnet_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _resnet(block, layers, in_channels: int, image_size: int, width_mult: float, stem: str) -> Backbone:
-    from torchvision.models.resnet import ResNet
-
-    class ScaledResNet(ResNet):
-        def __init__(self):
-            nn.Module.__init__(self)
-            self._norm_layer = nn.BatchNorm2d
-            self.dilation, self.groups, self.base_width = 1, 1, 64
-            widths = [_scaled(w, width_mult) for w in (64, 128, 256, 512)]
-            self.inplanes = widths[0]
-            if stem == "small":
-                self.conv1 = nn.Conv2d(in_channels, widths[0], 3, 1, 1, bias=False)
-                self.maxpool = nn.Identity()
-            elif stem == "imagenet":
-                self.conv1 = nn.Conv2d(in_channels, widths[0], 7, 2, 3, bias=False)
-                self.maxpool = nn.MaxPool2d(3, 2, 1)
-            else:
-                raise ValueError(f"unknown stem {stem!r}")
-            self.bn1 = nn.BatchNorm2d(widths[0])
-            self.relu = nn.ReLU(inplace=True)
-            self.layer1 = self._make_layer(block, widths[0], layers[0])
-            self.layer2 = self._make_layer(block, widths[1], layers[1], stride=2)
-            self.layer3 = self._make_layer(block, widths[2], layers[2], stride=2)
-            self.layer4 = self._make_layer(block, widths[3], layers[3], stride=2)
-            self.avgpool = nn.AdaptiveAvgPool2d(1)
-            self.fc = nn.Identity()
-            for m in self.modules():
-                if isinstance(m, nn.Conv2d):
-                    nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
-                elif isinstance(m, nn.BatchNorm2d):
-                    nn.init.ones_(m.weight)
-                    nn.init.zeros_(m.bias)
-            self.out_dim = widths[3] * block.expansion
-
-    net = ScaledResNet()
+    net = _scaled_resnet_class()(block, layers, in_channels, width_mult, stem)
     return Backbone(net, net.out_dim, "resnet")
 
 

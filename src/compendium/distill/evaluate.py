@@ -508,6 +508,23 @@ def distillation_size(sizes, accs, whole_acc: float, A: float) -> int | None:
     return min(reached) if reached else None
 
 
+def test_subset(images_u8: torch.Tensor, labels: torch.Tensor, n: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """The first ``n // C`` test images of every class, in their original order (``n`` 0 or >= the test set:
+    all of it). A class-balanced, seed-free subset, so every stage tests on the same images; the cpu
+    profile uses it to spend its time on training rather than on testing."""
+    if n < 0:
+        raise ValueError(f"test_n must be >= 0, got {n}")
+    if n == 0 or n >= len(labels):
+        return images_u8, labels
+    C = int(labels.max()) + 1
+    if n < C:
+        raise ValueError(f"test_n = {n} is below the number of classes ({C})")
+    keep = torch.zeros(len(labels), dtype=torch.bool)
+    for c in range(C):
+        keep[torch.nonzero(labels == c).flatten()[: n // C]] = True
+    return images_u8[keep], labels[keep]
+
+
 def cross_architecture(dset: DistilledSet, archs: dict[str, EvalConfig], test_images_u8: torch.Tensor,
                        test_labels: torch.Tensor, seeds=(0, 1, 2), teacher: nn.Module | None = None,
                        log: str = "") -> list[dict]:

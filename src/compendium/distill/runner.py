@@ -27,6 +27,7 @@ class Job:
     seed: int = 0
     teacher: nn.Module | None = None
     cost: float = field(default=0.0, compare=False)   # a scheduling hint (bigger first)
+    classes: tuple[int, ...] | None = None            # test on these classes only, renumbered (continual)
 
 
 def _init(test_images: torch.Tensor, test_labels: torch.Tensor, threads: int) -> None:
@@ -35,10 +36,18 @@ def _init(test_images: torch.Tensor, test_labels: torch.Tensor, threads: int) ->
     _TEST = (test_images, test_labels)
 
 
+def _test_for(job: Job, images: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    if job.classes is None:
+        return images, labels
+    from .continual import test_view
+
+    return test_view(images, labels, job.classes)
+
+
 def _one(job: Job) -> dict:
     assert _TEST is not None
     t0 = time.perf_counter()
-    r = E.evaluate(job.dset, _TEST[0], _TEST[1], job.cfg, job.seed, job.teacher)
+    r = E.evaluate(job.dset, *_test_for(job, *_TEST), job.cfg, job.seed, job.teacher)
     return {**job.key, "seed": job.seed, "acc": r["final_acc"], "best acc": r["best_acc"], "steps": r["steps"],
             "train seconds": r["train_seconds"], "seconds": time.perf_counter() - t0}
 
@@ -47,7 +56,7 @@ def evaluate_many(jobs: list[Job], test_images: torch.Tensor, test_labels: torch
     """Rows (``key`` + seed, final and best accuracy, steps, seconds) in the order of ``jobs``. Every job's
     config is checked first, so a bad one fails before any training. ``workers`` 0: in this process."""
     for j in jobs:
-        E._check_inputs(j.dset, test_images, test_labels, j.cfg, j.teacher)
+        E._check_inputs(j.dset, *_test_for(j, test_images, test_labels), j.cfg, j.teacher)
     if workers <= 0:
         _init(test_images, test_labels, torch.get_num_threads())
         return [_one(j) for j in jobs]

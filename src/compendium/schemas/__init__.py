@@ -38,14 +38,18 @@ PROTOCOL = {
 }
 
 # The evaluation keys shared by the labeled-distillation stages (compendium.distill.evaluate).
-DD_EVAL = {
+DD_RUN = {
     "seeds": P("list[int]", "evaluation seeds (a fresh student per seed)", low=0, nonempty=True),
-    "ipcs": P("list[int]", "images per class", low=1, high=1000, nonempty=True),
-    "eval_width": P("int", "width of the Conv-3 student (BatchNorm)", low=4, high=1024),
     "eval_steps": P("int", "optimiser steps of every student", low=1),
     "eval_batch": P("int", "student batch size", low=1),
     "eval_lr": P("float", "student AdamW learning rate (cosine)", low=0.0, high=1.0),
+    "test_n": P("int", "class-balanced test images every student is tested on (0: all 10,000)", low=0),
     "workers": P("int", "single-threaded worker processes (0: in the notebook's process)", low=0, high=64),
     "device": P("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "dpi": P("int", "PNG resolution", low=50, high=150),
+}
+DD_EVAL = {
+    **DD_RUN,
+    "ipcs": P("list[int]", "images per class", low=1, high=1000, nonempty=True),
+    "eval_width": P("int", "width of the Conv-3 student (BatchNorm)", low=4, high=1024),
 }

@@ -1,0 +1,47 @@
+"""The evaluation architectures of the cross-architecture tables (DC/DSA's matrix: MLP, LeNet, ConvNet,
+AlexNet, VGG-11, ResNet-18; DWA Tables 4, 5 and 9: MobileNet-V2, ShuffleNet-V2, EfficientNet-B0, ViT),
+with one knob set for the reduced widths of the ``cpu`` profile: ``width`` for the ConvNet (128 at
+``paper`` scale), ``width_mult`` for every torchvision-style family (1.0 at ``paper`` scale; MobileNet-V2
+and ViT get twice it, since they are the narrowest per multiplier), ``vit_depth`` (12 at paper scale)
+and ``stem_stride`` for the ImageNet-stem families (2 halves their cost at 28 px; 1 at paper scale).
+AlexNet and VGG-11 use BatchNorm (DC's AlexNetBN / VGG11BN) so that short schedules train."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .evaluate import EvalConfig
+
+ZOO = ("mlp", "lenet", "convnet", "alexnet", "vgg11", "resnet18", "mobilenet_v2", "efficientnet_b0",
+       "shufflenet_v2", "vit_tiny")
+LABELS = {"mlp": "MLP", "lenet": "LeNet", "convnet": "ConvNet", "alexnet": "AlexNet-BN", "vgg11": "VGG-11-BN",
+          "resnet18": "ResNet-18", "mobilenet_v2": "MobileNet-V2", "efficientnet_b0": "EfficientNet-B0",
+          "shufflenet_v2": "ShuffleNet-V2", "vit_tiny": "ViT-Tiny", "vit_bn": "ViT-BN"}
+RELATIVE_COST = {"mlp": 0.3, "lenet": 0.4, "convnet": 1.0, "alexnet": 1.5, "vgg11": 2.0, "resnet18": 3.0,
+                 "mobilenet_v2": 2.5, "efficientnet_b0": 3.5, "shufflenet_v2": 2.5, "vit_tiny": 2.0, "vit_bn": 2.0}
+
+
+def arch_kwargs(name: str, *, width: int = 16, width_mult: float = 0.125, vit_depth: int = 4,
+                stem_stride: int = 2, mlp_width: int = 128) -> dict:
+    """``models.build`` keyword arguments of one zoo architecture at the given reduced scale."""
+    table = {
+        "mlp": {"width": mlp_width, "depth": 3},
+        "lenet": {},
+        "convnet": {"width": width, "depth": 3, "norm": "batch"},
+        "alexnet": {"width_mult": width_mult, "norm": "batch"},
+        "vgg11": {"width_mult": width_mult, "norm": "batch"},
+        "resnet18": {"width_mult": width_mult},
+        "mobilenet_v2": {"width_mult": min(1.0, 2 * width_mult), "stem_stride": stem_stride},
+        "efficientnet_b0": {"width_mult": width_mult, "stem_stride": stem_stride},
+        "shufflenet_v2": {"width_mult": width_mult * 2, "stem_stride": stem_stride},
+        "vit_tiny": {"width_mult": min(1.0, 2 * width_mult), "depth": vit_depth},
+        "vit_bn": {"width_mult": min(1.0, 2 * width_mult), "depth": vit_depth},
+    }
+    if name not in table:
+        raise ValueError(f"unknown zoo architecture {name!r}; known: {sorted(table)}")
+    return dict(table[name])
+
+
+def configs(names: Sequence[str], base: EvalConfig, **scale) -> dict[str, EvalConfig]:
+    """One :class:`EvalConfig` per architecture: ``base`` (steps, optimiser, labels) with its arch."""
+    return {n: base.replace(arch=n, arch_kwargs=arch_kwargs(n, **scale)) for n in names}

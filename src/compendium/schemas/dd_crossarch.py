@@ -1,0 +1,24 @@
+from ..params import P
+from . import DD_RUN
+
+# compendium.distill.zoo.ZOO (spelled out: the schemas stay free of torch; a test checks they agree)
+ZOO = ("mlp", "lenet", "convnet", "alexnet", "vgg11", "resnet18", "mobilenet_v2", "efficientnet_b0",
+       "shufflenet_v2", "vit_tiny")
+
+SECTION = "dd_crossarch"
+DATA = ("fashion-mnist",)
+SCHEMA = {
+    **DD_RUN,
+    "ipc": P("int", "ipc of every set (the stages that made them must have it)", low=1, high=1000),
+    "matrix_methods": P("list[str]", "rows of the DC/DSA cross-architecture matrix", nonempty=True,
+                        choices=("dc", "dsa", "dm", "dwa", "sre2l")),
+    "matrix_archs": P("list[str]", "students of the matrix", nonempty=True, choices=ZOO),
+    "table4_archs": P("list[str]", "students of DWA Table 4", nonempty=True, choices=ZOO),
+    "table9_archs": P("list[str]", "students of DWA Table 9", nonempty=True, choices=ZOO),
+    "cross_teachers": P("list[str]", "the other distilling models (must match dd_dwa)", nonempty=True, choices=("resnet18", "vit_bn")),
+    "zoo_width": P("int", "ConvNet width of the students (128 at paper scale)", low=4, high=1024),
+    "zoo_width_mult": P("float", "width multiplier of every other family (1.0 at paper scale)", low=0.01, high=4.0),
+    "zoo_vit_depth": P("int", "ViT depth (12 at paper scale)", low=1, high=24),
+    "zoo_stem_stride": P("int", "stride of the ImageNet-style stems (1 at paper scale)", choices=(1, 2)),
+    "temperature": P("float", "temperature of the online teacher labels", low=0.01, high=100.0),
+}

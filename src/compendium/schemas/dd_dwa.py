@@ -1,0 +1,26 @@
+from ..params import P
+from . import DD_RUN
+
+SECTION = "dd_dwa"
+DATA = ("fashion-mnist",)
+SCHEMA = {
+    **DD_RUN,
+    "iterations": P("int", "recovery iterations per batch (1000 in the paper)", low=1, high=100000),
+    "lr": P("float", "recovery Adam learning rate (cosine)", low=0.0, high=10.0),
+    "jitter": P("int", "random-roll jitter in pixels", low=0, high=32),
+    "rho": P("float", "DWA: total norm of the weight adjustment", low=0.0, high=10.0),
+    "K": P("int", "DWA: ascent steps", low=1, high=100),
+    "cross_ipc": P("int", "ipc of the sets distilled by the other teachers (Tables 4 and 9)", low=1, high=1000),
+    "cross_teachers": P("list[str]", "the other distilling models (dd_teachers)", nonempty=True, choices=("resnet18", "vit_bn")),
+    "cl_ipc": P("int", "Table 10: memory images per class (a prefix of dd_inversion's sets)", low=1, high=1000),
+    "cl_tasks": P("int", "Table 10: class-incremental tasks (must divide 10)", choices=(1, 2, 5, 10)),
+    "tsne_ipc": P("int", "ipc of dd_inversion's SRe2L/DWA sets (Fig. 1, the Table 10 memory)", low=1, high=1000),
+    "tsne_real": P("int", "real images under the t-SNE", low=50, high=60000),
+    "sweep_ipc": P("int", "ipc of the Fig. 3 / Fig. 4 sweep", low=2, high=1000),
+    "sweep_lambdas": P("list[float]", "Fig. 3 lambda_var values (must include 0.01)", low=0.0, high=10.0, nonempty=True),
+    "grid_ipc": P("int", "ipc of the Fig. 5 grid", low=1, high=1000),
+    "grid_K": P("list[int]", "Fig. 5 ascent steps", low=1, high=100, nonempty=True),
+    "grid_rho": P("list[float]", "Fig. 5 adjustment norms", low=0.0, high=10.0, nonempty=True),
+    "eval_width": P("int", "width of the Conv-3 student (BatchNorm)", low=4, high=1024),
+    "temperature": P("float", "temperature of the online teacher labels", low=0.01, high=100.0),
+}

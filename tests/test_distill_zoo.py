@@ -1,0 +1,31 @@
+"""The cross-architecture students: every zoo member builds at 28 px, one channel, and the schema's
+list of architectures is the library's."""
+
+import pytest
+import torch
+
+from compendium import models
+from compendium.distill import evaluate as E, zoo
+from compendium.schemas import dd_crossarch
+
+
+def test_schema_lists_the_zoo():
+    assert tuple(dd_crossarch.ZOO) == zoo.ZOO
+
+
+@pytest.mark.parametrize("name", zoo.ZOO + ("vit_bn",))
+def test_every_member_builds_and_maps_images_to_features(name):
+    kw = zoo.arch_kwargs(name, width=8, width_mult=0.0625, vit_depth=1)
+    net = models.build(name, in_channels=1, image_size=28, **kw)
+    out = net(torch.randn(2, 1, 28, 28))
+    assert out.shape == (2, net.feature_dim)
+    assert name in zoo.LABELS and name in zoo.RELATIVE_COST
+
+
+def test_configs_keep_the_base_protocol():
+    base = E.EvalConfig(steps=7, label_mode="teacher")
+    cfgs = zoo.configs(["mlp", "resnet18"], base, width_mult=0.25)
+    assert cfgs["resnet18"].arch_kwargs == {"width_mult": 0.25} and cfgs["mlp"].steps == 7
+    assert all(c.label_mode == "teacher" for c in cfgs.values())
+    with pytest.raises(ValueError, match="unknown zoo"):
+        zoo.arch_kwargs("lstm")
