@@ -380,3 +380,21 @@ def test_feature_distance_is_eq21_and_grows_with_spread():
     spread = collapsed + torch.randn(4, 5, generator=g)
     zeros = torch.zeros(4, dtype=torch.int64)
     assert inv.feature_distance(spread, zeros)[0] > 100 * inv.feature_distance(collapsed, zeros)[0]
+
+
+def test_bn_hook_reads_vit_bn_tokens_on_their_channel_axis():
+    """ViT-BN's TokenBatchNorm has its channels last: the hook's statistics match models.bn_input_stats."""
+    from compendium import models
+
+    net = torch.nn.Sequential(models.build("vit_bn", in_channels=1, image_size=28, width_mult=0.125, depth=1))
+    bn = inv.batchnorm_layers(net)[0]
+    seen = {}
+    h = bn.register_forward_pre_hook(lambda m, inp: seen.__setitem__("x", inp[0]))
+    x = torch.randn(3, 1, 28, 28)
+    with inv.BNStatHook(net) as hook:
+        net(x)
+        mu, var = hook.stats[0]
+        assert all(s[0].shape == m.running_mean.shape for s, m in zip(hook.stats, hook.layers))
+    h.remove()
+    m2, v2 = models.bn_input_stats(bn, seen["x"])
+    assert torch.allclose(mu, m2, atol=1e-6) and torch.allclose(var, v2, atol=1e-6)

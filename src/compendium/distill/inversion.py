@@ -45,6 +45,7 @@ from torch.nn.modules.batchnorm import _BatchNorm
 
 from .. import augment
 from ..evaluation import to_float
+from ..models import TokenBatchNorm
 from ..theory.dwa import directed_adjustment
 from . import sets
 from .sets import DistilledSet
@@ -96,6 +97,8 @@ class BNStatHook:
 
     def _record(self, i: int, module: nn.Module, inputs: tuple) -> None:
         x = inputs[0]
+        if isinstance(module, TokenBatchNorm):
+            x = x.reshape(-1, x.shape[-1]).T.unsqueeze(0)  # ViT-BN tokens [B, T, D]: channels are the last axis
         dims = (0, *range(2, x.ndim))
         mean = x.mean(dims, keepdim=True)
         var = (x - mean).pow(2).mean(dims)  # biased variance, as BN normalises (two-pass: ~2x var_mean on CPU)
