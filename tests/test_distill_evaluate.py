@@ -295,6 +295,7 @@ def test_seed_summary_cross_architecture_and_upper_bound():
     assert s["std"] == pytest.approx(statistics.stdev(s["accs"]))  # sample std
     assert s["cell_text"] == f"{100 * s['mean']:.1f} ± {100 * s['std']:.1f}"
     assert E.cell_text(0.8234, 0.0041) == "82.3 ± 0.4"
+    assert E.cell_text(0.8234, 0.0, n=1) == "82.3" and E.cell_text(0.8234, 0.0041, n=2) == "82.3 ± 0.4"
     rows = E.cross_architecture(d, {"conv": cfg, "conv-gp": cfg.replace(
         arch_kwargs={"width": 8, "depth": 2, "norm": "none", "global_pool": True})}, TEST_X, TEST_Y, seeds=(0,))
     assert [r["arch"] for r in rows] == ["conv", "conv-gp"] and rows[0]["mean"] == s["accs"][0]

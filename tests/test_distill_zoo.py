@@ -25,7 +25,17 @@ def test_every_member_builds_and_maps_images_to_features(name):
 def test_configs_keep_the_base_protocol():
     base = E.EvalConfig(steps=7, label_mode="teacher")
     cfgs = zoo.configs(["mlp", "resnet18"], base, width_mult=0.25)
-    assert cfgs["resnet18"].arch_kwargs == {"width_mult": 0.25} and cfgs["mlp"].steps == 7
+    assert cfgs["resnet18"].arch_kwargs == {"width_mult": 0.25, "stem_stride": 2} and cfgs["mlp"].steps == 7
     assert all(c.label_mode == "teacher" for c in cfgs.values())
     with pytest.raises(ValueError, match="unknown zoo"):
         zoo.arch_kwargs("lstm")
+
+
+def test_scale_knobs_reach_the_students():
+    kw = zoo.arch_kwargs("vit_tiny", vit_patch=7, vit_depth=2)
+    vit = models.build("vit_tiny", in_channels=1, image_size=28, **kw)
+    assert vit.body.vit.patch_size == 7 and len(vit.body.vit.encoder.layers) == 2
+    assert zoo.arch_kwargs("vit_bn", vit_patch=7)["patch_size"] == 7
+    assert zoo.arch_kwargs("vit_tiny")["patch_size"] is None  # the default patch for the input size
+    r = models.build("resnet18", in_channels=1, image_size=28, **zoo.arch_kwargs("resnet18", stem_stride=1))
+    assert r.body.conv1.stride == (1, 1)

@@ -53,6 +53,20 @@ def test_small_stem_keeps_resolution_and_width_scales():
     assert models.vit_patch_size(28) == 4 and models.vit_patch_size(32) == 4 and models.vit_patch_size(64) == 8
 
 
+def test_resnet_small_stem_stride_halves_the_resolution():
+    x = torch.randn(2, 1, 28, 28)
+    full, strided = models.resnet18(1, 28, width_mult=0.125), models.resnet18(1, 28, width_mult=0.125, stem_stride=2)
+    assert strided.body.conv1.stride == (2, 2) and isinstance(strided.body.maxpool, torch.nn.Identity)
+    assert models.count_parameters(full) == models.count_parameters(strided)
+    assert full.body.layer1(full.body.conv1(x)).shape[-1] == 28
+    assert strided.body.layer1(strided.body.conv1(x)).shape[-1] == 14
+    assert strided(x).shape == (2, strided.feature_dim)
+    with pytest.raises(ValueError, match="stem_stride"):
+        models.resnet18(1, 28, stem_stride=3)
+    with pytest.raises(ValueError, match="small-image stem"):
+        models.resnet18(1, 28, stem="imagenet", stem_stride=2)
+
+
 def test_convnet_feature_dim_matches_dc():
     assert models.convnet(3, 32, width=128, depth=3).feature_dim == 128 * 4 * 4
     assert models.convnet(1, 28, width=32, depth=3).feature_dim == 32 * 3 * 3

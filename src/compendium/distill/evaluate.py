@@ -435,8 +435,10 @@ def evaluate(dset: DistilledSet, test_images_u8: torch.Tensor, test_labels: torc
                 cfg, seed, teacher, return_model, log)
 
 
-def cell_text(mean: float, std: float) -> str:
-    """Percent, one decimal: ``'82.3 ± 0.4'``."""
+def cell_text(mean: float, std: float, n: int | None = None) -> str:
+    """Percent, one decimal: ``'82.3 ± 0.4'``; a single run (``n`` 1) has no spread: ``'82.3'``."""
+    if n == 1:
+        return f"{100 * mean:.1f}"
     return f"{100 * mean:.1f} ± {100 * std:.1f}"
 
 

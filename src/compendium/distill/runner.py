@@ -78,7 +78,7 @@ def summarise(rows: list[dict], keys: list[str]):
     g = df.groupby(keys, sort=False)["acc"]
     out = g.agg(["mean", "std", "count"]).reset_index()
     out["std"] = out["std"].fillna(0.0)
-    out["cell"] = [E.cell_text(m, s) for m, s in zip(out["mean"], out["std"])]
+    out["cell"] = [E.cell_text(m, s, c) for m, s, c in zip(out["mean"], out["std"], out["count"])]
     return out
 
 

@@ -13,5 +13,6 @@ SCHEMA = {
     "rela_students": P("list[str]", "students of ReLA's labeled-distillation cells", nonempty=True,
                        choices=("convnet", "resnet18")),
     "eval_resnet_width_mult": P("float", "ResNet-18 student width multiplier", low=0.01, high=4.0),
+    "eval_resnet_stem_stride": P("int", "stride of the ResNet-18 student's 3x3 stem (1 at paper scale)", choices=(1, 2)),
     "temperature": P("float", "temperature of the online teacher labels", low=0.01, high=100.0),
 }

@@ -19,6 +19,7 @@ SCHEMA = {
     "zoo_width": P("int", "ConvNet width of the students (128 at paper scale)", low=4, high=1024),
     "zoo_width_mult": P("float", "width multiplier of every other family (1.0 at paper scale)", low=0.01, high=4.0),
     "zoo_vit_depth": P("int", "ViT depth (12 at paper scale)", low=1, high=24),
-    "zoo_stem_stride": P("int", "stride of the ImageNet-style stems (1 at paper scale)", choices=(1, 2)),
+    "zoo_vit_patch": P("int", "ViT patch size in pixels (4 at paper scale; must divide 28)", choices=(2, 4, 7, 14)),
+    "zoo_stem_stride": P("int", "stride of the ImageNet-style stems and ResNet-18's small stem (1 at paper scale)", choices=(1, 2)),
     "temperature": P("float", "temperature of the online teacher labels", low=0.01, high=100.0),
 }
