@@ -48,6 +48,11 @@ DD_RUN = {
     "device": P("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "dpi": P("int", "PNG resolution", low=50, high=150),
 }
+# Stages whose sets carry hard labels: their students' own batch size (dwa.md §6.3 reductions).
+DD_HARD = {
+    "eval_batch_hard": P("int", "batch size of the hard-label students (cpu: 32, within seed noise of 64 for hard "
+                                "labels and half the cost; online-teacher students keep eval_batch)", low=1),
+}
 DD_EVAL = {
     **DD_RUN,
     "ipcs": P("list[int]", "images per class", low=1, high=1000, nonempty=True),

@@ -1,10 +1,11 @@
 from ..params import P
-from . import DD_EVAL
+from . import DD_EVAL, DD_HARD
 
 SECTION = "dd_coresets"
 DATA = ("fashion-mnist",)
 SCHEMA = {
     **DD_EVAL,
+    **DD_HARD,
     "methods": P("list[str]", "coresets and simple baselines", nonempty=True,
                  choices=("random", "herding", "k_center", "forgetting", "kmeans", "kmeans_nearest", "average")),
     "feature_spaces": P("list[str]", "feature spaces of herding and k-center", nonempty=True, choices=("teacher", "prior")),

@@ -1,5 +1,5 @@
 from ..params import P
-from . import DD_RUN
+from . import DD_RUN, DD_HARD
 
 # compendium.distill.zoo.ZOO (spelled out: the schemas stay free of torch; a test checks they agree)
 ZOO = ("mlp", "lenet", "convnet", "alexnet", "vgg11", "resnet18", "mobilenet_v2", "efficientnet_b0",
@@ -9,6 +9,7 @@ SECTION = "dd_crossarch"
 DATA = ("fashion-mnist",)
 SCHEMA = {
     **DD_RUN,
+    **DD_HARD,
     "ipc": P("int", "ipc of every set (the stages that made them must have it)", low=1, high=1000),
     "matrix_methods": P("list[str]", "rows of the DC/DSA cross-architecture matrix", nonempty=True,
                         choices=("dc", "dsa", "dm", "dwa", "sre2l")),

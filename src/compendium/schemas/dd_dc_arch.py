@@ -1,10 +1,11 @@
 from ..params import P
-from . import DD_RUN
+from . import DD_RUN, DD_HARD
 
 SECTION = "dd_dc_arch"
 DATA = ("fashion-mnist",)
 SCHEMA = {
     **DD_RUN,
+    **DD_HARD,
     "ipc": P("int", "images per class", low=1, high=1000),
     "variants": P("list[str]", "ConvNet variants (must include default)", nonempty=True,
                   choices=("default", "sigmoid", "leaky_relu", "max_pool", "no_norm", "batch_norm", "layer_norm", "group_norm")),

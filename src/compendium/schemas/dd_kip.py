@@ -1,10 +1,11 @@
 from ..params import P
-from . import DD_EVAL
+from . import DD_EVAL, DD_HARD
 
 SECTION = "dd_kip"
 DATA = ("fashion-mnist",)
 SCHEMA = {
     **DD_EVAL,
+    **DD_HARD,
     "kernels": P("list[str]", "kernels: fc (= ntk), nngp, rbf", nonempty=True, choices=("fc", "ntk", "nngp", "rbf")),
     "depth": P("int", "hidden layers of the fully-connected kernels", low=0, high=20),
     "rbf_gamma": P("float", "RBF gamma (exp(-gamma |x - z|^2 / d))", low=1e-6, high=1e6),

@@ -1,10 +1,11 @@
 from ..params import P
-from . import DD_EVAL
+from . import DD_EVAL, DD_HARD
 
 SECTION = "dd_matching"
 DATA = ("fashion-mnist",)
 SCHEMA = {
     **DD_EVAL,
+    **DD_HARD,
     "methods": P("list[str]", "matching methods", nonempty=True, choices=("dc", "dsa", "dm")),
     "width": P("int", "ConvNet width of the matching networks (instance norm)", low=4, high=1024),
     "iterations": P("int", "DC/DSA outer iterations (1000 in the papers)", low=1, high=100000),
