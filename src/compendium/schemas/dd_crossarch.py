@@ -15,6 +15,8 @@ SCHEMA = {
                         choices=("dc", "dsa", "dm", "dwa", "sre2l")),
     "matrix_archs": P("list[str]", "students of the matrix", nonempty=True, choices=ZOO),
     "table4_archs": P("list[str]", "students of DWA Table 4", nonempty=True, choices=ZOO),
+    "table4_ipcs": P("list[int]", "ipcs of DWA Table 4 (must include ipc; the others must be dd_dwa's cross_ipc_extra "
+                                  "and dd_inversion's ipcs)", low=1, high=1000, nonempty=True),
     "table9_archs": P("list[str]", "students of DWA Table 9", nonempty=True, choices=ZOO),
     "cross_teachers": P("list[str]", "the other distilling models (must match dd_dwa)", nonempty=True, choices=("resnet18", "vit_bn")),
     "zoo_width": P("int", "ConvNet width of the students (128 at paper scale)", low=4, high=1024),

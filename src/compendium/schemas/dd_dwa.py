@@ -11,6 +11,8 @@ SCHEMA = {
     "rho": P("float", "DWA: total norm of the weight adjustment", low=0.0, high=10.0),
     "K": P("int", "DWA: ascent steps", low=1, high=100),
     "cross_ipc": P("int", "ipc of the sets distilled by the other teachers (Tables 4 and 9)", low=1, high=1000),
+    "cross_ipc_extra": P("list[int]", "further ipcs of the ResNet-18-distilled sets (Table 4's ipc-50 block; [] at cpu scale)",
+                         low=1, high=1000),
     "cross_teachers": P("list[str]", "the other distilling models (dd_teachers)", nonempty=True, choices=("resnet18", "vit_bn")),
     "cl_ipc": P("int", "Table 10: memory images per class (a prefix of dd_inversion's sets)", low=1, high=1000),
     "cl_tasks": P("int", "Table 10: class-incremental tasks (must divide 10)", choices=(1, 2, 5, 10)),
