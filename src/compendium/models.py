@@ -381,13 +381,19 @@ class TokenBatchNorm(nn.BatchNorm1d):
         return super().forward(x.reshape(-1, x.shape[-1])).reshape(x.shape)
 
 
+def bn_channels_first(module: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """A BN layer's input with its channels on axis 1 (a view): :class:`TokenBatchNorm`'s ``[B, T, D]``
+    tokens become ``[1, D, B * T]``; the input of ``BatchNorm1d/2d/3d`` is returned as it is."""
+    return x.reshape(-1, x.shape[-1]).T.unsqueeze(0) if isinstance(module, TokenBatchNorm) else x
+
+
 def bn_input_stats(module: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-channel mean and biased variance of a BN layer's input, as BN-statistic matching compares
     them with ``running_mean`` / ``running_var`` (SRe2L / DWA Eq. 4): channels are axis 1 for
-    ``BatchNorm1d/2d/3d`` and the last axis for :class:`TokenBatchNorm`."""
+    ``BatchNorm1d/2d/3d`` and the last axis for :class:`TokenBatchNorm` (:func:`bn_channels_first`)."""
     if not isinstance(module, nn.modules.batchnorm._BatchNorm):
         raise ValueError(f"not a BatchNorm layer: {type(module).__name__}")
-    flat = x.reshape(-1, x.shape[-1]) if isinstance(module, TokenBatchNorm) else x.transpose(0, 1).flatten(1).T
+    flat = bn_channels_first(module, x).transpose(0, 1).flatten(1).T
     return flat.mean(0), flat.var(0, unbiased=False)
 
 

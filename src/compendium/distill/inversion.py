@@ -45,7 +45,7 @@ from torch.nn.modules.batchnorm import _BatchNorm
 
 from .. import augment
 from ..evaluation import to_float
-from ..models import TokenBatchNorm
+from ..models import bn_channels_first
 from ..theory.dwa import directed_adjustment
 from . import sets
 from .sets import DistilledSet
@@ -96,9 +96,7 @@ class BNStatHook:
         self._handles: list = []
 
     def _record(self, i: int, module: nn.Module, inputs: tuple) -> None:
-        x = inputs[0]
-        if isinstance(module, TokenBatchNorm):
-            x = x.reshape(-1, x.shape[-1]).T.unsqueeze(0)  # ViT-BN tokens [B, T, D]: channels are the last axis
+        x = bn_channels_first(module, inputs[0])  # ViT-BN tokens carry their channels last
         dims = (0, *range(2, x.ndim))
         mean = x.mean(dims, keepdim=True)
         var = (x - mean).pow(2).mean(dims)  # biased variance, as BN normalises (two-pass: ~2x var_mean on CPU)
