@@ -1,3 +1,5 @@
+import math
+
 import pandas as pd
 import pytest
 import yaml
@@ -47,3 +49,21 @@ def test_every_claims_file_feeds_the_ledger_stage():
             path = out if isinstance(out, str) else next(iter(out))
             if path.startswith("reports/claims/"):
                 assert path in deps, f"{name} writes {path}, which claims_ledger does not depend on"
+
+
+def test_margin_verdict_separates_holds_fails_and_noise():
+    noise = claims.pooled_noise([0.01, 0.01], n_seeds=2)
+    assert abs(noise - 0.01) < 1e-12  # sigma * sqrt(2 / 2)
+    assert claims.margin_verdict_kw([0.02, 0.03], noise)["verdict"] == "holds"
+    assert claims.margin_verdict_kw([0.02, -0.02], noise)["verdict"] == "fails"
+    assert claims.margin_verdict_kw([0.02, 0.005], noise)["verdict"] == claims.WITHIN_NOISE
+    assert claims.margin_verdict_kw([-0.005], noise)["verdict"] == claims.WITHIN_NOISE
+    # averaging L differences shrinks the noise by sqrt(L)
+    assert abs(claims.pooled_noise([0.02], 2, n_averaged=4) - 0.01) < 1e-12
+    # one seed: no noise estimate, the sign decides
+    assert math.isnan(claims.pooled_noise([0.01], n_seeds=1))
+    assert claims.margin_verdict_kw([0.001], float("nan"))["verdict"] == "holds"
+    assert claims.margin_verdict_kw([-0.001], float("nan"))["verdict"] == "fails"
+    with pytest.raises(ValueError):
+        claims.margin_verdict_kw([float("nan")], noise)
+    Claim("P", "v", "loc", "c", "check", ours="x", **claims.margin_verdict_kw([0.0], noise))  # a valid row

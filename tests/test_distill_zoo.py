@@ -39,3 +39,22 @@ def test_scale_knobs_reach_the_students():
     assert zoo.arch_kwargs("vit_tiny")["patch_size"] is None  # the default patch for the input size
     r = models.build("resnet18", in_channels=1, image_size=28, **zoo.arch_kwargs("resnet18", stem_stride=1))
     assert r.body.conv1.stride == (1, 1)
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v2", "efficientnet_b0", "shufflenet_v2"])
+def test_depth_mult_halves_the_mobile_families(name):
+    import torch
+
+    from compendium import models
+
+    def blocks(net):
+        return sum(1 for m in net.modules() if type(m).__name__ in ("InvertedResidual", "MBConv"))
+
+    kw = zoo.arch_kwargs(name, width_mult=0.125, stem_stride=2)
+    full = models.build(name, in_channels=1, image_size=28, **kw)
+    half = models.build(name, in_channels=1, image_size=28, **{**kw, "depth_mult": 0.5})
+    assert blocks(half) < blocks(full)
+    assert {"mobilenet_v2": 17, "efficientnet_b0": 16, "shufflenet_v2": 16}[name] == blocks(full)
+    assert half(torch.randn(2, 1, 28, 28)).shape == full(torch.randn(2, 1, 28, 28)).shape
+    with pytest.raises(ValueError, match="depth_mult"):
+        models.build(name, in_channels=1, image_size=28, **{**kw, "depth_mult": 0.0})

@@ -4,7 +4,9 @@ Each stage that checks claims writes its rows with :meth:`compendium.report.Repo
 (``reports/claims/<stage>.csv``); the ``claims_ledger`` stage gathers every stage's rows into
 ``reports/claims.csv`` and ``reports/claims.md``. Empirical stages add rows the same way.
 
-A verdict is computed, never typed: build it with :func:`verdict` from the check's outcome.
+A verdict is computed, never typed: build it with :func:`verdict` from the check's outcome, or with
+:func:`margin_verdict_kw` where the claim is a comparison whose gap may sit inside seed noise
+("within seed noise": neither direction is resolved at the scale we ran).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-VERDICTS = ("holds", "fails", "holds only under a condition", "not checkable here")
+WITHIN_NOISE = "within seed noise"
+VERDICTS = ("holds", "fails", "holds only under a condition", "not checkable here", WITHIN_NOISE)
 COLUMNS = ("paper", "version", "location", "claim", "check", "verdict", "condition", "ours", "paper_numbers", "stage")
 
 
@@ -91,3 +94,39 @@ def verdict_kw(holds: bool, condition_holds: bool | None = None, condition: str 
     """:func:`verdict` as keyword arguments of :class:`Claim`: ``Claim(..., **verdict_kw(ok), ours=...)``."""
     v, c = verdict(holds, condition_holds, condition)
     return {"verdict": v, "condition": c}
+
+
+def pooled_noise(stds, n_seeds: int, n_averaged: int = 1) -> float:
+    """Standard error of a difference of two cells, each a mean over ``n_seeds`` seeds, from the
+    cells' seed stds pooled (root mean square): ``sigma * sqrt(2 / n_seeds)``, divided by
+    ``sqrt(n_averaged)`` when the difference is itself a mean of that many independent differences.
+    NaN with fewer than two seeds (no spread to pool)."""
+    import numpy as np
+
+    s = np.asarray(list(stds), dtype=float)
+    s = s[np.isfinite(s)]
+    if n_seeds < 2 or s.size == 0:
+        return float("nan")
+    if n_averaged < 1:
+        raise ValueError(f"n_averaged must be >= 1, got {n_averaged}")
+    return float(np.sqrt(np.mean(s ** 2)) * np.sqrt(2.0 / n_seeds) / np.sqrt(n_averaged))
+
+
+def margin_verdict_kw(deltas, noise: float, k: float = 1.0) -> dict:
+    """Verdict keywords of a claim that every ``delta`` (A − B, the claim: A beats B) is positive,
+    judged against the noise of one delta (e.g. :func:`pooled_noise`): *holds* if every delta exceeds
+    ``k * noise``, *fails* if some delta is below ``-k * noise``, otherwise *within seed noise*. With
+    no noise estimate (NaN: one seed) the signs decide, as :func:`verdict_kw`."""
+    import numpy as np
+
+    d = np.atleast_1d(np.asarray(deltas, dtype=float))
+    if d.size == 0 or not np.isfinite(d).all():
+        raise ValueError(f"deltas must be finite and non-empty, got {deltas!r}")
+    m = k * noise if np.isfinite(noise) else 0.0
+    if m < 0:
+        raise ValueError(f"noise must be >= 0, got {noise}")
+    if (d > m).all():
+        return {"verdict": "holds", "condition": ""}
+    if (d < -m).any() or m == 0.0:
+        return {"verdict": "fails", "condition": ""}
+    return {"verdict": WITHIN_NOISE, "condition": ""}

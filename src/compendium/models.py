@@ -189,11 +189,24 @@ def _stem_stride(image_size: int, stem_stride: int | None) -> int:
     return stem_stride
 
 
+def _depth(n: int, depth_mult: float) -> int:
+    """Blocks of a stage at ``depth_mult`` (EfficientNet's rounding: ceil, at least 1)."""
+    if depth_mult <= 0:
+        raise ValueError(f"depth_mult must be > 0, got {depth_mult}")
+    return max(1, math.ceil(n * depth_mult))
+
+
+MOBILENET_V2_SETTING = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
+                        (6, 320, 1, 1))  # torchvision's (t, c, n, s)
+
+
 def mobilenet_v2(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0,
-                 stem_stride: int | None = None) -> Backbone:
+                 stem_stride: int | None = None, depth_mult: float = 1.0) -> Backbone:
+    """torchvision's MobileNet-V2, headless; ``depth_mult`` scales the blocks per stage (1.0: the paper's)."""
     from torchvision.models import mobilenet_v2 as tv
 
-    net = tv(weights=None, width_mult=width_mult)
+    setting = [[t, c, _depth(n, depth_mult), s] for t, c, n, s in MOBILENET_V2_SETTING]
+    net = tv(weights=None, width_mult=width_mult, inverted_residual_setting=setting)
     first = net.features[0][0]
     net.features[0][0] = _replace_stem_conv(first, in_channels, _stem_stride(image_size, stem_stride))
     body = nn.Sequential(net.features, nn.AdaptiveAvgPool2d(1))
@@ -201,10 +214,12 @@ def mobilenet_v2(in_channels: int = 3, image_size: int = 32, width_mult: float =
 
 
 def efficientnet_b0(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0,
-                    stem_stride: int | None = None) -> Backbone:
+                    stem_stride: int | None = None, depth_mult: float = 1.0) -> Backbone:
+    """torchvision's EfficientNet-B0, headless; ``depth_mult`` as torchvision's (1.0: B0's depth)."""
     from torchvision.models.efficientnet import EfficientNet, _efficientnet_conf
 
-    setting, last = _efficientnet_conf("efficientnet_b0", width_mult=width_mult, depth_mult=1.0)
+    _depth(1, depth_mult)
+    setting, last = _efficientnet_conf("efficientnet_b0", width_mult=width_mult, depth_mult=depth_mult)
     net = EfficientNet(setting, dropout=0.2, last_channel=last)
     first = net.features[0][0]
     net.features[0][0] = _replace_stem_conv(first, in_channels, _stem_stride(image_size, stem_stride))
@@ -350,15 +365,17 @@ SHUFFLENET_V2_X1_0: tuple[tuple[int, int, int], tuple[int, int, int, int, int]] 
 
 
 def shufflenet_v2(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0,
-                  stem_stride: int | None = None) -> Backbone:
+                  stem_stride: int | None = None, depth_mult: float = 1.0) -> Backbone:
     """ShuffleNetV2 x1.0 (Ma et al. 2018) from torchvision's blocks, headless. All five
     ``stages_out_channels`` are scaled by ``width_mult`` to multiples of 4, so every stride-1 unit
     splits its channels into two even halves (torchvision's constraint inp == 2 x branch). Stem as
     :func:`_stem_stride`: stride 1 and no max-pool below 64 px (total stride 8); stride 2 keeps
-    torchvision's conv stride 2 plus max-pool (total stride 32)."""
+    torchvision's conv stride 2 plus max-pool (total stride 32). ``depth_mult`` scales the units per
+    stage (1.0: x1.0's 4 / 8 / 4)."""
     from torchvision.models.shufflenetv2 import ShuffleNetV2
 
     repeats, channels = SHUFFLENET_V2_X1_0
+    repeats = [_depth(n, depth_mult) for n in repeats]
     stages = [_scaled(c, width_mult, divisor=4) for c in channels]
     net = ShuffleNetV2(list(repeats), stages)
     stride = _stem_stride(image_size, stem_stride)

@@ -336,10 +336,12 @@ def _fit(train_x: torch.Tensor, train_y: torch.Tensor, soft: torch.Tensor | None
             for p in t_net.parameters():
                 p.requires_grad_(False)
             t_net.train(cfg.teacher_train_mode)
+        # fused kernels: one pass over all parameters (10-20% of a small student's CPU step)
         if cfg.optimizer == "adamw":
-            opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+            opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True)
         else:
-            opt = torch.optim.SGD(net.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
+            opt = torch.optim.SGD(net.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay,
+                                  fused=True)
 
         x_dev, y_dev = train_x.to(device), train_y.to(device)
         soft_dev = soft.to(device) if soft is not None else None

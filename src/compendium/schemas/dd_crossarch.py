@@ -24,5 +24,7 @@ SCHEMA = {
     "zoo_vit_depth": P("int", "ViT depth (12 at paper scale)", low=1, high=24),
     "zoo_vit_patch": P("int", "ViT patch size in pixels (4 at paper scale; must divide 28)", choices=(2, 4, 7, 14)),
     "zoo_stem_stride": P("int", "stride of the ImageNet-style stems and ResNet-18's small stem (1 at paper scale)", choices=(1, 2)),
+    "zoo_depth_mult": P("float", "blocks per stage of MobileNet-V2, EfficientNet-B0, ShuffleNet-V2 (1.0 at paper scale)",
+                        low=0.1, high=1.0),
     "temperature": P("float", "temperature of the online teacher labels", low=0.01, high=100.0),
 }
