@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -774,7 +774,7 @@ def synthesize(job: dict, real: torch.Tensor, real_targets: torch.Tensor, teache
             hist = {}
             if method == "krr_st":
                 factory = inner_factory(inner["arch"], inner["kwargs"], d_y, seed)
-                hist = distill(fs, real, real_targets, factory, replace_cfg(cfg, steps=int(job["steps"]), lr=float(job["lr"]), seed=seed))
+                hist = distill(fs, real, real_targets, factory, replace(cfg, steps=int(job["steps"]), lr=float(job["lr"]), seed=seed))
             variants = [("", fs.x.detach().clone(), fs.y.detach().clone(), fs.floats(bool(job.get("count_targets", False))), {})]
         elif method == "ssdd":
             a = num_views(job["augmentation"])
@@ -787,7 +787,7 @@ def synthesize(job: dict, real: torch.Tensor, real_targets: torch.Tensor, teache
             hist = {}
             if int(job["steps"]) > 0:
                 factory = inner_factory(inner["arch"], inner["kwargs"], d_y, seed)
-                hist = distill(bs, real, real_targets, factory, replace_cfg(cfg, steps=int(job["steps"]), lr=float(job["lr"]), seed=seed))
+                hist = distill(bs, real, real_targets, factory, replace(cfg, steps=int(job["steps"]), lr=float(job["lr"]), seed=seed))
             variants = []
             for mode, hidden in approx:
                 if a:
@@ -810,9 +810,3 @@ def synthesize(job: dict, real: torch.Tensor, real_targets: torch.Tensor, teache
         out.append(TargetSet(x, y, method, int(floats), params, seed, cost.seconds, cost.peak_memory_bytes / 2 ** 20, ex))
     return out
 
-
-def replace_cfg(cfg: DistillConfig, **kw) -> DistillConfig:
-    d = asdict(cfg)
-    d.update(kw)
-    d["pool"] = PoolConfig(**d["pool"]) if isinstance(d["pool"], dict) else d["pool"]
-    return DistillConfig(**d)
