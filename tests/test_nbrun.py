@@ -114,3 +114,14 @@ def test_data_overview_stage_at_smoke_scale(tmp_path):
     import json
     m = json.loads((out / "metrics/data_overview.json").read_text())
     assert m["fashion_mnist"]["train_size"] == 60000 and m["fashion_mnist"]["split_sizes_ok"] is True
+
+
+def test_split_css_moves_the_page_styles_to_one_stylesheet():
+    page = ("<html><head><meta charset='utf-8'><style type='text/css'>a{color:red}</style>"
+            "<style>b{x:1}</style><title>t</title></head><body><style scoped>td{y:2}</style><p>hi</p></body></html>")
+    body, css = nbrun.split_css(page)
+    assert css == "a{color:red}\nb{x:1}"
+    assert f'<link rel="stylesheet" href="{nbrun.SHARED_CSS}">' in body
+    assert "a{color:red}" not in body and "<style scoped>td{y:2}</style>" in body   # cell styles stay
+    assert body.index("<link") < body.index("<title>")
+    assert nbrun.split_css("<html><body>x</body></html>") == ("<html><body>x</body></html>", "")

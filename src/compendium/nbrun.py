@@ -7,7 +7,8 @@
    stage) with papermill, the resolved parameters injected, in a fresh staging folder
    (``build/staging/<stage>``) that the notebook's :class:`compendium.report.Reporter` writes to.
 3. Render the executed notebook to HTML with nbconvert (inputs shown unless ``--hide-input``;
-   cells tagged ``hide-input`` always lose their input).
+   cells tagged ``hide-input`` always lose their input). The page styles, the same for every page,
+   live once in ``html/notebook.css``.
 4. Only when all of that succeeded, replace the stage's previous products in the output root
    (``reports/``) by the new ones.
 
@@ -40,7 +41,7 @@ def kernel_name() -> str:
     return KERNEL if KERNEL in KernelSpecManager().find_kernel_specs() else "python3"
 
 
-def render_html(executed: Path, html: Path, hide_input: bool = False) -> None:
+def render_html(executed: Path, html: Path, hide_input: bool = False) -> str:
     import nbformat
     from nbconvert import HTMLExporter
     from traitlets.config import Config
@@ -53,8 +54,44 @@ def render_html(executed: Path, html: Path, hide_input: bool = False) -> None:
                             exclude_output_prompt=True)
     nb = nbformat.read(executed, as_version=4)
     body, _ = exporter.from_notebook_node(nb)
+    body, css = split_css(body)
     html.parent.mkdir(parents=True, exist_ok=True)
     html.write_text(body, encoding="utf-8")
+    return css
+
+
+SHARED_CSS = "notebook.css"
+
+
+def split_css(body: str) -> tuple[str, str]:
+    """nbconvert's page styles (the ``<style>`` blocks of ``<head>``, ~260 KB, the same for every notebook)
+    moved out of the page into one shared stylesheet, ``html/notebook.css``, that the page links to; the
+    output cells' own styles (in ``<body>``) stay. Returns the page and the stylesheet's text."""
+    import re
+
+    cut = body.find("<body")
+    if cut < 0:
+        return body, ""
+    head = body[:cut]
+    blocks = re.findall(r"<style[^>]*>.*?</style>", head, flags=re.S)
+    if not blocks:
+        return body, ""
+    css = "\n".join(re.sub(r"^<style[^>]*>|</style>$", "", b) for b in blocks)
+    first = head.index(blocks[0])
+    for b in blocks:
+        head = head.replace(b, "", 1)
+    head = head[:first] + f'<link rel="stylesheet" href="{SHARED_CSS}">' + head[first:]
+    return head + body[cut:], css
+
+
+def write_shared_css(html_dir: Path, css: str) -> None:
+    """Write ``notebook.css`` beside the pages (only when its text changes; not a stage product)."""
+    if not css:
+        return
+    path = html_dir / SHARED_CSS
+    if not path.is_file() or path.read_text(encoding="utf-8") != css:
+        html_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(css, encoding="utf-8")
 
 
 def stage_products(output_root: Path, stage: str) -> list[Path]:
@@ -134,11 +171,12 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    render_html(executed, staging / paths.HTML / f"{stage}.html", hide_input=hide_input)
+    css = render_html(executed, staging / paths.HTML / f"{stage}.html", hide_input=hide_input)
     staged_artifacts = staging / paths.ARTIFACTS
     moved = _move_tree(staged_artifacts, artifacts_dest) if staged_artifacts.is_dir() else []
     shutil.rmtree(staged_artifacts, ignore_errors=True)
     moved += _publish(staging, output_root, stage)
+    write_shared_css(output_root / paths.HTML, css)
     shutil.rmtree(staging, ignore_errors=True)
     print(f"[nbrun] stage {stage!r} ({values.get('scale', '')}) done in {time.perf_counter() - t0:.1f} s; "
           f"{len(moved)} files under {output_root}", flush=True)
