@@ -11,6 +11,8 @@ SCHEMA = {
                  choices=("random", "herding", "mnemonics", "none", "dc", "dsa", "dm", "dwa")),
     "base_classes": P("int", "classes of phase 0 (LUCIR: half of them)", low=1, high=9),
     "increment": P("int", "new classes per later phase", low=1, high=9),
+    "phase_increments": P("list[int]", "other increments with fewer phases, run with random and Mnemonics memories only "
+                                         "(the notes: the boost grows with the number of phases); [] to skip", low=1, high=5),
     "memory": P("int", "exemplars per old class (<= 10, the distilled sets' ipc)", low=1, high=10),
     "train_per_class": P("int", "training images per class (a stratified subset; 6000: all)", low=10, high=6000),
     "width": P("int", "ConvNet width (instance norm: the unrolled network keeps no running statistics)", low=4, high=1024),
