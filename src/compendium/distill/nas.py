@@ -27,6 +27,7 @@ import time
 from typing import Sequence
 
 import numpy as np
+import scipy.stats
 import torch
 
 SPACE = {
@@ -77,20 +78,7 @@ def search_space(n: int = 24, seed: int = 0, space: dict | None = None) -> list[
 
 # --- ranks ------------------------------------------------------------------------------------------
 
-def rankdata(x: Sequence[float]) -> np.ndarray:
-    """1-based ranks, ties sharing their average rank (scipy's ``rankdata(method='average')``)."""
-    a = np.asarray(x, dtype=float)
-    order = np.argsort(a, kind="mergesort")
-    ranks = np.empty(len(a))
-    s = a[order]
-    i = 0
-    while i < len(a):
-        j = i
-        while j + 1 < len(a) and s[j + 1] == s[i]:
-            j += 1
-        ranks[order[i:j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    return ranks
+rankdata = scipy.stats.rankdata  # 1-based ranks, ties sharing their average rank
 
 
 def spearman(a: Sequence[float], b: Sequence[float]) -> float:

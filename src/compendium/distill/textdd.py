@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from .. import text as T
+from .kip import class_balanced_index
 from .unroll import dd_batches, initial_params, outer_loss, soft_cross_entropy, unroll
 
 
@@ -85,16 +86,14 @@ def class_interleaved(labels_per_step: int, num_classes: int, steps: int) -> tor
 
 
 def class_balanced_real(y: torch.Tensor, ipc: int, num_classes: int, seed: int) -> torch.Tensor:
-    """Indices of ``ipc`` random real samples per class (seeded), in the class-interleaved order of
-    :func:`class_interleaved`."""
-    g = torch.Generator().manual_seed(seed)
-    per = []
-    for c in range(num_classes):
-        idx = torch.nonzero(y == c).flatten()
-        if len(idx) < ipc:
-            raise ValueError(f"class {c} has {len(idx)} samples, fewer than ipc={ipc}")
-        per.append(idx[torch.randperm(len(idx), generator=g)[:ipc]])
-    return torch.stack(per, 1).reshape(-1)  # [ipc, C] row-major: sample k of every class, then k+1
+    """Indices of ``ipc`` random real samples per class (seeded; :func:`compendium.distill.kip.class_balanced_index`),
+    in the class-interleaved order of :func:`class_interleaved`."""
+    counts = torch.bincount(y, minlength=num_classes)
+    if int(counts.min()) < ipc:
+        c = int(counts.argmin())
+        raise ValueError(f"class {c} has {int(counts[c])} samples, fewer than ipc={ipc}")
+    idx = class_balanced_index(y, ipc, num_classes, torch.Generator().manual_seed(seed))
+    return idx.view(num_classes, ipc).t().reshape(-1)  # sample k of every class, then k+1
 
 
 def _check(ipc: int, steps: int, epochs: int) -> None:
