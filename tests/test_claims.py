@@ -51,19 +51,108 @@ def test_every_claims_file_feeds_the_ledger_stage():
                 assert path in deps, f"{name} writes {path}, which claims_ledger does not depend on"
 
 
-def test_margin_verdict_separates_holds_fails_and_noise():
-    noise = claims.pooled_noise([0.01, 0.01], n_seeds=2)
-    assert abs(noise - 0.01) < 1e-12  # sigma * sqrt(2 / 2)
-    assert claims.margin_verdict_kw([0.02, 0.03], noise)["verdict"] == "holds"
-    assert claims.margin_verdict_kw([0.02, -0.02], noise)["verdict"] == "fails"
-    assert claims.margin_verdict_kw([0.02, 0.005], noise)["verdict"] == claims.WITHIN_NOISE
-    assert claims.margin_verdict_kw([-0.005], noise)["verdict"] == claims.WITHIN_NOISE
-    # averaging L differences shrinks the noise by sqrt(L)
-    assert abs(claims.pooled_noise([0.02], 2, n_averaged=4) - 0.01) < 1e-12
-    # one seed: no noise estimate, the sign decides
-    assert math.isnan(claims.pooled_noise([0.01], n_seeds=1))
-    assert claims.margin_verdict_kw([0.001], float("nan"))["verdict"] == "holds"
-    assert claims.margin_verdict_kw([-0.001], float("nan"))["verdict"] == "fails"
-    with pytest.raises(ValueError):
-        claims.margin_verdict_kw([float("nan")], noise)
-    Claim("P", "v", "loc", "c", "check", ours="x", **claims.margin_verdict_kw([0.0], noise))  # a valid row
+def test_paper_names_are_canonical():
+    assert _row(paper="DC (Zhao et al.)").paper == "DC"
+    assert _row(paper="DSA (Zhao & Bilen)").paper == _row(paper="DSA").paper == "DSA"
+    assert _row(paper="SLDD/TDD (Sucholutsky & Schonlau)").paper == "SLDD/TDD"
+    with pytest.raises(ValueError, match="unknown paper"):
+        _row(paper="Dataset Distillation, the sequel")
+
+
+def _eff(deltas, label="A - B"):
+    return claims.Effect(label, deltas)
+
+
+def test_effect_interval_and_mde_match_a_paired_t_test():
+    from scipy import stats
+
+    a = {0: 0.70, 1: 0.72, 2: 0.69, 7: 0.5}
+    b = {0: 0.60, 1: 0.65, 2: 0.61}
+    e = claims.Effect.paired("A - B", a, b)
+    assert e.seeds == (0, 1, 2)  # seed 7 ran on one arm only: left out, never compared
+    d = [0.10, 0.07, 0.08]
+    lo, hi = stats.t.interval(0.95, 2, loc=sum(d) / 3, scale=stats.sem(d))
+    assert e.interval == pytest.approx((lo, hi))
+    # the paired t-test rejects exactly when the interval excludes zero
+    assert (stats.ttest_1samp(d, 0).pvalue < 0.05) == (lo > 0)
+    # at a true effect equal to the MDE, a one-sided t at the same level has power 0.8 (noncentral t)
+    nc = e.mde / (e.sd / 3 ** 0.5)
+    crit = stats.t.ppf(0.975, 2)
+    assert 1 - stats.nct.cdf(crit, 2, nc) == pytest.approx(0.8, abs=1e-6)
+    with pytest.raises(ValueError, match="share no seed"):
+        claims.Effect.paired("x", {0: 1}, {1: 1})
+    with pytest.raises(ValueError, match="finite"):
+        _eff([float("nan"), 1.0])
+
+
+def test_decide_gives_each_verdict():
+    big = [0.10, 0.11, 0.09]
+    assert claims.decide(_eff(big))["verdict"] == claims.HOLDS
+    assert claims.decide(_eff([-x for x in big]))["verdict"] == claims.FAILS
+    assert claims.decide(_eff([0.02, -0.01, 0.03]))["verdict"] == claims.INCONCLUSIVE
+    kw = claims.decide([_eff(big, "ipc 10"), _eff([-x for x in big], "ipc 1")])
+    assert kw["verdict"] == claims.CONDITIONAL and kw["condition"] == "holds for ipc 10; fails for ipc 1"
+    # one cell within noise and none failing: "every" is not established
+    assert claims.decide([_eff(big), _eff([0.02, -0.01, 0.03])])["verdict"] == claims.INCONCLUSIVE
+    # a non-inferiority claim (does not hurt by more than 0.5 points)
+    assert claims.decide(_eff([-0.001, 0.0, 0.001]), margin=0.005)["verdict"] == claims.HOLDS
+    assert claims.decide(_eff([-0.001, 0.0, 0.001]))["verdict"] == claims.INCONCLUSIVE
+
+
+def test_decide_refuses_a_verdict_outside_the_regime():
+    big = [0.10, 0.11, 0.09]
+    pre = [claims.reached("DC outer iterations", 10, 1000, "DC: 1,000 outer iterations", "{:.0f}"),
+           claims.above("baseline above untrained", 0.70, 0.60, "more BYOL steps")]
+    kw = claims.decide(_eff(big), pre)
+    assert kw["verdict"] == claims.NOT_TESTED and kw["tested"] == "no"
+    assert "DC: 1,000 outer iterations" in kw["condition"] and "10 of 1000" in kw["condition"]
+    assert "baseline above untrained" not in kw["condition"]  # met conditions are reported, not blamed
+    assert "baseline above untrained: met" in kw["preconditions"]
+    # two seeds never decide, however large the effect; one seed gives no interval at all
+    for d in ([0.5, 0.6], [0.5]):
+        kw = claims.decide(_eff(d))
+        assert kw["verdict"] == claims.NOT_TESTED and ">= 3 matched seeds" in kw["condition"]
+    Claim("DC", "v", "loc", "c", "check", ours="x", **claims.decide(_eff([0.5, 0.6])))  # a valid row
+    with pytest.raises(ValueError, match="state the setting"):
+        claims.Precondition("x", False, "y")
+
+
+def test_decide_is_inconclusive_when_disjoint_seed_halves_disagree():
+    # the first three seeds show a clear gain, the last three a clear loss: all six pooled straddle zero,
+    # and an effect that one half confirms and the other rejects is no verdict
+    d = [0.10, 0.11, 0.09, -0.10, -0.11, -0.09]
+    assert claims.decide(_eff(d))["verdict"] == claims.INCONCLUSIVE
+    # a gain confirmed on both halves holds
+    assert claims.decide(_eff([0.10, 0.11, 0.09, 0.10, 0.12, 0.08]))["verdict"] == claims.HOLDS
+    # both halves hold but the pooled six show a different thing cannot happen for one effect; for
+    # "every" over two effects, halves agreeing with the pooled verdict keep it
+    kw = claims.decide(_eff([0.10, 0.11, 0.09, 0.02, 0.01, 0.03]))
+    assert kw["verdict"] == claims.INCONCLUSIVE and "halves disagree" in kw["condition"]
+
+
+def test_combine_runs_turns_a_flip_into_inconclusive():
+    assert claims.combine_runs("holds", "holds") == "holds"
+    assert claims.combine_runs("holds", "fails") == claims.INCONCLUSIVE
+    assert claims.combine_runs("holds", "inconclusive") == claims.INCONCLUSIVE
+    assert claims.combine_runs("holds", claims.NOT_TESTED) == claims.NOT_TESTED
+
+
+def test_preconditions_are_computed_from_the_run():
+    flat = [1.0 / (1 + t) for t in range(1, 11)] + [0.09] * 40
+    assert claims.plateaued("loss plateau", flat, "more steps").met
+    falling = [1.0 - 0.01 * t for t in range(50)]
+    assert not claims.plateaued("loss plateau", falling, "more steps").met
+    assert not claims.plateaued("loss plateau", [1.0, 0.9], "more steps").met
+    p = claims.same_evaluation("one evaluation", {"DSA": {"aug": "dsa", "steps": 75}, "DC": {"aug": None, "steps": 75}},
+                               "evaluate DC and DSA with the same augmentation")
+    assert not p.met and "aug" in p.measured and "steps" not in p.measured
+    assert claims.below_ceiling("headroom", 0.70, 0.90, 0.05, "x").met
+    assert not claims.below_ceiling("headroom", 0.88, 0.90, 0.05, "x").met
+
+
+def test_ledger_summary_counts_verdicts_and_tested_rows():
+    rows = [_row(), _row(verdict="fails"),
+            _row(paper="DC", **claims.not_tested([claims.reached("iterations", 10, 1000, "1,000 iterations")]))]
+    s = claims.summary(claims.to_frame(rows)).set_index("paper")
+    assert s.loc["ReLA", "holds"] == 1 and s.loc["ReLA", "fails"] == 1 and s.loc["ReLA", "tested"] == 2
+    assert s.loc["DC", claims.NOT_TESTED] == 1 and s.loc["DC", "tested"] == 0

@@ -147,10 +147,11 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
     # heavy products (checkpoints, targets) go to models/ for the pipeline, elsewhere beside the output root
     artifacts_dest = paths.MODELS if output_root.resolve() == paths.REPORTS.resolve() else output_root / paths.ARTIFACTS
     env_before = {k: os.environ.get(k) for k in (paths.OUTPUT_ROOT_ENV, paths.MODELS_ROOT_ENV, "COMPENDIUM_STAGE",
-                                                 "TQDM_DISABLE")}
+                                                 paths.SCALE_ENV, "TQDM_DISABLE")}
     os.environ[paths.OUTPUT_ROOT_ENV] = str(staging)
     os.environ[paths.MODELS_ROOT_ENV] = str(artifacts_dest)
     os.environ["COMPENDIUM_STAGE"] = stage
+    os.environ[paths.SCALE_ENV] = str(values.get("scale", ""))
     os.environ["TQDM_DISABLE"] = "1"
     t0 = time.perf_counter()
     try:

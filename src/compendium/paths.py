@@ -48,6 +48,7 @@ CLAIMS = "claims"
 
 OUTPUT_ROOT_ENV = "COMPENDIUM_OUTPUT_ROOT"
 MODELS_ROOT_ENV = "COMPENDIUM_MODELS_ROOT"
+SCALE_ENV = "COMPENDIUM_SCALE"  # the scale nbrun runs a stage at; claim rows record it
 ARTIFACTS = "artifacts"
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -100,12 +101,14 @@ class Reporter:
         return csv
 
     def claims(self, rows) -> Path:
-        """Write this stage's rows of the claims ledger (``claims/<stage>.csv``)."""
+        """Write this stage's rows of the claims ledger (``claims/<stage>.csv``), each with this
+        stage's name and the scale nbrun runs it at (``interactive`` outside the pipeline)."""
         from dataclasses import replace
 
         from .claims import to_frame
 
-        rows = [replace(r, stage=self.stage) for r in rows]
+        scale = os.environ.get(paths.SCALE_ENV) or "interactive"
+        rows = [replace(r, stage=self.stage, scale=scale) for r in rows]
         p = self.root / paths.CLAIMS / f"{self.stage}.csv"
         p.parent.mkdir(parents=True, exist_ok=True)
         to_frame(rows).to_csv(p, index=False)
