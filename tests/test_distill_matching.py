@@ -285,6 +285,48 @@ def test_dc_bad_input():
         _dc(x, y, ipc=30, outer_loop=1, inner_loop=1)
 
 
+def _spy_builds(monkeypatch):
+    """Record the backbones that the DC/DSA/DM loops build (through ``models.build``)."""
+    built = []
+    real_build = matching.models.build
+
+    def spy(name, **kw):
+        net = real_build(name, **kw)
+        built.append(net)
+        return net
+
+    monkeypatch.setattr(matching.models, "build", spy)
+    return built
+
+
+@pytest.mark.parametrize("method", ["dc", "dsa", "dm"])
+def test_dc_dsa_dm_match_on_the_official_convnet_at_1x28x28(monkeypatch, method):
+    """On 1-channel 28-px images the authors' ConvNet (VICO-UoE/DatasetCondensation networks.py) pads
+    its first conv by 3 (28 -> 32 px): Conv-3 features are 16 x width (2,048 at width 128)."""
+    x, y = _toy(per_class=4, size=28)
+    tiny = {"width": 4, "depth": 3, "norm": "instance"}
+    built = _spy_builds(monkeypatch)
+    if method == "dm":
+        out = matching.dm_synthesize(x, y, 1, 3, MEAN, STD, arch_kwargs=tiny, iterations=1, batch_real=4, seed=0)
+    else:
+        out = matching.dc_synthesize(x, y, 1, 3, MEAN, STD, arch_kwargs=tiny, iterations=1, outer_loop=1,
+                                     inner_loop=0, batch_real=4, seed=0,
+                                     dsa_strategy="crop_flip" if method == "dsa" else None)
+    assert built, "the loop built no network"
+    for net in built:
+        convs = [m for m in net.modules() if isinstance(m, torch.nn.Conv2d)]
+        assert convs[0].padding == (3, 3) and all(c.padding == (1, 1) for c in convs[1:])
+        assert net.feature_dim == 16 * 4
+    assert out.params["arch_kwargs"]["first_padding"] == 3
+    kw = matching.matching_arch_kwargs("convnet", None, 1, 28)
+    assert kw["first_padding"] == 3 and matching.build_network(1, 28, None, 0, arch_kwargs=kw).feature_dim == 2048
+    # other inputs, an explicit choice, and the shared builder of the other stages keep the 1-px padding
+    assert matching.matching_arch_kwargs("convnet", None, 3, 32)["first_padding"] == 1
+    assert matching.matching_arch_kwargs("convnet", {"first_padding": 1}, 1, 28)["first_padding"] == 1
+    assert "first_padding" not in matching.matching_arch_kwargs("lenet", None, 1, 28)
+    assert matching.build_network(1, 28, None, 0).feature_dim == 128 * 3 * 3
+
+
 # ----------------------------------------------------------------------------------------------- DM
 
 

@@ -76,6 +76,36 @@ def test_convnet_feature_dim_matches_dc():
         models.convnet(norm="weird")
 
 
+@pytest.mark.parametrize("width", [128, 4])
+def test_convnet_official_dc_padding_on_1x28x28(width):
+    """DC/DSA/DM's ConvNet (VICO-UoE/DatasetCondensation networks.py): the first conv pads 3 on
+    1-channel 28-px inputs (28 -> 32 px), so Conv-3's flattened features are width x 4 x 4."""
+    assert models.dc_first_padding(1, 28) == 3
+    assert models.dc_first_padding(3, 32) == 1 and models.dc_first_padding(1, 32) == 1
+    net = models.convnet(1, 28, width=width, depth=3, first_padding=models.dc_first_padding(1, 28))
+    convs = [m for m in net.modules() if isinstance(m, torch.nn.Conv2d)]
+    assert [c.padding for c in convs] == [(3, 3), (1, 1), (1, 1)]
+    assert net.feature_dim == 16 * width
+    if width == 128:
+        assert net.feature_dim == 2048
+    out = net(torch.randn(2, 1, 28, 28))
+    assert out.shape == (2, 16 * width)
+    ln = models.convnet(1, 28, width=width, depth=3, norm="layer", first_padding=3)  # LayerNorm at 32 px, as DC
+    assert ln(torch.randn(2, 1, 28, 28)).shape == (2, 16 * width)
+
+
+def test_convnet_default_padding_unchanged():
+    """The default (first_padding=1) is the same network as before, parameter for parameter."""
+    torch.manual_seed(0)
+    a = models.convnet(1, 28, width=8, depth=3)
+    torch.manual_seed(0)
+    b = models.convnet(1, 28, width=8, depth=3, first_padding=1)
+    assert a.feature_dim == b.feature_dim == 8 * 3 * 3
+    assert all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values()))
+    with pytest.raises(ValueError, match="first_padding"):
+        models.convnet(first_padding=-1)
+
+
 def test_mobile_stem_stride_is_a_choice():
     default = models.mobilenet_v2(1, 28, width_mult=0.25)
     assert default.body[0][0][0].stride == (1, 1)

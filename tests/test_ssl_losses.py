@@ -67,10 +67,79 @@ def test_vicreg_terms():
     inv_only = L.vicreg_loss(z, z, sim_weight=1, var_weight=0, cov_weight=0)
     assert inv_only.item() == pytest.approx(0.0)
     collapsed = torch.zeros(32, 8)
-    # std 0 < gamma: hinge = gamma - sqrt(eps) per dim, two views
+    # std 0 < gamma: hinge = gamma - sqrt(eps) per dim, averaged over the two views
     v = L.vicreg_loss(collapsed, collapsed, sim_weight=0, var_weight=1, cov_weight=0).item()
-    assert v == pytest.approx(2 * (1 - math.sqrt(1e-4)), rel=1e-5)
+    assert v == pytest.approx(1 - math.sqrt(1e-4), rel=1e-5)
     assert L.vicreg_loss(z, z, sim_weight=0, var_weight=1, cov_weight=0).item() == pytest.approx(0.0)
+
+
+def _official_vicreg(x, y, sim_coeff=25.0, std_coeff=25.0, cov_coeff=1.0):
+    """VICReg's loss as the official code writes it (facebookresearch/vicreg main_vicreg.py,
+    ``VICReg.forward``, one process so ``FullGatherLayer`` is the identity)."""
+    batch_size, num_features = x.shape
+
+    def off_diagonal(m):
+        n, k = m.shape
+        assert n == k
+        return m.flatten()[:-1].view(n - 1, n + 1)[:, 1:].flatten()
+
+    repr_loss = F.mse_loss(x, y)
+    x = x - x.mean(dim=0)
+    y = y - y.mean(dim=0)
+    std_x = torch.sqrt(x.var(dim=0) + 0.0001)
+    std_y = torch.sqrt(y.var(dim=0) + 0.0001)
+    std_loss = torch.mean(F.relu(1 - std_x)) / 2 + torch.mean(F.relu(1 - std_y)) / 2
+    cov_x = (x.T @ x) / (batch_size - 1)
+    cov_y = (y.T @ y) / (batch_size - 1)
+    cov_loss = off_diagonal(cov_x).pow_(2).sum().div(num_features) + off_diagonal(cov_y).pow_(2).sum().div(num_features)
+    return sim_coeff * repr_loss + std_coeff * std_loss + cov_coeff * cov_loss
+
+
+def test_vicreg_equals_the_official_code():
+    g = torch.Generator().manual_seed(3)
+    # per-dimension scales around 1 so that the hinge is active on some dimensions, not all
+    z1 = torch.randn(16, 6, generator=g, dtype=torch.float64) * torch.linspace(0.2, 1.6, 6, dtype=torch.float64)
+    z2 = z1 + 0.5 * torch.randn(16, 6, generator=g, dtype=torch.float64)
+    ref = _official_vicreg(z1, z2)
+    assert L.vicreg_loss(z1, z2).item() == pytest.approx(ref.item(), rel=1e-12)
+    # each term on its own, at the official weights 25 / 25 / 1
+    for sim, std, cov in ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)):
+        ours = L.vicreg_loss(z1, z2, sim_weight=sim, var_weight=std, cov_weight=cov).item()
+        assert ours == pytest.approx(_official_vicreg(z1, z2, sim, std, cov).item(), rel=1e-12)
+
+
+def _official_barlow_twins(z1, z2, lambd):
+    """Barlow Twins' loss as the official code writes it (facebookresearch/barlowtwins main.py,
+    ``BarlowTwins.forward``, one process so ``all_reduce`` is the identity)."""
+    batch_size, d = z1.shape
+    bn = torch.nn.BatchNorm1d(d, affine=False).to(z1.dtype)  # training mode: biased batch variance, eps 1e-5
+
+    def off_diagonal(m):
+        n, k = m.shape
+        return m.flatten()[:-1].view(n - 1, n + 1)[:, 1:].flatten()
+
+    c = bn(z1).T @ bn(z2)
+    c.div_(batch_size)
+    on_diag = torch.diagonal(c).add_(-1).pow_(2).sum()
+    off_diag = off_diagonal(c).pow_(2).sum()
+    return on_diag + lambd * off_diag
+
+
+def test_barlow_twins_standardises_as_the_official_batchnorm():
+    g = torch.Generator().manual_seed(5)
+    # small per-dimension spreads (std 0.003-0.1), where sqrt(var + eps) and std + eps differ visibly
+    scale = torch.linspace(0.003, 0.1, 5, dtype=torch.float64)
+    z1 = torch.randn(32, 5, generator=g, dtype=torch.float64) * scale + 2.0
+    z2 = z1 + 0.3 * torch.randn(32, 5, generator=g, dtype=torch.float64) * scale
+    lambd = 5e-3
+    # the cross-correlation of nn.BatchNorm1d(affine=False)'s training-mode outputs
+    a = F.batch_norm(z1, None, None, training=True, eps=1e-5)
+    b = F.batch_norm(z2, None, None, training=True, eps=1e-5)
+    c = a.T @ b / 32
+    by_hand = ((torch.diagonal(c) - 1) ** 2).sum() + lambd * (c.pow(2).sum() - torch.diagonal(c).pow(2).sum())
+    ours = L.barlow_twins_loss(z1, z2, lambd=lambd).item()
+    assert ours == pytest.approx(by_hand.item(), rel=1e-10)
+    assert ours == pytest.approx(_official_barlow_twins(z1, z2, lambd).item(), rel=1e-10)
 
 
 def test_dino_loss_value_and_center():

@@ -2,7 +2,8 @@
 
 * ``convnet``: the dataset-distillation ConvNet family (Gidaris & Komodakis 2018; DC, Zhao et al.
   2021): ``depth`` x [conv 3x3 (``width``) -> norm -> activation -> pool 2x2]; the features are
-  the flattened last map (as DC) or its global average (``global_pool=True``).
+  the flattened last map (as DC) or its global average (``global_pool=True``). ``first_padding=3``
+  is DC's own network on 1-channel 28-px inputs (28 -> 32 px; :func:`dc_first_padding`).
 * ``resnet18`` / ``resnet50`` (He et al. 2016) built from torchvision's blocks, with the
   small-image stem (3x3 conv, stride 1, no max-pool: the "modified" ResNet of ReLA's code) or the
   ImageNet stem, and a width multiplier on every stage (1.0 = the real network).
@@ -68,16 +69,35 @@ def _activation(kind: str) -> nn.Module:
             "gelu": nn.GELU()}[kind]
 
 
+DC_MNIST_FIRST_PADDING = 3  # DC/DSA/DM's ConvNet on 1-channel 28-px inputs: 28 -> 32 px
+
+
+def dc_first_padding(in_channels: int, image_size: int) -> int:
+    """Padding of the first conv of the official DC/DSA/DM ConvNet (VICO-UoE/DatasetCondensation
+    ``networks.py`` ``ConvNet._make_layers``: ``padding=3 if channel == 1 and d == 0``, with the
+    feature shape computed at 32 px when ``im_size[0] == 28``): 3 for 1-channel 28-px inputs
+    (MNIST, Fashion-MNIST), otherwise 1."""
+    return DC_MNIST_FIRST_PADDING if in_channels == 1 and image_size == 28 else 1
+
+
 def convnet(in_channels: int = 1, image_size: int = 28, width: int = 128, depth: int = 3,
             norm: str = "instance", activation: str = "relu", pooling: str = "avg",
-            global_pool: bool = False) -> Backbone:
-    """The DC-style ConvNet (Conv-3 by default); ``pooling`` in {avg, max, none}."""
+            global_pool: bool = False, first_padding: int = 1) -> Backbone:
+    """The DC-style ConvNet (Conv-3 by default); ``pooling`` in {avg, max, none}.
+
+    ``first_padding`` pads the first 3x3 conv (the later ones pad 1). The default 1 keeps the input
+    size; 3 is the official DC/DSA/DM network on 1-channel 28-px inputs (:func:`dc_first_padding`):
+    28 -> 32 px, so Conv-3 ends in a 4x4 map (``16 * width`` features: 2,048 at width 128) instead
+    of 3x3 (``9 * width``)."""
     if pooling not in ("avg", "max", "none"):
         raise ValueError(f"unknown pooling {pooling!r}")
+    if first_padding < 0:
+        raise ValueError(f"first_padding must be >= 0, got {first_padding}")
     layers: list[nn.Module] = []
-    c, s = in_channels, image_size
-    for _ in range(depth):
-        layers += [nn.Conv2d(c, width, 3, padding=1), _norm(norm, width, s), _activation(activation)]
+    c, s = in_channels, image_size + 2 * first_padding - 2
+    for i in range(depth):
+        layers += [nn.Conv2d(c, width, 3, padding=first_padding if i == 0 else 1), _norm(norm, width, s),
+                   _activation(activation)]
         if pooling != "none":
             layers.append(nn.AvgPool2d(2) if pooling == "avg" else nn.MaxPool2d(2))
             s //= 2

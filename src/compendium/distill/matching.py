@@ -9,6 +9,9 @@
   classifier) of real and synthetic images per class, under the same Siamese augmentation, on a fresh
   randomly initialised network at every iteration; no bi-level loop.
 
+The ConvNet they match on is the authors' (:func:`matching_arch_kwargs`): on 1-channel 28-px inputs its
+first conv pads 3 (28 -> 32 px, ``16 * width`` features), as their ``networks.py`` ConvNet does.
+
 Loop names follow the authors' code (``main.py``), which maps onto the paper's Algorithm 1 as:
 ``iterations`` = the paper's K outer loops (a fresh network each), ``outer_loop`` = its T steps
 (one update of S each), ``inner_loop`` = its varsigma_theta network updates between them (each one
@@ -90,6 +93,17 @@ def gradient_distance(grads_a: Sequence[torch.Tensor], grads_b: Sequence[torch.T
 def _arch_kwargs(arch: str, arch_kwargs: dict | None) -> dict:
     """The ConvNet defaults (DC's Conv-3: width 128, instance norm, ReLU, avg-pool) under the given overrides."""
     return {**DEFAULT_ARCH, **(arch_kwargs or {})} if arch == "convnet" else dict(arch_kwargs or {})
+
+
+def matching_arch_kwargs(arch: str, arch_kwargs: dict | None, in_channels: int, image_size: int) -> dict:
+    """The networks DC, DSA and DM match on: :func:`_arch_kwargs`, and for the ConvNet the official
+    first-conv padding (VICO-UoE/DatasetCondensation ``networks.py``: 3 on 1-channel 28-px inputs, so
+    28 -> 32 px and Conv-3's features are ``16 * width``-d; :func:`compendium.models.dc_first_padding`)
+    unless ``arch_kwargs`` sets ``first_padding`` itself."""
+    kw = _arch_kwargs(arch, arch_kwargs)
+    if arch == "convnet":
+        kw.setdefault("first_padding", models.dc_first_padding(in_channels, image_size))
+    return kw
 
 
 def build_network(in_channels: int, image_size: int, num_classes: int | None, seed: int, arch: str = "convnet",
@@ -277,6 +291,7 @@ def dc_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_c
     _, ch, h, w = images_u8.shape
     m, s = _normaliser(mean, std, ch, dev)
     method = "dsa" if strategy else "dc"
+    net_kw = matching_arch_kwargs(arch, arch_kwargs, ch, h)
     g = torch.Generator().manual_seed(int(seed))
     sampler = ClassSampler(labels.cpu(), num_classes)
     losses: list[float] = []
@@ -287,7 +302,7 @@ def dc_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_c
         y_syn = torch.arange(num_classes, device=dev).repeat_interleave(ipc)
         opt_img = torch.optim.SGD([syn], lr=lr_img, momentum=0.5)
         for it in range(iterations):
-            net = build_network(ch, h, num_classes, _seed(g), arch, arch_kwargs).to(dev)
+            net = build_network(ch, h, num_classes, _seed(g), arch, net_kw).to(dev)
             net.train()
             opt_net = torch.optim.SGD(net.parameters(), lr=lr_net)
             it_loss = torch.zeros((), device=dev)
@@ -319,7 +334,7 @@ def dc_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_c
                   "batch_real": batch_real, "batch_train": batch_train, "lr_img": lr_img, "lr_net": lr_net,
                   "init": init, "distance": distance, "dsa_strategy": strategy or "none",
                   "dsa_params": dparams.as_dict() if strategy else None, "arch": arch,
-                  "arch_kwargs": _arch_kwargs(arch, arch_kwargs),
+                  "arch_kwargs": net_kw,
                   "device": str(dev), "loss_trace": _trace(losses),
                   "init_index": None if init_idx is None else init_idx.tolist()}
     return DistilledSet(syn.detach().cpu(), y_syn.cpu(), num_classes, _floats(mean), _floats(std), method, dataset,
@@ -365,6 +380,7 @@ def dm_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_c
     dev = torch.device(device)
     _, ch, h, w = images_u8.shape
     m, s = _normaliser(mean, std, ch, dev)
+    net_kw = matching_arch_kwargs(arch, arch_kwargs, ch, h)
     g = torch.Generator().manual_seed(int(seed))
     sampler = ClassSampler(labels.cpu(), num_classes)
     losses: list[float] = []
@@ -375,7 +391,7 @@ def dm_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_c
         y_syn = torch.arange(num_classes, device=dev).repeat_interleave(ipc)
         opt_img = torch.optim.SGD([syn], lr=lr_img, momentum=0.5)
         for it in range(iterations):
-            embed = build_network(ch, h, None, _seed(g), arch, arch_kwargs).to(dev)
+            embed = build_network(ch, h, None, _seed(g), arch, net_kw).to(dev)
             embed.requires_grad_(False)
             embed.train()
             idx = [sampler.indices(c, batch_real, g) for c in range(num_classes)]
@@ -397,7 +413,7 @@ def dm_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_c
     out_params = {"ipc": ipc, "iterations": iterations, "batch_real": batch_real, "lr_img": lr_img, "init": init,
                   "dsa_strategy": strategy or "none", "dsa_params": dparams.as_dict() if strategy else None,
                   "arch": arch,
-                  "arch_kwargs": _arch_kwargs(arch, arch_kwargs),
+                  "arch_kwargs": net_kw,
                   "device": str(dev), "loss_trace": _trace(losses),
                   "init_index": None if init_idx is None else init_idx.tolist()}
     return DistilledSet(syn.detach().cpu(), y_syn.cpu(), num_classes, _floats(mean), _floats(std), "dm", dataset,

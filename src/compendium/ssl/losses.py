@@ -53,11 +53,17 @@ def infonce_queue_loss(q: torch.Tensor, k: torch.Tensor, queue: torch.Tensor, te
 
 def barlow_twins_loss(z1: torch.Tensor, z2: torch.Tensor, lambd: float = 5e-3, eps: float = 1e-5) -> torch.Tensor:
     """Barlow Twins (Zbontar et al. 2021, eq. 1-2): standardise each dimension over the batch,
-    form the cross-correlation ``C``, and return ``sum_i (1 - C_ii)^2 + lambd sum_{i != j} C_ij^2``."""
+    form the cross-correlation ``C``, and return ``sum_i (1 - C_ii)^2 + lambd sum_{i != j} C_ij^2``.
+
+    The standardisation is the official code's (facebookresearch/barlowtwins ``main.py``:
+    ``nn.BatchNorm1d(D, affine=False)`` in training mode): ``(z - mean) / sqrt(var + eps)`` with
+    the biased batch variance and ``eps = 1e-5``; ``C = bn(z1)^T bn(z2) / B``."""
     n = z1.shape[0]
-    a = (z1 - z1.mean(0)) / (z1.std(0, unbiased=False) + eps)
-    b = (z2 - z2.mean(0)) / (z2.std(0, unbiased=False) + eps)
-    c = a.t() @ b / n
+
+    def standardise(z):
+        return (z - z.mean(0)) / torch.sqrt(z.var(0, unbiased=False) + eps)
+
+    c = standardise(z1).t() @ standardise(z2) / n
     on = (torch.diagonal(c) - 1).pow(2).sum()
     off = c.pow(2).sum() - torch.diagonal(c).pow(2).sum()
     return on + lambd * off
@@ -65,9 +71,15 @@ def barlow_twins_loss(z1: torch.Tensor, z2: torch.Tensor, lambd: float = 5e-3, e
 
 def vicreg_loss(z1: torch.Tensor, z2: torch.Tensor, sim_weight: float = 25.0, var_weight: float = 25.0,
                 cov_weight: float = 1.0, gamma: float = 1.0, eps: float = 1e-4) -> torch.Tensor:
-    """VICReg (Bardes et al. 2022, eq. 1-6): ``sim * MSE(z1, z2) + var * [v(z1) + v(z2)] +
+    """VICReg (Bardes et al. 2022, eq. 1-6): ``sim * MSE(z1, z2) + var * [v(z1) + v(z2)] / 2 +
     cov * [c(z1) + c(z2)]`` with the hinge on the per-dimension std ``v = mean relu(gamma - sqrt(var
-    + eps))`` and the off-diagonal covariance ``c = sum_{i != j} Cov_ij^2 / D``."""
+    + eps))`` (unbiased variance) and the off-diagonal covariance ``c = sum_{i != j} Cov_ij^2 / D``
+    (``Cov`` over ``B - 1``).
+
+    The weighting follows the official code (facebookresearch/vicreg ``main_vicreg.py``:
+    ``std_loss = mean(relu(1 - std_x)) / 2 + mean(relu(1 - std_y)) / 2``, the covariance terms of
+    the two branches summed, ``repr_loss = F.mse_loss(x, y)``): the variance term is the *mean* of
+    the two branches, so the paper's 25 / 25 / 1 coefficients apply as they do there."""
     inv = F.mse_loss(z1, z2)
 
     def variance(z):
@@ -79,7 +91,7 @@ def vicreg_loss(z1: torch.Tensor, z2: torch.Tensor, sim_weight: float = 25.0, va
         cov = zc.t() @ zc / (n - 1)
         return (cov.pow(2).sum() - torch.diagonal(cov).pow(2).sum()) / d
 
-    return sim_weight * inv + var_weight * (variance(z1) + variance(z2)) + cov_weight * (covariance(z1) + covariance(z2))
+    return sim_weight * inv + var_weight * (variance(z1) + variance(z2)) / 2 + cov_weight * (covariance(z1) + covariance(z2))
 
 
 def dino_loss(student: torch.Tensor, teacher: torch.Tensor, center: torch.Tensor,
