@@ -1,0 +1,25 @@
+from compendium import params, seedsets
+
+
+def test_shift_seeds_moves_every_seed_and_keeps_counts():
+    tree = {"scale": "cpu",
+            "a": {"seed": 0, "seeds": [0, 1], "meta_seeds": [2], "nas_seed": 0, "full_seeds": 3,
+                  "scales": {"smoke": {"seeds": [0]}, "paper": {"seeds": 30}}},
+            "b": {"seeds": 10, "lr": 0.1, "flag": True}}
+    out = seedsets.shift_seeds(tree, 1000)
+    a = out["a"]
+    assert a["seed"] == 1000 and a["seeds"] == [1000, 1001] and a["meta_seeds"] == [1002] and a["nas_seed"] == 1000
+    assert a["full_seeds"] == 3 and a["scales"]["paper"]["seeds"] == 30  # counts stay
+    assert a["scales"]["smoke"]["seeds"] == [1000]
+    assert out["b"] == tree["b"] and tree["a"]["seeds"] == [0, 1]  # the input is not changed
+
+
+def test_the_shifted_params_file_validates_and_its_seed_sets_are_disjoint(tmp_path):
+    p = params.load()
+    f = seedsets.write_params(1000, tmp_path)
+    shifted = params.load(f)
+    for stage in ("rela_budget", "dd_coresets", "ssdd_eval", "dd_gtn"):
+        old, new = params.resolve(p, stage), params.resolve(shifted, stage)
+        for k, v in old.items():
+            if k.endswith("seeds") and isinstance(v, list):
+                assert not set(v) & set(new[k]), (stage, k)
