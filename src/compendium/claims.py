@@ -55,7 +55,8 @@ COLUMNS = ("paper", "version", "location", "claim", "check", "verdict", "conditi
 #: One name per paper. Keys are the names rows may use; values the name the ledger shows.
 PAPERS = {
     "ReLA": "ReLA", "DWA": "DWA", "SSDD": "SSDD", "KRR-ST": "SSDD",
-    "DC": "DC", "DSA": "DSA", "DM": "DM", "KIP": "KIP", "DD": "DD", "SLDD/TDD": "SLDD/TDD",
+    "DC": "DC", "DSA": "DSA", "DM": "DM", "KIP": "KIP", "DD": "DD",
+    "SLDD/TDD": "SLDD/TDD", "SLDD": "SLDD/TDD", "TDD": "SLDD/TDD",
     "LD": "LD", "GTN": "GTN", "Mnemonics": "Mnemonics", "SRe2L": "SRe2L", "RDED": "RDED",
 }
 
