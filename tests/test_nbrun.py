@@ -1,3 +1,4 @@
+from pathlib import Path
 import types
 
 import nbformat
@@ -39,7 +40,19 @@ def test_a_good_stage_publishes_everything_at_once(tmp_path, fake_stage):
     assert "x is 2" in html
     assert (out / "notebooks/good_stage.ipynb").is_file()
     assert len(written) == 5
-    assert not (paths.BUILD / "staging" / "good_stage").exists()
+    assert not list((paths.BUILD / "staging").glob("good_stage-*"))  # this run's staging folder is gone
+
+
+@pytest.mark.slow
+def test_two_runs_of_one_stage_stage_apart(tmp_path, monkeypatch, fake_stage):
+    """A second run of a stage (a hand run during `dvc repro`) gets a staging folder of its own."""
+    seen = []
+    real = nbrun.tempfile.mkdtemp
+    monkeypatch.setattr(nbrun.tempfile, "mkdtemp", lambda **kw: seen.append(real(**kw)) or seen[-1])
+    nb = _notebook(tmp_path / "nb.ipynb", ["x = 1", "from compendium import report\nreport.Reporter('good_stage').metrics({'x': x})"])
+    for i in range(2):
+        nbrun.run_stage("good_stage", output_root=tmp_path / f"out{i}", notebook=nb, log_output=False)
+    assert len(set(seen)) == 2 and all(paths.BUILD / "staging" in Path(p).parents for p in seen)
 
 
 @pytest.mark.slow

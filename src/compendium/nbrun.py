@@ -5,7 +5,7 @@
    here, before a kernel starts.
 2. Execute the cleaned notebook (``build/nb/<stage>.ipynb``, made by the ``clean_notebooks``
    stage) with papermill, the resolved parameters injected, in a fresh staging folder
-   (``build/staging/<stage>``) that the notebook's :class:`compendium.report.Reporter` writes to.
+   (``build/staging/<stage>-<random>``, one per run) that the notebook's :class:`compendium.report.Reporter` writes to.
 3. Render the executed notebook to HTML with nbconvert (inputs shown unless ``--hide-input``;
    cells tagged ``hide-input`` always lose their input). The page styles, the same for every page,
    live once in ``html/notebook.css``.
@@ -26,6 +26,7 @@ import argparse
 import os
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -139,9 +140,9 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
     values = params.stage_params(stage, params_file, scale)
     data.verify(tuple(getattr(module, "DATA", ())))
 
-    staging = paths.BUILD / "staging" / stage
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    # a folder of this run's own: two runs of one stage (a hand run during `dvc repro`) never share it
+    (paths.BUILD / "staging").mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"{stage}-", dir=paths.BUILD / "staging"))
     executed = staging / paths.EXECUTED / f"{stage}.ipynb"
     executed.parent.mkdir(parents=True)
     # heavy products (checkpoints, targets) go to models/ for the pipeline, elsewhere beside the output root
@@ -163,6 +164,7 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
         failed.parent.mkdir(parents=True, exist_ok=True)
         if executed.is_file():
             shutil.copy2(executed, failed)
+        shutil.rmtree(staging, ignore_errors=True)
         print(f"[nbrun] stage {stage!r} failed; the partly executed notebook is {failed}; "
               f"nothing was written under {output_root}", file=sys.stderr)
         raise
