@@ -380,7 +380,8 @@ def inversion_synthesize(teacher: nn.Module, images_u8: torch.Tensor, labels: to
     per class (``classes_per_batch`` splits the classes into chunks, each with its own fresh copy; DWA's
     ImageNet code instead keeps one perturbed teacher across the chunks of an ipc index), recovered by
     :func:`recover`; the last iterates are the set. Every argument is recorded in ``params``, with the
-    per-batch adjustment norms, ``||theta_T||`` and the per-batch final losses.
+    per-batch adjustment norms, ``||theta_T||``, the per-batch final losses and ``loss_curve``, the total
+    recovery loss per iteration averaged over the batches (empty with ``iterations=0``).
 
     ``init``: ``noise`` (N(0, 1) in normalised space, SRe2L) or ``real`` (DWA §2.5). Arms C-G of dwa.md §6.4:
     C = defaults; D = ``init='real'``; E = D + ``r_var=11``; F = E + ``weight_adjust='random'``;
@@ -402,7 +403,7 @@ def inversion_synthesize(teacher: nn.Module, images_u8: torch.Tensor, labels: to
     kw = dict(iterations=iterations, lr=lr, betas=betas, r_bn=r_bn, r_var=r_var, first_multiplier=first_multiplier,
               jitter=jitter, flip=flip, crop_scale=crop_scale, weight_adjust=weight_adjust, rho=rho, K=K,
               clip_range=clip_range)
-    images, ys, norms, finals = [], [], [], []
+    images, ys, norms, finals, curves = [], [], [], [], []
     with sets.measure(dev) as cost:
         for i in range(ipc):
             for j, chunk in enumerate(chunks):
@@ -416,6 +417,7 @@ def inversion_synthesize(teacher: nn.Module, images_u8: torch.Tensor, labels: to
                 ys.append(chunk)
                 norms.append(rec.delta_norm)
                 finals.append(float(rec.history[-1, 0]) if len(rec.history) else float("nan"))
+                curves.append(rec.history[:, 0])
         x = torch.cat(images)
         soft = _relabel(teacher, x, relabel_temperature, C)
     params = {**{k: v for k, v in kw.items() if k != "clip_range"}, "betas": list(betas),
@@ -423,6 +425,7 @@ def inversion_synthesize(teacher: nn.Module, images_u8: torch.Tensor, labels: to
               "classes_per_batch": step, "relabel_temperature": relabel_temperature,
               "relabel": f"teacher softmax(z/{relabel_temperature}), image level" if soft is not None else None,
               "theta_norm": float(flat_parameters(teacher).norm()), "delta_norms": norms, "final_losses": finals,
+              "loss_curve": torch.stack(curves).mean(0).tolist(),
               "init_index": picks.T.reshape(-1).tolist() if picks is not None else None}
     return DistilledSet(x, torch.cat(ys), C, tuple(mean), tuple(std), method, dataset, params, seed, soft,
                         cost.seconds, cost.peak_memory_bytes)

@@ -5,6 +5,8 @@ SECTION = "dd_dwa"
 DATA = ("fashion-mnist",)
 SCHEMA = {
     **DD_RUN,
+    "sweep_seeds": P("list[int]", "evaluation seeds of the Fig. 3 sweep and Table 10 (``seeds``: the Fig. 5 grid and the "
+                                  "reference arms)", low=0, nonempty=True),
     "iterations": P("int", "recovery iterations per batch (1000 in the paper)", low=1, high=100000),
     "lr": P("float", "recovery Adam learning rate (cosine)", low=0.0, high=10.0),
     "jitter": P("int", "random-roll jitter in pixels", low=0, high=32),

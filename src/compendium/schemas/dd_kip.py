@@ -15,4 +15,6 @@ SCHEMA = {
     "lr": P("float", "KIP Adam learning rate", low=0.0, high=10.0),
     "p_corrupt": P("list[float]", "KIP_p corruption fractions (0: plain KIP)", low=0.0, high=0.99, nonempty=True),
     "ls_target": P("int", "LS target set size", low=10, high=60000),
+    "krr_seeds": P("list[int]", "seeds of the KIP and LS syntheses compared by KRR (each draws the real images KIP starts "
+                                "from and LS labels)", low=0, nonempty=True),
 }

@@ -4,7 +4,7 @@ from . import DATASET, PROTOCOL
 SECTION = "rela_ablations"
 DATA = ("fashion-mnist",)
 SCHEMA = {
-    "seeds": P("list[int]", "the first runs every arm, the others the reference arms (seed noise)", low=0, nonempty=True),
+    "seeds": P("list[int]", "the first runs every arm, the others the untrained network, BYOL and both subsets of the switch (v1 Fig. 4a, seed noise)", low=0, nonempty=True),
     **DATASET,
     **PROTOCOL,
     "budget": P("float", "training budget of every arm", low=0.001, high=1.0),

@@ -1,0 +1,243 @@
+"""compendium.checks.labelled: the regime preconditions of the labelled-distillation comparisons, computed
+from synthetic records, met and unmet, and the rows they give."""
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+from compendium import claims
+from compendium.checks import labelled as L
+from compendium.distill import evaluate as E, runner
+from compendium.distill.sets import DistilledSet
+from compendium.evaluation import to_float
+
+MEAN, STD = (0.5,), (0.25,)
+
+
+def _real(n_per_class=6, classes=3, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    images = torch.randint(0, 256, (n_per_class * classes, 1, 4, 4), generator=g, dtype=torch.uint8)
+    labels = torch.arange(classes).repeat(n_per_class)
+    return images, labels
+
+
+def _set(images, labels, idx, shift_grey=0.0, **params):
+    """A set that started from ``images[idx]`` and moved by ``shift_grey`` grey levels on every pixel."""
+    idx = torch.as_tensor(idx)
+    x = to_float(images[idx], MEAN, STD) + shift_grey / (255.0 * STD[0])
+    return DistilledSet(x, labels[idx].clone(), int(labels.max()) + 1, MEAN, STD, "m",
+                        params={"init_index": idx.tolist(), **params})
+
+
+def test_displacement_is_the_rms_change_in_grey_levels():
+    images, labels = _real()
+    idx = [0, 1, 2, 3, 4, 5]
+    assert L.displacement(_set(images, labels, idx, 3.0), images) == pytest.approx(3.0, rel=1e-4)
+    assert L.displacement(_set(images, labels, idx, 0.0), images) == pytest.approx(0.0, abs=1e-4)
+    noise = DistilledSet(torch.zeros(3, 1, 4, 4), torch.arange(3), 3, MEAN, STD, "sre2l", params={"init_index": None})
+    assert math.isnan(L.displacement(noise, images))
+    bad = _set(images, labels, idx)
+    bad.params["init_index"] = [0, 1, 2]
+    with pytest.raises(ValueError, match="init_index"):
+        L.displacement(bad, images)
+
+
+def test_init_set_gives_the_starting_images_and_their_prefix():
+    images, labels = _real()
+    d = _set(images, labels, [0, 1, 2, 3, 4, 5], 10.0)  # i-major: images 0-2 are index 0 of classes 0-2
+    init = L.init_set(d, images, labels)
+    assert torch.allclose(init.images, to_float(images[:6], MEAN, STD)) and init.method == "m init (real)"
+    one = L.init_set(d, images, labels, ipc=1, method=L.REAL_INIT)
+    assert one.source_index.tolist() == [0, 1, 2] and one.method == L.REAL_INIT
+    wrong = _set(images, labels, [0, 1, 2])
+    wrong.labels = torch.tensor([1, 1, 2])
+    with pytest.raises(ValueError, match="labels"):
+        L.init_set(wrong, images, labels)
+    assert len(L.ceiling_set(images, labels, 5, MEAN, STD)) == 5 and len(L.ceiling_set(images, labels, 99, MEAN, STD)) == 18
+
+
+def test_loss_curves_of_every_family():
+    images, labels = _real()
+    inv = _set(images, labels, [0, 1, 2], loss_curve=[3.0, 2.0, 1.5])
+    dc = _set(images, labels, [0, 1, 2], loss_trace=[0.9, 0.8])
+    kip = _set(images, labels, [0, 1, 2], loss_trace=[[0, 0.5], [10, 0.25]])
+    assert L.loss_curve(inv) == [3.0, 2.0, 1.5] and L.loss_curve(dc) == [0.9, 0.8] and L.loss_curve(kip) == [0.5, 0.25]
+    t = L.curves_table({("a", 1): inv, ("b", 1): kip})
+    assert len(t) == 5 and list(t.columns) == ["method", "ipc", "point", "loss"]
+    r = L.regime_table({("a", 1): _set(images, labels, [0, 1, 2], 2.0, iterations=7, init="real")}, images)
+    assert r.loc[0, "iterations"] == 7 and r.loc[0, "displacement"] == pytest.approx(2.0, rel=1e-4)
+
+
+def test_matching_regime_needs_the_iterations_or_a_moved_set_above_its_init():
+    init = {0: 0.70, 1: 0.71, 2: 0.72}
+    near = {0: 0.705, 1: 0.712, 2: 0.718}   # within a point of its initialisation: still the real images
+    above = {0: 0.75, 1: 0.76, 2: 0.74}
+    assert L.matching_regime("DC", 10, 1000, 5.0, near, init).met            # the paper's 1,000 iterations
+    assert L.matching_regime("DC", 10, 10, 5.0, above, init).met             # moved and beats its init
+    p = L.matching_regime("DC", 10, 10, 5.0, near, init)
+    assert not p.met and "1,000 outer iterations" in p.needs and "10 of 1,000" in p.measured
+    assert not L.matching_regime("DC", 10, 10, 0.5, above, init).met        # did not move measurably
+    assert not L.matching_regime("DM", 10, 25, 5.0, above, {}).met           # its init was not evaluated
+    assert L.matching_regime("DM", 10, 20000, 0.0, near, init).met
+
+
+def test_sre2l_regime_needs_a_set_above_one_real_image_per_class():
+    real1 = {0: 0.50, 1: 0.49, 2: 0.51}
+    flat = [2.0, 1.0, 0.5, 0.3, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2]
+    falling = [10.0 - i for i in range(10)]
+    noise = {0: 0.18, 1: 0.17, 2: 0.20}
+    good = {0: 0.60, 1: 0.61, 2: 0.62}
+    assert not L.sre2l_regime(10, 30, flat, noise, real1).met                 # plateaued, still noise
+    assert L.sre2l_regime(10, 30, flat, good, real1).met                      # plateaued and above the floor
+    assert not L.sre2l_regime(10, 30, falling, good, real1).met               # neither 1,000 iterations nor a plateau
+    assert L.sre2l_regime(10, 1000, falling, good, real1).met
+    assert "1,000 recovery iterations" in L.sre2l_regime(10, 30, flat, noise, real1).needs
+
+
+def test_dwa_and_kip_regimes():
+    init = {0: 0.65, 1: 0.66, 2: 0.64}
+    assert L.dwa_regime(10, 30.0, {0: 0.69, 1: 0.70, 2: 0.69}, init, 30).met
+    assert not L.dwa_regime(10, 30.0, {0: 0.655, 1: 0.66, 2: 0.645}, init, 30).met
+    assert not L.dwa_regime(10, 0.2, {0: 0.69, 1: 0.70, 2: 0.69}, init).met
+    assert L.kip_regime("KIP fc ipc 1", [4.0, 5.0, 6.0], 50).met
+    assert not L.kip_regime("KIP fc ipc 1", [4.0, 0.1], 50).met and not L.kip_regime("x", [], 50).met
+
+
+def test_merge_ceiling_and_synthesis_seeds():
+    a, b = claims.Precondition("x (ipc 1)", True, "fine"), claims.Precondition("x (ipc 10)", False, "bad", "more")
+    m = L.merge("x", [a, b])
+    assert not m.met and m.needs == "more" and "ipc 1: fine" in m.measured and L.merge("x", [a]) is a
+    assert L.ceiling("c", {"a": {0: 0.5}}, None, "n") is None
+    assert L.ceiling("c", {"a": {0: 0.60}, "b": {0: 0.70}}, {0: 0.80, 1: 0.80}, "n").met
+    assert not L.ceiling("c", {"a": {0: 0.60}, "b": {0: 0.71}}, {0: 0.72, 1: 0.72}, "n").met
+    assert not L.synthesis_seeds(1).met and L.synthesis_seeds(3).met
+
+
+def test_evaluation_records_and_same_evaluation():
+    images, labels = _real()
+    d = _set(images, labels, [0, 1, 2])
+    base = E.EvalConfig(steps=5, batch_size=4, label_mode="hard")
+    dsa = base.replace(augmentation="dsa", dsa=runner.dsa_eval_augment)
+    jobs = [runner.Job({"method": m, "ipc": 1}, d, cfg, s) for m, cfg in (("DC", base), ("DSA", dsa), ("random", base))
+            for s in (0, 1)]
+    ev = L.evaluation_table(jobs, 100)
+    assert len(ev) == 3 and "temperature" not in ev.columns and set(ev["test_n"]) == {"100"}
+    assert L.same_evaluation("e", ev, {"DC": {"method": "DC", "ipc": 1}, "random": {"method": "random", "ipc": 1}}, "n").met
+    p = L.same_evaluation("e", ev, {"DC": {"method": "DC", "ipc": 1}, "DSA": {"method": "DSA", "ipc": 1}}, "n")
+    assert not p.met and "augmentation" in p.measured
+    assert not L.same_evaluation("e", ev, {"DC": {"method": "DC", "ipc": 1}, "x": {"method": "x", "ipc": 1}}, "n").met
+
+
+def test_per_seed_matches_numbers_and_strings():
+    df = pd.DataFrame([{"part": "continual", "set": "dwa", "task": 1.0, "seed": 0, "acc": 0.5},
+                       {"part": "grid", "set": "12 / 0.015", "task": float("nan"), "seed": 0, "acc": 0.6},
+                       {"part": "continual", "set": "dwa", "task": 1.0, "seed": 1, "acc": 0.7}])
+    assert L.per_seed(df, part="continual", set="dwa", task=1) == {0: 0.5, 1: 0.7}
+    assert L.per_seed(df, part="grid", set="12 / 0.015") == {0: 0.6}
+    with pytest.raises(ValueError, match="several rows"):
+        L.per_seed(df.assign(seed=0), part="continual")
+
+
+# --------------------------------------------------------------------------- dd_tables' rows end to end
+
+
+def _records(sre2l_acc=0.18, dc_gain=0.002, seeds=(0, 1, 2), ceiling=0.80):
+    """Synthetic records of the four set stages: DWA 5 points above its real images, SRe2L at ``sre2l_acc``
+    (one real image per class: 0.50), DC ``dc_gain`` above its real init after 10 of 1,000 iterations."""
+    rows, ev, reg, cur = [], [], [], []
+    noise = {0: 0.0, 1: 0.004, 2: -0.004, 3: 0.002, 4: -0.002, 5: 0.001}
+
+    def add(stage, m, i, st, lab, acc, cfg="teacher"):
+        for s in seeds:
+            rows.append({"method": m, "ipc": i, "student": st, "labels": lab, "seed": s, "acc": acc + noise[s], "stage": stage})
+        ev.append({"method": m, "ipc": str(i), "student": st, "labels": lab, "augmentation": cfg, "stage": stage})
+
+    for st in ("convnet", "resnet18"):
+        add("dd_coresets", L.CEILING, 0, st, "teacher", ceiling)
+        for i in (1, 10):
+            add("dd_inversion", "sre2l", i, st, "teacher", sre2l_acc)
+            add("dd_inversion", "dwa", i, st, "teacher", 0.65 + 0.01 * i / 10 + 0.05)
+            add("dd_inversion", "rded", i, st, "teacher", 0.60)
+            add("dd_inversion", L.REAL_INIT, i, st, "teacher", 0.50 if i == 1 else 0.65)
+            add("dd_coresets", L.RELA, i, st, "teacher", 0.62)
+        add("dd_inversion", L.LADDER["E"], 10, st, "teacher", 0.68)
+        add("dd_inversion", L.LADDER["F"], 10, st, "teacher", 0.66)
+    add("dd_coresets", L.CEILING, 0, "convnet", "hard", ceiling)
+    for i in (1, 10):
+        for c in L.CORESETS:
+            add("dd_coresets", c, i, "convnet", "hard", 0.60, "crop_flip")
+        for m in ("DC", "DSA"):
+            add("dd_matching", m, i, "convnet", "hard", 0.62 + dc_gain, "dsa" if m == "DSA" else "crop_flip")
+            add("dd_matching", L.init_name(m), i, "convnet", "hard", 0.62, "dsa" if m == "DSA" else "crop_flip")
+            reg.append({"method": m, "ipc": i, "iterations": 10, "init": "real", "displacement": 4.0})
+        add("dd_matching", L.DC_DSA_EVAL, i, "convnet", "hard", 0.62 + dc_gain, "dsa")
+        reg += [{"method": "sre2l", "ipc": i, "iterations": 30, "init": "noise", "displacement": float("nan")},
+                {"method": "dwa", "ipc": i, "iterations": 30, "init": "real", "displacement": 20.0}]
+        cur += [{"method": "sre2l", "ipc": i, "point": p, "loss": max(3.0 - p, 0.5)} for p in range(30)]
+    krr = []
+    for k in ("fc", "rbf"):
+        for s in seeds:
+            krr += [{"set": "random real, one-hot", "kernel": k, "ipc": 1, "seed": s, "KRR test acc": 0.50 + noise[s]},
+                    {"set": f"KIP {k}", "kernel": k, "ipc": 1, "seed": s, "KRR test acc": 0.68 + noise[s] / 2},
+                    {"set": f"KIP {k} p=0.5", "kernel": k, "ipc": 1, "seed": s, "KRR test acc": 0.6},
+                    {"set": f"LS {k}", "kernel": k, "ipc": 1, "seed": s, "KRR test acc": 0.45 - noise[s]}]
+            reg.append({"method": f"KIP {k}", "kernel": k, "ipc": 1, "seed": s, "iterations": 50, "displacement": 9.0})
+    return {"results": pd.DataFrame(rows), "evaluation": pd.DataFrame(ev), "regime": pd.DataFrame(reg),
+            "loss_curves": pd.DataFrame(cur), "krr": pd.DataFrame(krr)}
+
+
+def _by_location(rows):
+    return {r.location: r for r in rows}
+
+
+def test_tables_claims_are_not_tested_where_the_methods_are_out_of_their_regime():
+    rows = _by_location(L.tables_claims(_records()))
+    for loc in ("Table 1; abstract", "Table 5"):
+        assert rows[loc].verdict == claims.NOT_TESTED and "SRe2L in its regime" in rows[loc].condition
+    assert rows["DC results"].verdict == claims.NOT_TESTED and "DC: 1,000 outer iterations" in rows["DC results"].condition
+    assert rows["DSA results"].verdict == claims.NOT_TESTED and "one evaluation: met" in rows["DSA results"].preconditions
+    # DWA in its regime (moved, 5 points above its real images), 3 seeds, room below the ceiling: tested
+    t3 = rows["Table 3"]
+    assert t3.tested == "yes" and t3.verdict == claims.HOLDS, t3.condition
+    kip = [r for r in L.tables_claims(_records()) if r.paper == "KIP"]
+    assert [r.verdict for r in kip] == [claims.HOLDS, claims.FAILS]
+
+
+def test_tables_claims_follow_the_run():
+    rows = _by_location(L.tables_claims(_records(sre2l_acc=0.75, dc_gain=0.05)))
+    assert rows["Table 1; abstract"].tested == "yes" and rows["Table 1; abstract"].verdict == claims.FAILS
+    assert rows["DC results"].tested == "yes" and rows["DC results"].verdict == claims.HOLDS
+    # the ladder at its ceiling: not tested, whatever the effect
+    t3 = _by_location(L.tables_claims(_records(ceiling=0.70)))["Table 3"]
+    assert t3.verdict == claims.NOT_TESTED and "ceiling" in t3.condition
+    # two seeds: nothing is tested
+    two = L.tables_claims(_records(seeds=(0, 1)))
+    assert all(r.verdict == claims.NOT_TESTED for r in two)
+
+
+# --------------------------------------------------------------------------- dd_dc_arch's rows
+
+
+def test_dc_arch_claims_need_dc_in_its_regime():
+    images, labels = _real()
+    sets = {v: _set(images, labels, [0, 1, 2, 3, 4, 5], 4.0, iterations=10) for v in ("default", "leaky_relu", "max_pool", "batch_norm")}
+    acc = {"default": 0.71, "leaky_relu": 0.72, "max_pool": 0.69, "batch_norm": 0.70}
+
+    def res(gain):
+        return pd.DataFrame([{"variant": v, "set": name, "seed": s, "acc": a + (gain if name == "DC" else 0) + 0.001 * s}
+                             for v, a in acc.items() for name in ("DC", L.init_name("DC")) for s in (0, 1, 2)])
+
+    rows = L.dc_arch_claims(res(0.002), sets, images, ipc=2)
+    assert len(rows) == 3 and all(r.verdict == claims.NOT_TESTED for r in rows)
+    assert all("DC: 1,000 outer iterations" in r.condition for r in rows)
+    rows = L.dc_arch_claims(res(0.05), sets, images, ipc=2)   # moved and 5 points above its real images
+    assert [r.verdict for r in rows] == [claims.HOLDS] * 3
+
+
+def test_a_comparison_without_one_of_its_arms_is_not_tested():
+    rec = _records()
+    rec["krr"] = rec["krr"][rec["krr"]["set"] != "LS rbf"]
+    ls = [r for r in L.tables_claims(rec) if r.location == "LS"][0]
+    assert ls.verdict == claims.NOT_TESTED and "every compared arm evaluated unmet" in ls.condition
+    assert L._decide([], [])["verdict"] == claims.NOT_TESTED

@@ -1,0 +1,186 @@
+"""The ReLA family's preconditions and claim rows on synthetic runs (compendium.checks.rela)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from compendium import claims, rela_schedule
+from compendium.checks import rela as CR
+
+RAND, STRONG = "rand", "trained:priors/fmnist_supervised.pt"
+
+
+def _row(seed, probe, prior="", budget=0.1, untrained=False, steps=138, switch=None, schedule="switch", w=0.0, **kw):
+    return {"arm": kw.pop("arm", "x"), "seed": seed, "probe": probe, "prior": prior, "budget": budget, "untrained": untrained,
+            "steps": 0 if untrained else steps, "switch step": switch, "schedule": schedule, "w": w, "train seconds": 1.0,
+            "budget_mode": "dynamic", "order": "code", "transfer_trainable": True, **kw}
+
+
+def test_min_switch_steps_is_algorithm_1_on_a_flat_loss():
+    # camera-ready Algorithm 1 (l_s = 2, l_f = 1, EMAs 0.99 / 0.999, threshold 0.995), code order: 528 steps
+    assert CR.min_switch_steps() == 528
+    s = rela_schedule.EMASwitch()
+    for _ in range(527):
+        s.update(1.0)
+    assert not s.switched
+
+
+def test_ssl_phase_steps_from_the_records():
+    assert CR.ssl_phase_steps(_row(0, 0.7)) == 138                                   # plain BYOL: every step
+    assert CR.ssl_phase_steps(_row(0, 0.7, prior=RAND)) == 0                           # switch never fired
+    assert CR.ssl_phase_steps(_row(0, 0.7, prior=RAND, steps=4000, switch=1000)) == 3000
+    assert CR.ssl_phase_steps(_row(0, 0.7, prior=RAND, schedule="first", w=0.2, switch=28)) == 110
+    assert CR.ssl_phase_steps(_row(0, 0.7, prior=RAND, schedule="v1")) == 138
+    assert CR.ssl_phase_steps(_row(0, 0.7, prior=RAND, schedule="constant", w=1.0)) == 0
+    assert CR.ssl_phase_steps(_row(0, 0.7, prior=RAND, schedule="constant", w=0.4)) == 138
+    assert CR.ssl_phase_steps({**_row(0, 0.7), "prior": float("nan")}) == 138          # prior read back from CSV
+
+
+def test_ssl_phase_ran_met_and_unmet():
+    never = pd.DataFrame([_row(s, 0.75, prior=RAND) for s in range(3)])
+    p = CR.ssl_phase_ran(never)
+    assert not p.met and "fired in 0 of 3" in p.measured and "3,900" in p.needs and "138" in p.needs
+    fired = pd.DataFrame([_row(s, 0.75, prior=RAND, steps=3900, switch=1200 + s) for s in range(3)])
+    assert CR.ssl_phase_ran(fired).met
+    one_late = pd.DataFrame([_row(0, 0.75, prior=RAND, steps=3900, switch=1200),
+                             _row(1, 0.75, prior=RAND, steps=3900, switch=3900)])
+    assert not CR.ssl_phase_ran(one_late).met   # fired on the last step: no SSL step ran
+    assert not CR.ssl_phase_ran(never.iloc[:0]).met
+
+
+def test_above_untrained_uses_matched_seeds():
+    byol = {0: 0.70, 1: 0.65, 2: 0.70}
+    un = {0: 0.70, 1: 0.68, 2: 0.69, 3: 0.10}
+    p = CR.above_untrained("BYOL above", {"BYOL 10%": (byol, un)})
+    assert not p.met and "BELOW" in p.measured and "seeds 0-2" in p.measured   # seed 3 (BYOL absent) ignored
+    assert CR.above_untrained("BYOL above", {"BYOL 10%": ({0: 0.72, 2: 0.71}, un)}).met
+    assert not CR.above_untrained("BYOL above", {"BYOL": ({5: 0.9}, un)}).met
+
+
+def _budget_runs(seeds=(0, 1, 2), fired=False, byol10=0.66, steps=138):
+    rows = []
+    for s in seeds:
+        rows.append(_row(s, 0.68, untrained=True, arm="untrained"))
+        rows.append(_row(s, 0.74 + 0.001 * s, budget=1.0, steps=10 * steps))
+        for b in (0.1, 0.5):
+            st = steps if b == 0.1 else 5 * steps
+            sw = (st // 3) if fired else None
+            rows.append(_row(s, (byol10 if b == 0.1 else 0.71) + 0.002 * s, budget=b, steps=st))
+            rows.append(_row(s, 0.73 + 0.003 * s + (0.02 if b == 0.5 else 0), prior=RAND, budget=b, steps=st, switch=sw))
+            rows.append(_row(s, 0.76 + 0.002 * s + (0.02 if b == 0.5 else 0), prior=STRONG, budget=b, steps=st, switch=sw))
+    return pd.DataFrame(rows)
+
+
+def _by_location(rows):
+    return {r.location: r for r in rows}
+
+
+def test_budget_claims_not_tested_without_the_ssl_phase_and_tested_with_it():
+    kw = dict(priors=[RAND, STRONG], budgets=[0.1, 0.5], same=STRONG, cross=RAND, headline=0.1, gap_goal=0.9,
+              cost_goal=0.5, strength={"Rand.": 0.70, "strong (supervised)": 0.80})
+    rows = _by_location(CR.budget_claims(_budget_runs(byol10=0.70), **kw))
+    for r in rows.values():
+        assert r.verdict == claims.NOT_TESTED and "SSL phase" in r.condition
+    assert "ReLA-only" in rows["Table 1 (CF-10, 10%)"].ours
+    rows = _by_location(CR.budget_claims(_budget_runs(fired=True, byol10=0.70, steps=4000), **kw))
+    assert rows["Table 1"].verdict == claims.HOLDS and rows["Table 1"].seeds == "0,1,2"
+    assert rows["Table 1 (Rand. column)"].verdict == claims.HOLDS
+    assert rows["Fig. 4c"].verdict == claims.HOLDS             # strong beats Rand. at every budget
+    assert rows["Table 1 (CF-10, 10%)"].verdict == claims.HOLDS   # ReLA 76 vs BYOL 70, BYOL* 74: closes > 90%
+    assert "ReLA-only" not in rows["Table 1 (CF-10, 10%)"].ours
+    assert rows["abstract; Table 1 (IN-1K, CF10-T, 50%)"].verdict == claims.HOLDS   # Rand. at 50%: 75 vs BYOL* 74
+    runs = _budget_runs(fired=True, byol10=0.70, steps=4000)
+    cell = (runs["prior"] == RAND) & (runs["budget"] == 0.1)
+    runs.loc[cell, "probe"] = 0.71 + 0.002 * runs.loc[cell, "seed"]   # ReLA 71 vs BYOL 70, BYOL* 74: a quarter of the gap
+    kw["same"] = RAND
+    assert _by_location(CR.budget_claims(runs, **kw))["Table 1 (CF-10, 10%)"].verdict == claims.FAILS
+    # BYOL at 10% below the untrained network: not tested even with the SSL phase
+    rows = _by_location(CR.budget_claims(_budget_runs(fired=True, byol10=0.60, steps=4000), **kw))
+    assert rows["Table 1"].verdict == claims.NOT_TESTED and "BYOL above the untrained network unmet" in rows["Table 1"].condition
+
+
+def test_gap_closures_and_cost_use_matched_seeds():
+    runs = _budget_runs(byol10=0.70)
+    runs = pd.concat([runs, pd.DataFrame([_row(9, 0.10), _row(9, 0.99, prior=RAND)])])  # seed 9: no BYOL*
+    g = CR.gap_closures(runs, [RAND], [0.1])
+    assert g.loc[0, "seeds"] == "0-2"
+    assert g.loc[0, "gap closure (ours)"] == pytest.approx((0.733 - 0.702) / (0.741 - 0.702))
+    cost = CR.cost_table(runs, [RAND, STRONG], [0.1, 0.5]).set_index("arm")
+    assert cost.loc["+ReLA strong (supervised)", "matching budget"] == 0.1
+    assert cost.loc["+ReLA Rand.", "matching budget"] == 0.5
+    assert pd.isna(cost.loc["BYOL", "matching budget"])
+
+
+def test_transport_claim_over_seeds():
+    out, inn = {0: 0.70, 1: 0.72, 2: 0.71}, {0: 0.65, 1: 0.66, 2: 0.66}
+    r = CR.transport_claim(out, inn, "strong", 0.80, {"BYOL 10%": {0: 0.7, 1: 0.7, 2: 0.7}})
+    assert r.verdict == claims.HOLDS and r.tested == "yes"
+    r = CR.transport_claim(out, inn, "strong", 0.60, {"BYOL 10%": {0: 0.7, 1: 0.7, 2: 0.7}})
+    assert r.verdict == claims.NOT_TESTED and "stronger than every student" in r.condition
+    assert CR.transport_claim({0: 0.7}, {0: 0.6}, "s", 0.8, {"b": {0: 0.7}}).verdict == claims.NOT_TESTED
+
+
+def _arch_runs(fired, mobile_byol):
+    rows = []
+    for s in range(3):
+        for arch, byol in (("convnet", 0.72), ("mobilenet_v2", mobile_byol)):
+            rows.append(_row(s, 0.30 if arch == "mobilenet_v2" else 0.69, arch=arch, untrained=True))
+            rows.append(_row(s, byol + 0.001 * s, arch=arch, steps=4000))
+            for p in (RAND, STRONG):
+                rows.append(_row(s, 0.75 + 0.002 * s, arch=arch, prior=p, steps=4000, switch=1000 if fired else None))
+    return pd.DataFrame(rows)
+
+
+def test_arch_claims_need_byol_above_the_untrained_student():
+    students = {"convnet": "ConvNet", "mobilenet_v2": "MobileNet-V2"}
+    assert CR.arch_claims(_arch_runs(True, 0.40), students, [RAND, STRONG])[0].verdict == claims.HOLDS
+    r = CR.arch_claims(_arch_runs(True, 0.15), students, [RAND, STRONG])[0]   # BYOL near chance, below untrained
+    assert r.verdict == claims.NOT_TESTED and "MobileNet-V2 BYOL 15.1 BELOW" in r.condition
+    assert CR.arch_claims(_arch_runs(False, 0.40), students, [RAND, STRONG])[0].verdict == claims.NOT_TESTED
+
+
+def test_methods_claims_rand_row_is_non_inferiority():
+    rows = []
+    for s in range(3):
+        rows.append(_row(s, 0.69, untrained=True, method="byol"))
+        for m in ("simclr", "moco"):
+            rows.append(_row(s, 0.72 + 0.001 * s, method=m, steps=4000))
+            rows.append(_row(s, 0.718 + 0.0015 * s, method=m, prior=RAND, steps=4000, switch=1000))   # -0.2 points: no harm
+            rows.append(_row(s, 0.75 + 0.002 * s, method=m, prior=STRONG, steps=4000, switch=1000))
+    out = _by_location(CR.methods_claims(pd.DataFrame(rows), {"simclr": "SimCLR", "moco": "MoCo"}, [RAND, STRONG]))
+    assert out["Table 3 (CLIP-RN50 row)"].verdict == claims.HOLDS
+    assert out["Table 3 (Rand. row)"].verdict == claims.HOLDS
+
+
+def _ablation_runs(seeds=(0, 1, 2), static_gain=0.01, strong_slope=0.02, weak_slope=-0.02, fired=False):
+    rows = []
+    for s in seeds:
+        rows.append(_row(s, 0.69, untrained=True))
+        rows.append(_row(s, 0.71 + 0.001 * s))
+        for p, slope in ((RAND, weak_slope), (STRONG, strong_slope)):
+            noise = 0.003 * s
+            rows.append(_row(s, 0.75 + noise, prior=p, steps=4000 if fired else 138, switch=1000 if fired else None))
+            rows.append({**_row(s, 0.75 + noise - static_gain, prior=p, steps=4000 if fired else 138,
+                                switch=1000 if fired else None), "budget_mode": "static"})
+            for lam in (0.2, 1.0):
+                rows.append(_row(s, 0.74 + slope * lam + noise, prior=p, schedule="constant", w=lam))
+            for w, sw in ((0.2, 28), (0.8, 110)):
+                rows.append(_row(s, 0.73 + slope * w + noise, prior=p, schedule="first", w=w, switch=sw))
+    return pd.DataFrame(rows)
+
+
+def test_ablation_claims():
+    rows = _by_location(CR.ablation_claims(_ablation_runs(), [RAND, STRONG], [0.2, 1.0], [0.0, 0.2, 0.8, 1.0], epochs=3))
+    assert rows["Fig. 4a"].verdict == claims.HOLDS and "ReLA loss alone" in rows["Fig. 4a"].ours
+    assert rows["Fig. 4b"].verdict == claims.NOT_TESTED and "λ switch fired" in rows["Fig. 4b"].condition
+    assert rows["Fig. 4b; v1 Fig. 4b"].verdict == claims.HOLDS
+    rows = _by_location(CR.ablation_claims(_ablation_runs(static_gain=-0.01, strong_slope=-0.02, weak_slope=0.02),
+                                           [RAND, STRONG], [0.2, 1.0], [0.0, 0.2, 0.8, 1.0], epochs=3))
+    assert rows["Fig. 4a"].verdict == claims.FAILS and rows["Fig. 4b; v1 Fig. 4b"].verdict == claims.FAILS
+    one = _by_location(CR.ablation_claims(_ablation_runs(seeds=(0,)), [RAND, STRONG], [0.2, 1.0], [0.0, 0.2, 0.8, 1.0], epochs=3))
+    assert one["Fig. 4b; v1 Fig. 4b"].verdict == claims.NOT_TESTED   # an argmax on one seed is not a verdict
+    assert CR.ablation_claims(_ablation_runs(), [RAND, STRONG], [0.2, 1.0], [0.0, 0.2, 0.8, 1.0], epochs=1)[0].verdict \
+        == claims.NOT_TESTED   # one epoch: the dynamic subset is never redrawn
+    fired = _by_location(CR.ablation_claims(_ablation_runs(fired=True), [RAND, STRONG], [0.2, 1.0], [0.0, 0.2, 0.8, 1.0],
+                                            epochs=3))
+    assert fired["Fig. 4b"].tested == "yes" and "ReLA loss alone" not in fired["Fig. 4a"].ours
