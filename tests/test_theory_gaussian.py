@@ -85,3 +85,53 @@ def test_zero_one_risk_minimum_and_curvature():
         assert abs(grid[np.argmin(G.zero_one_risk(grid, s))] - star) < 1e-3
         assert G.curvature_constant(s) > 0
     assert G.is_monotone([1, 2, 2, 3]) and not G.is_monotone([1, 3, 2])
+
+
+# ----------------------------------------------------------------------------- App B for any shape beta
+
+
+@pytest.mark.parametrize("beta", [1.0, 1.5, 3.0, 4.0])
+def test_generalised_gaussian_moments(beta):
+    from scipy.stats import gennorm
+
+    a = 0.8
+    assert float(G.gg_variance(a, beta)) == pytest.approx(gennorm.var(beta, scale=a), rel=1e-12)
+    assert float(G.gg_variance(G.gg_alpha(0.3, beta), beta)) == pytest.approx(0.3)
+    m1, m2 = G.gg_noise_moments(a, beta)
+    assert abs(m1) < 1e-10 and m2 == pytest.approx(float(G.gg_noise_second_moment(a, beta)), rel=1e-9)
+    draws = G.gg_standard_draws(beta, 400000, np.random.default_rng(0))
+    assert draws.var() == pytest.approx(float(G.gg_variance(1.0, beta)), rel=0.02)
+
+
+def test_beta_two_reduces_to_the_gaussian_case():
+    sigma = 0.6
+    a = sigma * math.sqrt(2)  # N(mu, alpha, 2) = N(mu, alpha^2 / 2)
+    assert G.gg_theorem1_closed_form(a, 2.0, 0.05, 40, 0.0) == pytest.approx(G.theorem1_closed_form(sigma, 0.05, 40, 0.0))
+    th = np.linspace(-3, 0, 7)
+    assert np.allclose(G.gg_zero_one_risk(th, a, 2.0), G.zero_one_risk(th, sigma))
+    c = G.gg_curvature(0.5 * math.sqrt(2), 2.0)
+    assert c["limit"] == pytest.approx(G.curvature_constant(0.5), rel=1e-4)
+
+
+@pytest.mark.parametrize("beta", [1.0, 3.0])
+def test_generalised_gaussian_sgd_matches_b3_and_b1_constants(beta):
+    sig = [0.25, 1.0]
+    th = G.gg_linear_sgd_mc(G.gg_alpha(np.array(sig) ** 2, beta), beta, 0.05, 80, 0.0, 20000, seed=5)
+    for s, t in zip(sig, th):
+        sq = (t + 1.5) ** 2
+        closed = G.gg_theorem1_closed_form(float(G.gg_alpha(s * s, beta)), beta, 0.05, 80, 0.0)
+        assert abs(sq.mean() - closed) < 4 * sq.std() / math.sqrt(len(sq))
+    c = G.gg_curvature(float(G.gg_alpha(0.25, beta)), beta)
+    assert c["argmin"] == pytest.approx(-1.5, abs=1e-3) and c["min_excess"] >= 0
+    assert np.isfinite(c["C1"]) and c["C1"] >= c["limit"] * (1 - 1e-6) and c["printed_vs_exact"] < 1e-12
+    rows = G.gg_appendix_b_rows([beta], [0.25, 1.0], 0.05, 60, 2000, seed=1)
+    assert rows[0]["0-1 excess on G"] < rows[1]["0-1 excess on G"]
+
+
+def test_theorem1_rows_and_excess_risk_rows():
+    rows, chains = G.theorem1_rows([0.1, 1.0], 0.05, 30, 500, seed=3)
+    assert [r["sigma"] for r in rows] == [0.1, 1.0] and set(chains) == {0.1, 1.0}
+    r = rows[1]
+    assert r["closed - MC (s.e.)"] == pytest.approx((r["closed form (camera-ready B.3)"] - r["MC E[(θ_T-θ*)²]"]) / r["MC s.e."])
+    risk = G.excess_risk_rows(chains)
+    assert risk[0]["quadratic excess ½E(θ-θ*)²"] < risk[1]["quadratic excess ½E(θ-θ*)²"]

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 import torch
 
 from compendium.theory import overlap as O
@@ -40,3 +41,34 @@ def test_augmented_views_shapes():
     assert v.shape == (15, 64)
     clean = O.augmented_views(imgs, None, 2, 0)
     assert torch.allclose(clean[0], clean[1]) and torch.allclose(clean[0], imgs[0].float().flatten() / 255)
+
+
+def test_random_prior_is_seeded():
+    imgs = torch.randint(0, 256, (4, 1, 28, 28), dtype=torch.uint8)
+    a, b = O.prior_targets(O.random_prior(3), imgs), O.prior_targets(O.random_prior(3), imgs)
+    assert torch.equal(a, b) and a.shape == (4, 32 * 3 * 3)
+    assert not torch.equal(a, O.prior_targets(O.random_prior(4), imgs))
+    assert torch.allclose(a.norm(dim=1), torch.ones(4, dtype=a.dtype))
+
+
+def test_view_target_conflicts_on_duplicated_pictures():
+    g = torch.Generator().manual_seed(0)
+    dark = torch.randint(0, 60, (1, 1, 28, 28), generator=g)
+    bright = torch.randint(190, 256, (1, 1, 28, 28), generator=g)
+    imgs = torch.cat([dark, bright, dark, bright]).to(torch.uint8)  # two pictures, each labelled once 0 and once 1
+    labels = np.array([0, 0, 1, 1])
+    prior = O.random_prior(0)
+    targets = O.prior_targets(prior, imgs)
+    clean = O.view_target_conflicts(imgs, labels, targets, None, 0, prior)
+    assert clean["confusable share"] == 0.0 and clean["example"] == (-1, -1, -1)  # a sibling is identical
+    found = 0
+    for seed in range(8):
+        crop = O.view_target_conflicts(imgs, labels, targets, 0.08, seed, prior)
+        assert 0 <= crop["confusable with another class"] <= crop["confusable share"] <= 1
+        if crop["confusable pairs"]:
+            found += 1
+            # a look-alike is a crop of the same picture: the same prior target under another label
+            assert crop["target cos distance (those pairs)"] == pytest.approx(0.0, abs=1e-6)
+            a, sib, other = crop["example"]
+            assert sib == a ^ 1 and labels[a // 2] != labels[other // 2] and other // 2 == (a // 2 + 2) % 4
+    assert found > 0

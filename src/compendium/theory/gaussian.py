@@ -9,6 +9,7 @@ is exactly a loop of independent PyTorch models (tested).
 
 The proofs use a different, 1-D model: y in {-1, +1}, x ~ N(mu_y, Sigma^2), classifier
 sign(x + theta), loss (1/2)(1 - y(x + theta))^2, online SGD theta <- theta - eta (theta + x - y).
+Camera-ready App B.1-B.3 prove it for generalised Gaussians of any shape beta (the ``gg_`` functions).
 """
 
 from __future__ import annotations
@@ -344,6 +345,35 @@ def epsilon0(sigma: float, n: int, generator: torch.Generator, mu1: float = 1.0,
     return theorem2_noise_mc(0.0, sigma, n, generator, mu1, mu2)[1] - theorem2_noise_mc(1.0, sigma, n, generator, mu1, mu2)[1]
 
 
+def theorem1_rows(sigmas, eta: float, steps: int, reps: int, seed: int, theta0: float = 0.0) -> tuple[list[dict], dict]:
+    """Thm 1's linear model: Monte Carlo of E[(theta_T - theta*)^2] (one generator, seeded ``seed``, drawn
+    Sigma after Sigma) against the camera-ready closed form and v1's printed form, in standard errors.
+    Returns the rows and the final chains per Sigma."""
+    gen = torch.Generator().manual_seed(seed)
+    rows, chains = [], {}
+    for s in sigmas:
+        th = linear_sgd_mc(s, eta, steps, theta0, reps, gen)
+        chains[s] = th
+        sq = (th + 1.5) ** 2
+        mc, se = float(sq.mean()), float(sq.std() / math.sqrt(reps))
+        closed, v1 = theorem1_closed_form(s, eta, steps, theta0), theorem1_v1_printed(s, eta, steps, theta0)
+        rows.append({"sigma": s, "MC E[(θ_T-θ*)²]": mc, "MC s.e.": se, "closed form (camera-ready B.3)": closed,
+                     "v1 printed (A.3)": v1, "closed - MC (s.e.)": (closed - mc) / se, "v1 - MC (s.e.)": (v1 - mc) / se})
+    return rows, chains
+
+
+def excess_risk_rows(chains: dict, sigma_ref: float = 0.5) -> list[dict]:
+    """The quadratic and 0-1 excess risks of the final chains, on G'(Sigma) and on G (``sigma_ref``), and C1(Sigma)."""
+    rows = []
+    for s, th in chains.items():
+        t = th.numpy()
+        rows.append({"sigma": s, "quadratic excess ½E(θ-θ*)²": 0.5 * float(((th + 1.5) ** 2).mean()),
+                     "0-1 excess on G'(Σ)": float(np.mean(zero_one_risk(t, s)) - zero_one_risk(-1.5, s)),
+                     "0-1 excess on G (Σ=0.5)": float(np.mean(zero_one_risk(t, sigma_ref)) - zero_one_risk(-1.5, sigma_ref)),
+                     "C1(Σ) = sup ΔL/u²": curvature_constant(s)})
+    return rows
+
+
 def is_monotone(values, increasing: bool = True, tol: float = 0.0) -> bool:
     v = np.asarray(values, dtype=float)
     diff = np.diff(v)
@@ -471,3 +501,141 @@ def trend(values, losses: np.ndarray, z: float = 3.0) -> dict:
     return {"spearman": rho, "significant_decreases": int(dec.sum()), "significant_increases": int(inc.sum()),
             "monotone_from": float(values[start]), "argmin": float(values[int(np.argmin(mean))]),
             "mean": mean}
+
+
+# ----------------------------------------------------------------------------- App B.1-B.3 for any shape beta
+#
+# Camera-ready App B proves Theorem 1 for the generalised Gaussian N(mu, alpha, beta) with pdf
+# beta / (2 alpha Gamma(1/beta)) exp(-(|x - mu| / alpha)^beta) (scipy's gennorm with scale alpha);
+# beta = 2 is N(mu, alpha^2 / 2). The 1-D model and SGD are those of linear_sgd_mc, y in {-1, +1},
+# N_0 = N(mu1, alpha, beta) for y = -1 and N_1 = N(mu2, alpha, beta) for y = +1.
+
+GG_BETAS = (1.0, 1.5, 3.0, 4.0)
+
+
+def gg_variance(alpha, beta):
+    """B.3's variance of N(mu, alpha, beta): alpha^2 Gamma(3/beta) / Gamma(1/beta)."""
+    from scipy.special import gammaln
+
+    return np.asarray(alpha, float) ** 2 * np.exp(gammaln(3 / beta) - gammaln(1 / beta))
+
+
+def gg_alpha(variance, beta):
+    """The scale alpha whose generalised Gaussian of shape beta has the given variance."""
+    return np.sqrt(np.asarray(variance, float) / gg_variance(1.0, beta))
+
+
+def gg_noise_moments(alpha: float, beta: float, mu1: float = 1.0, mu2: float = 2.0) -> tuple[float, float]:
+    """E[x - y + theta*] and E[(x - y + theta*)^2] for (x, y) ~ G'(alpha, beta), by adaptive quadrature
+    of the pdf (independent of the Gamma-function closed form)."""
+    from scipy import integrate
+    from scipy.stats import gennorm
+
+    star = -(mu1 + mu2) / 2
+    m1 = m2 = 0.0
+    for y, mu in ((-1.0, mu1), (1.0, mu2)):
+        for k in (1, 2):
+            f = lambda x, k=k, y=y, mu=mu: (x - y + star) ** k * gennorm.pdf(x, beta, loc=mu, scale=alpha)  # noqa: E731
+            v = sum(integrate.quad(f, lo, hi, limit=200, epsabs=1e-13, epsrel=1e-11)[0]
+                    for lo, hi in ((-np.inf, mu), (mu, np.inf)))
+            if k == 1:
+                m1 += 0.5 * v
+            else:
+                m2 += 0.5 * v
+    return m1, m2
+
+
+def gg_noise_second_moment(alpha, beta, mu1: float = 1.0, mu2: float = 2.0):
+    """B.3: E[(x - y + theta*)^2] = alpha^2 Gamma(3/beta)/Gamma(1/beta) + (1 - (mu2 - mu1)/2)^2."""
+    return gg_variance(alpha, beta) + (1 - (mu2 - mu1) / 2) ** 2
+
+
+def gg_theorem1_closed_form(alpha: float, beta: float, eta: float, t: int, theta0: float,
+                            mu1: float = 1.0, mu2: float = 2.0) -> float:
+    """B.3: E[(theta_t - theta*)^2] = (1-eta)^{2t}(theta0-theta*)^2 + eta/(2-eta)(1-(1-eta)^{2t}) E[(x-y+theta*)^2]."""
+    star = -(mu1 + mu2) / 2
+    q = (1 - eta) ** (2 * t)
+    return float(q * (theta0 - star) ** 2 + eta / (2 - eta) * (1 - q) * gg_noise_second_moment(alpha, beta, mu1, mu2))
+
+
+def gg_standard_draws(beta: float, size, rng: np.random.Generator) -> np.ndarray:
+    """Draws of N(0, 1, beta): |s|^beta ~ Gamma(1/beta, 1) with a random sign."""
+    return rng.choice([-1.0, 1.0], size=size) * rng.gamma(1 / beta, 1.0, size=size) ** (1 / beta)
+
+
+def gg_linear_sgd_mc(alphas, beta: float, eta: float, steps: int, theta0: float, reps: int, seed: int = 0,
+                     mu1: float = 1.0, mu2: float = 2.0) -> np.ndarray:
+    """B.2's online SGD theta <- theta - eta (theta + x - y) with x ~ N(mu_y, alpha, beta), for every alpha
+    in ``alphas`` with common random numbers (the same labels and standardised noise): ``[len(alphas), reps]``."""
+    rng = np.random.default_rng(seed)
+    a = np.asarray(alphas, float)[:, None]
+    theta = np.full((len(a), reps), float(theta0))
+    for _ in range(steps):
+        y = rng.choice([-1.0, 1.0], size=reps)
+        x = np.where(y > 0, mu2, mu1) + a * gg_standard_draws(beta, reps, rng)
+        theta -= eta * (theta + x - y)
+    return theta
+
+
+def gg_zero_one_risk(theta, alpha: float, beta: float, mu1: float = 1.0, mu2: float = 2.0):
+    """0-1 risk of sign(x + theta) on the mixture with shape beta and scale alpha (exact CDFs)."""
+    from scipy.stats import gennorm
+
+    theta = np.asarray(theta, float)
+    return 0.5 * gennorm.cdf((-theta - mu2) / alpha, beta) + 0.5 * gennorm.sf((-theta - mu1) / alpha, beta)
+
+
+def gg_excess_printed(theta, alpha0: float, beta0: float, mu1: float = 1.0, mu2: float = 2.0):
+    """B.1's excess risk (int_{-d}^{d} dF - int_{-(theta+mu2)/alpha0}^{-(theta+mu1)/alpha0} dF) / 2 with
+    d = (mu2 - mu1) / (2 alpha0) and F the CDF of N(0, 1, beta0)."""
+    from scipy.stats import gennorm
+
+    theta = np.asarray(theta, float)
+    d = (mu2 - mu1) / (2 * alpha0)
+    inner = gennorm.cdf(-(theta + mu1) / alpha0, beta0) - gennorm.cdf(-(theta + mu2) / alpha0, beta0)
+    return 0.5 * (gennorm.cdf(d, beta0) - gennorm.cdf(-d, beta0) - inner)
+
+
+def gg_curvature(alpha0: float, beta0: float, mu1: float = 1.0, mu2: float = 2.0, umax: float = 5.0,
+                 n: int = 40001) -> dict:
+    """B.1's constant C1 = sup_u [L(theta* + u) - L(theta*)] / u^2 on a grid, the argmin of the risk on
+    a theta grid, and the limit at u -> 0, beta0 d^{beta0-1} f(d) / (2 alpha0^2) with f the pdf of
+    N(0, 1, beta0) and d = (mu2 - mu1)/(2 alpha0) (finite for every beta0 > 0, so h is bounded)."""
+    from scipy.stats import gennorm
+
+    star = -(mu1 + mu2) / 2
+    u = np.linspace(-umax, umax, n)
+    u = u[np.abs(u) > 1e-4]
+    risk = gg_zero_one_risk(star + u, alpha0, beta0, mu1, mu2)
+    base = float(gg_zero_one_risk(star, alpha0, beta0, mu1, mu2))
+    d = (mu2 - mu1) / (2 * alpha0)
+    grid = np.linspace(star - umax, star + umax, n)
+    return {"C1": float(np.max((risk - base) / u ** 2)), "min_excess": float(np.min(risk - base)),
+            "limit": float(beta0 * d ** (beta0 - 1) * gennorm.pdf(d, beta0) / (2 * alpha0 ** 2)),
+            "argmin": float(grid[np.argmin(gg_zero_one_risk(grid, alpha0, beta0, mu1, mu2))]),
+            "printed_vs_exact": float(np.max(np.abs(gg_excess_printed(star + u, alpha0, beta0, mu1, mu2) - (risk - base))))}
+
+
+def gg_appendix_b_rows(betas, sigmas, eta: float, steps: int, reps: int, seed: int = 0, theta0: float = 0.0,
+                       sigma_ref: float = 0.5, mu1: float = 1.0, mu2: float = 2.0) -> list[dict]:
+    """App B.3 for every shape beta and every standard deviation Sigma (alpha set so the variance is
+    Sigma^2): the noise moments by quadrature against B.3's closed form, Monte Carlo of E[(theta_T -
+    theta*)^2] against the closed form, and the 0-1 excess risk of the same chains on the original data
+    G (shape beta, standard deviation ``sigma_ref``), whose growth with Sigma is B.3's conclusion."""
+    star = -(mu1 + mu2) / 2
+    rows = []
+    for b in betas:
+        alphas = gg_alpha(np.asarray(sigmas, float) ** 2, b)
+        theta = gg_linear_sgd_mc(alphas, b, eta, steps, theta0, reps, seed, mu1, mu2)
+        a_ref = float(gg_alpha(sigma_ref ** 2, b))
+        base = float(gg_zero_one_risk(star, a_ref, b, mu1, mu2))
+        for s, a, th in zip(sigmas, alphas, theta):
+            m1, m2 = gg_noise_moments(float(a), b, mu1, mu2)
+            sq = (th - star) ** 2
+            mc, se = float(sq.mean()), float(sq.std() / math.sqrt(reps))
+            closed = gg_theorem1_closed_form(float(a), b, eta, steps, theta0, mu1, mu2)
+            rows.append({"beta": b, "sigma": s, "alpha": float(a), "E[ξ] (quadrature)": m1, "E[ξ²] (quadrature)": m2,
+                         "E[ξ²] (B.3)": float(gg_noise_second_moment(a, b, mu1, mu2)), "MC E[(θ_T-θ*)²]": mc, "MC s.e.": se,
+                         "closed form (B.3)": closed, "closed - MC (s.e.)": (closed - mc) / se,
+                         "0-1 excess on G": float(np.mean(gg_zero_one_risk(th, a_ref, b, mu1, mu2)) - base)})
+    return rows
