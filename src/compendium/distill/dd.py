@@ -346,3 +346,29 @@ def class_cyclic(images: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tens
         rank[m] = torch.arange(int(m.sum()))
     order = torch.argsort(rank * (int(labels.max()) + 1) + labels)
     return images[order], labels[order]
+
+
+def baseline_accuracies(arch: str, sets: dict, candidates: Sequence, tune: Sequence[Params], thetas: Sequence[Params],
+                        steps: int, epochs: int, x_val: torch.Tensor, y_val: torch.Tensor, x_test: torch.Tensor,
+                        y_test: torch.Tensor, grid: Sequence[float]) -> dict:
+    """DD's baselines (Wang et al. 2018, "Baselines": random real, k-means, average real, optimised real) from
+    each theta_0 in ``thetas``. Every set of ``sets`` (``{name: set with .images / .labels}``) is reordered
+    class-cyclically and trained by the ``steps x epochs`` GD steps at the best constant rate of ``grid`` on
+    the validation split (tuned from ``tune``, :func:`best_constant_lr`); "optimised real" is the best of
+    ``candidates`` on validation at random real's rate. Returns ``{name: (test accuracy per theta_0, rate)}``."""
+    out, lr_rand = {}, None
+    for name, s in sets.items():
+        x, y = class_cyclic(s.images, s.labels)
+        lr = best_constant_lr(arch, tune, x, y, steps, epochs, x_val, y_val, grid)
+        lr_rand = lr if name == "random real" else lr_rand
+        out[name] = (eval_thetas(arch, thetas, x, y, torch.full((steps * epochs,), lr), steps, epochs, x_test, y_test), lr)
+    if candidates:
+        if lr_rand is None:
+            raise ValueError("'optimised real' uses random real's rate: include a 'random real' set")
+        lrs = torch.full((steps * epochs,), lr_rand)
+        val = [sum(v) / len(v) for v in (eval_thetas(arch, tune, *class_cyclic(c.images, c.labels), lrs, steps, epochs,
+                                                      x_val, y_val) for c in candidates)]
+        best = candidates[max(range(len(val)), key=val.__getitem__)]
+        out["optimised real"] = (eval_thetas(arch, thetas, *class_cyclic(best.images, best.labels), lrs, steps, epochs,
+                                             x_test, y_test), lr_rand)
+    return out

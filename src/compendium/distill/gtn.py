@@ -400,9 +400,12 @@ def real_arm(images_u8: torch.Tensor, labels: torch.Tensor, arch_kwargs: dict, s
 
 def run(images_u8: torch.Tensor, labels: torch.Tensor, cfg: GTNConfig, mean, std, eval_arch: dict,
         eval_seeds: Sequence[int], x_test: torch.Tensor, y_test: torch.Tensor) -> dict:
-    """:func:`meta_train` then :func:`evaluate_gtn` (a worker-friendly unit for ``runner.parallel``)."""
+    """:func:`meta_train` then :func:`evaluate_gtn` (a worker-friendly unit for ``runner.parallel``); ``init_accs``:
+    the same learners taught by the untrained generator (the GTN's initialisation, built under the same seed)."""
     out = meta_train(images_u8, labels, cfg, mean, std)
     out["accs"] = evaluate_gtn(out["gtn"], eval_arch, eval_seeds, x_test, y_test)
+    untrained = build_gtn(cfg, 10, tuple(images_u8.shape[1:]), mean, std).eval()
+    out["init_accs"] = evaluate_gtn(untrained, eval_arch, eval_seeds, x_test, y_test)
     return out
 
 

@@ -16,7 +16,7 @@ real-data loss of the trained weights (DD's Alg. 1 line 9 / SLDD's Alg. 1a line 
   schedule (its batches, labels and learned rates) from a fresh (or the fixed) initialization.
 * :func:`eval_adam`: a fixed Adam recipe for any set (cross-learner evaluation, baselines, full data);
   :func:`evaluate_set` / :func:`adam_rows`: the rows of one set's evaluations (worker entry points).
-* :func:`class_balanced_real`: random real sentences, ``ipc`` per class (the issue's baseline).
+* :func:`class_balanced_real`: random real sentences, ``ipc`` per class (the notes' random-real baseline).
 """
 
 from __future__ import annotations

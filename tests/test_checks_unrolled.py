@@ -1,0 +1,290 @@
+"""compendium.checks.unrolled: the unrolled family's preconditions and claim rows on synthetic runs."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from compendium import claims
+from compendium.checks import unrolled as CU
+
+FLAT = [2.3, 1.5, 1.2] + [1.0] * 37          # reached a plateau
+FALLING = list(np.linspace(2.3, 1.0, 40))    # still decreasing
+
+
+def curve_table(runs: dict) -> pd.DataFrame:
+    return pd.DataFrame([{"run": r, "iteration": i, "loss": v} for r, c in runs.items() for i, v in enumerate(c)],
+                        columns=["run", "iteration", "loss"])
+
+
+def by_claim(rows, text):
+    hits = [r for r in rows if text in r.claim]
+    assert len(hits) == 1, [r.claim for r in rows]
+    return hits[0]
+
+
+# --- generic pieces -------------------------------------------------------------------------------------
+
+
+def test_regime_met_by_plateau_or_by_the_papers_count_and_unmet_otherwise():
+    assert CU.regime("r", {"a": (FLAT, 40)}, 5000, "more").met
+    assert not CU.regime("r", {"a": (FALLING, 40)}, 5000, "more").met
+    assert CU.regime("r", {"a": (FALLING, 5000)}, 5000, "more").met
+    both = CU.regime("r", {"a": (FLAT, 40), "b": (FALLING, 40)}, 5000, "more")
+    assert not both.met and "b: 40 of 5,000" in both.measured
+    assert not CU.regime("r", {}, 10, "more").met
+
+
+def test_curves_of_and_pick():
+    t = curve_table({"x": [3.0, 2.0, 1.0]})
+    assert CU.curves_of(t, ["x", "y"], {"x": 300}) == {"x": ([3.0, 2.0, 1.0], 300), "y": ([], 0)}
+    df = pd.DataFrame({"distilled with": ["a", "a", "b"], "rep": [0, 0, 1], "acc": [0.2, 0.4, 0.9]})
+    assert CU.pick(df, "rep", distilled_with="a") == {"0": pytest.approx(0.3)}
+    assert CU.pick(df, "rep", distilled_with="c") == {}
+
+
+def test_judge_without_an_arm_is_not_tested():
+    kw = CU.judge([None], [claims.Precondition("p", True, "ok")])
+    assert kw["verdict"] == claims.NOT_TESTED and "every compared arm ran" in kw["condition"]
+    kw = CU.judge([CU.shifted("x", {0: 0.5, 1: 0.6, 2: 0.55}, 0.1)], [])
+    assert kw["verdict"] == claims.HOLDS
+
+
+# --- dd_unrolled ---------------------------------------------------------------------------------------
+
+
+def unrolled_inputs(curve, dd_gain=0.1, attacked=(0.9, 0.85, 0.8)):
+    rng = np.random.default_rng(0)
+    rows, thetas = [], [101, 102, 103, 104]
+
+    def add(exp, regime, method, M, vals, ids=None, grouped=None):
+        for i, v in enumerate(vals):
+            rows.append({"experiment": exp, "regime": regime, "method": method, "M": M, "seed": 0,
+                         "theta": (ids or thetas)[i], "acc": v, "acc grouped": np.nan if grouped is None else grouped[i]})
+
+    base = 0.4 + 0.05 * rng.standard_normal(4)
+    for b in CU.DD_BASELINES:
+        add("regimes", "random", b, 100, base + 0.002 * rng.standard_normal(4))
+    add("regimes", "random", "DD", 100, base + dd_gain)
+    add("regimes", "fixed", "DD", 100, [0.7], ["own"])
+    add("regimes", "fixed", "random real", 100, [0.5], ["own"])
+    add("regimes", "fixed -> unseen random init", "DD", 100, [0.5, 0.52, 0.48, 0.5])
+    nets = ["n0", "n1", "n2"]
+    for m, v in (("DD", 0.45), ("no adaptation", 0.13), ("random real", 0.38)):
+        add("regimes", "random_pretrained", m, 100, [v + 0.01 * i for i in range(3)], nets)
+    for r in ("fixed", "random"):
+        ids = ["own"] if r == "fixed" else thetas
+        for m in (5, 10):
+            add("sizes", r, "SLDD", m, [0.3] * len(ids), ids)
+            if m == 10:
+                add("sizes", r, "DD", m, [0.28] * len(ids), ids)
+                add("sizes", r, "random real", m, [0.2] * len(ids), ids)
+    add("similar", "random", "separate", 10, [0.3] * 4, grouped=[0.3, 0.31, 0.29, 0.3])
+    add("similar", "random", "shared", 10, [0.3] * 4, grouped=[0.35, 0.36, 0.33, 0.34])
+    poison = pd.DataFrame([{"network": n, "data": d, "acc on K": 0.0, "K predicted as T": kt, "acc on other classes": o}
+                           for n, a in enumerate(attacked)
+                           for d, kt, o in (("before", 0.05, 0.77), ("DD poison (1 step)", a, 0.75))])
+    runs = ["DD random", "DD random_pretrained", "DD fixed", "poison", "SLDD M=5 random", "SLDD M=5 fixed",
+            "SLDD M=10 fixed", "SLDD M=10 random", "DD M=10 fixed", "DD M=10 random", "SLDD M=10 random shared"]
+    return pd.DataFrame(rows), poison, curve_table({r: curve for r in runs})
+
+
+def unrolled(curve, **kw):
+    acc, poison, curves = unrolled_inputs(curve, **kw)
+    return CU.dd_unrolled_claims(acc, poison, curves, size=100, steps=10, epochs=2, sl_sizes=[5, 10], sl_epochs=3, m_sim=10)
+
+
+def test_dd_unrolled_tested_only_in_the_regime():
+    rows = unrolled(FLAT)
+    assert by_claim(rows, "generalise well").verdict == claims.HOLDS
+    assert by_claim(rows, "adapt networks").verdict == claims.HOLDS
+    assert by_claim(rows, "similar classes").verdict == claims.HOLDS
+    assert by_claim(rows, "fewer images than classes").verdict == claims.HOLDS
+    rows = unrolled(FALLING)
+    for r in rows:
+        assert r.verdict == claims.NOT_TESTED and "reached" in r.condition, r.claim
+
+
+def test_dd_unrolled_fixed_regime_has_one_seed_and_losing_to_baselines_fails():
+    rows = unrolled(FLAT, dd_gain=-0.1)
+    assert by_claim(rows, "generalise well").verdict == claims.FAILS
+    fixed = by_claim(rows, "do not transfer")
+    assert fixed.verdict == claims.NOT_TESTED and ">= 3 matched seeds" in fixed.condition
+    assert by_claim(rows, "higher accuracy than DD").verdict == claims.NOT_TESTED  # its fixed-regime effect: one seed
+
+
+def test_dd_unrolled_poisoning_per_network():
+    assert by_claim(unrolled(FLAT), "forgets class K").verdict == claims.HOLDS
+    half = by_claim(unrolled(FLAT, attacked=(0.05, 0.9, 0.85)), "forgets class K")
+    assert half.verdict == claims.INCONCLUSIVE
+
+
+# --- dd_labels ------------------------------------------------------------------------------------------
+
+
+def labels_inputs(gain=0.03, seeds=(0, 1, 2)):
+    rows = []
+    for s in seeds:
+        for base, lab, v in (("within", "LD-RR", 0.70), ("within", "true labels", 0.67), ("within", "LD second-order", 0.5),
+                             ("cross", "LD-RR", 0.48), ("cross", "LD second-order", 0.2), ("cross", "digit k -> class k", 0.1)):
+            rows.append({"base": base, "labels": lab, "student": "lenet", "optimizer": "adam", "mult": 1.0, "seed": s,
+                         "acc": v + (gain - 0.03 if lab == "LD-RR" else 0) + 0.002 * s})
+        for st, opt in (("mlp", "adam"), ("lenet", "sgd")):
+            for lab, v in (("LD-RR", 0.7), ("true labels", 0.69)):
+                rows.append({"base": "within", "labels": lab, "student": st, "optimizer": opt, "mult": 1.0, "seed": s,
+                             "acc": v + 0.003 * s})
+        for m in (0.5, 2.0):
+            for lab, v in (("LD-RR", 0.70), ("true labels", 0.60 if m == 0.5 else 0.68)):
+                rows.append({"base": "within", "labels": lab, "student": "lenet", "optimizer": "adam", "mult": m, "seed": s,
+                             "acc": v + 0.001 * s})
+    runs = pd.DataFrame([{"base": b, "variant": v, "steps": 200} for b in ("within", "cross") for v in ("rr", "second_order")])
+    return pd.DataFrame(rows), runs
+
+
+def test_dd_labels_regime_gates_every_row():
+    res, runs = labels_inputs()
+    flat = curve_table({f"{v} {b}": FLAT for b in ("within", "cross") for v in ("rr", "second_order")})
+    rows = CU.dd_labels_claims(res, runs, flat, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0])
+    assert by_claim(rows, "beat the base images' true labels").verdict == claims.HOLDS
+    assert by_claim(rows, "RR approach surpasses").verdict == claims.HOLDS
+    assert by_claim(rows, "insensitive to the number of steps").verdict == claims.HOLDS
+    falling = curve_table({f"{v} {b}": FALLING for b in ("within", "cross") for v in ("rr", "second_order")})
+    rows = CU.dd_labels_claims(res, runs, falling, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0])
+    assert all(r.verdict == claims.NOT_TESTED for r in rows)
+    assert "200 of 20,000" in rows[0].condition
+
+
+def test_dd_labels_two_seeds_are_not_tested():
+    res, runs = labels_inputs(seeds=(0, 1))
+    flat = curve_table({f"{v} {b}": FLAT for b in ("within", "cross") for v in ("rr", "second_order")})
+    rows = CU.dd_labels_claims(res, runs, flat, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0])
+    assert all(r.verdict == claims.NOT_TESTED and "matched seeds" in r.condition for r in rows)
+
+
+# --- dd_text --------------------------------------------------------------------------------------------
+
+
+def text_inputs(reps=(0, 1, 2)):
+    rows = []
+
+    def add(method, arch, init, theta0, seed, rep, acc, set_="TDD"):
+        rows.append({"method": method, "distilled with": arch, "init": init, "ipc": 1, "rep": rep, "set": set_,
+                     "protocol": "schedule", "theta0": theta0, "learner": arch, "seed": seed, "acc": acc})
+
+    for rep in reps:
+        for arch, drop in (("textconvnet", 0.05), ("bilstm", 0.15)):
+            add("TDD", arch, "fixed", "fixed", 0, rep, 0.45 + 0.01 * rep)
+            for s in (0, 1, 2):
+                add("TDD", arch, "fixed", "fresh", s, rep, 0.25 + 0.01 * s)
+                add("random real", arch, "fixed", "fixed", s, rep, 0.22 + 0.01 * s)
+                add("TDD", arch, "random", "fresh", s, rep, 0.45 - drop + 0.01 * rep + 0.001 * s)
+                add("random real", arch, "random", "fresh", s, rep, 0.2 + 0.01 * s)
+        add("DD (hard labels)", "textconvnet", "fixed", "fixed", 0, rep, 0.44 + 0.01 * rep, "DD (hard labels)")
+    runs = [f"{m} {a} {i} ipc1 rep{r}" for r in reps for a in ("textconvnet", "bilstm") for i in ("fixed", "random")
+            for m in ("TDD",)] + [f"DD textconvnet fixed ipc1 rep{r}" for r in reps]
+    return pd.DataFrame(rows), curve_table({r: FLAT for r in runs})
+
+
+def text(budget_lstm=60, reps=(0, 1, 2)):
+    res, curves = text_inputs(reps)
+    budget = {"textconvnet": {"outer iterations": 60, "epochs": 5, "real batch": 64, "lr0": 0.3},
+              "bilstm": {"outer iterations": budget_lstm, "epochs": 5, "real batch": 64, "lr0": 1.0}}
+    return CU.dd_text_claims(res, curves, budget, ipc0=1, classes=6, archs=["textconvnet", "bilstm"],
+                             inits=["fixed", "random"], dd_hard=True)
+
+
+def test_dd_text_recurrent_drop_needs_a_shared_budget():
+    drop = by_claim(text(budget_lstm=20), "larger for recurrent")
+    assert drop.verdict == claims.NOT_TESTED and "share the distillation budget" in drop.condition
+    assert by_claim(text(), "larger for recurrent").verdict == claims.HOLDS
+
+
+def test_dd_text_pairs_over_distillation_seeds():
+    rows = text()
+    assert by_claim(rows, "separates the classes").verdict == claims.HOLDS
+    assert by_claim(rows, "performance decreases").verdict == claims.HOLDS
+    assert by_claim(rows, "(fixed init)").seeds == "0,1,2"
+    assert by_claim(rows, "equal or higher accuracy").verdict == claims.HOLDS  # soft 1 point above hard, margin 1
+    rows = text(reps=(0, 1))
+    assert all(r.verdict == claims.NOT_TESTED for r in rows)
+
+
+# --- dd_gtn ---------------------------------------------------------------------------------------------
+
+
+def gtn_inputs(curve, proxy_seeds=(0,)):
+    runs, curves = [], {}
+    for wn, cur, acc, vol in (("WN", "full", 0.65, 0.1), ("no WN", "full", 0.60, 0.3), ("WN", "shuffled", 0.5, 0.1),
+                              ("WN", "noise", 0.55, 0.1)):
+        for s in (0, 1, 2):
+            runs.append({"weight norm": wn, "curriculum": cur, "meta seed": s, "acc": acc + 0.003 * s, "init acc": 0.1,
+                         "volatility": vol + 0.01 * s})
+            curves[f"{wn} {cur} {s}"] = curve
+    nas = pd.DataFrame([{"proxy": p, "seed": s, "rho": r + 0.01 * s, "top1 gt acc": 0.85, "time fraction": 0.01}
+                        for p, r in (("random", 0.6), ("DC", 0.7), ("DSA", 0.8), ("GTN", 0.5)) for s in proxy_seeds])
+    sets = {"DC": {"iterations": 10, "loss_trace": FALLING}, "DSA": {"iterations": 10, "loss_trace": FALLING}}
+    return pd.DataFrame(runs), {0: 0.6, 1: 0.61, 2: 0.6}, curve_table(curves), nas, sets
+
+
+def gtn(curve, gt_epochs=0.16, proxy_seeds=(0,)):
+    runs, real, curves, nas, sets = gtn_inputs(curve, proxy_seeds)
+    return CU.dd_gtn_claims(runs, real, curves, nas, sets, gt_epochs=gt_epochs, inner_steps=5, inner_batch=20,
+                            learner="w8", nas_n=24, proxy_ipc=10)
+
+
+def test_dd_gtn_meta_learning_rows():
+    rows = gtn(FLAT)
+    assert by_claim(rows, "more rapid learning").verdict == claims.HOLDS
+    assert by_claim(rows, "stability of meta-learning").verdict == claims.HOLDS
+    assert by_claim(rows, "curriculum").verdict == claims.HOLDS
+    assert all(r.verdict == claims.NOT_TESTED for r in gtn(FALLING) if r.paper == "GTN")
+
+
+def test_dd_gtn_nas_rows_need_proxy_seeds_and_a_converged_ground_truth():
+    rows = gtn(FLAT)
+    for text in ("highest performance and correlation", "strongest correlation", "identifies architectures"):
+        r = by_claim(rows, text)
+        assert r.verdict == claims.NOT_TESTED and "synthesis seeds" in r.condition and "convergence" in r.condition
+    t = by_claim(rows, "1.2%")
+    assert t.verdict == claims.NOT_TESTED and "convergence" in t.condition
+    rows = gtn(FLAT, gt_epochs=10, proxy_seeds=(0, 1, 2))
+    assert by_claim(rows, "strongest correlation").verdict == claims.NOT_TESTED  # the DSA set is still falling
+    assert by_claim(rows, "identifies architectures").verdict == claims.CONDITIONAL  # rho > 0, but below random
+
+
+def test_dd_gtn_time_fraction_measured_against_a_converged_ground_truth():
+    runs, real, curves, nas, sets = gtn_inputs(FLAT)
+    sets = {k: {"iterations": 1000, "loss_trace": FALLING} for k in sets}
+    rows = CU.dd_gtn_claims(runs, real, curves, nas, sets, gt_epochs=10, inner_steps=5, inner_batch=20, learner="w8",
+                            nas_n=24, proxy_ipc=10)
+    assert by_claim(rows, "1.2%").verdict == claims.HOLDS
+
+
+# --- dd_mnemonics ---------------------------------------------------------------------------------------
+
+
+def mnemonics(adjust, iterations=10, curve=FLAT, seeds=(0, 1, 2)):
+    res = pd.DataFrame([{"method": m, "seed": s, "avg incremental acc": a + 0.002 * s, "forgetting": f}
+                        for s in seeds for m, a, f in (("mnemonics", 0.7, 0.1), ("random", 0.65, 0.2), ("herding", 0.66, 0.2),
+                                                       ("dc", 0.68, 0.15), ("dsa", 0.69, 0.15), ("none", 0.4, 0.5))])
+    gains = pd.DataFrame([{"phases": p, "seed": s, "gain": g + 0.001 * s} for s in seeds for p, g in ((6, 0.05), (2, 0.01))])
+    traces = curve_table({f"seed {s} phase {i}": curve for s in seeds for i in range(5)})
+    sets = {m: {"iterations": 10, "loss_trace": FALLING} for m in ("dc", "dsa")}
+    return CU.dd_mnemonics_claims(res, gains, traces, sets, mn_iterations=iterations, mn_adjust_iterations=adjust, setting="s")
+
+
+def test_dd_mnemonics_needs_the_whole_method():
+    rows = mnemonics(adjust=0)
+    r = by_claim(rows, "highest average incremental accuracy")
+    assert r.verdict == claims.NOT_TESTED and "A/B adjustment" in r.condition
+    rows = mnemonics(adjust=20)
+    assert by_claim(rows, "highest average incremental accuracy").verdict == claims.HOLDS
+    assert by_claim(rows, "lowest forgetting").verdict == claims.HOLDS
+    assert by_claim(rows, "grows with the number of phases").verdict == claims.HOLDS
+    assert by_claim(mnemonics(adjust=20, curve=FALLING), "lowest forgetting").verdict == claims.NOT_TESTED
+    assert by_claim(mnemonics(adjust=20, iterations=100, curve=FALLING), "lowest forgetting").verdict == claims.HOLDS
+
+
+def test_dd_mnemonics_distilled_memories_need_their_own_regime():
+    rows = mnemonics(adjust=20)
+    for text in ("more data-efficient memory", "DSA always outperforms"):
+        r = by_claim(rows, text)
+        assert r.verdict == claims.NOT_TESTED and "10 of 1,000" in r.condition
