@@ -156,3 +156,13 @@ def test_ledger_summary_counts_verdicts_and_tested_rows():
     s = claims.summary(claims.to_frame(rows)).set_index("paper")
     assert s.loc["ReLA", "holds"] == 1 and s.loc["ReLA", "fails"] == 1 and s.loc["ReLA", "tested"] == 2
     assert s.loc["DC", claims.NOT_TESTED] == 1 and s.loc["DC", "tested"] == 0
+
+
+def test_plateau_sees_a_noisy_trend_and_a_noisy_floor():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    t = np.arange(100)
+    # still falling (1.45 -> 1.32) with noise of the size of the last windows' difference
+    assert not claims.plateaued("p", 1.45 - 0.0013 * t + rng.normal(0, 0.01, 100), "more steps").met
+    assert claims.plateaued("p", np.r_[np.linspace(2, 1.3, 40), 1.3 + rng.normal(0, 0.01, 60)], "more steps").met
