@@ -23,23 +23,13 @@ Everything here is float64 and seeded.
 
 from __future__ import annotations
 
-import contextlib
 import math
 
 import torch
 import torch.nn.functional as F
 
+from .threads import single_thread
 
-@contextlib.contextmanager
-def single_thread():
-    """One intra-op thread for the duration: these models are tiny, so they are bound by per-operator
-    overhead, and on a busy 2-core machine a second thread only adds spin-waits (20x slower measured)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(n)
 
 # ---------------------------------------------------------------- T2: BN statistic gradients
 

@@ -18,11 +18,11 @@ the stored target of an untrained prior, :func:`random_prior`).
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 import torch
 from scipy.stats import norm
+
+from .threads import single_thread
 
 
 def paper_overlap(alpha, delta_mu: float = 1.0, sigma2: float = 0.25, k: float = 1.0):
@@ -86,18 +86,6 @@ def augmented_views(images: torch.Tensor, min_scale: float | None, views: int, s
         v = x if min_scale is None else augment.random_resized_crop(x, scale=(min_scale, 1.0), generator=g)
         out.append(v.reshape(v.shape[0], -1))
     return torch.stack(out, 1).reshape(-1, out[0].shape[1])
-
-
-@contextlib.contextmanager
-def single_thread():
-    """One intra-op thread for the duration (small convolutions and distance matrices: a second thread
-    only adds spin-waits on a busy 2-core machine, measured 2x slower)."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(n)
 
 
 def random_prior(seed: int, in_channels: int = 1, width: int = 32, depth: int = 3) -> torch.nn.Module:

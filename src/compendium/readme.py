@@ -1,0 +1,48 @@
+"""The README's results block, generated from the claims ledger (``reports/claims.csv``).
+
+The block between ``<!-- ledger:start -->`` and ``<!-- ledger:end -->`` in README.md is what
+:func:`block` renders from the ledger; a test fails when they differ, so the README never states a
+verdict the pipeline did not produce. ``python -m compendium.readme`` rewrites the block in place.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from . import claims, paths
+from .report import markdown_table
+
+START, END = "<!-- ledger:start -->", "<!-- ledger:end -->"
+README = paths.ROOT / "README.md"
+
+
+def block(ledger) -> str:
+    """Verdict counts per paper, the tested share, and the scale of the run."""
+    s = claims.summary(ledger)
+    total, tested = len(ledger), int((ledger["tested"] == "yes").sum())
+    scales = ", ".join(sorted(set(ledger["scale"]))) or "-"
+    comp = ledger[ledger["preconditions"] != ""]  # comparisons of trained arms (exact checks have none)
+    lines = [START,
+             f"**{total} claims checked at `{scales}` scale; {tested} of them tested in the regime the claim is about**",
+             f"({len(comp)} comparisons of trained arms, of which {int((comp['tested'] == 'yes').sum())} tested; the "
+             "others name the setting they need in [`reports/claims.md`](reports/claims.md)).", "",
+             markdown_table(s), END]
+    return "\n".join(lines)
+
+
+def current(text: str) -> str:
+    if START not in text or END not in text:
+        raise ValueError(f"README.md has no {START} ... {END} block")
+    return text[text.index(START): text.index(END) + len(END)]
+
+
+def main() -> int:
+    ledger = claims.read_all(paths.REPORTS / paths.CLAIMS)
+    text = README.read_text()
+    README.write_text(text.replace(current(text), block(ledger)))
+    print(f"[readme] results block rewritten from {len(ledger)} claims")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
