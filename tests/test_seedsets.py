@@ -23,3 +23,29 @@ def test_the_shifted_params_file_validates_and_its_seed_sets_are_disjoint(tmp_pa
         for k, v in old.items():
             if k.endswith("seeds") and isinstance(v, list):
                 assert not set(v) & set(new[k]), (stage, k)
+
+
+def test_a_verdict_that_flips_on_the_disjoint_seeds_is_inconclusive(tmp_path):
+    import json
+
+    from compendium import claims, report
+
+    def row(loc, verdict, **kw):
+        return claims.Claim("ReLA", "v", loc, "c", "x", verdict=verdict, ours="1", **kw)
+
+    nt = claims.not_tested([claims.reached("iterations", 1, 2, "2 iterations")])
+    main = [row("a", "holds"), row("b", "holds"), row("c", "fails"), row("d", "holds")]
+    rerun = [row("a", "holds"), row("b", "inconclusive"), row("c", "holds"), claims.Claim("ReLA", "v", "d", "c", "x", ours="1", **nt)]
+    report.Reporter("s", root=tmp_path / "main").claims(main)
+    report.Reporter("s", root=tmp_path / "rerun").claims(rerun)
+    (tmp_path / "rerun" / "claims" / "run.json").write_text(json.dumps({"offset": 1000}))
+    ledger = claims.read_all(tmp_path / "main" / "claims")
+    out, changed = seedsets.combine(ledger, tmp_path / "rerun" / "claims")
+    v = dict(zip(out["location"], out["verdict"]))
+    assert v == {"a": "holds", "b": "inconclusive", "c": "inconclusive", "d": claims.NOT_TESTED}
+    assert out.set_index("location").loc["d", "tested"] == "no"
+    assert "seeds + 1000" in out.set_index("location").loc["b", "condition"]
+    assert sorted(changed["location"]) == ["b", "c", "d"]
+    # without a rerun the ledger is unchanged
+    same, none = seedsets.combine(ledger, tmp_path / "absent")
+    assert same.equals(ledger) and none.empty

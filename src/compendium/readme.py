@@ -30,6 +30,14 @@ def block(ledger) -> str:
     return "\n".join(lines)
 
 
+def read_ledger():
+    """The ledger the ``claims_ledger`` stage wrote (``reports/claims.csv``: every stage's rows, combined
+    with a disjoint-seed rerun where there is one)."""
+    import pandas as pd
+
+    return pd.read_csv(paths.REPORTS / "claims.csv", dtype=str, keep_default_na=False)
+
+
 def current(text: str) -> str:
     if START not in text or END not in text:
         raise ValueError(f"README.md has no {START} ... {END} block")
@@ -37,7 +45,7 @@ def current(text: str) -> str:
 
 
 def main() -> int:
-    ledger = claims.read_all(paths.REPORTS / paths.CLAIMS)
+    ledger = read_ledger()
     text = README.read_text()
     README.write_text(text.replace(current(text), block(ledger)))
     print(f"[readme] results block rewritten from {len(ledger)} claims")

@@ -10,7 +10,11 @@ skipped, so the run resumes stage by stage::
 
     python -m compendium.seedsets --offset 1000 --root build/seedset_1000            # all stages
     python -m compendium.seedsets --offset 1000 --root build/seedset_1000 --stages dd_teachers dd_coresets
-    python -m compendium.seedsets --offset 1000 --root build/seedset_1000 --compare-only
+    python -m compendium.seedsets --offset 1000 --root build/seedset_1000 --compare-only --publish
+
+The rerun's rows are then copied to ``reports/claims_rerun/``, and the ``claims_ledger`` stage gives
+every claim both runs judged the verdict they agree on, ``inconclusive`` where they disagree
+(:func:`combine`): a verdict that flips on other seeds is not a verdict.
 
 Theory stages check statements exactly; they are left out unless named.
 """
@@ -18,6 +22,8 @@ Theory stages check statements exactly; they are left out unless named.
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -60,6 +66,51 @@ def write_params(offset: int, root: Path, source: Path | None = None) -> Path:
     return out
 
 
+RERUN = "claims_rerun"  # under reports/: the rerun's claim rows, committed, read by the claims_ledger stage
+
+
+def publish(root: Path, offset: int) -> Path:
+    """Copy the rerun's claim rows to ``reports/claims_rerun/`` (with the offset in ``run.json``), where
+    the ``claims_ledger`` stage combines them with the pipeline's (:func:`combine`)."""
+    out = paths.REPORTS / RERUN
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    for f in sorted((root / paths.CLAIMS).glob("*.csv")):
+        shutil.copy2(f, out / f.name)
+    (out / "run.json").write_text(json.dumps({"offset": offset, "stages": sorted(f.stem for f in out.glob("*.csv"))},
+                                             indent=2) + "\n")
+    return out
+
+
+def combine(ledger, folder: Path):
+    """The ledger with every claim that the disjoint-seed rerun in ``folder`` also judged given the verdict
+    of both runs (:func:`compendium.claims.combine_runs`: a verdict that flips is ``inconclusive``), and
+    the table of claims whose verdict that changed. Claims the rerun did not reach keep their verdict."""
+    import pandas as pd
+
+    empty = pd.DataFrame(columns=["paper", "location", "claim", "stage", "this run", "disjoint seeds", "ledger"])
+    if not (folder / "run.json").is_file():
+        return ledger, empty
+    offset = json.loads((folder / "run.json").read_text())["offset"]
+    rerun = claims.read_all(folder)
+    key = ["stage", "location", "claim", "scale"]  # a rerun at another scale is not this run's replicate
+    other = {tuple(r[k] for k in key): r["verdict"] for _, r in rerun.iterrows()}
+    out, changed = ledger.copy(), []
+    for i, r in ledger.iterrows():
+        b = other.get(tuple(r[k] for k in key))
+        if b is None:
+            continue
+        v = claims.combine_runs(r["verdict"], b)
+        if v != r["verdict"]:
+            note = f"the disjoint seed set (seeds + {offset}) gives {b!r}, this run {r['verdict']!r}"
+            out.loc[i, "verdict"] = v
+            out.loc[i, "tested"] = "no" if v == claims.NOT_TESTED else "yes"
+            out.loc[i, "condition"] = note if not r["condition"] else f"{note}; {r['condition']}"
+            changed.append({"paper": r["paper"], "location": r["location"], "claim": r["claim"], "stage": r["stage"],
+                            "this run": r["verdict"], "disjoint seeds": b, "ledger": v})
+    return out, (pd.DataFrame(changed) if changed else empty)
+
+
 def compare(root: Path) -> tuple:
     """(this run's ledger, the pipeline's ledger, the claims whose verdict differs)."""
     rerun = claims.read_all(root / paths.CLAIMS)
@@ -73,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", type=Path, default=None, help="output root (default build/seedset_<offset>)")
     ap.add_argument("--stages", nargs="*", default=None, help="stages to run (default: every non-theory stage)")
     ap.add_argument("--compare-only", action="store_true", help="only compare the ledgers")
+    ap.add_argument("--publish", action="store_true", help="with --compare-only: also publish the rows to reports/")
     args = ap.parse_args(argv)
     root = (args.root or paths.BUILD / f"seedset_{args.offset}").resolve()
     try:
@@ -92,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     hard = flips[flips["verdict before"].isin([claims.HOLDS, claims.FAILS])
                  | flips["verdict after"].isin([claims.HOLDS, claims.FAILS])]
     flips.to_csv(root / "verdict_changes.csv", index=False)
+    if not args.compare_only or args.publish:
+        print(f"[seedsets] rows published to {publish(root, args.offset)}; rerun the claims_ledger stage")
     print(f"[seedsets] {len(rerun)} claims rerun; {len(flips)} verdicts differ from reports/claims.csv, "
           f"{len(hard)} of them a holds or fails; list in {root / 'verdict_changes.csv'}")
     return 0
