@@ -39,7 +39,7 @@ $(STAMP): requirements.txt requirements-lock.txt pyproject.toml
 setup: $(STAMP) data
 
 data: $(STAMP)
-	$(BIN)/python -m compendium.fetch_data --dvc
+	$(BIN)/python -m compendium.pipeline.fetch_data --dvc
 
 repro: setup
 	$(BIN)/dvc repro

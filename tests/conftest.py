@@ -8,7 +8,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from compendium import data, paths  # noqa: E402
+from compendium.core import data, paths  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from compendium import augment as A
+from compendium.core import augment as A
 
 
 def _x(b=8, c=1, s=28, seed=0):

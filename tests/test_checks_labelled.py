@@ -1,4 +1,4 @@
-"""compendium.checks.labelled: the regime preconditions of the labelled-distillation comparisons, computed
+"""compendium.pipeline.checks.labelled: the regime preconditions of the labelled-distillation comparisons, computed
 from synthetic records, met and unmet, and the rows they give."""
 import math
 
@@ -6,11 +6,11 @@ import pandas as pd
 import pytest
 import torch
 
-from compendium import claims
-from compendium.checks import labelled as L
+from compendium.pipeline import claims
+from compendium.pipeline.checks import labelled as L
 from compendium.distill import evaluate as E, runner
 from compendium.distill.sets import DistilledSet
-from compendium.evaluation import to_float
+from compendium.core.probe import to_float
 
 MEAN, STD = (0.5,), (0.25,)
 

@@ -1,12 +1,12 @@
-"""compendium.checks.ssdd: preconditions from synthetic runs (met and unmet), paired effects over
+"""compendium.pipeline.checks.ssdd: preconditions from synthetic runs (met and unmet), paired effects over
 matched seeds only, and the ledger rows of ssdd_eval."""
 import math
 
 import numpy as np
 import pandas as pd
 
-from compendium import claims
-from compendium.checks import ssdd as C
+from compendium.pipeline import claims
+from compendium.pipeline.checks import ssdd as C
 
 MAIN_SEEDS, AB_SEEDS = [0, 1, 2, 3, 4], [0, 1, 2]
 

@@ -1,10 +1,10 @@
-"""compendium.checks.unrolled: the unrolled family's preconditions and claim rows on synthetic runs."""
+"""compendium.pipeline.checks.unrolled: the unrolled family's preconditions and claim rows on synthetic runs."""
 import numpy as np
 import pandas as pd
 import pytest
 
-from compendium import claims
-from compendium.checks import unrolled as CU
+from compendium.pipeline import claims
+from compendium.pipeline.checks import unrolled as CU
 
 FLAT = [2.3, 1.5, 1.2] + [1.0] * 37          # reached a plateau
 FALLING = list(np.linspace(2.3, 1.0, 40))    # still decreasing

@@ -4,8 +4,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from compendium import claims, paths, report
-from compendium.claims import Claim
+from compendium.pipeline import claims, report
+from compendium.core import paths
+from compendium.pipeline.claims import Claim
 
 
 def _row(**kw):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from compendium import data
+from compendium.core import data
 from conftest import requires_data
 
 
@@ -178,7 +178,7 @@ def test_real_fashion_mnist_and_digits():
 
 def test_digits_export_is_byte_deterministic(tmp_path):
     """The set-up's digits export reproduces the manifest (and so data.dvc) exactly."""
-    from compendium import fetch_data
+    from compendium.pipeline import fetch_data
 
     fetch_data.fetch_digits(tmp_path)
     for rel in ("digits/digits-images-idx3-ubyte", "digits/digits-labels-idx1-ubyte"):

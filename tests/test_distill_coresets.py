@@ -71,7 +71,7 @@ def test_herding_feature_fn_module_and_callable_match_given_features():
     imgs, labels = _data()
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 5))
-    from compendium.evaluation import extract_features
+    from compendium.core.probe import extract_features
     f = extract_features(net, imgs, MEAN, STD)
     a = cs.herding(f, labels, 3, imgs, 3, MEAN, STD)
     b = cs.herding(None, labels, 3, imgs, 3, MEAN, STD, feature_fn=net)

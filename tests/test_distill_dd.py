@@ -1,10 +1,10 @@
-"""DD / SLDD / poisoning (compendium.distill.dd): the learned-rate and soft-label updates, the regimes'
+"""DD / SLDD / poisoning (compendium.distill.unrolled.dd): the learned-rate and soft-label updates, the regimes'
 samplers, the label initialisation of the similar-classes experiment, kNN and the baselines' layout."""
 
 import pytest
 import torch
 
-from compendium.distill import dd as D, unroll as U
+from compendium.distill.unrolled import dd as D, unroll as U
 
 
 def _toy(n=400, seed=0, classes=3):

@@ -1,4 +1,4 @@
-"""Generative Teaching Networks (compendium.distill.gtn): weight normalisation, the curriculum variants,
+"""Generative Teaching Networks (compendium.distill.unrolled.gtn): weight normalisation, the curriculum variants,
 the learned inner lr / momentum and one meta-step."""
 
 import math
@@ -7,8 +7,8 @@ import pytest
 import torch
 from torch import nn
 
-from compendium.distill import gtn as G
-from compendium.distill import unroll as U
+from compendium.distill.unrolled import gtn as G
+from compendium.distill.unrolled import unroll as U
 
 TINY = {"width": 4, "depth": 1, "norm": "instance"}
 
@@ -139,7 +139,7 @@ def test_one_meta_step_lowers_the_meta_loss():
 
 
 def test_meta_train_is_seeded_and_counts_divergence():
-    import compendium.data as D
+    import compendium.core.data as D
 
     g = torch.Generator().manual_seed(0)
     imgs = torch.randint(0, 256, (60, 1, 28, 28), dtype=torch.uint8, generator=g)

@@ -7,7 +7,7 @@ from torch import nn
 
 from compendium.distill import inversion as inv
 from compendium.distill.sets import DistilledSet
-from compendium.evaluation import to_float
+from compendium.core.probe import to_float
 
 MEAN, STD = (0.3, 0.5), (0.4, 0.2)
 
@@ -384,7 +384,7 @@ def test_feature_distance_is_eq21_and_grows_with_spread():
 
 def test_bn_hook_reads_vit_bn_tokens_on_their_channel_axis():
     """ViT-BN's TokenBatchNorm has its channels last: the hook's statistics match models.bn_input_stats."""
-    from compendium import models
+    from compendium.core import models
 
     net = torch.nn.Sequential(models.build("vit_bn", in_channels=1, image_size=28, width_mult=0.125, depth=1))
     bn = inv.batchnorm_layers(net)[0]

@@ -1,4 +1,4 @@
-"""KIP / LS / KIP_p (compendium.distill.kip): kernels against closed forms and wide random networks,
+"""KIP / LS / KIP_p (compendium.distill.kernel): kernels against closed forms and wide random networks,
 KRR and label-solve identities, and the synthesis loop's invariants (tiny tensors, a few seconds)."""
 
 import math
@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from compendium.distill import kip
+from compendium.distill import kernel as kip
 from compendium.distill import sets
 from compendium.distill.sets import DistilledSet
 

@@ -5,9 +5,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from compendium.distill import ld
-from compendium.distill.matching import build_network
-from compendium.distill.unroll import initial_params
+from compendium.distill.unrolled import ld
+from compendium.distill.networks import build_network
+from compendium.distill.unrolled.unroll import initial_params
 
 torch.set_num_threads(1)
 
@@ -112,7 +112,7 @@ def _toy(n_base=20, n_target=200, seed=0):
         r, k = divmod(c, 5)
         x[y == c, :, 4 + 12 * r:12 + 12 * r, 2 + 5 * k:6 + 5 * k] = 250
     mean, std = (0.2,), (0.3,)
-    from compendium.evaluation import to_float
+    from compendium.core.probe import to_float
     return to_float(x[:n_base], mean, std), x, y, mean, std
 
 
@@ -144,7 +144,7 @@ def test_rr_labels_learn_the_toy_task():
 
 def test_second_order_label_step_lowers_the_outer_loss():
     bx, tu, ty, mean, std = _toy()
-    from compendium.evaluation import to_float
+    from compendium.core.probe import to_float
     xt = to_float(tu[:100], mean, std)
     net = build_network(1, 28, 10, 0, "mlp", {"width": 16, "depth": 2})
     params = initial_params(net)

@@ -3,8 +3,9 @@ import math
 import pytest
 import torch
 
-from compendium.distill import dsa, matching
-from compendium.distill.dsa import Draw, DSAParams
+from compendium.distill.matching import dsa, synthesis as matching
+from compendium.distill import networks
+from compendium.distill.matching.dsa import Draw, DSAParams
 from compendium.distill.sets import DistilledSet
 
 TINY = {"width": 8, "depth": 2, "norm": "instance"}
@@ -196,7 +197,7 @@ def _mean_dc_loss(images, x_u8, y, nets=4, dsa_strategy=None):
     total = 0.0
     ipc = len(images) // 3
     for k in range(nets):
-        net = matching.build_network(1, 8, 3, 1000 + k, arch_kwargs=TINY)
+        net = networks.build_network(1, 8, 3, 1000 + k, arch_kwargs=TINY)
         real = [_norm(x_u8[y == c]) for c in range(3)]
         syn = [images[c * ipc:(c + 1) * ipc] for c in range(3)]
         if dsa_strategy:
@@ -245,7 +246,7 @@ def test_dc_is_deterministic_and_seeded():
 
 def test_dc_inner_loop_trains_the_network():
     x, y = _toy()
-    net = matching.build_network(1, 8, 3, 0, arch_kwargs=TINY)
+    net = networks.build_network(1, 8, 3, 0, arch_kwargs=TINY)
     xs, ys = _norm(x), y
     ce = lambda: float(torch.nn.functional.cross_entropy(net(xs), ys).detach())  # noqa: E731
     before = ce()
@@ -258,7 +259,7 @@ def test_dc_batchnorm_statistics_frozen_from_real_data():
     x, y = _toy()
     s = _dc(x, y, ipc=1, iterations=1, arch_kwargs={**TINY, "norm": "batch"})
     assert torch.isfinite(s.images).all() and s.params["arch_kwargs"]["norm"] == "batch"
-    net = matching.build_network(1, 8, 3, 0, arch_kwargs={**TINY, "norm": "batch"})
+    net = networks.build_network(1, 8, 3, 0, arch_kwargs={**TINY, "norm": "batch"})
     matching._freeze_batchnorm(net, x, matching.ClassSampler(y, 3), 3, torch.tensor(MEAN).view(1, -1, 1, 1),
                                torch.tensor(STD).view(1, -1, 1, 1), torch.Generator(), "cpu")
     bns = [m for m in net.modules() if isinstance(m, torch.nn.BatchNorm2d)]
@@ -288,14 +289,14 @@ def test_dc_bad_input():
 def _spy_builds(monkeypatch):
     """Record the backbones that the DC/DSA/DM loops build (through ``models.build``)."""
     built = []
-    real_build = matching.models.build
+    real_build = networks.models.build
 
     def spy(name, **kw):
         net = real_build(name, **kw)
         built.append(net)
         return net
 
-    monkeypatch.setattr(matching.models, "build", spy)
+    monkeypatch.setattr(networks.models, "build", spy)
     return built
 
 
@@ -318,13 +319,13 @@ def test_dc_dsa_dm_match_on_the_official_convnet_at_1x28x28(monkeypatch, method)
         assert convs[0].padding == (3, 3) and all(c.padding == (1, 1) for c in convs[1:])
         assert net.feature_dim == 16 * 4
     assert out.params["arch_kwargs"]["first_padding"] == 3
-    kw = matching.matching_arch_kwargs("convnet", None, 1, 28)
-    assert kw["first_padding"] == 3 and matching.build_network(1, 28, None, 0, arch_kwargs=kw).feature_dim == 2048
+    kw = networks.matching_arch_kwargs("convnet", None, 1, 28)
+    assert kw["first_padding"] == 3 and networks.build_network(1, 28, None, 0, arch_kwargs=kw).feature_dim == 2048
     # other inputs, an explicit choice, and the shared builder of the other stages keep the 1-px padding
-    assert matching.matching_arch_kwargs("convnet", None, 3, 32)["first_padding"] == 1
-    assert matching.matching_arch_kwargs("convnet", {"first_padding": 1}, 1, 28)["first_padding"] == 1
-    assert "first_padding" not in matching.matching_arch_kwargs("lenet", None, 1, 28)
-    assert matching.build_network(1, 28, None, 0).feature_dim == 128 * 3 * 3
+    assert networks.matching_arch_kwargs("convnet", None, 3, 32)["first_padding"] == 1
+    assert networks.matching_arch_kwargs("convnet", {"first_padding": 1}, 1, 28)["first_padding"] == 1
+    assert "first_padding" not in networks.matching_arch_kwargs("lenet", None, 1, 28)
+    assert networks.build_network(1, 28, None, 0).feature_dim == 128 * 3 * 3
 
 
 # ----------------------------------------------------------------------------------------------- DM
@@ -337,7 +338,7 @@ def test_class_means_and_batched_embedding_loss_match_per_class_computation():
     for c in range(3):
         assert torch.allclose(means[c], f[yy == c].mean(0))
     x, y = _toy()
-    embed = matching.build_network(1, 8, None, 3, arch_kwargs=TINY)
+    embed = networks.build_network(1, 8, None, 3, arch_kwargs=TINY)
     syn = _norm(x[::8])
     ys = y[::8]
     batched = matching.embedding_match_loss(embed, _norm(x), y, syn, ys, 3)
@@ -350,7 +351,7 @@ def _mean_dm_loss(images, x_u8, y, nets=4):
     ys = torch.arange(3).repeat_interleave(ipc)
     total = 0.0
     for k in range(nets):
-        embed = matching.build_network(1, 8, None, 2000 + k, arch_kwargs=TINY)
+        embed = networks.build_network(1, 8, None, 2000 + k, arch_kwargs=TINY)
         with torch.no_grad():
             total += float(matching.embedding_match_loss(embed, _norm(x_u8), y, images, ys, 3))
     return total / nets

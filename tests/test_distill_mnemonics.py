@@ -1,4 +1,4 @@
-"""Mnemonics training and the class-incremental protocol (compendium.distill.mnemonics)."""
+"""Mnemonics training and the class-incremental protocol (compendium.distill.unrolled.mnemonics)."""
 
 import math
 
@@ -6,8 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from compendium.distill import mnemonics as MN
-from compendium.distill.matching import build_network
+from compendium.distill.unrolled import mnemonics as MN
+from compendium.distill.networks import build_network
 from compendium.distill.sets import DistilledSet
 
 torch.set_num_threads(1)

@@ -1,11 +1,11 @@
-"""The NAS-proxy study (compendium.distill.nas): the search space, Spearman's rho with ties, the scores."""
+"""The NAS-proxy study (compendium.distill.unrolled.nas): the search space, Spearman's rho with ties, the scores."""
 
 import numpy as np
 import pytest
 import torch
 
-from compendium.distill import nas
-from compendium.distill.matching import build_network
+from compendium.distill.unrolled import nas
+from compendium.distill.networks import build_network
 
 
 def test_search_space_is_deterministic_distinct_and_builds():
@@ -62,7 +62,7 @@ def test_proxy_scores_and_bootstrap():
 
 
 def test_gtn_proxy_job_trains_an_architecture_on_the_curriculum():
-    from compendium.distill import gtn as G
+    from compendium.distill.unrolled import gtn as G
 
     gtn = G.GTN(steps=2, batch_size=10, noise_dim=4, hidden=16, init_lr=0.05)
     test = torch.randint(0, 256, (20, 1, 28, 28), dtype=torch.uint8)

@@ -48,14 +48,6 @@ def test_evaluations_do_not_depend_on_the_number_of_workers():
         runner.evaluate_many([runner.Job({}, d, CFG.replace(label_mode="teacher"))], x, y, workers=0)
 
 
-def test_parallel_calls_a_module_function_in_workers():
-    import math
-
-    assert runner.parallel(math, [("sqrt", (4.0,), {}), ("pow", (2.0, 3.0), {})], workers=2) == [2.0, 8.0]
-    with pytest.raises(ValueError, match="no function"):
-        runner.parallel(math, [("nope", (), {})])
-
-
 def test_dsa_eval_hook_keeps_shape_and_is_seeded():
     x = torch.randn(5, 1, 8, 8)
     a = runner.dsa_eval_augment(x, torch.Generator().manual_seed(3))

@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from compendium import models
+from compendium.core import models
 from compendium.distill import ssdd as S
 
 

@@ -1,10 +1,10 @@
-"""The differentiable inner-training utility (compendium.distill.unroll) against finite differences."""
+"""The differentiable inner-training utility (compendium.distill.unrolled.unroll) against finite differences."""
 
 import pytest
 import torch
 from torch import nn
 
-from compendium.distill import unroll as U
+from compendium.distill.unrolled import unroll as U
 
 
 def _net():

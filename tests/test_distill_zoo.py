@@ -4,9 +4,9 @@ list of architectures is the library's."""
 import pytest
 import torch
 
-from compendium import models
+from compendium.core import models
 from compendium.distill import evaluate as E, zoo
-from compendium.schemas import dd_crossarch
+from compendium.pipeline.schemas import dd_crossarch
 
 
 def test_schema_lists_the_zoo():
@@ -45,7 +45,7 @@ def test_scale_knobs_reach_the_students():
 def test_depth_mult_halves_the_mobile_families(name):
     import torch
 
-    from compendium import models
+    from compendium.core import models
 
     def blocks(net):
         return sum(1 for m in net.modules() if type(m).__name__ in ("InvertedResidual", "MBConv"))

@@ -3,7 +3,7 @@ import re
 
 import yaml
 
-from compendium import paths
+from compendium.core import paths
 
 
 def _pins(lines):

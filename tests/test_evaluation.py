@@ -1,7 +1,8 @@
 import pytest
 import torch
 
-from compendium import evaluation as E
+from compendium.core import probe as E
+from compendium.ssl.train import BudgetSampler
 
 
 def _blobs(n=300, d=5, c=3, seed=0, sep=4.0):
@@ -33,10 +34,10 @@ def test_knn_on_blobs_and_random_labels():
 
 
 def test_budget_sampler_dynamic_vs_static():
-    s = E.BudgetSampler(100, 0.1, "dynamic", seed=0)
+    s = BudgetSampler(100, 0.1, "dynamic", seed=0)
     a, b = s.epoch_indices(), s.epoch_indices()
     assert len(a) == 10 and len(set(a.tolist())) == 10 and set(a.tolist()) != set(b.tolist())
-    st = E.BudgetSampler(100, 0.1, "static", seed=0)
+    st = BudgetSampler(100, 0.1, "static", seed=0)
     assert set(st.epoch_indices().tolist()) == set(st.epoch_indices().tolist())
     assert s.steps_per_epoch(4) == 2 and len(list(s.batches(4))) == 2
     assert len(list(s.batches(4, drop_last=False))) == 3
@@ -46,7 +47,7 @@ def test_budget_sampler_dynamic_vs_static():
         seen |= set(s.epoch_indices().tolist())
     assert len(seen) > 95
     with pytest.raises(ValueError):
-        E.BudgetSampler(10, 0.0)
+        BudgetSampler(10, 0.0)
 
 
 def test_extract_features_uses_eval_mode():

@@ -2,7 +2,7 @@ import pytest
 import torch
 import torchvision
 
-from compendium import models
+from compendium.core import models
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: steady on a busy 2-core machine
 

@@ -6,7 +6,8 @@ import papermill as pm
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from compendium import nbrun, params, paths
+from compendium.pipeline import nbrun, params
+from compendium.core import paths
 from conftest import requires_data
 
 

@@ -8,7 +8,8 @@ import papermill as pm
 import pytest
 import yaml
 
-from compendium import params, paths
+from compendium.pipeline import params
+from compendium.core import paths
 from conftest import requires_data
 
 NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*.ipynb"))

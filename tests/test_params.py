@@ -3,8 +3,8 @@ import copy
 import pytest
 import yaml
 
-from compendium import params
-from compendium.params import P, ParamsError
+from compendium.pipeline import params
+from compendium.pipeline.spec import Param as P, ParamsError
 
 SCHEMA = {
     "train": {

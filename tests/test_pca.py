@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from compendium import pca as P
+from compendium.core import pca as P
 
 
 def _data(n=1500, d=40, seed=0):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from compendium import paths
+from compendium.core import paths
 from conftest import requires_data
 
 BIN = Path(sys.executable).parent

@@ -2,7 +2,8 @@ import pytest
 import torch
 import torchvision
 
-from compendium import models, priors
+from compendium.core import models
+from compendium.rela import priors
 
 
 def test_rand_prior_is_seeded_and_keyed_by_seed_and_arch():

@@ -1,4 +1,4 @@
-"""The experiment protocol of the ReLA tables (compendium.protocol), the paper tables and the
+"""The experiment protocol of the ReLA tables (compendium.rela.experiment), the paper tables and the
 representation-similarity measures."""
 
 import json
@@ -8,7 +8,9 @@ import pandas as pd
 import pytest
 import torch
 
-from compendium import evaluation, paper_tables as PT, protocol as PR, rela
+from compendium.core import probe as evaluation
+from compendium.pipeline import paper_tables as PT
+from compendium.rela import experiment as PR, similarity, targets as rela
 
 
 def tiny_setup(n=192, **kw):
@@ -126,21 +128,22 @@ def test_linear_cka():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(500, 8, generator=g)
     q, _ = torch.linalg.qr(torch.randn(8, 8, generator=g))
-    assert evaluation.linear_cka(x, 3 * x @ q + 1) == pytest.approx(1.0, abs=1e-9)
-    assert evaluation.linear_cka(x, torch.randn(500, 8, generator=g)) < 0.1
+    assert similarity.linear_cka(x, 3 * x @ q + 1) == pytest.approx(1.0, abs=1e-9)
+    assert similarity.linear_cka(x, torch.randn(500, 8, generator=g)) < 0.1
 
 
 def test_transport_similarity_is_high_for_a_linear_map_and_low_for_noise():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(1000, 6, generator=g)
     y = x @ torch.randn(6, 6, generator=g) + 0.5
-    assert evaluation.transport_similarity(x[:500], y[:500], x[500:], y[500:]) > 0.99
+    assert similarity.transport_similarity(x[:500], y[:500], x[500:], y[500:]) > 0.99
     z = torch.randn(1000, 6, generator=g)
-    assert evaluation.transport_similarity(z[:500], y[:500], z[500:], y[500:]) < 0.2
+    assert similarity.transport_similarity(z[:500], y[:500], z[500:], y[500:]) < 0.2
 
 
 def test_an_arm_reuses_a_prior_trained_exactly_as_it_would_be(tmp_path, monkeypatch):
-    from compendium import models, paths, priors as P
+    from compendium.core import models, paths
+    from compendium.rela import priors as P
 
     monkeypatch.setenv(paths.OUTPUT_ROOT_ENV, str(tmp_path / "out"))
     s = tiny_setup()

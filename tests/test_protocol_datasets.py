@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from compendium import data, protocol as PR
+from compendium.core import data
+from compendium.rela import experiment as PR
 
 
 def _fake_cifar10(root, n_train=60, n_test=20):

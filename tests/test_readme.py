@@ -1,9 +1,9 @@
-from compendium import claims, readme
+from compendium.pipeline import claims, readme
 
 
 def test_readme_results_block_is_what_the_ledger_says():
     """The README's results block equals the one rendered from reports/claims.csv: rerun the
-    pipeline, then `python -m compendium.readme`, and commit both."""
+    pipeline, then `python -m compendium.pipeline.readme`, and commit both."""
     assert readme.current(readme.README.read_text()) == readme.block(readme.read_ledger())
 
 

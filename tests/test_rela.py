@@ -1,6 +1,7 @@
 import torch
 
-from compendium import models, pca, priors, rela
+from compendium.core import models, pca
+from compendium.rela import priors, targets as rela
 
 
 def _prior(seed=0, width=8, size=12, in_channels=1):

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from compendium import rela_schedule as S
+from compendium.rela import schedule as S
 
 
 def run_switch(losses):

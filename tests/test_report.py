@@ -9,7 +9,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from compendium import paths, report  # noqa: E402
+from compendium.core import paths
+from compendium.pipeline import report  # noqa: E402
 
 
 def _fig():
@@ -58,7 +59,7 @@ def test_provenance_has_versions():
 def test_markdown_table_escapes_pipes_so_rows_keep_their_columns():
     import pandas as pd
 
-    from compendium.report import markdown_table
+    from compendium.pipeline.tables import markdown_table
 
     df = pd.DataFrame({"|S|": [7, 16], "check": ["|MC − exact| < 4 s.e.", "plain"], "x": [0.5, 1.25]})
     md = markdown_table(df)

@@ -1,4 +1,4 @@
-from compendium import params, seedsets
+from compendium.pipeline import params, seedsets
 
 
 def test_shift_seeds_moves_every_seed_and_keeps_counts():
@@ -28,7 +28,7 @@ def test_the_shifted_params_file_validates_and_its_seed_sets_are_disjoint(tmp_pa
 def test_a_verdict_that_flips_on_the_disjoint_seeds_is_inconclusive(tmp_path):
     import json
 
-    from compendium import claims, report
+    from compendium.pipeline import claims, report
 
     def row(loc, verdict, **kw):
         return claims.Claim("ReLA", "v", loc, "c", "x", verdict=verdict, ours="1", **kw)

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from compendium import models
+from compendium.core import models
 from compendium.ssl import methods as M
 
 

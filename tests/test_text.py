@@ -1,5 +1,5 @@
 """Text dataset distillation: the fortunes corpus loader, WordPiece, the safetensors reader, nearest-token
-decoding, the text learners and the TDD step (compendium.text, compendium.distill.textdd)."""
+decoding, the text learners and the TDD step (compendium.core.text, compendium.distill.unrolled.textdd)."""
 import importlib.util
 import json
 import struct
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from compendium import data, text as T
-from compendium.distill import textdd as D
-from compendium.distill.unroll import initial_params, outer_loss, unroll
+from compendium.core import data, text as T
+from compendium.distill.unrolled import textdd as D
+from compendium.distill.unrolled.unroll import initial_params, outer_loss, unroll
 
 
 # ----------------------------------------------------------------------------- corpus

@@ -1,7 +1,9 @@
 import pytest
 import torch
 
-from compendium import models, rela_schedule, train
+from compendium.core import models
+from compendium.rela import schedule as rela_schedule
+from compendium.ssl import train
 from compendium.ssl import methods as M
 
 
@@ -70,7 +72,7 @@ def test_ddp_two_processes_on_cpu_agree(tmp_path):
 
     env = dict(os.environ, OMP_NUM_THREADS="1")
     r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29533",
-                        "-m", "compendium.ddp_check", str(tmp_path)], capture_output=True, text=True, env=env, timeout=300)
+                        "-m", "compendium.rela.ddp_check", str(tmp_path)], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     a, b = torch.load(tmp_path / "rank0.pt"), torch.load(tmp_path / "rank1.pt")
     assert a["world"] == 2 and a["steps"] == 2 * 4

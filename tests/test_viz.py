@@ -1,6 +1,6 @@
 import torch
 
-from compendium import viz
+from compendium.core import viz
 
 
 def test_class_sample_index_takes_each_class():

@@ -14,7 +14,7 @@ from typing import Sequence
 import torch
 from torch import nn
 
-from .sets import DistilledSet
+from compendium.distill.sets import DistilledSet
 
 
 def task_classes(num_classes: int, tasks: int, order: Sequence[int] | None = None) -> list[tuple[int, ...]]:

@@ -24,7 +24,7 @@ Synthetic baselines (no ``source_index``; DD/SLDD's baselines):
 :func:`k_center_order`, :func:`count_forgetting_events`, :func:`kmeans`) are usable on their own.
 Features for herding and k-center are the caller's (a trained teacher, a free prior, pixels): pass
 them as a tensor, or pass ``feature_fn`` (a callable on the uint8 images, or a backbone, which is run
-through :func:`compendium.evaluation.extract_features`).
+through :func:`compendium.core.probe.extract_features`).
 """
 
 from __future__ import annotations
@@ -35,8 +35,10 @@ from typing import Callable, Union
 import torch
 import torch.nn.functional as F
 
-from . import sets
-from .sets import DistilledSet
+from compendium.core import models
+from compendium.core.probe import extract_features, to_float
+from compendium.distill import sets
+from compendium.distill.sets import DistilledSet
 
 FeatureFn = Union[Callable[[torch.Tensor], torch.Tensor], torch.nn.Module]
 
@@ -106,14 +108,13 @@ def _per_class(labels: torch.Tensor, num_classes: int,
 def _resolve_features(features: torch.Tensor | None, feature_fn: FeatureFn | None, images_u8: torch.Tensor,
                       mean, std) -> torch.Tensor:
     """The given features, or ``feature_fn``'s on the uint8 images (a module goes through
-    :func:`compendium.evaluation.extract_features`, in eval mode, batched)."""
+    :func:`compendium.core.probe.extract_features`, in eval mode, batched)."""
     if features is not None and feature_fn is not None:
         raise ValueError("pass either features or feature_fn, not both")
     if features is None:
         if feature_fn is None:
             raise ValueError("this method needs a feature space: pass features=[N, d] or feature_fn")
         if isinstance(feature_fn, torch.nn.Module):
-            from ..evaluation import extract_features
             features = extract_features(feature_fn, images_u8, mean, std)
         else:
             features = feature_fn(images_u8)
@@ -320,9 +321,6 @@ def forgetting_history(images_u8: torch.Tensor, labels: torch.Tensor, num_classe
     """Train a Conv-3 for ``cfg.epochs`` epochs and return bool [epochs, N]: whether each example was
     classified correctly when it was presented (the training forward pass before the step, as
     Toneva et al.'s code records it)."""
-    from .. import models
-    from ..evaluation import to_float
-
     _check_images(images_u8)
     labels = _check_labels(labels, images_u8.shape[0], 1, num_classes)
     if cfg.epochs < 2:

@@ -43,11 +43,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .. import augment as aug
-from .. import models
-from ..evaluation import seed_summary, to_float
-from ..train import pick_device
-from .sets import DistilledSet
+from compendium.core import augment as aug
+from compendium.core import models
+from compendium.core.device import pick_device
+from compendium.core.probe import seed_summary, to_float
+from compendium.distill.sets import DistilledSet
 
 OPTIMIZERS = ("adamw", "sgd")
 SCHEDULES = ("cosine", "constant", "step")

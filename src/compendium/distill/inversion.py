@@ -43,12 +43,12 @@ from torch import nn
 from torch.func import functional_call
 from torch.nn.modules.batchnorm import _BatchNorm
 
-from .. import augment
-from ..evaluation import to_float
-from ..models import bn_channels_first
-from ..theory.dwa import directed_adjustment
-from . import sets
-from .sets import DistilledSet
+from compendium.core import augment
+from compendium.core.models import bn_channels_first
+from compendium.core.probe import to_float
+from compendium.distill import sets
+from compendium.distill.sets import DistilledSet
+from compendium.theory.dwa import directed_adjustment
 
 WEIGHT_ADJUST = (None, "directed", "random")
 INITS = ("noise", "real")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from .. import viz
-from .sets import DistilledSet
+from compendium.core import viz
+from compendium.distill.sets import DistilledSet
 
 
 def show_set(ax, dset: DistilledSet, classes, per_class: int = 10, title: str = ""):

@@ -1,18 +1,21 @@
 """Many evaluations of distilled sets at once: single-threaded worker processes (spawned), each
 evaluation seeded on its own, so the results do not depend on the number of workers (as
-:func:`compendium.protocol.run_many` for the ReLA arms)."""
+:func:`compendium.rela.experiment.run_many` for the ReLA arms)."""
 
 from __future__ import annotations
 
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
-from . import evaluate as E
-from .sets import DistilledSet
+from compendium.core import paths
+from compendium.core.parallel import run_calls
+from compendium.distill import evaluate as E
+from compendium.distill.continual import test_view
+from compendium.distill.matching import dsa
+from compendium.distill.sets import DistilledSet
 
 _TEST: tuple[torch.Tensor, torch.Tensor] | None = None
 
@@ -39,7 +42,6 @@ def _init(test_images: torch.Tensor, test_labels: torch.Tensor, threads: int) ->
 def _test_for(job: Job, images: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     if job.classes is None:
         return images, labels
-    from .continual import test_view
 
     return test_view(images, labels, job.classes)
 
@@ -60,14 +62,8 @@ def evaluate_many(jobs: list[Job], test_images: torch.Tensor, test_labels: torch
     if workers <= 0:
         _init(test_images, test_labels, torch.get_num_threads())
         return [_one(j) for j in jobs]
-    order = sorted(range(len(jobs)), key=lambda i: -jobs[i].cost)  # longest first: less idle time at the end
-    out: list[dict | None] = [None] * len(jobs)
-    ctx = torch.multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init, initargs=(test_images, test_labels, 1)) as ex:
-        futures = {i: ex.submit(_one, jobs[i]) for i in order}
-        for i, f in futures.items():
-            out[i] = f.result()
-    return out  # type: ignore[return-value]
+    return run_calls([(_one, (j,), {}) for j in jobs], workers, costs=[j.cost for j in jobs], initializer=_init,
+                     initargs=(test_images, test_labels, 1))
 
 
 def summarise(rows: list[dict], keys: list[str]):
@@ -82,32 +78,9 @@ def summarise(rows: list[dict], keys: list[str]):
     return out
 
 
-def _call(module_name: str, fn: str, args: tuple, kwargs: dict):
-    import importlib
-
-    torch.set_num_threads(1)
-    return getattr(importlib.import_module(module_name), fn)(*args, **kwargs)
-
-
-def parallel(module, calls: list[tuple[str, tuple, dict]], workers: int = 2) -> list:
-    """``module.fn(*args, **kwargs)`` for each ``(fn, args, kwargs)`` in single-threaded worker processes
-    (spawned), results in order; ``workers`` 0 runs them here. For independent syntheses (each seeded)."""
-    for fn, _, _ in calls:
-        if not callable(getattr(module, fn, None)):
-            raise ValueError(f"{module.__name__} has no function {fn!r}")
-    if workers <= 0:
-        return [getattr(module, fn)(*a, **kw) for fn, a, kw in calls]
-    ctx = torch.multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=ctx) as ex:
-        futures = [ex.submit(_call, module.__name__, fn, a, kw) for fn, a, kw in calls]
-        return [f.result() for f in futures]
-
-
 def dsa_eval_augment(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """DSA's evaluation augmentation (the full default strategy, one family per batch, per-image
     parameters) as an :class:`~compendium.distill.evaluate.EvalConfig` ``dsa`` hook (picklable)."""
-    from . import dsa
-
     return dsa.augment_independent(x, generator=generator)
 
 
@@ -118,7 +91,6 @@ def published_tables():
     import os
     from pathlib import Path
 
-    from .. import paths
 
     mr = os.environ.get(paths.MODELS_ROOT_ENV)
     base = Path(mr).parent if mr and Path(mr).name == paths.ARTIFACTS else paths.REPORTS

@@ -30,6 +30,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from compendium.core import data, models
+from compendium.core.probe import linear_probe, to_float
+from compendium.distill import coresets
+from compendium.distill.sets import measure
+
 AUGMENTATIONS = ("none", "rotation", "jigsaw", "crop")
 APPROX_MODES = ("same", "bias", "q", "ideal")
 INITS = ("pca", "real", "random")
@@ -665,9 +670,6 @@ def probe_data(spec: ProbeSpec) -> dict:
     """``{name: (train_x, train_y, test_x, test_y)}`` for every probe of ``spec`` (cached per process)."""
     if spec in _PROBE_CACHE:
         return _PROBE_CACHE[spec]
-    from .. import data
-    from ..evaluation import to_float
-
     mean, std = (data.FASHION_MNIST_MEAN,), (data.FASHION_MNIST_STD,)
     g = torch.Generator().manual_seed(spec.seed)
     out = {}
@@ -689,8 +691,6 @@ def probe_data(spec: ProbeSpec) -> dict:
 
 def probe(backbone: nn.Module, spec: ProbeSpec, seed: int = 0) -> dict:
     """Top-1 test accuracy of a linear probe on ``backbone``'s frozen features, per probe of ``spec``."""
-    from ..evaluation import linear_probe
-
     accs = {}
     cache: dict = {}
 
@@ -712,8 +712,6 @@ def evaluate_set(images: torch.Tensor, targets: torch.Tensor | None, arch: str, 
     """Sec. 4's evaluation of one set: a fresh ``arch`` (seeded) regressed onto the targets
     (:func:`pretrain_student`; ``targets`` None = no pre-training, the untrained control), then
     :func:`probe`. Picklable arguments, for :func:`compendium.distill.runner.parallel`."""
-    from .. import models
-
     torch.manual_seed(seed)
     bb = models.build(arch, **arch_kwargs)
     t0 = time.perf_counter()
@@ -730,8 +728,6 @@ def evaluate_set(images: torch.Tensor, targets: torch.Tensor | None, arch: str, 
 
 def inner_factory(arch: str, arch_kwargs: dict, d_y: int, seed: int) -> Callable[[int], nn.Module]:
     """Fresh inner models for the pool (model i seeded ``seed * 1000 + i``)."""
-    from .. import models
-
     def make(i: int) -> nn.Module:
         torch.manual_seed(seed * 1000 + i)
         return InnerModel(models.build(arch, **arch_kwargs), d_y)
@@ -751,9 +747,6 @@ def synthesize(job: dict, real: torch.Tensor, real_targets: torch.Tensor, teache
 
     ``job`` keys: name, method, budget (floats), count_targets (free sets), augmentation, init, u, v,
     s, approx, approx_steps, steps, lr, seed. m fills the budget (:func:`images_for_budget`)."""
-    from . import coresets
-    from .sets import measure
-
     method, budget = job["method"], int(job["budget"])
     n, c, h, w = real.shape
     d_img, d_y = c * h * w, real_targets.shape[1]

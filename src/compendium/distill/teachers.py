@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from . import evaluate as E
+from compendium.distill import evaluate as E
 
 
 class TeacherError(FileNotFoundError):

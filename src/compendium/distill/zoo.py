@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .evaluate import EvalConfig
+from compendium.distill.evaluate import EvalConfig
 
 ZOO = ("mlp", "lenet", "convnet", "alexnet", "vgg11", "resnet18", "mobilenet_v2", "efficientnet_b0",
        "shufflenet_v2", "vit_tiny")

@@ -21,7 +21,7 @@ import math
 import torch
 from torch import nn
 
-from . import losses as L
+from compendium.ssl import losses as L
 
 
 def mlp(dims: list[int], batch_norm: bool = True, last_bn: bool = False, last_bn_affine: bool = True) -> nn.Sequential:

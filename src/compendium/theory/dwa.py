@@ -28,8 +28,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .threads import single_thread
-
+from compendium.theory.threads import single_thread
 
 # ---------------------------------------------------------------- T2: BN statistic gradients
 
@@ -384,7 +383,7 @@ def perturbation_response(net: FlatMLP, theta: torch.Tensor, x: torch.Tensor, y:
       ||grad_theta^2 l dtheta|| that no dx can cancel (the residual of its projection on the d columns).
 
     Returns (per class and sigma rows, per class rows)."""
-    from torch.func import hessian, jacrev, grad
+    from torch.func import grad, hessian, jacrev
 
     j = _recovery_objective(net, gamma)
     ce = lambda th, xx, c: F.cross_entropy(net(th, xx[None]), c[None])  # noqa: E731

@@ -22,7 +22,8 @@ import numpy as np
 import torch
 from scipy.stats import norm
 
-from .threads import single_thread
+from compendium.core import augment
+from compendium.theory.threads import single_thread
 
 
 def paper_overlap(alpha, delta_mu: float = 1.0, sigma2: float = 0.25, k: float = 1.0):
@@ -77,8 +78,6 @@ def overlap_measures(x: np.ndarray, y: np.ndarray, k: int = 10, groups: np.ndarr
 def augmented_views(images: torch.Tensor, min_scale: float | None, views: int, seed: int) -> torch.Tensor:
     """``views`` RandomResizedCrop(min_scale, 1) views of uint8 images, flattened to ``[n * views, H W C]``
     in [0, 1]; ``min_scale=None`` returns the clean images once per view."""
-    from .. import augment
-
     x = images.float() / 255.0
     g = torch.Generator().manual_seed(seed)
     out = []

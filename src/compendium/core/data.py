@@ -1,0 +1,415 @@
+"""Datasets as in-memory uint8 tensors.
+
+Every loader returns an :class:`ImageDataset` whose ``images`` tensor is ``uint8`` of shape
+``N x C x H x W`` and whose ``labels`` tensor is ``int64`` of shape ``N``: training loops index
+and augment whole batches of it on the device, with no per-sample PIL in the hot path.
+
+The two datasets shipped under ``data/`` (tracked by ``data.dvc``) are checked against
+:data:`MANIFEST` before they are read: a missing, truncated or corrupted file raises one
+:class:`DataError` that names the file and the command that restores it, before any compute.
+
+* Fashion-MNIST (Xiao et al. 2017): the default dataset, 60,000 / 10,000 images of 28x28.
+* scikit-learn's 8x8 digits (1,797 images), stored at 8x8 with values 0..16 and upsampled to
+  28x28 on load; the cross-dataset prior of the ReLA experiments trains on it.
+* Debian's ``fortunes`` quotes, six category files (text dataset distillation's corpus; read by
+  :func:`compendium.core.text.load_fortunes`).
+* CIFAR-10/100 (python pickle format) and ImageFolder-style Tiny-ImageNet / ImageNet are
+  read through torchvision from a user-given root (the ``paper`` profile); nothing downloads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+
+from compendium.core import paths
+
+FIX_COMMAND = "make setup"
+
+#: Files under ``data/`` with their size in bytes and md5 (the uncompressed IDX bytes, identical
+#: whichever source the set-up command took them from).
+MANIFEST: dict[str, tuple[int, str]] = {
+    "fashion-mnist/train-images-idx3-ubyte": (47040016, "f4a8712d7a061bf5bd6d2ca38dc4d50a"),
+    "fashion-mnist/train-labels-idx1-ubyte": (60008, "9018921c3c673c538a1fc5bad174d6f9"),
+    "fashion-mnist/t10k-images-idx3-ubyte": (7840016, "8181f5470baa50b63fa0f6fddb340f0a"),
+    "fashion-mnist/t10k-labels-idx1-ubyte": (10008, "15d484375f8d13e6eb1aabb0c3f46965"),
+    "digits/digits-images-idx3-ubyte": (115024, "a5adabccf8d3e2540826a202a7bfb422"),
+    "digits/digits-labels-idx1-ubyte": (1805, "497796a0698e25d3920a9422b635bf34"),
+    # Debian's `fortunes` 1:1.99.1-7.3, the category files as shipped (text DD's corpus, compendium.core.text)
+    "fortunes/computers": (237981, "d5f19647f924b7a243c11a6dd1420ebd"),
+    "fortunes/food": (34377, "3c6dbd6eddbc17a8d113d7a58f6e433b"),
+    "fortunes/law": (56657, "f932dc72c5212f16e57a2c382bb82af2"),
+    "fortunes/love": (20423, "17b72c752d9881c127ed7d73c27d7fc1"),
+    "fortunes/politics": (114921, "4e30eeee18c3cd112aa7f3dfaf8c483e"),
+    "fortunes/science": (129991, "8f2eab053e7d93e12c187bccf9d07edb"),
+}
+
+FASHION_MNIST_CLASSES = (
+    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+    "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+)
+DIGITS_CLASSES = tuple(str(i) for i in range(10))
+
+
+class DataError(RuntimeError):
+    """A data file is missing, truncated, corrupted or in the wrong format."""
+
+
+@dataclass(frozen=True)
+class ImageDataset:
+    """Images ``uint8 [N, C, H, W]``, labels ``int64 [N]`` and the class names."""
+
+    name: str
+    split: str
+    images: torch.Tensor
+    labels: torch.Tensor
+    classes: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if self.images.dtype != torch.uint8 or self.images.ndim != 4:
+            raise DataError(f"{self.name}/{self.split}: images must be uint8 N x C x H x W, "
+                            f"got {self.images.dtype} {tuple(self.images.shape)}")
+        if self.labels.shape != (self.images.shape[0],):
+            raise DataError(f"{self.name}/{self.split}: {self.labels.shape[0]} labels for "
+                            f"{self.images.shape[0]} images")
+
+    def __len__(self) -> int:
+        return self.images.shape[0]
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return tuple(self.images.shape[1:])  # type: ignore[return-value]
+
+    def subset(self, index: torch.Tensor) -> "ImageDataset":
+        return ImageDataset(self.name, self.split, self.images[index], self.labels[index], self.classes)
+
+
+# ----------------------------------------------------------------------------- verification
+
+def file_md5(path: Path, chunk: int = 1 << 22) -> str:
+    h = hashlib.md5()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+_verified: dict[str, tuple[int, int]] = {}
+
+
+def check_file(rel: str, root: Path | None = None) -> str | None:
+    """The problem with ``data/<rel>`` in one phrase, or None if it matches the manifest."""
+    root = root or paths.DATA
+    path = root / rel
+    size, md5 = MANIFEST[rel]
+    if not path.is_file():
+        return "is missing"
+    st = path.stat()
+    if st.st_size != size:
+        kind = "is truncated" if st.st_size < size else "is too long"
+        return f"{kind} ({st.st_size} bytes, expected {size})"
+    key = str(path)
+    if _verified.get(key) == (st.st_size, st.st_mtime_ns):
+        return None
+    got = file_md5(path)
+    if got != md5:
+        return f"is corrupted (md5 {got}, expected {md5})"
+    _verified[key] = (st.st_size, st.st_mtime_ns)
+    return None
+
+
+def verify(datasets: tuple[str, ...] = ("fashion-mnist", "digits", "fortunes"), root: Path | None = None) -> None:
+    """Raise one :class:`DataError` listing every bad file of the given datasets."""
+    root = root or paths.DATA
+    problems = []
+    for rel in MANIFEST:
+        if rel.split("/")[0] in datasets:
+            problem = check_file(rel, root)
+            if problem:
+                problems.append(f"  {root / rel} {problem}")
+    if problems:
+        raise DataError("data check failed:\n" + "\n".join(problems)
+                        + f"\nRestore the data with `{FIX_COMMAND}` (it fetches missing or damaged "
+                        "files again and checks them against data.dvc).")
+
+
+# ----------------------------------------------------------------------------- IDX format
+
+_IDX_DTYPES = {0x08: np.uint8}
+
+
+def read_idx(path: Path) -> np.ndarray:
+    """Read an (uncompressed) IDX file as used by MNIST and Fashion-MNIST (LeCun et al.)."""
+    raw = Path(path).read_bytes()
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES:
+        raise DataError(f"{path}: not an unsigned-byte IDX file (bad magic number)")
+    ndim = raw[3]
+    header = 4 + 4 * ndim
+    if len(raw) < header:
+        raise DataError(f"{path}: IDX header is truncated")
+    dims = [int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim)]
+    expected = header + int(np.prod(dims))
+    if len(raw) != expected:
+        raise DataError(f"{path}: IDX payload has {len(raw) - header} bytes, dims {dims} need "
+                        f"{expected - header}; the file is truncated or corrupted")
+    return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(dims)
+
+
+def write_idx(path: Path, array: np.ndarray) -> None:
+    """Write a uint8 array as an uncompressed IDX file (byte-deterministic)."""
+    array = np.ascontiguousarray(array, dtype=np.uint8)
+    header = bytes([0, 0, 0x08, array.ndim]) + b"".join(int(d).to_bytes(4, "big") for d in array.shape)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_bytes(header + array.tobytes())
+    os.replace(tmp, path)
+
+
+# ----------------------------------------------------------------------------- shipped datasets
+
+def load_fashion_mnist(split: str = "train", root: Path | None = None, check: bool = True) -> ImageDataset:
+    """Fashion-MNIST, ``split`` in {"train", "test"}: ``uint8 [N, 1, 28, 28]``."""
+    if split not in ("train", "test"):
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    root = root or paths.DATA
+    if check:
+        verify(("fashion-mnist",), root)
+    stem = "train" if split == "train" else "t10k"
+    images = read_idx(root / f"fashion-mnist/{stem}-images-idx3-ubyte")
+    labels = read_idx(root / f"fashion-mnist/{stem}-labels-idx1-ubyte")
+    return ImageDataset("fashion-mnist", split, torch.from_numpy(images.copy()).unsqueeze(1),
+                        torch.from_numpy(labels.astype(np.int64)), FASHION_MNIST_CLASSES)
+
+
+DIGITS_TEST_FRACTION = 0.25
+DIGITS_SPLIT_SEED = 0
+
+
+def digits_split_index(labels: torch.Tensor, split: str, test_fraction: float = DIGITS_TEST_FRACTION,
+                       seed: int = DIGITS_SPLIT_SEED) -> torch.Tensor:
+    """A fixed stratified split: per class, a seeded permutation's first ``round(f n_c)`` are test."""
+    g = torch.Generator().manual_seed(seed)
+    chosen = []
+    for c in range(int(labels.max()) + 1):
+        idx = torch.nonzero(labels == c).flatten()
+        perm = idx[torch.randperm(len(idx), generator=g)]
+        n_test = round(test_fraction * len(idx))
+        chosen.append(perm[:n_test] if split == "test" else perm[n_test:])
+    return torch.sort(torch.cat(chosen)).values
+
+
+def load_digits(split: str = "train", size: int = 28, root: Path | None = None, check: bool = True) -> ImageDataset:
+    """scikit-learn's 8x8 digits, ``split`` in {"train", "test", "all"}, upsampled to ``size``.
+
+    Values 0..16 are mapped to 0..255 and the images bilinearly resized (``size=8`` keeps them).
+    """
+    if split not in ("train", "test", "all"):
+        raise ValueError(f"split must be 'train', 'test' or 'all', got {split!r}")
+    root = root or paths.DATA
+    if check:
+        verify(("digits",), root)
+    raw = torch.from_numpy(read_idx(root / "digits/digits-images-idx3-ubyte").copy())
+    labels = torch.from_numpy(read_idx(root / "digits/digits-labels-idx1-ubyte").astype(np.int64))
+    x = raw.float().unsqueeze(1) * (255.0 / 16.0)
+    if size != 8:
+        x = torch.nn.functional.interpolate(x, size=(size, size), mode="bilinear", align_corners=False)
+    images = x.round().clamp(0, 255).to(torch.uint8)
+    if split != "all":
+        index = digits_split_index(labels, split)
+        images, labels = images[index], labels[index]
+    return ImageDataset("digits", split, images, labels, DIGITS_CLASSES)
+
+
+# ----------------------------------------------------------------------------- torchvision datasets
+
+def _cifar_class(base, verify_md5: bool):
+    if verify_md5:
+        return base
+
+    class Unverified(base):  # type: ignore[misc, valid-type]
+        """torchvision's reader without the md5 check (for files that are not the official ones)."""
+
+        def _check_integrity(self) -> bool:
+            root = Path(self.root) / self.base_folder
+            return all((root / name).is_file() for name, _ in self.train_list + self.test_list)
+
+        def _load_meta(self) -> None:
+            import pickle
+            path = Path(self.root) / self.base_folder / self.meta["filename"]
+            if not path.is_file():
+                raise RuntimeError(f"{path} is missing")
+            with open(path, "rb") as f:
+                data = pickle.load(f, encoding="latin1")
+            self.classes = data[self.meta["key"]]
+            self.class_to_idx = {c: i for i, c in enumerate(self.classes)}
+
+    return Unverified
+
+
+def _load_cifar(base, name: str, root, split: str, verify_md5: bool) -> ImageDataset:
+    if split not in ("train", "test"):
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    root = Path(root)
+    cls = _cifar_class(base, verify_md5)
+    try:
+        ds = cls(str(root), train=(split == "train"), download=False)
+    except RuntimeError as e:
+        raise DataError(f"{name} under {root / base.base_folder}: {e} (expected the python-pickle "
+                        f"archive unpacked there; this compendium never downloads it at run time)") from e
+    images = torch.from_numpy(np.ascontiguousarray(ds.data)).permute(0, 3, 1, 2).contiguous()
+    return ImageDataset(name, split, images, torch.as_tensor(ds.targets, dtype=torch.int64), tuple(ds.classes))
+
+
+def load_cifar10(root, split: str = "train", verify_md5: bool = True) -> ImageDataset:
+    """CIFAR-10 from ``root/cifar-10-batches-py`` via torchvision: ``uint8 [N, 3, 32, 32]``."""
+    from torchvision.datasets import CIFAR10
+    return _load_cifar(CIFAR10, "cifar10", root, split, verify_md5)
+
+
+def load_cifar100(root, split: str = "train", verify_md5: bool = True) -> ImageDataset:
+    """CIFAR-100 (fine labels) from ``root/cifar-100-python`` via torchvision."""
+    from torchvision.datasets import CIFAR100
+    return _load_cifar(CIFAR100, "cifar100", root, split, verify_md5)
+
+
+def _decode_resized(files: list[str], resolution: int) -> torch.Tensor:
+    """Decode image files to RGB and resize (shorter side) + centre-crop to ``resolution``."""
+    from torchvision.io import ImageReadMode, decode_image
+    from torchvision.transforms.v2 import functional as F
+
+    out = torch.empty((len(files), 3, resolution, resolution), dtype=torch.uint8)
+    for i, f in enumerate(files):
+        try:
+            img = decode_image(f, mode=ImageReadMode.RGB)
+        except RuntimeError as e:
+            raise DataError(f"{f}: cannot be decoded as an image ({e})") from e
+        img = F.resize(img, [resolution], antialias=True)
+        out[i] = F.center_crop(img, [resolution, resolution])
+    return out
+
+
+def load_image_folder(root, resolution: int, max_per_class: int | None = None, name: str = "imagefolder",
+                      split: str = "train", classes: list[str] | None = None) -> ImageDataset:
+    """``root/<class>/**/<image>`` (torchvision's ImageFolder layout) decoded once into memory.
+
+    ``max_per_class`` keeps the first files of each class in sorted order (deterministic).
+    """
+    from torchvision.datasets.folder import IMG_EXTENSIONS, find_classes, make_dataset
+
+    root = Path(root)
+    if not root.is_dir():
+        raise DataError(f"{root}: image folder is missing")
+    found, _ = find_classes(str(root))
+    classes = classes or found
+    class_to_idx = {c: i for i, c in enumerate(classes)}
+    missing = sorted(set(found) - set(classes))
+    if missing:
+        raise DataError(f"{root}: class folders {missing[:5]} are not among the known classes")
+    samples = make_dataset(str(root), {c: class_to_idx[c] for c in found}, extensions=IMG_EXTENSIONS)
+    if max_per_class is not None:
+        kept, count = [], {}
+        for path, y in samples:
+            if count.get(y, 0) < max_per_class:
+                kept.append((path, y))
+                count[y] = count.get(y, 0) + 1
+        samples = kept
+    if not samples:
+        raise DataError(f"{root}: no images found")
+    images = _decode_resized([p for p, _ in samples], resolution)
+    labels = torch.tensor([y for _, y in samples], dtype=torch.int64)
+    return ImageDataset(name, split, images, labels, tuple(classes))
+
+
+def load_tiny_imagenet(root, split: str = "train", resolution: int = 64,
+                       max_per_class: int | None = None) -> ImageDataset:
+    """Tiny-ImageNet-200 as distributed: ``train/<wnid>/images/*.JPEG``, ``val/images`` plus
+    ``val/val_annotations.txt``; classes in the order of ``wnids.txt``."""
+    root = Path(root)
+    wnids_file = root / "wnids.txt"
+    if not wnids_file.is_file():
+        raise DataError(f"{wnids_file} is missing (expected the unpacked tiny-imagenet-200 folder)")
+    wnids = wnids_file.read_text().split()
+    if split == "train":
+        return load_image_folder(root / "train", resolution, max_per_class, "tiny-imagenet", "train", wnids)
+    if split not in ("val", "test"):
+        raise ValueError(f"split must be 'train' or 'val', got {split!r}")
+    ann = root / "val" / "val_annotations.txt"
+    if not ann.is_file():
+        raise DataError(f"{ann} is missing")
+    index = {w: i for i, w in enumerate(wnids)}
+    rows = [line.split("\t") for line in ann.read_text().splitlines() if line.strip()]
+    rows.sort(key=lambda r: r[0])
+    files, labels, count = [], [], {}
+    for r in rows:
+        y = index[r[1]]
+        if max_per_class is None or count.get(y, 0) < max_per_class:
+            files.append(str(root / "val" / "images" / r[0]))
+            labels.append(y)
+            count[y] = count.get(y, 0) + 1
+    return ImageDataset("tiny-imagenet", "val", _decode_resized(files, resolution),
+                        torch.tensor(labels, dtype=torch.int64), tuple(wnids))
+
+
+def load_imagenet(root, split: str = "train", resolution: int = 64,
+                  max_per_class: int | None = None) -> ImageDataset:
+    """ImageNet-1K in the usual sorted layout ``{train,val}/<wnid>/*.JPEG``."""
+    if split not in ("train", "val"):
+        raise ValueError(f"split must be 'train' or 'val', got {split!r}")
+    root = Path(root)
+    classes = sorted(p.name for p in (root / "train").iterdir() if p.is_dir()) if (root / "train").is_dir() else None
+    return load_image_folder(root / split, resolution, max_per_class, "imagenet", split, classes)
+
+
+LOADERS: dict[str, Callable[..., ImageDataset]] = {
+    "fashion-mnist": load_fashion_mnist,
+    "digits": load_digits,
+    "cifar10": load_cifar10,
+    "cifar100": load_cifar100,
+    "tiny-imagenet": load_tiny_imagenet,
+    "imagenet": load_imagenet,
+}
+
+
+def load(name: str, split: str = "train", **kwargs) -> ImageDataset:
+    """Load a dataset by name (see :data:`LOADERS`)."""
+    if name not in LOADERS:
+        raise ValueError(f"unknown dataset {name!r}; known: {sorted(LOADERS)}")
+    return LOADERS[name](split=split, **kwargs)
+
+
+def pixel_stats(images: torch.Tensor, chunk: int = 8192) -> tuple[list[float], list[float]]:
+    """Per-channel mean and std of ``uint8`` images in [0, 1] units, in float64, chunked."""
+    c = images.shape[1]
+    s = torch.zeros(c, dtype=torch.float64)
+    s2 = torch.zeros(c, dtype=torch.float64)
+    n = 0
+    for i in range(0, images.shape[0], chunk):
+        x = images[i:i + chunk].to(torch.float64) / 255.0
+        s += x.sum(dim=(0, 2, 3))
+        s2 += (x * x).sum(dim=(0, 2, 3))
+        n += x.shape[0] * x.shape[2] * x.shape[3]
+    mean = s / n
+    std = (s2 / n - mean * mean).clamp_min(0).sqrt()
+    return mean.tolist(), std.tolist()
+
+
+#: Split sizes that define Fashion-MNIST (Xiao et al. 2017).
+FASHION_MNIST_SIZES = {"train": 60_000, "test": 10_000}
+# Pixel mean/std of the Fashion-MNIST training split (on [0, 1]); data_overview measures them and a
+# test recomputes them from data/.
+FASHION_MNIST_MEAN, FASHION_MNIST_STD = 0.2860, 0.3530
+
+
+def class_counts(ds: ImageDataset) -> torch.Tensor:
+    """Images per class, ``int64 [num_classes]``."""
+    return torch.bincount(ds.labels, minlength=ds.num_classes)

@@ -1,0 +1,36 @@
+"""Where tensors run: ``auto`` picks CUDA when present (the local rank's GPU under ``torchrun``), else
+the CPU; :func:`init_distributed` joins the process group when ``torchrun`` started the process."""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+
+def pick_device(device: str = "auto") -> torch.device:
+    if device == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda", _local_rank()) if _distributed() else torch.device("cuda")
+        return torch.device("cpu")
+    return torch.device(device)
+
+
+def _distributed() -> bool:
+    return torch.distributed.is_available() and torch.distributed.is_initialized()
+
+
+def _local_rank() -> int:
+    return int(os.environ.get("LOCAL_RANK", 0))
+
+
+def init_distributed() -> tuple[int, int]:
+    """Under ``torchrun``: join the process group (NCCL on CUDA, gloo on CPU); returns (rank, world)."""
+    if "WORLD_SIZE" in os.environ and int(os.environ["WORLD_SIZE"]) > 1 and not _distributed():
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+        if backend == "nccl":
+            torch.cuda.set_device(_local_rank())
+        torch.distributed.init_process_group(backend)
+    if _distributed():
+        return torch.distributed.get_rank(), torch.distributed.get_world_size()
+    return 0, 1

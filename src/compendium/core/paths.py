@@ -1,0 +1,84 @@
+"""Every path of the compendium, resolved from the repository root (showyourwork's ``paths.py``).
+
+Notebooks run from different working directories (papermill: the launch directory; nbval:
+the notebook's folder), so nothing may use a relative path: import these instead.
+
+Where a stage writes its products is decided by the environment, so that the pipeline can
+stage them atomically (see :mod:`compendium.pipeline.nbrun`):
+
+* ``COMPENDIUM_OUTPUT_ROOT`` set: products go under that folder (nbrun's staging area, or a
+  test's temporary folder);
+* unset (someone runs a notebook by hand): products go to ``build/interactive/`` so that an
+  interactive run never touches the DVC-tracked ``reports/``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _root() -> Path:
+    """The project root: ``COMPENDIUM_ROOT``, else the DVC project being reproduced (DVC sets
+    ``DVC_ROOT`` in stage commands, so a copy of the project run with an installed library still
+    reads and writes the copy), else the checkout this package lives in."""
+    for var in ("COMPENDIUM_ROOT", "DVC_ROOT"):
+        if os.environ.get(var):
+            return Path(os.environ[var]).resolve()
+    return Path(__file__).resolve().parents[3]
+
+
+ROOT = _root()
+SRC = ROOT / "src"
+DATA = ROOT / "data"
+NOTEBOOKS = ROOT / "notebooks"
+BUILD = ROOT / "build"
+MODELS = ROOT / "models"
+REPORTS = ROOT / "reports"
+PARAMS = ROOT / "params.yaml"
+DVC_YAML = ROOT / "dvc.yaml"
+
+# Layout of the products under an output root (reports/ in the pipeline).
+HTML = "html"
+FIGURES = "figures"
+TABLES = "tables"
+METRICS = "metrics"
+PLOTS = "plots"
+EXECUTED = "notebooks"
+CLAIMS = "claims"
+
+OUTPUT_ROOT_ENV = "COMPENDIUM_OUTPUT_ROOT"
+MODELS_ROOT_ENV = "COMPENDIUM_MODELS_ROOT"
+SCALE_ENV = "COMPENDIUM_SCALE"  # the scale nbrun runs a stage at; claim rows record it
+ARTIFACTS = "artifacts"
+
+
+def output_root() -> Path:
+    """Root under which the current stage writes its products."""
+    env = os.environ.get(OUTPUT_ROOT_ENV)
+    return Path(env).resolve() if env else BUILD / "interactive"
+
+
+def resolve(path: str | os.PathLike) -> Path:
+    """A user-given path: absolute as is, relative ones against the repository root."""
+    p = Path(path)
+    return p if p.is_absolute() else ROOT / p
+
+
+def artifacts_out() -> Path:
+    """Where the current stage writes heavy products (checkpoints, cached targets): the
+    ``artifacts/`` folder of its output root. On success nbrun moves them to ``models/`` (DVC-cached
+    outputs), never to ``reports/``."""
+    return output_root() / ARTIFACTS
+
+
+def find_artifact(rel: str | os.PathLike) -> Path:
+    """An artifact by its path relative to ``models/``: the current run's own artifacts first, then
+    the published ones (``COMPENDIUM_MODELS_ROOT``, set by nbrun, else ``models/``). Returns the
+    published location when neither exists, so the caller's error names the expected file."""
+    rel = Path(rel)
+    published = Path(os.environ.get(MODELS_ROOT_ENV) or MODELS) / rel
+    for base in (artifacts_out() / rel, published):
+        if base.exists():
+            return base
+    return published

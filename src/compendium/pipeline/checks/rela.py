@@ -1,0 +1,471 @@
+"""Preconditions and ledger rows of the ReLA comparison stages: ``rela_budget`` (camera-ready Table 1,
+Fig. 4a and 4c), ``rela_arch`` (Table 2), ``rela_methods`` (Table 3) and ``rela_ablations`` (v1
+Fig. 4a-b, camera-ready Fig. 4b).
+
+Every comparison is judged by :func:`compendium.pipeline.claims.decide` on paired differences over matched
+seeds. Whether a run tests a claim is computed from its own records (the rows of
+:func:`compendium.rela.experiment.run`: ``steps``, ``switch step``, ``schedule``, ``w``, ``probe``):
+
+* a "+ReLA" arm is the paper's method (BYOL + ReLA, camera-ready eq. 9 with Algorithm 1's λ in
+  {0, 1}) only once its λ switch fired and the SSL phase ran some steps; before that it trains on
+  the ReLA loss alone and its SSL method plays no part (:func:`ssl_phase_ran`);
+* a baseline (BYOL at a budget, BYOL*, each method's "Original") trained above the untrained
+  network of the same architecture under the same probe (:func:`above_untrained`).
+
+A ``runs`` frame holds one row per trained or probed arm with at least ``seed``, ``prior`` (empty or
+NaN for the plain method), ``untrained``, ``budget``, ``probe``, ``steps``, ``switch step``,
+``schedule`` and ``w``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from compendium.pipeline import claims
+from compendium.pipeline import paper_tables as PT
+from compendium.pipeline.claims import Claim, Effect, Precondition
+from compendium.rela import experiment as PR
+from compendium.rela import schedule as rela_schedule
+
+#: The camera-ready CIFAR-10 run at a 10% budget: 100 epochs (App. K) of 5,000 images at batch 128.
+PAPER_STEPS_10 = 100 * 39
+#: "Matches full-budget BYOL": not below it by more than this (Table 1, IN-1K: 62.1 vs 61.9).
+MATCH_MARGIN = 0.005
+#: "Does not hurt" (Table 3, Rand. row: 71.3 vs 71.3 for VICReg): not below by more than this.
+NO_HARM_MARGIN = 0.005
+
+
+@functools.lru_cache(maxsize=None)
+def min_switch_steps() -> int:
+    """Steps before the camera-ready switch (Algorithm 1: ℓ_s = 2, ℓ_f = 1, EMAs 0.999 / 0.99,
+    threshold 0.995) can fire: on a flat ReLA loss of 1 (a falling loss takes longer)."""
+    s = rela_schedule.EMASwitch()
+    while not s.switched:
+        s.update(1.0)
+    return int(s.switch_step)
+
+
+def switch_needs(steps: int) -> str:
+    return (f"runs long enough for the λ switch to fire (>= {min_switch_steps()} steps on a flat ReLA loss, thousands on "
+            f"a falling one; camera-ready CIFAR-10 at 10%: 100 epochs x 39 = {PAPER_STEPS_10:,} steps); ours ran {steps}")
+
+
+BASELINE_NEEDS = (f"a baseline trained long enough to beat the untrained network (more steps; the camera-ready's "
+                  f"10% runs have {PAPER_STEPS_10:,} on CIFAR-10)")
+
+
+def _norm(runs: pd.DataFrame) -> pd.DataFrame:
+    return runs.assign(prior=runs["prior"].fillna("").astype(str))
+
+
+def _seeds(seeds: Iterable) -> str:
+    s = sorted(int(x) for x in seeds)
+    if len(s) > 2 and s == list(range(s[0], s[-1] + 1)):
+        return f"{s[0]}-{s[-1]}"
+    return ",".join(map(str, s))
+
+
+def select(runs: pd.DataFrame, **where) -> pd.DataFrame:
+    """The rows whose columns equal the given values (floats compared with a tolerance)."""
+    sel = _norm(runs)
+    for k, v in where.items():
+        col = sel[k]
+        sel = sel[np.isclose(col.astype(float), v)] if isinstance(v, float) else sel[col == v]
+    return sel
+
+
+def probes(runs: pd.DataFrame, **where) -> dict:
+    """seed -> probe of the rows matching ``where`` (one row per seed)."""
+    sel = select(runs, **where)
+    if sel["seed"].duplicated().any():
+        raise ValueError(f"{where}: more than one row per seed")
+    return {int(s): float(p) for s, p in zip(sel["seed"], sel["probe"])}
+
+
+def ssl_phase_steps(row: Mapping) -> int:
+    """Optimizer steps in which the SSL loss had weight > 0, from the run's records: every step of a
+    plain run, of v1's continuous λ (λ <= 0.8, v1 Algorithm 1) and of a constant λ < 1; the steps
+    after the switch step of a one-way switch (the camera-ready rule, "first w"), none if it never fired."""
+    steps = int(row["steps"])
+    prior = row.get("prior")
+    if row.get("untrained"):
+        return 0
+    if prior is None or (isinstance(prior, float) and math.isnan(prior)) or prior == "":
+        return steps
+    schedule = row["schedule"]
+    if schedule == "v1":
+        return steps
+    if schedule == "constant":
+        return steps if float(row["w"]) < 1 else 0
+    switch = row.get("switch step")
+    if switch is None or pd.isna(switch):
+        return 0
+    return steps - int(switch)
+
+
+SSL_PHASE = "+ReLA arms ran their SSL phase (the λ switch fired)"
+
+
+def ssl_phase_ran(rela_runs: pd.DataFrame, name: str = SSL_PHASE) -> Precondition:
+    """Every ReLA run of ``rela_runs`` trained some steps on the SSL loss (camera-ready Algorithm 1)."""
+    rows = [r for _, r in _norm(rela_runs).iterrows()]
+    if not rows:
+        return Precondition(name, False, "no ReLA run", switch_needs(0))
+    ssl = [ssl_phase_steps(r) for r in rows]
+    switch = [r for r in rows if r["schedule"] == "switch"]
+    fired = sum(1 for r in switch if not pd.isna(r["switch step"]))
+    steps = sorted({int(r["steps"]) for r in rows})
+    span = f"{min(ssl)}" if min(ssl) == max(ssl) else f"{min(ssl)}-{max(ssl)}"
+    measured = (f"the switch fired in {fired} of {len(switch)} runs; " if switch else "") + \
+        f"SSL-phase steps {span} of {', '.join(map(str, steps))}"
+    return Precondition(name, min(ssl) > 0, measured, switch_needs(max(steps)))
+
+
+def above_untrained(name: str, arms: Mapping[str, tuple[Mapping, Mapping]], needs: str = BASELINE_NEEDS) -> Precondition:
+    """Every baseline above its untrained network: ``arms`` maps a label to (seed -> probe of the
+    baseline, seed -> probe of the untrained network); means over the seeds both ran."""
+    parts, met = [], True
+    for label, (a, u) in arms.items():
+        seeds = sorted(set(a) & set(u))
+        if not seeds:
+            met = False
+            parts.append(f"{label}: no seed shared with the untrained network")
+            continue
+        ma, mu = np.mean([a[s] for s in seeds]), np.mean([u[s] for s in seeds])
+        met &= bool(ma > mu)
+        below = "" if ma > mu else " BELOW"
+        parts.append(f"{label} {100 * ma:.1f}{below} vs untrained {100 * mu:.1f} (seeds {_seeds(seeds)})")
+    return Precondition(name, met, "; ".join(parts) if parts else "no baseline", needs)
+
+
+def _texts(effects: Iterable[Effect]) -> str:
+    return "; ".join(e.text() for e in effects)
+
+
+def _caveat(pre: Iterable[Precondition]) -> str:
+    ssl = [p for p in pre if "SSL phase" in p.name and not p.met]
+    return (" [ReLA-only arms: the λ switch never fired, so no SSL phase ran; not the paper's BYOL + ReLA]"
+            if ssl else "")
+
+
+def _claim(location: str, claim: str, check: str, effects, pre, ours: str, paper_numbers: str = "",
+           version: str = "camera-ready", margin: float = 0.0, digits: int = 1) -> Claim:
+    effects = list(effects)
+    pre = list(pre)
+    return Claim("ReLA", version, location, claim, check, **claims.decide(effects, pre, margin=margin, digits=digits),
+                 ours=ours + _caveat(pre), paper_numbers=paper_numbers)
+
+
+# ---------------------------------------------------------------------------------------------
+# rela_budget: camera-ready Table 1, Fig. 4a, Fig. 4c
+
+
+def _byol(runs, b):
+    return probes(runs, prior="", untrained=False, budget=float(b))
+
+
+def _rela(runs, p, b):
+    return probes(runs, prior=p, untrained=False, budget=float(b))
+
+
+def _untrained(runs, **where):
+    return probes(runs, untrained=True, **where)
+
+
+def _rela_rows(runs, ps, budgets):
+    r = _norm(runs)
+    in_grid = r["budget"].apply(lambda b: bool(np.isclose(b, budgets).any()))
+    return r[r["prior"].isin(list(ps)) & ~r["untrained"].astype(bool) & in_grid]
+
+
+def _mean(d: Mapping, seeds) -> float:
+    return float(np.mean([d[s] for s in seeds]))
+
+
+def gap_closures(runs: pd.DataFrame, priors: list, budgets: list) -> pd.DataFrame:
+    """(ReLA@r − BYOL@r) / (BYOL* − BYOL@r) per prior and budget on the seeds all three arms ran
+    (camera-ready Table 1; the paper's CF-10 cells give (81.1 − 58.3) / (82.7 − 58.3) = 93%)."""
+    out, full = [], _byol(runs, 1.0)
+    for p in priors:
+        for b in budgets:
+            r, lo = _rela(runs, p, b), _byol(runs, b)
+            seeds = sorted(set(r) & set(lo) & set(full))
+            gap = _mean(full, seeds) - _mean(lo, seeds) if seeds else float("nan")
+            out.append({"prior": PT.prior_label(p), "budget": f"{b:.0%}", "seeds": _seeds(seeds),
+                        "gap closure (ours)": (_mean(r, seeds) - _mean(lo, seeds)) / gap if gap > 0 else float("nan")})
+    return pd.DataFrame(out)
+
+
+def cost_table(runs: pd.DataFrame, priors: list, budgets: list) -> pd.DataFrame:
+    """The smallest budget whose probe reaches BYOL* (camera-ready Fig. 4c), per arm, on the seeds
+    where the arm ran every budget and BYOL* ran too; training seconds are means over those seeds."""
+    r, full, rows = _norm(runs), _byol(runs, 1.0), []
+    r = r[~r["untrained"].astype(bool)]
+    for p in [""] + list(priors):
+        cells = [probes(runs, prior=p, untrained=False, budget=float(b)) for b in budgets]
+        seeds = sorted(set(full).intersection(*cells))
+        mb = PR.matching_budget(budgets, [_mean(c, seeds) for c in cells], _mean(full, seeds)) if seeds else None
+        sec = lambda q, b: float(r[(r["prior"] == q) & np.isclose(r["budget"], b)
+                                   & r["seed"].isin(seeds)]["train seconds"].mean())
+        rows.append({"arm": "BYOL" if not p else f"+ReLA {PT.prior_label(p)}", "seeds": _seeds(seeds), "matching budget": mb,
+                     "train seconds at that budget": sec(p, mb) if mb is not None else float("nan"),
+                     "BYOL* train seconds": sec("", 1.0)})
+    return pd.DataFrame(rows)
+
+
+def _fmt_mb(mb) -> str:
+    return "none in the grid" if mb is None or pd.isna(mb) else f"{mb:.0%}"
+
+
+def table1_claims(runs: pd.DataFrame, priors: list, budgets: list) -> list[Claim]:
+    """Camera-ready Table 1: BYOL + ReLA beats BYOL at every budget with every prior, and with the Rand. prior."""
+    un, rows = _untrained(runs), []
+    base = above_untrained("BYOL above the untrained network", {f"BYOL {b:.0%}": (_byol(runs, b), un) for b in budgets})
+    for ps, location, claim, numbers in (
+            (priors, "Table 1", "BYOL + ReLA beats BYOL at every budget with every prior",
+             "every ReLA cell of Table 1 exceeds its BYOL cell"),
+            ([p for p in priors if p == "rand"], "Table 1 (Rand. column)",
+             "Even a randomly initialised network is a useful prior: BYOL + ReLA (Rand.) beats BYOL",
+             "CF-10: 71.4 vs 58.3 (10%), 77.1 vs 70.1 (20%), 82.7 vs 77.9 (50%)")):
+        if not ps:
+            continue
+        eff = [Effect.paired(f"{PT.prior_label(p)} {b:.0%}", _rela(runs, p, b), _byol(runs, b)) for p in ps for b in budgets]
+        pre = [ssl_phase_ran(_rela_rows(runs, ps, budgets)), base]
+        rows.append(_claim(location, claim, "paired probe(+ReLA) − probe(BYOL) at the same budget over matched seeds > 0, "
+                           "for every cell", eff, pre, "matched seeds: " + _texts(eff), numbers))
+    return rows
+
+
+def gap_closure_claim(runs: pd.DataFrame, prior: str, budget: float, goal: float) -> Claim:
+    """Camera-ready Table 1 (CF-10, 10%): with the same-dataset prior, BYOL + ReLA at 10% closes
+    most of the gap to BYOL*. Effect per seed: ReLA − (BYOL + goal · (BYOL* − BYOL))."""
+    R, B, F, U = _rela(runs, prior, budget), _byol(runs, budget), _byol(runs, 1.0), _untrained(runs)
+    seeds = sorted(set(R) & set(B) & set(F))
+    claim = "With a same-dataset prior (CF10-T), BYOL + ReLA at a 10% budget nearly reaches BYOL at the full budget"
+    check = (f"paired ReLA@{budget:.0%} − (BYOL@{budget:.0%} + {goal:.0%} of the gap to BYOL*) over matched seeds > 0, "
+             f"i.e. gap closure >= {goal:.0%} (the paper's CF-10 cells close 93%)")
+    numbers = "CF-10: BYOL 58.3, CF10-T 81.1, BYOL* 82.7 (93% of the gap)"
+    if not seeds:
+        pre = [Precondition("ReLA, BYOL and BYOL* share a seed", False, "no shared seed", "BYOL* on the headline seeds")]
+        return Claim("ReLA", "camera-ready", "Table 1 (CF-10, 10%)", claim, check, **claims.not_tested(pre),
+                     ours="no seed with all three arms", paper_numbers=numbers)
+    eff = Effect(f"ReLA − (BYOL + {goal:.0%} gap)", [R[s] - B[s] - goal * (F[s] - B[s]) for s in seeds], seeds)
+    m = {k: _mean(d, seeds) for k, d in (("R", R), ("B", B), ("F", F))}
+    pre = [ssl_phase_ran(_rela_rows(runs, [prior], [budget])),
+           above_untrained("BYOL and BYOL* above the untrained network", {f"BYOL {budget:.0%}": (B, U), "BYOL*": (F, U)}),
+           claims.above("BYOL* above BYOL (a gap to close)", m["F"], m["B"],
+                        "a full-budget run that beats the low-budget one")]
+    gap = m["F"] - m["B"]
+    closure = (m["R"] - m["B"]) / gap if gap > 0 else float("nan")
+    per = ", ".join(f"{(R[s] - B[s]) / (F[s] - B[s]):.0%}" if F[s] > B[s] else "no gap" for s in seeds)
+    head = f"gap closure {closure:.1%}" if gap > 0 else "no gap to close (BYOL* not above BYOL)"
+    ours = (f"{head} on seeds {_seeds(seeds)} (per seed {per}): ReLA {100 * m['R']:.1f}, BYOL {100 * m['B']:.1f}, "
+            f"BYOL* {100 * m['F']:.1f}")
+    if any(s in U for s in seeds):
+        ours += f", untrained {100 * _mean(U, [s for s in seeds if s in U]):.1f}"
+    return _claim("Table 1 (CF-10, 10%)", claim, check, [eff], pre, ours, numbers)
+
+
+def half_cost_claim(runs: pd.DataFrame, cross: str, same: str, budgets: list, cost_goal: float) -> Claim:
+    """Abstract; camera-ready Table 1 (IN-1K, CF10-T, 50%): with a prior trained on another dataset,
+    BYOL + ReLA at half the budget matches BYOL* (non-inferiority, :data:`MATCH_MARGIN`)."""
+    claim = "A prior trained on another dataset lets BYOL + ReLA match full-budget BYOL at half the cost"
+    numbers = "IN-1K: CF10-T at 50% 62.1 vs BYOL* 61.9"
+    cost = cost_table(runs, [cross, same], budgets).set_index("arm")
+    ours = "matching budget (seed means): " + "; ".join(f"{a}: {_fmt_mb(r['matching budget'])} (seeds {r['seeds']})"
+                                                       for a, r in cost.iterrows())
+    within = [b for b in budgets if b <= cost_goal + 1e-9]
+    if not within:
+        pre = [Precondition(f"a budget <= {cost_goal:.0%} in the grid", False, f"budgets {budgets}",
+                            f"a budget of {cost_goal:.0%}")]
+        return Claim("ReLA", "camera-ready", "abstract; Table 1 (IN-1K, CF10-T, 50%)", claim, "n/a",
+                     **claims.not_tested(pre), ours=ours, paper_numbers=numbers)
+    b = max(within)
+    eff = [Effect.paired(f"{PT.prior_label(cross)} {b:.0%} − BYOL*", _rela(runs, cross, b), _byol(runs, 1.0))]
+    pre = [ssl_phase_ran(_rela_rows(runs, [cross], [b])),
+           above_untrained("BYOL* above the untrained network", {"BYOL*": (_byol(runs, 1.0), _untrained(runs))})]
+    check = (f"paired probe(+ReLA cross-dataset prior @ {b:.0%}) − probe(BYOL*) over matched seeds > "
+             f"−{100 * MATCH_MARGIN:.1f} points (matches BYOL*)")
+    return _claim("abstract; Table 1 (IN-1K, CF10-T, 50%)", claim, check, eff, pre, ours, numbers, margin=MATCH_MARGIN)
+
+
+def prior_strength_claim(runs: pd.DataFrame, priors: list, budgets: list, strength: Mapping[str, float]) -> Claim:
+    """Camera-ready Fig. 4c: stronger priors give greater budget reductions. Effects: at every budget,
+    the student of each prior beats that of the next weaker prior (ranked by the priors' own probes)."""
+    order = sorted(priors, key=lambda p: -strength[PT.prior_label(p)])
+    eff = [Effect.paired(f"{PT.prior_label(s)} − {PT.prior_label(w)} {b:.0%}", _rela(runs, s, b), _rela(runs, w, b))
+           for s, w in zip(order, order[1:]) for b in budgets]
+    pre = [ssl_phase_ran(_rela_rows(runs, priors, budgets)),
+           above_untrained("BYOL* above the untrained network", {"BYOL*": (_byol(runs, 1.0), _untrained(runs))})]
+    cost = cost_table(runs, priors, budgets).set_index("arm")
+    mb = {p: _fmt_mb(cost.loc["+ReLA " + PT.prior_label(p), "matching budget"]) for p in order}
+    ours = ("prior's own probe → matching budget: "
+            + "; ".join(f"{PT.prior_label(p)} {100 * strength[PT.prior_label(p)]:.1f} → {mb[p]}" for p in order)
+            + "; matched seeds: " + _texts(eff))
+    return _claim("Fig. 4c", "Stronger prior models consistently give greater reductions of the training budget",
+                  "at every budget, paired probe(+ReLA with a prior) − probe(+ReLA with the next weaker prior, by the "
+                  "priors' own probes) over matched seeds > 0", eff, pre, ours)
+
+
+def transport_claim(out: Mapping, inn: Mapping, source: str, source_probe: float, targets: Mapping[str, Mapping]) -> Claim:
+    """Camera-ready Fig. 4a: representations of a strong model transfer linearly to less strong ones
+    better than the reverse. ``out``/``inn``: seed -> mean transport similarity from the source to that
+    seed's students and back; ``targets``: student -> seed -> probe (they must be less strong)."""
+    eff = Effect.paired(f"{source} → students − reverse", out, inn, unit=1.0)
+    student = {k: float(np.mean(list(v.values()))) for k, v in targets.items() if v}
+    pre = [claims.above("the source is stronger than every student", source_probe, max(student.values(), default=1.0),
+                        "a source prior stronger than the students")]
+    ours = (f"transport similarity {source} → students {np.mean(list(out.values())):.3f}, students → {source} "
+            f"{np.mean(list(inn.values())):.3f} (seeds {_seeds(set(out) & set(inn))}; students: {', '.join(targets)})")
+    return _claim("Fig. 4a",
+                  "Representations of strong models transfer linearly to less strong ones (better than the reverse)",
+                  "paired mean transport similarity (1 − D_Rep) from the strongest prior to each seed's students minus "
+                  "the reverse, over seeds, > 0", [eff], pre, ours, digits=3)
+
+
+def budget_claims(runs: pd.DataFrame, *, priors: list, budgets: list, same: str, cross: str, headline: float,
+                  gap_goal: float, cost_goal: float, strength: Mapping[str, float]) -> list[Claim]:
+    """The rows of the ``rela_budget`` stage except Fig. 4a (:func:`transport_claim`)."""
+    return [gap_closure_claim(runs, same, headline, gap_goal), half_cost_claim(runs, cross, same, budgets, cost_goal),
+            *table1_claims(runs, priors, budgets), prior_strength_claim(runs, priors, budgets, strength)]
+
+
+# ---------------------------------------------------------------------------------------------
+# rela_arch (Table 2) and rela_methods (Table 3)
+
+
+def arch_claims(runs: pd.DataFrame, students: Mapping[str, str], priors: list) -> list[Claim]:
+    """Camera-ready Table 2: BYOL + ReLA improves every student at 10% with every prior; each student's
+    BYOL must beat the untrained student (``runs`` has an ``arch`` column and untrained arms)."""
+    eff = [Effect.paired(f"{name} {PT.prior_label(p)}", probes(runs, arch=a, prior=p, untrained=False),
+                         probes(runs, arch=a, prior="", untrained=False)) for a, name in students.items() for p in priors]
+    base = {f"{name} BYOL": (probes(runs, arch=a, prior="", untrained=False), probes(runs, arch=a, untrained=True))
+            for a, name in students.items()}
+    pre = [ssl_phase_ran(_norm(runs)[_norm(runs)["prior"] != ""]),
+           above_untrained("each student's BYOL above the untrained student", base)]
+    return [_claim("Table 2", "BYOL + ReLA improves every student architecture at a 10% budget, with every prior",
+                   "paired probe(+ReLA) − probe(the student's BYOL) over matched seeds > 0, for every (student, prior)",
+                   eff, pre, "matched seeds: " + _texts(eff),
+                   "CF-10 Original → best prior: ResNet-18 58.3 → 83.2, MobileNet-V2 47.7 → 82.9, "
+                   "EfficientNet-B0 23.9 → 87.4, ViT-T 43.4 → 69.9")]
+
+
+def methods_claims(runs: pd.DataFrame, methods: Mapping[str, str], priors: list) -> list[Claim]:
+    """Camera-ready Table 3: with the strong prior ReLA improves every SSL method; with Rand. it hurts none
+    (non-inferiority, :data:`NO_HARM_MARGIN`). Each method's Original must beat the untrained network."""
+    un, rows = _untrained(runs), []
+    orig = {m: probes(runs, method=m, prior="", untrained=False) for m in methods}
+    base = above_untrained("each method's Original above the untrained network",
+                           {f"{n} Original": (orig[m], un) for m, n in methods.items()})
+    specs = []
+    if priors[-1] != "rand":
+        specs.append((priors[-1], "Table 3 (CLIP-RN50 row)",
+                      "With a strong prior, ReLA improves every one of the seven SSL methods at a 10% budget", 0.0,
+                      "CF-10 Original → CLIP-RN50: SimCLR 70.7 → 76.4, Barlow 63.7 → 76.5, DINO 66.2 → 82.4, "
+                      "MoCo 67.4 → 79.8, SimSiam 45.8 → 79.3, SwAV 66.2 → 77.3, Vicreg 71.3 → 80.1"))
+    if "rand" in priors:
+        specs.append(("rand", "Table 3 (Rand. row)",
+                      "Even the Rand. prior does not hurt any SSL method (it helps most of them)", NO_HARM_MARGIN,
+                      "CF-10 Original → Rand.: SimCLR 70.7 → 70.9, Barlow 63.7 → 68.8, DINO 66.2 → 70.6, "
+                      "MoCo 67.4 → 70.9, SimSiam 45.8 → 66.7, SwAV 66.2 → 69.5, Vicreg 71.3 → 71.3"))
+    for p, location, claim, margin, numbers in specs:
+        eff = [Effect.paired(n, probes(runs, method=m, prior=p, untrained=False), orig[m]) for m, n in methods.items()]
+        pre = [ssl_phase_ran(select(runs, prior=p)), base]
+        check = (f"paired probe(+ReLA {PT.prior_label(p)}) − probe(Original) over matched seeds "
+                 + (f"> −{100 * margin:.1f} points" if margin else "> 0") + ", for every method")
+        rows.append(_claim(location, claim, check, eff, pre, "matched seeds: " + _texts(eff), numbers, margin=margin))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# rela_ablations: v1 Fig. 4a-b, camera-ready Fig. 4b
+
+
+def _ablation_arm(runs, p, schedule, w=None, budget_mode="dynamic"):
+    sel = select(runs, prior=p, schedule=schedule, budget_mode=budget_mode, order="code", untrained=False)
+    sel = sel[sel["transfer_trainable"].astype(bool)]
+    if w is not None:
+        sel = sel[np.isclose(sel["w"].astype(float), w)]
+    return sel
+
+
+def _acc(sel) -> dict:
+    return {int(s): float(v) for s, v in zip(sel["seed"], sel["probe"])}
+
+
+def ablation_claims(runs: pd.DataFrame, priors: list, lambdas: list, fractions: list, epochs: int) -> list[Claim]:
+    """v1 Fig. 4a (dynamic vs static subset), camera-ready Fig. 4b (the adaptive λ vs the first-w
+    settings) and v1/camera-ready Fig. 4b (larger λ suits a strong prior) from the ``rela_ablations`` runs."""
+    labels = {p: PT.prior_label(p) for p in priors}
+    un = _untrained(runs)
+    dyn = {p: _ablation_arm(runs, p, "switch") for p in priors}
+    sta = {p: _ablation_arm(runs, p, "switch", budget_mode="static") for p in priors}
+    rows = []
+    # v1 Fig. 4a
+    eff = [Effect.paired(labels[p], _acc(dyn[p]), _acc(sta[p])) for p in priors if len(dyn[p]) and len(sta[p])]
+    keys = ("schedule", "w", "steps", "order", "transfer_trainable")
+    fired_on = lambda f: {0: "never", len(f): "always"}.get(int(f["switch step"].notna().sum()), "on some seeds")
+    settings = {f"{labels[p]} {m}": {**{k: frame.iloc[0][k] for k in keys}, "switch fired": fired_on(frame)}
+                for p in priors for m, frame in (("dynamic", dyn[p]), ("static", sta[p])) if len(frame)}
+    pre = [Precondition("the dynamic arm draws more than one subset", epochs >= 2, f"{epochs} epochs, a subset each",
+                        "at least 2 epochs (the papers: 100)"),
+           above_untrained("both arms above the untrained network",
+                           {f"{labels[p]} {m}": (_acc(f), un) for p in priors
+                            for m, f in (("dynamic", dyn[p]), ("static", sta[p]))},
+                           "ReLA arms trained long enough to beat the untrained network"),
+           claims.same_evaluation("the arms differ only in the subset", settings,
+                                  "the same λ schedule and steps for both arms")]
+    fired = sum(int(f["switch step"].notna().sum()) for p in priors for f in (dyn[p], sta[p]))
+    n = sum(len(f) for p in priors for f in (dyn[p], sta[p]))
+    note = ("" if fired == n else
+            f" (the camera-ready switch fired in {fired} of {n} runs: these arms trained on the ReLA loss alone)")
+    missing = [Precondition("both arms ran", False, "an arm is missing", "both subsets on the same seeds")]
+    rows.append(Claim("ReLA", "v1", "Fig. 4a", "A dynamic subset beats a static one, by 1.5 to 8.3 points",
+                      "paired probe(dynamic subset) − probe(static subset) over matched seeds > 0, for each prior",
+                      **(claims.decide(eff, pre) if eff else claims.not_tested(pre + missing)),
+                      ours=("matched seeds: " + _texts(eff) if eff else "no arms") + note,
+                      paper_numbers="gains from 1.5% to 8.3% (datasets unspecified)"))
+
+    # camera-ready Fig. 4b: adaptive vs every first-w setting (w = 0 is BYOL, w = 1 is ReLA throughout)
+    byol = _acc(select(runs, prior="", untrained=False))
+
+    def static(p, w):
+        if w == 0:
+            return byol
+        if w == 1:
+            return _acc(_ablation_arm(runs, p, "constant", 1.0)) if any(np.isclose(lambdas, 1.0)) else {}
+        return _acc(_ablation_arm(runs, p, "first", w))
+    eff = [Effect.paired(f"{labels[p]} vs w={w:g}", _acc(dyn[p]), static(p, w)) for p in priors for w in fractions
+           if static(p, w) and set(static(p, w)) & set(_acc(dyn[p]))]
+    pre = [ssl_phase_ran(pd.concat([dyn[p] for p in priors]), "the adaptive arms ran their SSL phase (the λ switch fired; "
+                         "otherwise adaptive = λ 1 = w 1)")]
+    rows.append(_claim("Fig. 4b", "The adaptive λ generalises: it does as well as the best static setting for each prior",
+                       "paired probe(adaptive switch) − probe(first-w setting) over matched seeds > "
+                       f"−{100 * MATCH_MARGIN:.1f} points, for every w and both priors", eff, pre,
+                       "matched seeds: " + _texts(eff), margin=MATCH_MARGIN))
+
+    # v1 Fig. 4b (constant λ) and camera-ready Fig. 4b (first w): the interaction prior x weight
+    weak, strong = priors[0], priors[-1]
+    inner = [w for w in fractions if 0 < w < 1]
+    ws = (min(inner), max(inner)) if len(inner) >= 2 else (min(fractions), max(fractions))
+    eff = []
+    for kind, lo, hi, arm in (("λ", min(lambdas), max(lambdas), lambda p, v: _acc(_ablation_arm(runs, p, "constant", v))),
+                              ("w", *ws, static)):
+        a = {p: (arm(p, hi), arm(p, lo)) for p in (weak, strong)}
+        seeds = sorted(set.intersection(*(set(d) for pair in a.values() for d in pair)))
+        if seeds and hi > lo:
+            did = [(a[strong][0][s] - a[strong][1][s]) - (a[weak][0][s] - a[weak][1][s]) for s in seeds]
+            eff.append(Effect(f"{kind} {hi:g} vs {lo:g}", did, seeds))
+    one = [Precondition("two weights", False, "one weight", "two weights")]
+    rows.append(Claim("ReLA", "camera-ready", "Fig. 4b; v1 Fig. 4b",
+                      "A larger ReLA weight suits a strong prior, a smaller one a weak prior",
+                      f"paired interaction over matched seeds > 0: [probe(high) − probe(low)] with the {labels[strong]} "
+                      f"prior minus the same with the {labels[weak]} prior, for constant λ (v1) and first-w (camera-ready)",
+                      **(claims.decide(eff) if eff else claims.not_tested(one)),
+                      ours="matched seeds: " + _texts(eff) if eff else "fewer than two weights"))
+    return rows

@@ -1,0 +1,215 @@
+"""Run one pipeline stage: ``python -m compendium.pipeline.nbrun <stage>``.
+
+1. Load ``params.yaml``, validate every section against its schema and resolve the stage's
+   section at the selected scale; check the data files the stage reads. Any problem stops
+   here, before a kernel starts.
+2. Execute the cleaned notebook (``build/nb/<stage>.ipynb``, made by the ``clean_notebooks``
+   stage) with papermill, the resolved parameters injected, in a fresh staging folder
+   (``build/staging/<stage>-<random>``, one per run) that the notebook's :class:`compendium.pipeline.report.Reporter` writes to.
+3. Render the executed notebook to HTML with nbconvert (inputs shown unless ``--hide-input``;
+   cells tagged ``hide-input`` always lose their input). The page styles, the same for every page,
+   live once in ``html/notebook.css``.
+4. Only when all of that succeeded, replace the stage's previous products in the output root
+   (``reports/``) by the new ones.
+
+A failing cell makes the command exit non-zero with papermill's message naming the cell; the
+partly executed notebook is kept in ``build/failed/<stage>.ipynb`` for debugging, and nothing
+is written under ``reports/``, so no half-written output looks valid. The stage's outputs are
+declared ``persist: true`` in dvc.yaml, so DVC does not delete the previous products before
+the run either: a failed run (bad params, damaged data, a failing cell) loses nothing already
+computed, and ``dvc status`` still shows the stage as stale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from compendium.core import data, paths
+from compendium.pipeline import params
+
+KERNEL = "compendium"  # registered into .venv by `make setup` (ipykernel install --sys-prefix)
+
+
+def kernel_name() -> str:
+    """The compendium's kernel where registered, else the environment's own ``python3``."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    return KERNEL if KERNEL in KernelSpecManager().find_kernel_specs() else "python3"
+
+
+def render_html(executed: Path, html: Path, hide_input: bool = False) -> str:
+    import nbformat
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
+    cfg = Config()
+    cfg.TagRemovePreprocessor.enabled = True
+    cfg.TagRemovePreprocessor.remove_input_tags = {"hide-input", "injected-parameters"} if hide_input else {"hide-input"}
+    cfg.TagRemovePreprocessor.remove_cell_tags = {"remove-cell"}
+    exporter = HTMLExporter(config=cfg, exclude_input=hide_input, exclude_input_prompt=True,
+                            exclude_output_prompt=True)
+    nb = nbformat.read(executed, as_version=4)
+    body, _ = exporter.from_notebook_node(nb)
+    body, css = split_css(body)
+    html.parent.mkdir(parents=True, exist_ok=True)
+    html.write_text(body, encoding="utf-8")
+    return css
+
+
+SHARED_CSS = "notebook.css"
+
+
+def split_css(body: str) -> tuple[str, str]:
+    """nbconvert's page styles (the ``<style>`` blocks of ``<head>``, ~260 KB, the same for every notebook)
+    moved out of the page into one shared stylesheet, ``html/notebook.css``, that the page links to; the
+    output cells' own styles (in ``<body>``) stay. Returns the page and the stylesheet's text."""
+    import re
+
+    cut = body.find("<body")
+    if cut < 0:
+        return body, ""
+    head = body[:cut]
+    blocks = re.findall(r"<style[^>]*>.*?</style>", head, flags=re.S)
+    if not blocks:
+        return body, ""
+    css = "\n".join(re.sub(r"^<style[^>]*>|</style>$", "", b) for b in blocks)
+    first = head.index(blocks[0])
+    for b in blocks:
+        head = head.replace(b, "", 1)
+    head = head[:first] + f'<link rel="stylesheet" href="{SHARED_CSS}">' + head[first:]
+    return head + body[cut:], css
+
+
+def write_shared_css(html_dir: Path, css: str) -> None:
+    """Write ``notebook.css`` beside the pages (only when its text changes; not a stage product)."""
+    if not css:
+        return
+    path = html_dir / SHARED_CSS
+    if not path.is_file() or path.read_text(encoding="utf-8") != css:
+        html_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(css, encoding="utf-8")
+
+
+def stage_products(output_root: Path, stage: str) -> list[Path]:
+    """Where a stage's products live under the output root (files and folders)."""
+    return [output_root / paths.HTML / f"{stage}.html", output_root / paths.EXECUTED / f"{stage}.ipynb",
+            output_root / paths.METRICS / f"{stage}.json", output_root / paths.CLAIMS / f"{stage}.csv",
+            output_root / paths.FIGURES / stage,
+            output_root / paths.TABLES / stage, output_root / paths.PLOTS / stage]
+
+
+def _publish(staging: Path, output_root: Path, stage: str) -> list[Path]:
+    """Replace the stage's previous products by the staged ones (only called on success)."""
+    for p in stage_products(output_root, stage):
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists():
+            p.unlink()
+    return _move_tree(staging, output_root)
+
+
+def _move_tree(src: Path, dst: Path) -> list[Path]:
+    moved = []
+    for f in sorted(p for p in src.rglob("*") if p.is_file()):
+        target = dst / f.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(f, target)
+        moved.append(target)
+    return moved
+
+
+def run_stage(stage: str, params_file: Path | None = None, output_root: Path | None = None,
+              notebook: Path | None = None, scale: str | None = None, hide_input: bool = False,
+              timeout: int | None = None, log_output: bool = True) -> list[Path]:
+    """Run ``stage`` and return the paths it wrote under ``output_root`` (default ``reports/``)."""
+    import papermill as pm
+
+    output_root = Path(output_root) if output_root is not None else paths.REPORTS
+    notebook = Path(notebook) if notebook is not None else paths.BUILD / "nb" / f"{stage}.ipynb"
+    if not notebook.is_file():
+        source = paths.NOTEBOOKS / f"{stage}.ipynb"
+        if not source.is_file():
+            raise FileNotFoundError(f"no notebook for stage {stage!r}: {source} is missing")
+        notebook = source
+    module = params.stage_module(stage)
+    values = params.stage_params(stage, params_file, scale)
+    data.verify(tuple(getattr(module, "DATA", ())))
+
+    # a folder of this run's own: two runs of one stage (a hand run during `dvc repro`) never share it
+    (paths.BUILD / "staging").mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"{stage}-", dir=paths.BUILD / "staging"))
+    executed = staging / paths.EXECUTED / f"{stage}.ipynb"
+    executed.parent.mkdir(parents=True)
+    # heavy products (checkpoints, targets) go to models/ for the pipeline, elsewhere beside the output root
+    artifacts_dest = paths.MODELS if output_root.resolve() == paths.REPORTS.resolve() else output_root / paths.ARTIFACTS
+    env_before = {k: os.environ.get(k) for k in (paths.OUTPUT_ROOT_ENV, paths.MODELS_ROOT_ENV, "COMPENDIUM_STAGE",
+                                                 paths.SCALE_ENV, "TQDM_DISABLE")}
+    os.environ[paths.OUTPUT_ROOT_ENV] = str(staging)
+    os.environ[paths.MODELS_ROOT_ENV] = str(artifacts_dest)
+    os.environ["COMPENDIUM_STAGE"] = stage
+    os.environ[paths.SCALE_ENV] = str(values.get("scale", ""))
+    os.environ["TQDM_DISABLE"] = "1"
+    t0 = time.perf_counter()
+    try:
+        pm.execute_notebook(str(notebook), str(executed), parameters=values, kernel_name=kernel_name(),
+                            log_output=log_output, progress_bar=False, cwd=str(paths.ROOT),
+                            execution_timeout=timeout)
+    except pm.PapermillExecutionError:
+        failed = paths.BUILD / "failed" / f"{stage}.ipynb"
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        if executed.is_file():
+            shutil.copy2(executed, failed)
+        shutil.rmtree(staging, ignore_errors=True)
+        print(f"[nbrun] stage {stage!r} failed; the partly executed notebook is {failed}; "
+              f"nothing was written under {output_root}", file=sys.stderr)
+        raise
+    finally:
+        for k, v in env_before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    css = render_html(executed, staging / paths.HTML / f"{stage}.html", hide_input=hide_input)
+    staged_artifacts = staging / paths.ARTIFACTS
+    moved = _move_tree(staged_artifacts, artifacts_dest) if staged_artifacts.is_dir() else []
+    shutil.rmtree(staged_artifacts, ignore_errors=True)
+    moved += _publish(staging, output_root, stage)
+    write_shared_css(output_root / paths.HTML, css)
+    shutil.rmtree(staging, ignore_errors=True)
+    print(f"[nbrun] stage {stage!r} ({values.get('scale', '')}) done in {time.perf_counter() - t0:.1f} s; "
+          f"{len(moved)} files under {output_root}", flush=True)
+    return moved
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Run one notebook stage of the pipeline.")
+    ap.add_argument("stage")
+    ap.add_argument("--params", type=Path, default=None, help="params file (default: params.yaml)")
+    ap.add_argument("--output-root", type=Path, default=None, help="default: reports/")
+    ap.add_argument("--notebook", type=Path, default=None, help="default: build/nb/<stage>.ipynb")
+    ap.add_argument("--scale", choices=params.SCALES, default=None, help="override params.yaml's scale")
+    ap.add_argument("--hide-input", action="store_true", help="render the HTML without code")
+    ap.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
+    args = ap.parse_args(argv)
+    try:
+        run_stage(args.stage, args.params, args.output_root, args.notebook, args.scale,
+                  args.hide_input, args.timeout)
+    except (params.ParamsError, data.DataError) as e:
+        print(f"[nbrun] {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # papermill's error names the failing cell
+        if type(e).__name__ == "PapermillExecutionError":
+            print(f"[nbrun] {e}", file=sys.stderr)
+            return 1
+        raise
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

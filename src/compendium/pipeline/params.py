@@ -1,0 +1,182 @@
+"""``params.yaml``: loading, validation against each stage's schema, and the scale switch.
+
+Layout of ``params.yaml`` (one section per stage, DVC's example-get-started style)::
+
+    scale: cpu                 # smoke | cpu | paper: the one switch for the whole pipeline
+    data_overview:             # a stage's section: its defaults (the `cpu` values) ...
+      seed: 0
+      grid_per_class: 8
+      scales:                  # ... and per-scale overrides of some of its keys
+        smoke: {grid_per_class: 2}
+
+A stage sees its section with the overrides of the selected scale applied
+(:func:`resolve`). DVC tracks ``scale`` and the whole section, so switching the scale
+(``dvc exp run -S scale=smoke``, or editing the file and ``dvc repro``) reruns every stage.
+
+Each stage declares its keys in ``compendium/pipeline/schemas/<stage>.py``; :func:`validate` reports
+every unknown key, missing key or section, wrong type, out-of-range value and unknown scale
+at once, naming the key, before any compute starts.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import pkgutil
+from pathlib import Path
+
+import yaml
+
+from compendium.core import paths
+from compendium.pipeline import schemas as stage_schemas
+from compendium.pipeline.spec import Param, ParamsError, describe
+
+SCALES = ("smoke", "cpu", "paper")
+SCALE_KEY = "scale"
+OVERRIDES_KEY = "scales"
+
+
+def _suggest(key: str, known) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def schemas() -> dict[str, dict[str, Param]]:
+    """Every stage's schema, discovered from ``compendium.pipeline.schemas.<module>``."""
+    out: dict[str, dict[str, Param]] = {}
+    for info in sorted(pkgutil.iter_modules(stage_schemas.__path__), key=lambda i: i.name):
+        mod = importlib.import_module(f"{stage_schemas.__name__}.{info.name}")
+        out[mod.SECTION] = mod.SCHEMA
+    return out
+
+
+def stage_module(section: str):
+    """The schema module of a stage (it may also declare ``DATA``, the datasets it reads)."""
+    for info in pkgutil.iter_modules(stage_schemas.__path__):
+        mod = importlib.import_module(f"{stage_schemas.__name__}.{info.name}")
+        if mod.SECTION == section:
+            return mod
+    raise ParamsError(f"no stage named {section!r}; known: {sorted(schemas())}")
+
+
+def load(path: Path | str | None = None) -> dict:
+    path = Path(path) if path is not None else paths.PARAMS
+    if not path.is_file():
+        raise ParamsError(f"{path}: file is missing")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as e:
+        raise ParamsError(f"{path}: not valid YAML: {e}") from e
+    if not isinstance(data, dict):
+        raise ParamsError(f"{path}: expected a mapping of sections, got {describe(data)}")
+    return data
+
+
+def validate(params: dict, schema: dict[str, dict[str, Param]] | None = None, where: str = "params.yaml",
+             require=None) -> None:
+    """Raise :class:`ParamsError` listing every problem of ``params`` against ``schema``.
+
+    Every section present is checked in full; ``require`` names the sections that must be
+    present (default: all of them). A stage run requires only its own section, so a stage that
+    is being added does not stop the others.
+    """
+    schema = schemas() if schema is None else schema
+    required = set(schema) if require is None else set(require)
+    errs: list[str] = []
+    if SCALE_KEY not in params:
+        errs.append(f"{SCALE_KEY}: missing (one of {list(SCALES)})")
+    elif params[SCALE_KEY] not in SCALES:
+        errs.append(f"{SCALE_KEY}: unknown scale {params[SCALE_KEY]!r}; choose one of {list(SCALES)}")
+    known_top = {SCALE_KEY, *schema}
+    for key in params:
+        if key not in known_top:
+            errs.append(f"{key}: unknown section{_suggest(key, known_top)}; known: {sorted(known_top)}")
+    for section, spec in schema.items():
+        if section not in params:
+            if section in required:
+                errs.append(f"{section}: missing section")
+            continue
+        body = params[section]
+        if not isinstance(body, dict):
+            errs.append(f"{section}: expected a mapping, got {describe(body)}")
+            continue
+        errs += _check_keys(section, body, spec, require_all=True)
+        overrides = body.get(OVERRIDES_KEY, {})
+        if not isinstance(overrides, dict):
+            errs.append(f"{section}.{OVERRIDES_KEY}: expected a mapping of scale -> overrides")
+            continue
+        for scale, over in overrides.items():
+            if scale not in SCALES:
+                errs.append(f"{section}.{OVERRIDES_KEY}.{scale}: unknown scale; choose one of {list(SCALES)}")
+            elif not isinstance(over, dict):
+                errs.append(f"{section}.{OVERRIDES_KEY}.{scale}: expected a mapping, got {describe(over)}")
+            else:
+                errs += _check_keys(f"{section}.{OVERRIDES_KEY}.{scale}", over, spec, require_all=False)
+    if errs:
+        raise ParamsError(f"{where} has {len(errs)} problem(s):\n" + "\n".join(f"  - {e}" for e in errs))
+
+
+def _check_keys(prefix: str, body: dict, spec: dict[str, Param], require_all: bool) -> list[str]:
+    errs = []
+    for key, value in body.items():
+        if key == OVERRIDES_KEY and require_all:
+            continue
+        if key not in spec:
+            errs.append(f"{prefix}.{key}: unknown key{_suggest(key, spec)}")
+            continue
+        errs += spec[key].check(f"{prefix}.{key}", value)
+    if require_all:
+        errs += [f"{prefix}.{key}: missing" for key in spec if key not in body]
+    return errs
+
+
+def resolve(params: dict, section: str) -> dict:
+    """The flat parameters of ``section`` at the selected scale (validate first)."""
+    body = dict(params[section])
+    overrides = body.pop(OVERRIDES_KEY, {}) or {}
+    body.update(overrides.get(params[SCALE_KEY], {}) or {})
+    return body
+
+
+def stage_params(section: str, path: Path | str | None = None, scale: str | None = None) -> dict:
+    """Load, validate and resolve one stage's parameters (optionally forcing a scale), then run the
+    stage's own cross-key check: a schema module may define ``check(values) -> list[str]``, each
+    problem naming its key (without the section) and the fix.
+
+    The result also holds ``scale``: every notebook's parameters cell declares it."""
+    params = load(path)
+    if scale is not None:
+        params[SCALE_KEY] = scale
+    where = str(path or paths.PARAMS)
+    validate(params, where=where, require={section})
+    if section not in params:
+        raise ParamsError(f"{section}: missing section")
+    values = {SCALE_KEY: params[SCALE_KEY], **resolve(params, section)}
+    check = getattr(stage_module(section), "check", None)
+    problems = check(values) if check is not None else []
+    if problems:
+        raise ParamsError(f"{where} has {len(problems)} problem(s) at scale {values[SCALE_KEY]!r}:\n"
+                          + "\n".join(f"  - {section}.{e}" for e in problems))
+    return values
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m compendium.pipeline.params [FILE] [--scale S]``: check a params file, print each stage."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(description="Check params.yaml against the stage schemas.")
+    ap.add_argument("file", nargs="?", type=Path, default=None)
+    ap.add_argument("--scale", choices=SCALES, default=None)
+    args = ap.parse_args(argv)
+    try:
+        for section in schemas():
+            print(section, stage_params(section, args.file, args.scale))
+    except ParamsError as e:
+        print(e, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

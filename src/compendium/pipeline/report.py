@@ -1,0 +1,146 @@
+"""Writing a stage's products: figures (PNG + PDF, byte-stable), tables (CSV + Markdown),
+metrics (JSON, DVC metrics) and plot data (CSV, DVC plots).
+
+Everything goes under :func:`compendium.core.paths.output_root` (``reports/`` through nbrun's
+staging area in the pipeline), in a folder named after the stage::
+
+    figures/<stage>/<name>.{png,pdf}   tables/<stage>/<name>.{csv,md}
+    metrics/<stage>.json               plots/<stage>/<name>.csv
+    claims/<stage>.csv                 (rows of the claims ledger, see compendium.pipeline.claims)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+from compendium.core import paths
+from compendium.pipeline.claims import to_frame
+from compendium.pipeline.tables import markdown_table
+
+PNG_METADATA = {"Software": None}
+PDF_METADATA = {"CreationDate": None, "Producer": None, "Creator": None}
+
+
+def setup_style() -> None:
+    """One look for every figure: seaborn's whitegrid theme, modest inline size."""
+    import seaborn as sns
+
+    sns.set_theme(style="whitegrid", context="notebook")
+    matplotlib.rcParams.update({"figure.dpi": 80, "savefig.bbox": "tight", "pdf.fonttype": 42,
+                                "svg.hashsalt": "compendium"})
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe metrics: numpy/torch scalars to Python, NaN/inf to None."""
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", 0) == 0:
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+class Reporter:
+    """Writes the products of one stage (``stage`` = its params section and notebook name)."""
+
+    def __init__(self, stage: str, root: Path | None = None, dpi: int = 150):
+        if not 50 <= dpi <= 150:
+            raise ValueError(f"dpi must be in [50, 150] to keep reports/ lean, got {dpi}")
+        self.stage = stage
+        self.root = Path(root) if root is not None else paths.output_root()
+        self.dpi = dpi
+        self.written: list[Path] = []
+
+    def _path(self, kind: str, name: str, suffix: str) -> Path:
+        p = self.root / kind / self.stage / f"{name}{suffix}"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        self.written.append(p)
+        return p
+
+    def figure(self, fig, name: str) -> Path:
+        """Save ``fig`` as PNG (at most 150 dpi) and PDF, without timestamps."""
+        png = self._path(paths.FIGURES, name, ".png")
+        fig.savefig(png, dpi=self.dpi, metadata=PNG_METADATA, bbox_inches="tight")
+        fig.savefig(self._path(paths.FIGURES, name, ".pdf"), metadata=PDF_METADATA, bbox_inches="tight")
+        return png
+
+    def table(self, df, name: str, float_format: str = "%.4g", index: bool = False) -> Path:
+        """Save a pandas table as CSV (machine-readable truth) and Markdown (for reading)."""
+        csv = self._path(paths.TABLES, name, ".csv")
+        df.to_csv(csv, index=index, float_format=float_format)
+        md = self._path(paths.TABLES, name, ".md")
+        md.write_text(markdown_table(df, index=index) + "\n")
+        return csv
+
+    def plot_data(self, df, name: str) -> Path:
+        """Save a tidy CSV that ``dvc plots`` renders (declared in dvc.yaml)."""
+        csv = self._path(paths.PLOTS, name, ".csv")
+        df.to_csv(csv, index=False, float_format="%.6g")
+        return csv
+
+    def claims(self, rows) -> Path:
+        """Write this stage's rows of the claims ledger (``claims/<stage>.csv``), each with this
+        stage's name and the scale nbrun runs it at (``interactive`` outside the pipeline)."""
+        from dataclasses import replace
+
+
+        scale = os.environ.get(paths.SCALE_ENV) or "interactive"
+        rows = [replace(r, stage=self.stage, scale=scale) for r in rows]
+        p = self.root / paths.CLAIMS / f"{self.stage}.csv"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        to_frame(rows).to_csv(p, index=False)
+        self.written.append(p)
+        return p
+
+    def document(self, name: str) -> Path:
+        """A file at the top of the output root (e.g. ``claims.md``), declared in dvc.yaml."""
+        p = self.root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        self.written.append(p)
+        return p
+
+    def metrics(self, values: dict) -> Path:
+        """Write the stage's metrics JSON (a DVC metrics file)."""
+        p = self.root / paths.METRICS / f"{self.stage}.json"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(_clean(values), indent=2, sort_keys=True) + "\n")
+        self.written.append(p)
+        return p
+
+
+def provenance() -> dict:
+    """Versions, git commit and the DVC stage: the notebook's colophon (rrtools)."""
+    import os
+    import platform
+    import subprocess
+    import sys
+
+    import torch
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=paths.ROOT,
+                                capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    import numpy
+    import pandas
+
+    return {
+        "git_commit": commit or "unknown",
+        "dvc_stage": os.environ.get("DVC_STAGE", "(not under dvc)"),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "torch": torch.__version__,
+        "numpy": numpy.__version__,
+        "pandas": pandas.__version__,
+        "matplotlib": matplotlib.__version__,
+    }

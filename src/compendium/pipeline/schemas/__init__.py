@@ -1,0 +1,62 @@
+"""One module per pipeline stage: ``SECTION`` (its params.yaml section and notebook name),
+``SCHEMA`` (its keys, see :class:`compendium.pipeline.spec.Param`) and ``DATA`` (the shipped datasets it
+reads, checked before the notebook starts); optionally ``check(values) -> list[str]``, the stage's
+checks across keys on the resolved values (each problem names its key and the fix), also run before
+the notebook starts."""
+
+from compendium.pipeline.spec import Param
+
+METHODS = ("byol", "simclr", "barlow_twins", "dino", "moco", "simsiam", "swav", "vicreg")
+
+DATASETS = ("fashion-mnist", "cifar10", "cifar100", "tiny-imagenet", "imagenet")
+
+# Which dataset D is (the ReLA experiment stages and the priors stage).
+DATASET = {
+    "dataset": Param("str", "D: fashion-mnist (shipped) or a dataset read from data_root (must match the priors stage)",
+                 choices=DATASETS),
+    "data_root": Param("str", "folder holding the non-shipped datasets (relative to the project root); '' for the shipped ones"),
+}
+
+# The keys every ReLA experiment stage shares (compendium.rela.experiment.Setup and the Conv-3 student).
+PROTOCOL = {
+    "width": Param("int", "Conv-3 width of the student (must match the priors stage)", low=4, high=1024),
+    "depth": Param("int", "ConvNet depth (must match the priors stage)", low=1, high=6),
+    "norm": Param("str", "normalisation layer (must match the priors stage)", choices=("batch", "instance", "group", "layer", "none")),
+    "global_pool": Param("bool", "globally pooled features (must match the priors stage)"),
+    "epochs": Param("int", "epochs of the full (100%) budget; a budget r trains r of its steps", low=1, high=1000),
+    "batch_size": Param("int", "pre-training batch size", low=8),
+    "lr": Param("float", "AdamW learning rate (constant, as the code)", low=0.0, high=1.0),
+    "weight_decay": Param("float", "AdamW weight decay", low=0.0),
+    "head_mult": Param("float", "width multiplier of the projection/prediction heads", low=0.01, high=4.0),
+    "rela_code_extras": Param("bool", "the code's colour jitter and grayscale in ReLA's weak views"),
+    "probe_train": Param("int", "images of D the linear probe trains on (0: all)", low=0, high=2_000_000),
+    "probe_standardize": Param("bool", "z-score the frozen features before the probe (false: the paper's raw features)"),
+    "probe_epochs": Param("int", "linear-probe epochs", low=1),
+    "probe_batch_size": Param("int", "linear-probe batch size", low=1),
+    "probe_lr": Param("float", "linear-probe Adam learning rate", low=0.0),
+    "workers": Param("int", "single-threaded worker processes (0: run in the notebook's process, for a GPU)", low=0, high=64),
+    "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
+    "dpi": Param("int", "PNG resolution", low=50, high=150),
+}
+
+# The evaluation keys shared by the labeled-distillation stages (compendium.distill.evaluate).
+DD_RUN = {
+    "seeds": Param("list[int]", "evaluation seeds (a fresh student per seed)", low=0, nonempty=True),
+    "eval_steps": Param("int", "optimiser steps of every student", low=1),
+    "eval_batch": Param("int", "student batch size", low=1),
+    "eval_lr": Param("float", "student AdamW learning rate (cosine)", low=0.0, high=1.0),
+    "test_n": Param("int", "class-balanced test images every student is tested on (0: all 10,000)", low=0),
+    "workers": Param("int", "single-threaded worker processes (0: in the notebook's process)", low=0, high=64),
+    "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
+    "dpi": Param("int", "PNG resolution", low=50, high=150),
+}
+# Stages whose sets carry hard labels: their students' own batch size (dwa.md §6.3 reductions).
+DD_HARD = {
+    "eval_batch_hard": Param("int", "batch size of the hard-label students (cpu: 32, within seed noise of 64 for hard "
+                                "labels and half the cost; online-teacher students keep eval_batch)", low=1),
+}
+DD_EVAL = {
+    **DD_RUN,
+    "ipcs": Param("list[int]", "images per class", low=1, high=1000, nonempty=True),
+    "eval_width": Param("int", "width of the Conv-3 student (BatchNorm)", low=4, high=1024),
+}

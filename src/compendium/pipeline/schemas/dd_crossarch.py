@@ -1,0 +1,30 @@
+from compendium.pipeline.schemas import DD_HARD, DD_RUN
+from compendium.pipeline.spec import Param
+
+# compendium.distill.zoo.ZOO (spelled out: the schemas stay free of torch; a test checks they agree)
+ZOO = ("mlp", "lenet", "convnet", "alexnet", "vgg11", "resnet18", "mobilenet_v2", "efficientnet_b0",
+       "shufflenet_v2", "vit_tiny")
+
+SECTION = "dd_crossarch"
+DATA = ("fashion-mnist",)
+SCHEMA = {
+    **DD_RUN,
+    **DD_HARD,
+    "ipc": Param("int", "ipc of every set (the stages that made them must have it)", low=1, high=1000),
+    "matrix_methods": Param("list[str]", "rows of the DC/DSA cross-architecture matrix", nonempty=True,
+                        choices=("dc", "dsa", "dm", "dwa", "sre2l")),
+    "matrix_archs": Param("list[str]", "students of the matrix", nonempty=True, choices=ZOO),
+    "table4_archs": Param("list[str]", "students of DWA Table 4", nonempty=True, choices=ZOO),
+    "table4_ipcs": Param("list[int]", "ipcs of DWA Table 4 (must include ipc; the others must be dd_dwa's cross_ipc_extra "
+                                  "and dd_inversion's ipcs)", low=1, high=1000, nonempty=True),
+    "table9_archs": Param("list[str]", "students of DWA Table 9", nonempty=True, choices=ZOO),
+    "cross_teachers": Param("list[str]", "the other distilling models (must match dd_dwa)", nonempty=True, choices=("resnet18", "vit_bn")),
+    "zoo_width": Param("int", "ConvNet width of the students (128 at paper scale)", low=4, high=1024),
+    "zoo_width_mult": Param("float", "width multiplier of every other family (1.0 at paper scale)", low=0.01, high=4.0),
+    "zoo_vit_depth": Param("int", "ViT depth (12 at paper scale)", low=1, high=24),
+    "zoo_vit_patch": Param("int", "ViT patch size in pixels (4 at paper scale; must divide 28)", choices=(2, 4, 7, 14)),
+    "zoo_stem_stride": Param("int", "stride of the ImageNet-style stems and ResNet-18's small stem (1 at paper scale)", choices=(1, 2)),
+    "zoo_depth_mult": Param("float", "blocks per stage of MobileNet-V2, EfficientNet-B0, ShuffleNet-V2 (1.0 at paper scale)",
+                        low=0.1, high=1.0),
+    "temperature": Param("float", "temperature of the online teacher labels", low=0.01, high=100.0),
+}

@@ -1,0 +1,16 @@
+from compendium.pipeline.schemas import DD_HARD, DD_RUN
+from compendium.pipeline.spec import Param
+
+SECTION = "dd_dc_arch"
+DATA = ("fashion-mnist",)
+SCHEMA = {
+    **DD_RUN,
+    **DD_HARD,
+    "ipc": Param("int", "images per class", low=1, high=1000),
+    "variants": Param("list[str]", "ConvNet variants (must include default)", nonempty=True,
+                  choices=("default", "sigmoid", "leaky_relu", "max_pool", "no_norm", "batch_norm", "layer_norm", "group_norm")),
+    "width": Param("int", "ConvNet width (condensing and training)", low=4, high=1024),
+    "iterations": Param("int", "DC outer iterations (1000 in the paper)", low=1, high=100000),
+    "loops": Param("list[int]", "DC (outer, inner) loops (the code at ipc 10: 10, 50)", low=1, high=1000),
+    "batch_real": Param("int", "real images per class per matching step (256 in the code)", low=1, high=6000),
+}

@@ -1,0 +1,30 @@
+from compendium.pipeline.schemas import DD_RUN
+from compendium.pipeline.spec import Param
+
+SECTION = "dd_dwa"
+DATA = ("fashion-mnist",)
+SCHEMA = {
+    **DD_RUN,
+    "sweep_seeds": Param("list[int]", "evaluation seeds of the Fig. 3 sweep and Table 10 (``seeds``: the Fig. 5 grid and the "
+                                  "reference arms)", low=0, nonempty=True),
+    "iterations": Param("int", "recovery iterations per batch (1000 in the paper)", low=1, high=100000),
+    "lr": Param("float", "recovery Adam learning rate (cosine)", low=0.0, high=10.0),
+    "jitter": Param("int", "random-roll jitter in pixels", low=0, high=32),
+    "rho": Param("float", "DWA: total norm of the weight adjustment", low=0.0, high=10.0),
+    "K": Param("int", "DWA: ascent steps", low=1, high=100),
+    "cross_ipc": Param("int", "ipc of the sets distilled by the other teachers (Tables 4 and 9)", low=1, high=1000),
+    "cross_ipc_extra": Param("list[int]", "further ipcs of the ResNet-18-distilled sets (Table 4's ipc-50 block; [] at cpu scale)",
+                         low=1, high=1000),
+    "cross_teachers": Param("list[str]", "the other distilling models (dd_teachers)", nonempty=True, choices=("resnet18", "vit_bn")),
+    "cl_ipc": Param("int", "Table 10: memory images per class (a prefix of dd_inversion's sets)", low=1, high=1000),
+    "cl_tasks": Param("int", "Table 10: class-incremental tasks (must divide 10)", choices=(1, 2, 5, 10)),
+    "tsne_ipc": Param("int", "ipc of dd_inversion's SRe2L/DWA sets (Fig. 1, the Table 10 memory)", low=1, high=1000),
+    "tsne_real": Param("int", "real images under the t-SNE", low=50, high=60000),
+    "sweep_ipc": Param("int", "ipc of the Fig. 3 / Fig. 4 sweep", low=2, high=1000),
+    "sweep_lambdas": Param("list[float]", "Fig. 3 lambda_var values (must include 0.01)", low=0.0, high=10.0, nonempty=True),
+    "grid_ipc": Param("int", "ipc of the Fig. 5 grid", low=1, high=1000),
+    "grid_K": Param("list[int]", "Fig. 5 ascent steps", low=1, high=100, nonempty=True),
+    "grid_rho": Param("list[float]", "Fig. 5 adjustment norms", low=0.0, high=10.0, nonempty=True),
+    "eval_width": Param("int", "width of the Conv-3 student (BatchNorm)", low=4, high=1024),
+    "temperature": Param("float", "temperature of the online teacher labels", low=0.01, high=100.0),
+}

@@ -1,0 +1,21 @@
+from compendium.pipeline.schemas import DD_EVAL
+from compendium.pipeline.spec import Param
+
+SECTION = "dd_inversion"
+DATA = ("fashion-mnist",)
+SCHEMA = {
+    **DD_EVAL,
+    "methods": Param("list[str]", "inversion methods", nonempty=True, choices=("sre2l", "dwa", "rded")),
+    "ladder_ipc": Param("int", "ipc of DWA's Table 3 ladder (arms D-F)", low=1, high=1000),
+    "iterations": Param("int", "recovery iterations per batch (1000 in the papers)", low=1, high=100000),
+    "lr": Param("float", "recovery Adam learning rate (cosine)", low=0.0, high=10.0),
+    "jitter": Param("int", "random-roll jitter in pixels", low=0, high=32),
+    "rho": Param("float", "DWA: total norm of the weight adjustment", low=0.0, high=10.0),
+    "K": Param("int", "DWA: ascent steps", low=1, high=100),
+    "rded_factor": Param("int", "RDED: crops per side of a stitched image", low=1, high=4),
+    "rded_images_per_class": Param("int", "RDED: real images scored per class", low=1, high=6000),
+    "students": Param("list[str]", "student architectures", nonempty=True, choices=("convnet", "resnet18")),
+    "eval_resnet_width_mult": Param("float", "ResNet-18 student width multiplier", low=0.01, high=4.0),
+    "eval_resnet_stem_stride": Param("int", "stride of the ResNet-18 student's 3x3 stem (1 at paper scale)", choices=(1, 2)),
+    "temperature": Param("float", "temperature of the online teacher labels", low=0.01, high=100.0),
+}

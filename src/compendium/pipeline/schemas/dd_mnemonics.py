@@ -1,0 +1,35 @@
+from compendium.pipeline.schemas import DD_RUN
+from compendium.pipeline.spec import Param
+
+SECTION = "dd_mnemonics"
+DATA = ("fashion-mnist",)
+_RUN = {k: DD_RUN[k] for k in ("seeds", "test_n", "workers", "device", "dpi")}
+SCHEMA = {
+    **_RUN,
+    "methods": Param("list[str]", "exemplar methods: random, herding, mnemonics, none (no memory) and the distilled sets dc, "
+                              "dsa, dm, dwa", nonempty=True,
+                 choices=("random", "herding", "mnemonics", "none", "dc", "dsa", "dm", "dwa")),
+    "base_classes": Param("int", "classes of phase 0 (LUCIR: half of them)", low=1, high=9),
+    "increment": Param("int", "new classes per later phase", low=1, high=9),
+    "phase_increments": Param("list[int]", "other increments with fewer phases, run with random and Mnemonics memories only "
+                                         "(the notes: the boost grows with the number of phases); [] to skip", low=1, high=5),
+    "memory": Param("int", "exemplars per old class (<= 10, the distilled sets' ipc)", low=1, high=10),
+    "train_per_class": Param("int", "training images per class (a stratified subset; 6000: all)", low=10, high=6000),
+    "width": Param("int", "ConvNet width (instance norm: the unrolled network keeps no running statistics)", low=4, high=1024),
+    "depth": Param("int", "ConvNet depth", low=1, high=4),
+    "base_steps": Param("int", "SGD steps of phase 0", low=1),
+    "inc_steps": Param("int", "SGD steps of each later phase", low=1),
+    "batch": Param("int", "model-level batch size", low=1),
+    "lr": Param("float", "model-level SGD learning rate (constant)", low=0.0, high=1.0),
+    "momentum": Param("float", "model-level SGD momentum", low=0.0, high=0.999),
+    "weight_decay": Param("float", "model-level weight decay", low=0.0, high=0.1),
+    "lam": Param("float", "lambda of lambda L_c + (1 - lambda) L_d", low=0.0, high=1.0),
+    "temperature": Param("float", "KD temperature T of L_d", low=0.1, high=100.0),
+    "mn_iterations": Param("int", "Mnemonics: exemplar-level (outer) iterations per phase (0: the random initialisation)", low=0),
+    "mn_lr": Param("float", "Mnemonics: Adam learning rate of the exemplar pixels (normalised units)", low=0.0, high=10.0),
+    "mn_inner_steps": Param("int", "Mnemonics: unrolled SGD steps of the temporary model", low=1, high=100),
+    "mn_inner_lr": Param("float", "Mnemonics: learning rate of the temporary model's steps", low=0.0, high=10.0),
+    "mn_val_batch": Param("int", "Mnemonics: class-balanced validation batch (D_i and the old exemplars)", low=1),
+    "mn_adjust_iterations": Param("int", "Mnemonics: A/B-split adjustment iterations of the old exemplars per half (0: off)",
+                              low=0),
+}

@@ -1,0 +1,21 @@
+from compendium.pipeline.spec import Param
+
+SECTION = "dd_teachers"
+DATA = ("fashion-mnist",)
+SCHEMA = {
+    "seed": Param("int", "training seed", low=0),
+    "teachers": Param("list[str]", "teacher architectures", nonempty=True, choices=("convnet", "resnet18", "vit_bn")),
+    "convnet_width": Param("int", "Conv-3 width (BatchNorm)", low=4, high=1024),
+    "resnet_width_mult": Param("float", "ResNet-18 width multiplier", low=0.01, high=4.0),
+    "vit_width_mult": Param("float", "ViT-BN width multiplier (of ViT-Tiny's 192)", low=0.01, high=4.0),
+    "resnet_stem_stride": Param("int", "stride of ResNet-18's 3x3 stem (1 at paper scale)", choices=(1, 2)),
+    "vit_depth": Param("int", "ViT-BN depth (12 at paper scale)", low=1, high=24),
+    "vit_patch": Param("int", "ViT-BN patch size in pixels (4 at paper scale; must divide 28)", choices=(2, 4, 7, 14)),
+    "train_n": Param("int", "training images (60000 = all)", low=100, high=60000),
+    "epochs": Param("int", "training epochs", low=1, high=1000),
+    "batch_size": Param("int", "batch size", low=8),
+    "lr": Param("float", "AdamW learning rate (cosine)", low=0.0, high=1.0),
+    "weight_decay": Param("float", "AdamW weight decay", low=0.0),
+    "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
+    "dpi": Param("int", "PNG resolution", low=50, high=150),
+}

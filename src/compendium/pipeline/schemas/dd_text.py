@@ -1,0 +1,43 @@
+from compendium.pipeline.spec import Param
+
+SECTION = "dd_text"
+DATA = ("fortunes",)
+SCHEMA = {
+    # corpus and embedding (compendium.core.text)
+    "categories": Param("list[str]", "fortune categories = classes (shipped under data/fortunes)", nonempty=True,
+                    choices=("computers", "food", "law", "love", "politics", "science")),
+    "max_tokens": Param("int", "quotes with more basic tokens are dropped", low=4, high=1000),
+    "test_fraction": Param("float", "test share of every (balanced) class", low=0.05, high=0.9),
+    "length": Param("int", "L: word pieces per sentence matrix (pad / truncate)", low=5, high=256),
+    "entry_std": Param("float", "entry std of the scaled MiniLM token embeddings", low=0.01, high=10.0),
+    # learners
+    "filters": Param("int", "TextConvNet filters per width (3, 4, 5)", low=1, high=512),
+    "hidden": Param("int", "Bi-LSTM hidden units per direction", low=1, high=512),
+    # TDD (compendium.distill.unrolled.textdd)
+    "ipcs": Param("list[int]", "distilled sentences per class (M = ipc x classes)", low=1, high=100, nonempty=True),
+    "inits": Param("list[str]", "theta_0 regimes: fixed (one Xavier draw) / random (a fresh Xavier draw per iteration)",
+               nonempty=True, choices=("fixed", "random")),
+    "archs": Param("list[str]", "learners distilled with (TDD at the smallest ipc; larger ipcs: textconvnet)",
+               nonempty=True, choices=("textconvnet", "bilstm")),
+    "distill_seeds": Param("list[int]", "replicate distillations at the smallest ipc (fixed: theta_0 = Xavier draw of the seed)",
+                       low=0, nonempty=True),
+    "iterations": Param("int", "outer Adam iterations, TextConvNet", low=1, high=100000),
+    "lstm_iterations": Param("int", "outer Adam iterations, Bi-LSTM", low=1, high=100000),
+    "epochs": Param("int", "inner epochs over the distilled set (one step each, its own learned rate)", low=1, high=100),
+    "lr0": Param("float", "initial inner step size, TextConvNet", low=1e-5, high=10.0),
+    "lstm_lr0": Param("float", "initial inner step size, Bi-LSTM", low=1e-5, high=10.0),
+    "outer_lr": Param("float", "Adam rate of the sentences and label logits", low=0.0, high=10.0),
+    "lr_lr": Param("float", "Adam rate of the log step sizes", low=0.0, high=10.0),
+    "label_init": Param("float", "initial label logits = label_init x one-hot", low=0.0, high=20.0),
+    "real_batch": Param("int", "real sentences per outer iteration", low=1, high=100000),
+    "dd_hard": Param("bool", "also distil with fixed hard labels (DD) at the smallest ipc, TextConvNet"),
+    # evaluation
+    "seeds": Param("list[int]", "evaluation seeds (fresh learners)", low=0, nonempty=True),
+    "eval_steps": Param("int", "Adam steps of a learner trained on a small set", low=1),
+    "eval_lr": Param("float", "Adam learning rate of the evaluation learners", low=0.0, high=1.0),
+    "eval_batch": Param("int", "evaluation batch size", low=1),
+    "full_steps": Param("int", "Adam steps of the full-train upper bound", low=1),
+    "show_rows": Param("int", "rows (tokens) shown per decoded sentence", low=1, high=256),
+    "workers": Param("int", "single-threaded worker processes (0: in the notebook's process)", low=0, high=64),
+    "dpi": Param("int", "PNG resolution", low=50, high=150),
+}

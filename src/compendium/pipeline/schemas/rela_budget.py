@@ -1,0 +1,20 @@
+from compendium.pipeline.schemas import DATASET, PROTOCOL
+from compendium.pipeline.spec import Param
+
+SECTION = "rela_budget"
+DATA = ("fashion-mnist",)
+SCHEMA = {
+    "seeds": Param("list[int]", "seeds of the headline cells (the first seed runs every cell)", low=0, nonempty=True),
+    "full_seeds": Param("int", "BYOL* (100%) runs on the first full_seeds of seeds", low=1, high=100),
+    **DATASET,
+    **PROTOCOL,
+    "budgets": Param("list[float]", "training budgets below 100% (Table 1 rows)", low=0.001, high=0.999, nonempty=True),
+    "priors": Param("list[str]", "ReLA priors (each needs targets from the priors stage)", nonempty=True),
+    "same_dataset_prior": Param("str", "the prior of the headline gap closure (BYOL* of the priors stage)", nonempty=True),
+    "cross_dataset_prior": Param("str", "the prior of the half-cost claim (trained on another dataset)", nonempty=True),
+    "headline_budget": Param("float", "the budget of the headline cells (one of budgets)", low=0.001, high=0.999),
+    "schedule": Param("str", "lambda schedule", choices=("switch", "v1")),
+    "similarity_images": Param("int", "test images of the representation-similarity matrix", low=20, high=10000),
+    "gap_goal": Param("float", "the gap-closure goal of the headline claim", low=0.0, high=1.0),
+    "cost_goal": Param("float", "the budget at or below which ReLA should match BYOL*", low=0.0, high=1.0),
+}

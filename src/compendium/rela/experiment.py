@@ -1,0 +1,459 @@
+"""The papers' self-supervised protocol as one call: pre-train a student at a budget, plainly or
+with ReLA, then probe its frozen features (camera-ready Sec. 5, Tables 8-9; v1 Sec. 5, Tables 9-10;
+spec rela.md §2.2, §6.2).
+
+* :class:`Setup`: what every arm of an experiment shares (the training set D, the test set, the
+  optimiser and probe settings).
+* :class:`Arm`: one cell of a table: the method, the student, the budget, and for ReLA the prior,
+  the lambda schedule and the ablation switches (static subset, frozen W and b, target order).
+* :class:`TargetBank`: ReLA-D targets per (prior, n, order): read from the ``priors`` stage's
+  index when they are there, else made once (``rand`` for a new student architecture) and kept in
+  memory.
+* :func:`run`: trains one arm and returns its row (probe accuracy, the paper's last-3 statistic,
+  steps, switch step, seconds), its per-step trace and, on request, the trained backbone.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from compendium.core import augment, data, models, paths
+from compendium.core import probe as evaluation
+from compendium.core.device import pick_device
+from compendium.core.parallel import run_calls
+from compendium.rela import priors as P
+from compendium.rela import schedule as rela_schedule
+from compendium.rela import targets as rela
+from compendium.ssl import methods as M
+from compendium.ssl import train
+
+SCHEDULES = ("switch", "v1", "epochs", "first", "constant")
+
+
+@dataclass
+class Setup:
+    images: torch.Tensor              # D: uint8 [N, C, H, W]
+    labels: torch.Tensor
+    test_images: torch.Tensor
+    test_labels: torch.Tensor
+    mean: tuple
+    std: tuple
+    epochs: int = 3                   # the full (100%) budget's epochs
+    batch_size: int = 128
+    lr: float = 1e-3
+    weight_decay: float = 0.01
+    head_mult: float = 1.0
+    probe_epochs: int = 30
+    probe_lr: float = 1e-3
+    probe_batch_size: int = 256
+    rela_code_extras: bool = True
+    device: str = "auto"
+    num_classes: int = 10
+    probe_train: int = 0              # images of D the probe trains on (0: all), a fixed random subset
+    probe_standardize: bool = False   # z-score the features with the probe-training statistics first
+
+    @property
+    def size(self) -> int:
+        return int(self.images.shape[-1])
+
+
+@dataclass
+class Arm:
+    """One trained model. ``prior`` empty: the plain method; ``untrained``: the random student,
+    BN statistics estimated from D, probed as is."""
+
+    name: str
+    method: str = "byol"
+    arch: str = "convnet"
+    arch_kwargs: dict = field(default_factory=dict)
+    budget: float = 0.1
+    seed: int = 0
+    prior: str = ""
+    schedule: str = "switch"          # switch (camera-ready) | v1 | epochs / first (ReLA for the first w of
+    #                                   the epochs / steps) | constant (lambda = w)
+    w: float = 0.0
+    budget_mode: str = "dynamic"      # dynamic (fresh subset each epoch, code) | static (v1 Fig. 4a)
+    transfer_trainable: bool = True   # paper; False = the released code (W, b frozen)
+    order: str = "code"               # target pre-processing: code (PCA then z-score) | paper
+    untrained: bool = False
+    head_mult: float | None = None    # None: the setup's
+    reuse: str = ""                   # a ``trained:`` prior that *is* this arm's result (see :func:`reusable`)
+
+    def __post_init__(self):
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"arm {self.name!r}: unknown schedule {self.schedule!r}; known: {SCHEDULES}")
+        if not 0 < self.budget <= 1:
+            raise ValueError(f"arm {self.name!r}: budget must be in (0, 1], got {self.budget}")
+        if self.budget_mode not in ("dynamic", "static"):
+            raise ValueError(f"arm {self.name!r}: budget_mode must be dynamic or static")
+
+    def student_kwargs(self, setup: Setup) -> dict:
+        return {"in_channels": int(setup.images.shape[1]), "image_size": setup.size, **self.arch_kwargs}
+
+    def make_schedule(self, setup: Setup):
+        if self.schedule == "epochs":
+            return rela_schedule.make("epochs", w=self.w, epochs=setup.epochs)
+        if self.schedule == "first":
+            per_epoch = train.BudgetSampler(len(setup.images), self.budget).steps_per_epoch(setup.batch_size)
+            return rela_schedule.make("first", w=self.w, total=max(1, setup.epochs * per_epoch))
+        if self.schedule == "constant":
+            return rela_schedule.make("constant", value=self.w)
+        return rela_schedule.make(self.schedule)
+
+
+def train_record(arm: Arm, setup: Setup) -> dict:
+    """What identifies a plain pre-training run: compared with a prior's ``train`` record."""
+    return {"method": arm.method, "epochs": setup.epochs, "batch_size": setup.batch_size, "lr": setup.lr,
+            "weight_decay": setup.weight_decay, "head_mult": setup.head_mult if arm.head_mult is None else arm.head_mult,
+            "budget": arm.budget, "seed": arm.seed, "images": int(setup.images.shape[0])}
+
+
+def reusable(spec: str, arm: Arm, setup: Setup) -> bool:
+    """Whether the ``trained:`` prior ``spec`` was trained exactly as ``arm`` would be (same method,
+    schedule, data size, seed and architecture), so that the arm can reuse it instead of training.
+    The paper's CF10-T is its BYOL* run; here the `priors` stage's BYOL prior is BYOL* seed 0."""
+    if arm.prior or arm.untrained or not spec.startswith("trained:"):
+        return False
+    meta_file = Path(f"{P._trained_file(spec, spec.partition(':')[2])}.json")
+    if not meta_file.is_file():
+        return False
+    meta = json.loads(meta_file.read_text())
+    train_meta = {k: v for k, v in meta.get("train", {}).items() if k != "seconds"}
+    return (meta.get("arch") == arm.arch and meta.get("kwargs") == arm.student_kwargs(setup)
+            and train_meta == train_record(arm, setup))
+
+
+def build_student(arm: Arm, setup: Setup) -> models.Backbone:
+    """The student's initial backbone; seeded so that the ``rand`` prior at the same seed is a copy of it."""
+    torch.manual_seed(arm.seed)
+    return models.build(arm.arch, **arm.student_kwargs(setup))
+
+
+class TargetBank:
+    """ReLA-D targets for D, per (prior, n, order; plus architecture and seed for ``rand``)."""
+
+    def __init__(self, setup: Setup, index_file: Path | None = None, batch_size: int = 512):
+        self.setup = setup
+        self.batch_size = batch_size
+        self.memo: dict = {}
+        self.entries = []
+        self.index_dir = None
+        self.made: list[dict] = []
+        if index_file is not None:
+            index_file = Path(index_file)
+            if not index_file.is_file():
+                raise FileNotFoundError(f"{index_file} is missing: the `priors` stage makes the targets "
+                                        "(run `dvc repro priors`)")
+            index = json.loads(index_file.read_text())
+            if len(index["indices"]) != setup.images.shape[0]:
+                raise ValueError(f"the targets in {index_file} are for {len(index['indices'])} images, D has "
+                                 f"{setup.images.shape[0]}: load D with the index's `indices`")
+            self.entries, self.index_dir = index["targets"], index_file.parent
+
+    def lookup(self, spec: str, student: models.Backbone, arch: str, kwargs: dict, seed: int,
+               order: str = "code") -> torch.Tensor | None:
+        """The targets if the index or the memory has them, else None (nothing is computed).
+        ``rand:<arch>``: the index's random network of that architecture, for every student (the
+        camera-ready Table 2's "RN18 (Rand.)" column is one random network for all students)."""
+        if spec.startswith("rand:"):
+            for e in self.entries:
+                if (e["prior"] == "rand" and e.get("arch", "convnet") == spec[5:] and e["order"] == order
+                        and e["seed"] == seed and e["n"] == rela.target_dim(student.feature_dim, e.get("prior_dim", e["n"]))):
+                    return self._load(e)
+            return None
+        for e in self.entries:
+            same_student = e.get("student") == kwargs and arch == e.get("arch", "convnet")
+            if e["prior"] == spec and e["order"] == order and (spec != "rand" or (same_student and e["seed"] == seed)):
+                if spec != "rand" and e["n"] != rela.target_dim(student.feature_dim, e.get("prior_dim", e["n"])):
+                    continue
+                return self._load(e)
+        return self.memo.get(self._key(spec, arch, kwargs, seed, order, student.feature_dim))
+
+    def _load(self, entry: dict) -> torch.Tensor:
+        key = ("index", entry["file"])
+        if key not in self.memo:
+            self.memo[key] = rela.load_targets(self.index_dir / entry["file"])["values"]
+        return self.memo[key]
+
+    @staticmethod
+    def _key(spec, arch, kwargs, seed, order, dim):
+        return (spec, arch, json.dumps(kwargs, sort_keys=True) if spec == "rand" else "", seed if spec == "rand" else 0,
+                order, dim)
+
+    def get(self, spec: str, student: models.Backbone, arch: str, kwargs: dict, seed: int,
+            order: str = "code") -> torch.Tensor:
+        """``[N, n]`` targets, n = min(student dim, prior dim): from the index, else made and kept."""
+        found = self.lookup(spec, student, arch, kwargs, seed, order)
+        if found is not None:
+            return found
+        if spec.startswith("rand:"):
+            raise ValueError(f"prior {spec!r}: no such random network (seed {seed}, order {order}) in the priors "
+                             "stage's targets; use `rand` for the student's own random network")
+        s = self.setup
+        prior = P.load(spec, student_arch=arch, student_kwargs=kwargs, seed=seed, mean=tuple(s.mean), std=tuple(s.std))
+        n = rela.target_dim(student.feature_dim, prior.feature_dim)
+        t = rela.make_targets(prior, s.images, n, order=order, batch_size=self.batch_size,
+                              device=pick_device(s.device), store_features=True)
+        self.made.append({"prior": spec, "arch": arch, "seed": seed, "n": n, "order": order, "seconds": t.seconds["total"]})
+        self.memo[self._key(spec, arch, kwargs, seed, order, student.feature_dim)] = t.values
+        return t.values
+
+
+@dataclass
+class Result:
+    row: dict
+    steps: list
+    backbone: models.Backbone | None = None
+    targets_made: list = field(default_factory=list)   # targets this run had to make (rand of a new student)
+
+
+def probe(backbone: models.Backbone, setup: Setup, seed: int) -> evaluation.ProbeResult:
+    """The linear probe on frozen, un-augmented features of D (train) and the test set.
+
+    ``probe_standardize``: a short probe on raw features is not converged when the features are
+    small (an untrained or BYOL Conv-3 has feature std ~0.2), and then it ranks networks by their
+    feature scale, not by what the features hold. Z-scoring first (as a BatchNorm without affine in
+    front of the probe, MAE's protocol) removes that confounder; the paper's own probe (Adam 3e-4,
+    100 epochs, raw features) is the ``paper`` profile."""
+    dev = pick_device(setup.device)
+    images, labels = setup.images, setup.labels
+    if 0 < setup.probe_train < len(images):
+        keep = torch.randperm(len(images), generator=torch.Generator().manual_seed(12345))[:setup.probe_train]
+        images, labels = images[keep], labels[keep]
+    f_tr = evaluation.extract_features(backbone, images, setup.mean, setup.std, device=dev)
+    f_te = evaluation.extract_features(backbone, setup.test_images, setup.mean, setup.std, device=dev)
+    return evaluation.linear_probe(f_tr, labels, f_te, setup.test_labels, setup.num_classes,
+                                   epochs=setup.probe_epochs, lr=setup.probe_lr, batch_size=setup.probe_batch_size,
+                                   seed=seed, standardize=setup.probe_standardize)
+
+
+def run(arm: Arm, setup: Setup, bank: TargetBank | None = None, keep_backbone: bool = False,
+        log: bool = True) -> Result:
+    """Train ``arm`` (at ``arm.budget`` of ``setup.epochs`` full epochs) and probe it."""
+    t0 = time.perf_counter()
+    kwargs = arm.student_kwargs(setup)
+    bb = build_student(arm, setup)
+    made = []
+    steps, switch, n_steps, train_seconds = [], None, 0, 0.0
+    if arm.untrained:
+        evaluation.recalibrate_bn(bb, setup.images, setup.mean, setup.std, device=pick_device(setup.device))
+    elif arm.reuse:
+        if not reusable(arm.reuse, arm, setup):
+            raise ValueError(f"arm {arm.name!r}: {arm.reuse} was not trained as this arm would be; train it instead")
+        prior = P.load(arm.reuse)
+        bb.load_state_dict(prior.model.state_dict())
+        meta = json.loads(Path(f"{P._trained_file(arm.reuse, arm.reuse.partition(':')[2])}.json").read_text())
+        per_epoch = train.BudgetSampler(len(setup.images), arm.budget).steps_per_epoch(setup.batch_size)
+        n_steps, train_seconds = setup.epochs * per_epoch, float(meta["train"].get("seconds", float("nan")))
+    else:
+        model = M.build(arm.method, bb, head_mult=setup.head_mult if arm.head_mult is None else arm.head_mult)
+        extra = {}
+        if arm.prior:
+            if bank is None:
+                raise ValueError(f"arm {arm.name!r} needs ReLA targets: pass a TargetBank")
+            n_made = len(getattr(bank, "made", []))
+            targets = bank.get(arm.prior, bb, arm.arch, kwargs, arm.seed, arm.order)
+            made = list(getattr(bank, "made", [])[n_made:])
+            model = M.ReLA(model, targets.shape[1], transfer_trainable=arm.transfer_trainable)
+            extra = dict(targets=targets, schedule=arm.make_schedule(setup),
+                         rela_views=augment.preset("rela_weak", size=setup.size, code_extras=setup.rela_code_extras))
+        cfg = train.PretrainConfig(epochs=setup.epochs, batch_size=setup.batch_size, lr=setup.lr,
+                                   weight_decay=setup.weight_decay, budget=arm.budget, budget_mode=arm.budget_mode,
+                                   seed=arm.seed, device=setup.device, log_prefix=arm.name if log else "")
+        hist = train.pretrain(model, setup.images, cfg, augment.preset(arm.method, size=setup.size, small_images=setup.size < 64), setup.mean,
+                              setup.std, **extra)
+        steps, switch, n_steps = hist.steps, hist.switch_step, len(hist.steps)
+        train_seconds = sum(e["seconds"] for e in hist.epochs)
+    bb = bb.cpu().to(memory_format=torch.contiguous_format)
+    res = probe(bb, setup, arm.seed)
+    last3 = res.last_k(3)
+    row = {"arm": arm.name, **{k: v for k, v in asdict(arm).items() if k not in ("name", "arch_kwargs")},
+           "width": json.dumps(arm.arch_kwargs, sort_keys=True), "feature dim": bb.feature_dim,
+           "probe": res.final, "probe last-3 mean": last3[0], "probe last-3 std": last3[1],
+           "steps": n_steps, "switch step": switch, "train seconds": train_seconds, "reused": arm.reuse,
+           "total seconds": time.perf_counter() - t0}
+    if log:
+        print(f"[{arm.name}] seed {arm.seed}: probe {res.final:.4f}  {n_steps} steps  "
+              f"({row['total seconds']:.0f} s)", flush=True)
+    return Result(row, steps, copy.deepcopy(bb) if keep_backbone else None, made)
+
+
+def gap_closure(rela_acc: float, low_acc: float, full_acc: float) -> float:
+    """(ReLA@r - BYOL@r) / (BYOL@100% - BYOL@r): the share of the budget gap that ReLA closes."""
+    gap = full_acc - low_acc
+    if gap <= 0:
+        raise ValueError(f"no gap to close: full-budget accuracy {full_acc} <= low-budget {low_acc}")
+    return (rela_acc - low_acc) / gap
+
+
+def matching_budget(budgets, accs, target: float) -> float | None:
+    """The smallest budget whose accuracy reaches ``target`` (camera-ready Fig. 4c), else None."""
+    for b, a in sorted(zip(budgets, accs)):
+        if a >= target:
+            return float(b)
+    return None
+
+
+# --- running many arms: a pool of single-threaded worker processes -------------------------------
+# Small CPU models are bound by per-operator overhead, not by arithmetic: one thread trains them
+# almost as fast as two (Conv-3 width 16: 1,640 vs 1,980 img/s; ResNet-18 x0.125: 346 vs 338), so two
+# single-threaded workers nearly double the throughput of a 2-core machine. Every arm runs in a worker
+# with one thread whatever the number of workers, so results do not depend on `workers`.
+
+_WORKER: dict = {}
+
+
+def _init_worker(setup: Setup) -> None:
+    _WORKER["setup"] = setup
+
+
+def _run_in_worker(arm: Arm, targets: torch.Tensor | None, keep_backbone: bool) -> Result:
+    if targets is not None:
+        bank = _FixedTargets(targets)
+    elif arm.prior:  # not in the index: this worker makes them (in parallel with the other arms)
+        bank = TargetBank(_WORKER["setup"])
+    else:
+        bank = None
+    return run(arm, _WORKER["setup"], bank, keep_backbone=keep_backbone)
+
+
+class _FixedTargets:
+    made: list = []
+
+    def __init__(self, targets):
+        self.targets = targets
+
+    def get(self, *args, **kwargs):
+        return self.targets
+
+
+def cost(arm: Arm) -> float:
+    """A rough relative cost, to start the longest arms first."""
+    per_arch = {"convnet": 1.0, "resnet18": 5.0, "mobilenet_v2": 7.0, "efficientnet_b0": 11.0, "vit_tiny": 6.0}
+    c = 0.2 if arm.untrained else arm.budget * (0.7 if arm.prior and arm.schedule == "switch" else 1.0)
+    return c * per_arch.get(arm.arch, 5.0) + 0.05
+
+
+def run_many(arms: list[Arm], setup: Setup, bank: TargetBank | None = None, workers: int = 2,
+             keep_backbones: bool = False) -> list[Result]:
+    """Run every arm; results in the order of ``arms``. ``workers`` = 0 runs them here, one after the
+    other (the choice for a GPU); otherwise in that many single-threaded processes. ReLA targets are
+    read here, once per prior, and handed to the workers; targets that must be made (the ``rand``
+    prior of a new student, another target order) are made by the worker that needs them, or here
+    when ``workers`` = 0. ``bank.made`` lists every target made."""
+    if workers < 0:
+        raise ValueError(f"workers must be >= 0, got {workers}")
+    names = [a.name + f"/seed{a.seed}" for a in arms]
+    if len(set(names)) != len(names):
+        raise ValueError("two arms share a name and a seed: " + ", ".join(sorted({n for n in names if names.count(n) > 1})))
+    targets = []
+    for a in arms:
+        if a.prior:
+            if bank is None:
+                raise ValueError(f"arm {a.name!r} needs ReLA targets: pass a TargetBank")
+            targets.append(bank.lookup(a.prior, build_student(a, setup), a.arch, a.student_kwargs(setup), a.seed, a.order))
+        else:
+            targets.append(None)
+    if workers == 0:
+        return [run(a, setup, _FixedTargets(t) if t is not None else bank, keep_backbone=keep_backbones)
+                for a, t in zip(arms, targets)]
+    out = run_calls([(_run_in_worker, (a, t, keep_backbones), {}) for a, t in zip(arms, targets)], workers,
+                    costs=[cost(a) for a in arms], initializer=_init_worker, initargs=(setup,))
+    if bank is not None:
+        for i in sorted(range(len(arms)), key=lambda i: -cost(arms[i])):
+            bank.made.extend(out[i].targets_made)
+    return out
+
+
+SHIPPED = ("fashion-mnist", "digits")   # in the repository (data.dvc); the others need ``data_root``
+TAGS = {"fashion-mnist": "fmnist"}        # short names in prior files: <tag>_supervised.pt, <tag>_byol.pt
+
+
+def dataset_tag(name: str) -> str:
+    return TAGS.get(name, name.replace("-", ""))
+
+
+def load_dataset(name: str, split: str, data_root: str | Path = "", resolution: int | None = None):
+    """A split of a named dataset (see :data:`compendium.core.data.LOADERS`). Fashion-MNIST and the digits
+    ship with the repository; CIFAR-10/100, Tiny-ImageNet and ImageNet are read from ``data_root``
+    (relative paths are under the project root) and never downloaded."""
+    if name not in data.LOADERS:
+        raise ValueError(f"unknown dataset {name!r}; known: {sorted(data.LOADERS)}")
+    if name in SHIPPED:
+        return data.load(name, split)
+    if not data_root:
+        raise ValueError(f"dataset {name!r} is not shipped with the compendium: set `data_root` to the folder "
+                         f"that holds it (see README, 'Data')")
+    root = Path(data_root)
+    root = root if root.is_absolute() else paths.ROOT / root
+    if not root.is_dir():
+        raise FileNotFoundError(f"data_root {root} does not exist (dataset {name!r})")
+    kw = {"resolution": resolution} if resolution and name in ("tiny-imagenet", "imagenet") else {}
+    return data.load(name, split, root=root, **kw)
+
+
+def normalisation(name: str, images: torch.Tensor) -> tuple[tuple, tuple]:
+    """Per-channel mean and std: Fashion-MNIST's usual constants, else the training images' own."""
+    if name == "fashion-mnist":
+        return (data.FASHION_MNIST_MEAN,), (data.FASHION_MNIST_STD,)
+    mean, std = data.pixel_stats(images)
+    return tuple(mean), tuple(std)
+
+
+def dataset_setup(index_file: Path, dataset: str = "fashion-mnist", data_root: str | Path = "",
+                  **settings) -> tuple[Setup, TargetBank]:
+    """D = the training images of ``dataset`` the ``priors`` stage made its targets for (its
+    ``indices``), the full test set, and the bank of those targets. ``settings``: :class:`Setup`
+    fields. ``probe_train`` > 0 trains the probe on that many images of D (a fixed random subset)."""
+    index_file = Path(index_file)
+    if not index_file.is_file():
+        raise FileNotFoundError(f"{index_file} is missing: the `priors` stage makes the targets (run `dvc repro priors`)")
+    index = json.loads(index_file.read_text())
+    made_for = index.get("dataset") or next((t.get("dataset") for t in index.get("targets", [])), "fashion-mnist")
+    if made_for != dataset:
+        raise ValueError(f"the priors stage made its targets for {made_for!r}, this stage asks for {dataset!r}: "
+                         f"set the same `dataset` in params.yaml's priors section and rerun it")
+    idx = torch.tensor(index["indices"])
+    tr, te = load_dataset(dataset, "train", data_root), load_dataset(dataset, "test", data_root)
+    # the priors stage's normalisation (older indexes: recomputed the same way)
+    mean, std = ((tuple(index["mean"]), tuple(index["std"])) if "mean" in index
+                 else normalisation(dataset, tr.images[idx]))
+    settings.setdefault("num_classes", tr.num_classes)
+    setup = Setup(tr.images[idx], tr.labels[idx], te.images, te.labels, mean, std, **settings)
+    return setup, TargetBank(setup, index_file)
+
+
+def seed_stats(results, keys: list[str], value: str = "probe"):
+    """Mean, std over seeds (sample std; 0 for one seed) and the seed count, per group of ``keys``."""
+    g = results.groupby(keys, sort=False)[value]
+    out = g.agg(["mean", "std", "count"]).reset_index()
+    out["std"] = out["std"].fillna(0.0)
+    return out
+
+
+def cell_text(mean: float, std: float, n: int, scale: float = 100.0) -> str:
+    """``m ± s (n seeds)``; a single seed prints without ±."""
+    if n <= 1:
+        return f"{scale * mean:.1f} (1 seed)"
+    return f"{scale * mean:.1f} ± {scale * std:.1f} ({n} seeds)"
+
+
+def mark(values: dict, full: float | None) -> dict:
+    """The paper's marks on one budget row: bold the best, underline what beats the full budget.
+    ``values``: column -> mean; returns column -> marked text fragment wrappers (prefix, suffix)."""
+    best = max(values.values()) if values else None
+    out = {}
+    for k, v in values.items():
+        pre, post = "", ""
+        if full is not None and v > full:
+            pre, post = "<u>", "</u>"
+        if v == best:
+            pre, post = "**" + pre, post + "**"
+        out[k] = (pre, post)
+    return out

@@ -1,0 +1,131 @@
+"""ReLA-D: targets from a prior model (camera-ready Sec. 4.1 and eq. 10, Algorithm 2; spec rela.md
+§4.1, §7.5).
+
+* :func:`prior_inputs`: clean images at the prior's input size and normalisation (the code's
+  Resize + CenterCrop; square inputs here, so a resize), channels adapted (grey to RGB by repetition,
+  RGB to grey by the mean).
+* :func:`make_targets`: two streaming passes over the prior's features. The first fits the
+  :class:`compendium.core.pca.TargetMap` (covariance accumulated batch by batch). The second writes the
+  ``[N, n]`` targets, n = min(student dim, prior dim). Memory is O(d^2) plus the output, whatever N:
+  the raw features are not held in full unless they are small (``store_features``: then one pass).
+* :func:`cached_targets`: the same, cached under a key made of the prior, the dataset, the seed and
+  every option (:func:`compendium.rela.priors.cache_key`). In the released code the key missed the seed
+  and the architecture.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from compendium.core.pca import TargetMap
+from compendium.rela.priors import Prior, cache_key
+
+
+def prior_inputs(images: torch.Tensor, prior: Prior) -> torch.Tensor:
+    """``uint8 [B, C, H, W]`` to the prior's input: float, resized, channel-adapted, normalised."""
+    x = images.float().div_(255.0)
+    if x.shape[1] != prior.in_channels:
+        if x.shape[1] == 1:
+            x = x.expand(-1, prior.in_channels, -1, -1)
+        elif prior.in_channels == 1:
+            x = x.mean(1, keepdim=True)
+        else:
+            raise ValueError(f"cannot adapt {x.shape[1]} channels to the prior's {prior.in_channels}")
+    if x.shape[-1] != prior.input_size or x.shape[-2] != prior.input_size:
+        x = F.interpolate(x, size=(prior.input_size, prior.input_size), mode="bilinear", align_corners=False,
+                          antialias=True)
+    mean = torch.as_tensor(prior.mean, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
+    std = torch.as_tensor(prior.std, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
+    if mean.shape[1] not in (1, x.shape[1]):
+        raise ValueError(f"prior {prior.name}: {mean.shape[1]} normalisation channels for {x.shape[1]} input channels")
+    return (x - mean) / std
+
+
+@torch.no_grad()
+def prior_features(prior: Prior, images: torch.Tensor, batch_size: int = 256, device="cpu"):
+    """The prior's features of every image, batch by batch (float32 on the CPU), in eval mode."""
+    prior.model.eval().to(device, memory_format=torch.channels_last)
+    for i in range(0, images.shape[0], batch_size):
+        x = prior_inputs(images[i:i + batch_size].to(device), prior).contiguous(memory_format=torch.channels_last)
+        yield prior.model(x).float().reshape(x.shape[0], -1).cpu()
+
+
+@dataclass
+class Targets:
+    values: torch.Tensor                  # [N, n] float32
+    map: TargetMap
+    prior: str
+    seconds: dict = field(default_factory=dict)
+    key: str = ""
+
+
+KEEP_FEATURES_BYTES = 2 << 30
+
+
+def target_dim(student_dim: int, prior_dim: int) -> int:
+    """n = min(student feature dim, prior dim) (the code)."""
+    return min(student_dim, prior_dim)
+
+
+def make_targets(prior: Prior, images: torch.Tensor, n_components: int, order: str = "code", batch_size: int = 256,
+                 device="cpu", store_features: bool | str = "auto") -> Targets:
+    """ReLA-D targets for ``images`` (``uint8 [N, C, H, W]``). See the module docstring.
+
+    ``store_features="auto"`` keeps the raw features (one pass over the prior instead of two) when
+    they take at most ``KEEP_FEATURES_BYTES``; the targets are the same either way."""
+    if n_components > prior.feature_dim:
+        raise ValueError(f"{n_components} target components exceed the prior's {prior.feature_dim} features")
+    if store_features == "auto":
+        store_features = images.shape[0] * prior.feature_dim * 4 <= KEEP_FEATURES_BYTES
+    t0 = time.perf_counter()
+    kept = [] if store_features else None
+
+    def first_pass():
+        for f in prior_features(prior, images, batch_size, device):
+            if kept is not None:
+                kept.append(f)
+            yield f
+
+    tmap = TargetMap.fit(first_pass(), n_components, order)
+    t1 = time.perf_counter()
+    out = torch.empty(images.shape[0], n_components, dtype=torch.float32)
+    second = kept if kept is not None else prior_features(prior, images, batch_size, device)
+    i = 0
+    for f in second:
+        out[i:i + f.shape[0]] = tmap.transform(f).float()
+        i += f.shape[0]
+    t2 = time.perf_counter()
+    return Targets(out, tmap, prior.name, {"fit": t1 - t0, "transform": t2 - t1, "total": t2 - t0})
+
+
+def save_targets(t: Targets, path: Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    p = t.map.pca
+    tmp = path.with_suffix(".tmp")
+    torch.save({"values": t.values, "prior": t.prior, "order": t.map.order, "seconds": t.seconds, "key": t.key,
+                "mean": p.mean, "components": p.components, "eigenvalues": p.eigenvalues, "n": p.n}, tmp)
+    tmp.replace(path)
+
+
+def load_targets(path: Path) -> dict:
+    return torch.load(Path(path), map_location="cpu", weights_only=True)
+
+
+def cached_targets(prior: Prior, images: torch.Tensor, dataset: str, seed: int, n_components: int,
+                   cache_dir: Path, order: str = "code", batch_size: int = 256, device="cpu") -> tuple[torch.Tensor, Path, bool]:
+    """Targets from ``cache_dir/<key>.pt`` if there, else computed and saved. Returns (targets, file, hit)."""
+    key = cache_key(prior.name, dataset, seed, n=n_components, order=order, N=int(images.shape[0]),
+                    size=list(images.shape[1:]))
+    path = Path(cache_dir) / f"{key}.pt"
+    if path.is_file():
+        return load_targets(path)["values"], path, True
+    t = make_targets(prior, images, n_components, order, batch_size, device)
+    t.key = key
+    save_targets(t, path)
+    return t.values, path, False

@@ -1,7 +1,0 @@
-from ..params import P
-
-SECTION = "dd_tables"
-DATA = ()
-SCHEMA = {
-    "dpi": P("int", "PNG resolution", low=50, high=150),
-}
