@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from compendium.distill import sets
-from compendium.distill.sets import DistilledSet, SetError
+from compendium.distill.sets import DistilledSet, SetError, load_tensors, save_tensors
 
 
 def _set(**kw):
@@ -28,7 +28,7 @@ def test_bad_sets_and_files_are_refused(tmp_path):
         _set(soft_labels=torch.randn(20, 10))
     with pytest.raises(SetError, match="float tensor"):
         _set(images=torch.zeros(20, 1, 8, 8, dtype=torch.uint8))
-    with pytest.raises(SetError, match="no distilled set"):
+    with pytest.raises(SetError, match="no labelled set"):
         DistilledSet.load(tmp_path / "missing.pt")
     (tmp_path / "bad.pt").write_bytes(b"not a torch file")
     with pytest.raises(SetError, match="not a readable"):
@@ -48,3 +48,15 @@ def test_measure_records_time_and_memory():
         x = torch.ones(8_000_000)  # 32 MB
         x.add_(1)
     assert cost.seconds > 0 and cost.peak_memory_bytes > 16_000_000
+
+
+def test_every_set_type_shares_one_atomic_safe_file_format(tmp_path):
+    p = save_tensors(tmp_path / "t.pt", "targets", {"x": torch.ones(2, 3), "none": None}, {"n": 2})
+    tensors, meta = load_tensors(p, "targets")
+    assert torch.equal(tensors["x"], torch.ones(2, 3)) and tensors["none"] is None and meta == {"n": 2}
+    assert not list(tmp_path.glob("*.tmp"))
+    with pytest.raises(SetError, match="not a labelled set"):
+        load_tensors(p, "labelled")
+    torch.save({"x": torch.ones(1)}, tmp_path / "plain.pt")
+    with pytest.raises(SetError, match="not a targets set"):
+        load_tensors(tmp_path / "plain.pt", "targets")

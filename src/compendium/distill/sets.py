@@ -1,4 +1,8 @@
-"""The distilled-set format shared by every labeled-distillation method (issue 7).
+"""The one on-disk format of every distilled set, and the labelled set every labelled method returns.
+
+:func:`save_tensors` / :func:`load_tensors` write and read a set file: a dict of tensors and a JSON
+meta record under a format number and a ``kind``, written atomically (a temporary file, then a rename)
+and read with ``weights_only=True`` (no code is unpickled). Every set type persists through them.
 
 A :class:`DistilledSet` holds the synthetic (or selected) images in the *normalised* space of their
 dataset ((x/255 - mean) / std, float32, any resolution), their hard class labels, optional soft labels
@@ -18,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2   # 2: one file layout for every set type (tensors, kind, meta)
 
 
 class SetError(ValueError):
@@ -92,34 +96,48 @@ class DistilledSet:
                             self.peak_memory_bytes, self.source_index)
 
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        torch.save({"format": FORMAT_VERSION, "images": self.images.float().cpu(), "labels": self.labels.cpu(),
-                    "soft_labels": None if self.soft_labels is None else self.soft_labels.float().cpu(),
-                    "source_index": None if self.source_index is None else self.source_index.cpu(),
-                    "meta": json.dumps({"num_classes": self.num_classes, "mean": self.mean, "std": self.std,
-                                        "method": self.method, "dataset": self.dataset, "params": self.params,
-                                        "seed": self.seed, "synthesis_seconds": self.synthesis_seconds,
-                                        "peak_memory_bytes": self.peak_memory_bytes})}, tmp)
-        tmp.replace(path)
-        return path
+        return save_tensors(path, "labelled", {"images": self.images.float(), "labels": self.labels,
+                                               "soft_labels": None if self.soft_labels is None else self.soft_labels.float(),
+                                               "source_index": self.source_index},
+                            {"num_classes": self.num_classes, "mean": self.mean, "std": self.std,
+                             "method": self.method, "dataset": self.dataset, "params": self.params,
+                             "seed": self.seed, "synthesis_seconds": self.synthesis_seconds,
+                             "peak_memory_bytes": self.peak_memory_bytes})
 
     @classmethod
     def load(cls, path: str | Path) -> "DistilledSet":
-        path = Path(path)
-        if not path.is_file():
-            raise SetError(f"no distilled set at {path}")
-        try:
-            d = torch.load(path, map_location="cpu", weights_only=True)
-        except Exception as e:  # noqa: BLE001 - any unpickling failure means a corrupt file
-            raise SetError(f"{path} is not a readable distilled set ({type(e).__name__}: {e})") from e
-        if not isinstance(d, dict) or d.get("format") != FORMAT_VERSION:
-            raise SetError(f"{path}: not a distilled set of format {FORMAT_VERSION}")
-        meta = json.loads(d["meta"])
+        d, meta = load_tensors(path, "labelled")
         return cls(d["images"], d["labels"], meta["num_classes"], tuple(meta["mean"]), tuple(meta["std"]),
                    meta["method"], meta["dataset"], meta["params"], meta["seed"], d["soft_labels"],
                    meta["synthesis_seconds"], meta["peak_memory_bytes"], d["source_index"])
+
+
+def save_tensors(path: str | Path, kind: str, tensors: dict, meta: dict) -> Path:
+    """Write a set file atomically: ``tensors`` (name -> tensor or None, moved to the CPU) and ``meta``
+    (JSON-serialisable) under :data:`FORMAT_VERSION` and ``kind`` (the set type)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    body = {k: (None if v is None else v.detach().cpu()) for k, v in tensors.items()}
+    torch.save({"format": FORMAT_VERSION, "kind": kind, "tensors": body, "meta": json.dumps(meta)}, tmp)
+    tmp.replace(path)
+    return path
+
+
+def load_tensors(path: str | Path, kind: str) -> tuple[dict, dict]:
+    """Read a set file of type ``kind``: ``(tensors, meta)``; a clear :class:`SetError` for a missing,
+    corrupt or foreign file."""
+    path = Path(path)
+    if not path.is_file():
+        raise SetError(f"no {kind} set at {path}")
+    try:
+        d = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 - any unpickling failure means a corrupt file
+        raise SetError(f"{path} is not a readable set file ({type(e).__name__}: {e})") from e
+    if not isinstance(d, dict) or d.get("format") != FORMAT_VERSION or d.get("kind") != kind:
+        raise SetError(f"{path}: not a {kind} set of format {FORMAT_VERSION} "
+                       f"(found kind {d.get('kind') if isinstance(d, dict) else None!r})")
+    return d["tensors"], json.loads(d["meta"])
 
 
 def from_real(images_u8: torch.Tensor, labels: torch.Tensor, index: torch.Tensor, num_classes: int, mean, std,
