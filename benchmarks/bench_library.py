@@ -27,7 +27,9 @@ from pathlib import Path
 
 import torch
 
-from compendium import augment, data, models, paths, priors, rela, train
+from compendium.core import augment, data, models, paths
+from compendium.rela import priors, targets
+from compendium.ssl import train
 from compendium.ssl import methods as M
 
 MEAN, STD = data.FASHION_MNIST_MEAN, data.FASHION_MNIST_STD
@@ -118,7 +120,7 @@ def memory_child(n_images: int, store: bool, width: int) -> None:
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     p = priors.load("rand:convnet", student_kwargs=dict(in_channels=1, image_size=28, width=width, depth=3, norm="batch",
                                                          global_pool=False), mean=(MEAN,), std=(STD,))
-    t = rela.make_targets(p, images, 32, batch_size=512, store_features=store)
+    t = targets.make_targets(p, images, 32, batch_size=512, store_features=store)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(json.dumps({"n": n_images, "store_features": store, "rss_before_mb": before / 2**20,
                       "peak_mb": peak / 2**20, "growth_mb": (peak - before) / 2**20,
@@ -174,7 +176,7 @@ def main() -> None:
     # 2. target generation vs one epoch (flattened Conv-3 features, 288-d, as a ReLA-D prior)
     p = priors.load("rand:convnet", student_kwargs=dict(in_channels=1, image_size=28, width=args.width, depth=3,
                                                          norm="batch", global_pool=False), mean=(MEAN,), std=(STD,))
-    t = rela.make_targets(p, images, 32, batch_size=512)
+    t = targets.make_targets(p, images, 32, batch_size=512)
     epoch_s = len(images) / best
     out["targets_seconds"] = t.seconds["total"]
     out["epoch_seconds_at_best_throughput"] = epoch_s

@@ -6,11 +6,12 @@ import pandas as pd
 import pytest
 import torch
 
+from compendium.core.probe import to_float
+from compendium.distill import evaluate as E
+from compendium.distill import runner
+from compendium.distill.sets import DistilledSet
 from compendium.pipeline import claims
 from compendium.pipeline.checks import labelled as L
-from compendium.distill import evaluate as E, runner
-from compendium.distill.sets import DistilledSet
-from compendium.core.probe import to_float
 
 MEAN, STD = (0.5,), (0.25,)
 

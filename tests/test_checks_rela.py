@@ -1,12 +1,11 @@
 """The ReLA family's preconditions and claim rows on synthetic runs (compendium.pipeline.checks.rela)."""
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from compendium.pipeline import claims
-from compendium.rela import schedule as rela_schedule
 from compendium.pipeline.checks import rela as CR
+from compendium.rela import schedule as rela_schedule
 
 RAND, STRONG = "rand", "trained:priors/fmnist_supervised.pt"
 

@@ -212,3 +212,33 @@ def test_set_records_reads_target_sets():
                    0, 1.5, 2.0, {"name": "SSDD", "m": 1, "losses": [1.0, 0.5], "approx": "q", "hidden": 4, "approx_mse": 0.1})
     r = C.set_records({"SSDD": ts})["SSDD"]
     assert r["steps"] == 7 and r["losses"] == [1.0, 0.5] and C.approx_key(r) == "q4" and r["pairs"] == 2
+
+
+# --- the ssdd_eval stage's tables and metrics -------------------------------------------------------
+
+
+def test_controls_table_lists_untrained_controls_ssdd_then_the_teacher_probe():
+    run = _run()
+    ctl = C.controls_table(run, _teacher(), ["fashion-mnist"], [C.T0, "not evaluated"])
+    assert list(ctl["set"])[:3] == ["untrained", C.T0, "SSDD"]
+    assert len(ctl) == 3 + 4 and ctl["set"].iloc[3] == "Barlow Twins teacher (own features, ssdd_teacher)"
+    assert ctl["fashion-mnist"].iloc[3] == "90.0" and ctl["fashion-mnist"].iloc[2] == run.txt("SSDD")
+
+
+def test_metrics_means_per_set_and_arch_converse_plateau_and_seconds():
+    res = _results()
+    res["seconds"] = 0.5
+    run = _run(res)
+    loops = C.outer_loops(run)
+    m = C.metrics(run, ["fashion-mnist"], [{"arm": "BYOL from scratch", "fashion-mnist": 0.4}], loops)
+    assert m["convnet"]["SSDD"]["fashion-mnist"] == run.mean("SSDD") and list(m["convnet"]) == sorted(m["convnet"])
+    assert set(m["cross_arch"]["convnet"]) == {"Random", "KMeans", "KRR-ST", "SSDD", "untrained"}
+    assert m["converse"] == {"BYOL from scratch": 0.4} and m["eval_seconds_total"] == 0.5 * len(res)
+    assert set(m["outer_loop_plateau"]) == set(loops["set"])
+
+
+def test_claims_frame_has_one_row_per_claim():
+    rows = C.rows(_run())
+    df = C.claims_frame(rows)
+    assert list(df.columns) == ["location", "verdict", "condition", "effect"] and len(df) == len(rows)
+    assert df["verdict"].iloc[0] == rows[0].verdict

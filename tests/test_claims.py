@@ -1,11 +1,10 @@
-import math
 
 import pandas as pd
 import pytest
 import yaml
 
-from compendium.pipeline import claims, report
 from compendium.core import paths
+from compendium.pipeline import claims, report
 from compendium.pipeline.claims import Claim
 
 

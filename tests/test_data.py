@@ -3,9 +3,9 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from conftest import requires_data
 
 from compendium.core import data
-from conftest import requires_data
 
 
 def test_idx_roundtrip_and_format_errors(tmp_path):

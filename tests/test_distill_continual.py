@@ -3,11 +3,12 @@ of a set, its teacher and the test set, and a runner job restricted to seen clas
 
 import pytest
 import torch
+from test_distill_runner import CFG, _toy
 from torch import nn
 
-from compendium.distill import continual as C, evaluate as E, runner, sets
-
-from test_distill_runner import CFG, _toy
+from compendium.distill import continual as C
+from compendium.distill import evaluate as E
+from compendium.distill import runner, sets
 
 
 def test_task_classes_are_cumulative_equal_groups():

@@ -4,7 +4,8 @@ samplers, the label initialisation of the similar-classes experiment, kNN and th
 import pytest
 import torch
 
-from compendium.distill.unrolled import dd as D, unroll as U
+from compendium.distill.unrolled import dd as D
+from compendium.distill.unrolled import unroll as U
 
 
 def _toy(n=400, seed=0, classes=3):

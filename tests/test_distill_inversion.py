@@ -5,9 +5,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from compendium.core.probe import to_float
 from compendium.distill import inversion as inv
 from compendium.distill.sets import DistilledSet
-from compendium.core.probe import to_float
 
 MEAN, STD = (0.3, 0.5), (0.4, 0.2)
 

@@ -5,8 +5,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from compendium.distill.unrolled import ld
 from compendium.distill.networks import build_network
+from compendium.distill.unrolled import ld
 from compendium.distill.unrolled.unroll import initial_params
 
 torch.set_num_threads(1)

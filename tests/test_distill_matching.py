@@ -3,8 +3,9 @@ import math
 import pytest
 import torch
 
-from compendium.distill.matching import dsa, synthesis as matching
 from compendium.distill import networks
+from compendium.distill.matching import dsa
+from compendium.distill.matching import synthesis as matching
 from compendium.distill.matching.dsa import Draw, DSAParams
 from compendium.distill.sets import DistilledSet
 

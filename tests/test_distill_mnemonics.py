@@ -6,9 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from compendium.distill.unrolled import mnemonics as MN
 from compendium.distill.networks import build_network
 from compendium.distill.sets import DistilledSet
+from compendium.distill.unrolled import mnemonics as MN
 
 torch.set_num_threads(1)
 

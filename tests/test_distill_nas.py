@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from compendium.distill.unrolled import nas
 from compendium.distill.networks import build_network
+from compendium.distill.unrolled import nas
 
 
 def test_search_space_is_deterministic_distinct_and_builds():

@@ -3,7 +3,9 @@
 import pytest
 import torch
 
-from compendium.distill import evaluate as E, runner, sets, teachers as T
+from compendium.distill import evaluate as E
+from compendium.distill import runner, sets
+from compendium.distill import teachers as T
 
 
 def _toy(n_per_class=6, size=8, seed=0):

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from compendium.core import models
-from compendium.distill import evaluate as E, zoo
+from compendium.distill import evaluate as E
+from compendium.distill import zoo
 from compendium.pipeline.schemas import dd_crossarch
 
 

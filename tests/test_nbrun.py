@@ -1,14 +1,14 @@
-from pathlib import Path
 import types
+from pathlib import Path
 
 import nbformat
 import papermill as pm
 import pytest
+from conftest import requires_data
 from nbformat.v4 import new_code_cell, new_notebook
 
-from compendium.pipeline import nbrun, params
 from compendium.core import paths
-from conftest import requires_data
+from compendium.pipeline import nbrun, params
 
 
 def _notebook(path, cells):
@@ -29,7 +29,7 @@ def fake_stage(monkeypatch):
 def test_a_good_stage_publishes_everything_at_once(tmp_path, fake_stage):
     nb = _notebook(tmp_path / "good.ipynb", [
         "scale = 'cpu'\nx = 0",
-        "import pandas as pd\nfrom compendium import report\nrep = report.Reporter('good_stage')\n"
+        "import pandas as pd\nfrom compendium.pipeline import report\nrep = report.Reporter('good_stage')\n"
         "rep.table(pd.DataFrame({'x': [x]}), 't')\nrep.metrics({'x': x})\nprint('x is', x)",
     ])
     out = tmp_path / "reports"
@@ -50,7 +50,7 @@ def test_two_runs_of_one_stage_stage_apart(tmp_path, monkeypatch, fake_stage):
     seen = []
     real = nbrun.tempfile.mkdtemp
     monkeypatch.setattr(nbrun.tempfile, "mkdtemp", lambda **kw: seen.append(real(**kw)) or seen[-1])
-    nb = _notebook(tmp_path / "nb.ipynb", ["x = 1", "from compendium import report\nreport.Reporter('good_stage').metrics({'x': x})"])
+    nb = _notebook(tmp_path / "nb.ipynb", ["x = 1", "from compendium.pipeline import report\nreport.Reporter('good_stage').metrics({'x': x})"])
     for i in range(2):
         nbrun.run_stage("good_stage", output_root=tmp_path / f"out{i}", notebook=nb, log_output=False)
     assert len(set(seen)) == 2 and all(paths.BUILD / "staging" in Path(p).parents for p in seen)
@@ -60,7 +60,7 @@ def test_two_runs_of_one_stage_stage_apart(tmp_path, monkeypatch, fake_stage):
 def test_a_failing_cell_names_the_cell_and_leaves_no_output(tmp_path, fake_stage):
     nb = _notebook(tmp_path / "bad.ipynb", [
         "scale = 'cpu'\nx = 0",
-        "from compendium import report\nreport.Reporter('bad_stage').metrics({'x': x})",
+        "from compendium.pipeline import report\nreport.Reporter('bad_stage').metrics({'x': x})",
         "raise ValueError('boom in cell three')",
     ])
     out = tmp_path / "reports"

@@ -7,10 +7,10 @@ import nbformat
 import papermill as pm
 import pytest
 import yaml
-
-from compendium.pipeline import params
-from compendium.core import paths
 from conftest import requires_data
+
+from compendium.core import paths
+from compendium.pipeline import params
 
 NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*.ipynb"))
 
@@ -38,6 +38,23 @@ def test_notebooks_are_committed_without_outputs(nb):
     node = nbformat.read(nb, as_version=4)
     assert node.metadata.kernelspec.name == "compendium"
     assert all(c.get("outputs", []) == [] for c in node.cells)
+
+
+MAX_CODE_LINES = 150
+
+
+def code_lines(nb) -> int:
+    """Non-blank lines of code cells that are not comments."""
+    node = nbformat.read(nb, as_version=4)
+    return sum(1 for c in node.cells if c.cell_type == "code" for ln in c.source.splitlines()
+               if ln.strip() and not ln.strip().startswith("#"))
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebooks_are_thin_glue(nb):
+    """Experiment logic lives in the library, tested; a notebook holds parameters, calls, plots and tables."""
+    n = code_lines(nb)
+    assert n <= MAX_CODE_LINES, f"{nb.name} has {n} code lines (at most {MAX_CODE_LINES}): move its logic into src/"
 
 
 @requires_data

@@ -4,7 +4,8 @@ import pytest
 import yaml
 
 from compendium.pipeline import params
-from compendium.pipeline.spec import Param as P, ParamsError
+from compendium.pipeline.spec import Param as P
+from compendium.pipeline.spec import ParamsError
 
 SCHEMA = {
     "train": {

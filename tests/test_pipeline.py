@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import requires_data
 
 from compendium.core import paths
-from conftest import requires_data
 
 BIN = Path(sys.executable).parent
 

@@ -1,16 +1,15 @@
 """The experiment protocol of the ReLA tables (compendium.rela.experiment), the paper tables and the
 representation-similarity measures."""
 
-import json
 import math
 
 import pandas as pd
 import pytest
 import torch
 
-from compendium.core import probe as evaluation
+from compendium.core import paths, probe
 from compendium.pipeline import paper_tables as PT
-from compendium.rela import experiment as PR, similarity, targets as rela
+from compendium.rela import experiment, priors, similarity, targets
 
 
 def tiny_setup(n=192, **kw):
@@ -19,60 +18,60 @@ def tiny_setup(n=192, **kw):
     labels = torch.arange(n) % 4
     settings = dict(epochs=2, batch_size=32, head_mult=0.1, probe_epochs=2, num_classes=4, device="cpu")
     settings.update(kw)
-    return PR.Setup(images, labels, images[:64], labels[:64], (0.5,), (0.25,), **settings)
+    return experiment.Setup(images, labels, images[:64], labels[:64], (0.5,), (0.25,), **settings)
 
 
 KW = dict(width=4, depth=2, norm="batch", global_pool=True)
 
 
 def test_gap_closure_and_matching_budget():
-    assert PR.gap_closure(0.8, 0.6, 0.9) == pytest.approx(2 / 3)
+    assert experiment.gap_closure(0.8, 0.6, 0.9) == pytest.approx(2 / 3)
     with pytest.raises(ValueError):
-        PR.gap_closure(0.8, 0.9, 0.9)
-    assert PR.matching_budget([0.5, 0.1, 0.2], [0.9, 0.7, 0.85], 0.84) == 0.2
-    assert PR.matching_budget([0.1, 0.2], [0.7, 0.8], 0.9) is None
+        experiment.gap_closure(0.8, 0.9, 0.9)
+    assert experiment.matching_budget([0.5, 0.1, 0.2], [0.9, 0.7, 0.85], 0.84) == 0.2
+    assert experiment.matching_budget([0.1, 0.2], [0.7, 0.8], 0.9) is None
 
 
 def test_marks_bold_the_best_and_underline_what_beats_full():
-    m = PR.mark({"a": 0.5, "b": 0.9, "c": 0.8}, full=0.85)
+    m = experiment.mark({"a": 0.5, "b": 0.9, "c": 0.8}, full=0.85)
     assert m["b"] == ("**<u>", "</u>**")
     assert m["c"] == ("", "") and m["a"] == ("", "")
-    assert PR.cell_text(0.8123, 0.0042, 3) == "81.2 ± 0.4 (3 seeds)"
-    assert PR.cell_text(0.8123, 0.0, 1) == "81.2 (1 seed)"
+    assert experiment.cell_text(0.8123, 0.0042, 3) == "81.2 ± 0.4 (3 seeds)"
+    assert experiment.cell_text(0.8123, 0.0, 1) == "81.2 (1 seed)"
 
 
 @pytest.mark.parametrize("kw", [dict(schedule="cosine"), dict(budget=0.0), dict(budget=1.5), dict(budget_mode="fixed")])
 def test_arm_rejects_bad_settings(kw):
     with pytest.raises(ValueError):
-        PR.Arm("x", **kw)
+        experiment.Arm("x", **kw)
 
 
 def test_run_untrained_byol_and_rela_arms():
     s = tiny_setup()
-    bank = PR.TargetBank(s)
-    untrained = PR.run(PR.Arm("u", arch_kwargs=KW, untrained=True), s)
+    bank = targets.TargetBank(s)
+    untrained = experiment.run(experiment.Arm("u", arch_kwargs=KW, untrained=True), s)
     assert untrained.row["steps"] == 0 and 0 <= untrained.row["probe"] <= 1
-    byol = PR.run(PR.Arm("b", arch_kwargs=KW, budget=0.5), s, keep_backbone=True)
+    byol = experiment.run(experiment.Arm("b", arch_kwargs=KW, budget=0.5), s, keep_backbone=True)
     # budget 0.5 of 192 images at batch 32: 3 steps per epoch, 2 epochs
     assert byol.row["steps"] == 6 and byol.backbone is not None
-    r = PR.run(PR.Arm("r", arch_kwargs=KW, budget=0.5, prior="rand", schedule="first", w=0.5), s, bank)
+    r = experiment.run(experiment.Arm("r", arch_kwargs=KW, budget=0.5, prior="rand", schedule="first", w=0.5), s, bank)
     assert r.row["steps"] == 6 and r.row["switch step"] == 3
     assert [st["lam"] for st in r.steps] == [1.0] * 3 + [0.0] * 3
     assert bank.made and bank.made[0]["prior"] == "rand" and bank.made[0]["n"] == 4
     with pytest.raises(ValueError, match="TargetBank"):
-        PR.run(PR.Arm("r", arch_kwargs=KW, prior="rand"), s)
+        experiment.run(experiment.Arm("r", arch_kwargs=KW, prior="rand"), s)
 
 
 def test_rand_prior_is_the_students_own_initial_network():
     s = tiny_setup()
-    bank = PR.TargetBank(s)
-    arm = PR.Arm("r", arch_kwargs=KW, prior="rand", seed=3)
-    student = PR.build_student(arm, s)
+    bank = targets.TargetBank(s)
+    arm = experiment.Arm("r", arch_kwargs=KW, prior="rand", seed=3)
+    student = experiment.build_student(arm, s)
     t = bank.get("rand", student, "convnet", arm.student_kwargs(s), 3)
     student.eval()
     with torch.no_grad():
-        feats = student(evaluation.to_float(s.images, s.mean, s.std))
-    ours = rela.make_targets(rela.Prior("x", student, 4, 12, 1, s.mean, s.std), s.images, 4).values
+        feats = student(probe.to_float(s.images, s.mean, s.std))
+    ours = targets.make_targets(targets.Prior("x", student, 4, 12, 1, s.mean, s.std), s.images, 4).values
     assert torch.allclose(t, ours, atol=1e-5)
     assert feats.shape == (len(s.images), 4)
 
@@ -83,32 +82,32 @@ def test_target_bank_reads_the_priors_index(tmp_path):
     torch.save({"values": t}, tmp_path / "t.pt")
     entry = {"prior": "trained:priors/p.pt", "file": "t.pt", "n": 4, "prior_dim": 8, "order": "code", "seed": 0,
              "student": {"in_channels": 1, "image_size": 12, **KW}, "arch": "convnet"}
-    (tmp_path / "index.json").write_text(json.dumps({"indices": list(range(len(s.images))), "targets": [entry]}))
-    bank = PR.TargetBank(s, tmp_path / "index.json")
-    student = PR.build_student(PR.Arm("x", arch_kwargs=KW), s)
+    targets.write_index(tmp_path / "index.json", dataset="fashion-mnist", mean=(0.5,), std=(0.25,), indices=list(range(len(s.images))), targets=[entry])
+    bank = targets.TargetBank(s, tmp_path / "index.json")
+    student = experiment.build_student(experiment.Arm("x", arch_kwargs=KW), s)
     assert torch.equal(bank.get("trained:priors/p.pt", student, "convnet", {}, 0), t)
-    (tmp_path / "index.json").write_text(json.dumps({"indices": [0, 1], "targets": [entry]}))
+    targets.write_index(tmp_path / "index.json", dataset="fashion-mnist", mean=(0.5,), std=(0.25,), indices=[0, 1], targets=[entry])
     with pytest.raises(ValueError, match="for 2 images"):
-        PR.TargetBank(s, tmp_path / "index.json")
+        targets.TargetBank(s, tmp_path / "index.json")
     with pytest.raises(FileNotFoundError, match="priors"):
-        PR.TargetBank(s, tmp_path / "missing.json")
+        targets.TargetBank(s, tmp_path / "missing.json")
 
 
 def test_results_do_not_depend_on_the_number_of_workers():
     s = tiny_setup()
-    arms = [PR.Arm("b", arch_kwargs=KW, budget=0.5), PR.Arm("r", arch_kwargs=KW, budget=0.5, prior="rand"),
-            PR.Arm("u", arch_kwargs=KW, untrained=True)]
-    one = PR.run_many(arms, s, PR.TargetBank(s), workers=1)
-    two = PR.run_many(arms, s, PR.TargetBank(s), workers=2)
+    arms = [experiment.Arm("b", arch_kwargs=KW, budget=0.5), experiment.Arm("r", arch_kwargs=KW, budget=0.5, prior="rand"),
+            experiment.Arm("u", arch_kwargs=KW, untrained=True)]
+    one = experiment.run_many(arms, s, targets.TargetBank(s), workers=1)
+    two = experiment.run_many(arms, s, targets.TargetBank(s), workers=2)
     assert [r.row["probe"] for r in one] == [r.row["probe"] for r in two]
     assert [r.row["arm"] for r in two] == ["b", "r", "u"]
     with pytest.raises(ValueError, match="share a name"):
-        PR.run_many([arms[0], arms[0]], s, workers=0)
+        experiment.run_many([arms[0], arms[0]], s, workers=0)
 
 
 def test_seed_stats():
     df = pd.DataFrame({"k": ["a", "a", "b"], "probe": [0.5, 0.7, 0.9]})
-    st = PR.seed_stats(df, ["k"]).set_index("k")
+    st = experiment.seed_stats(df, ["k"]).set_index("k")
     assert st.loc["a", "mean"] == pytest.approx(0.6) and st.loc["a", "std"] == pytest.approx(math.sqrt(0.02))
     assert st.loc["b", "std"] == 0 and st.loc["b", "count"] == 1
 
@@ -142,27 +141,24 @@ def test_transport_similarity_is_high_for_a_linear_map_and_low_for_noise():
 
 
 def test_an_arm_reuses_a_prior_trained_exactly_as_it_would_be(tmp_path, monkeypatch):
-    from compendium.core import models, paths
-    from compendium.rela import priors as P
-
     monkeypatch.setenv(paths.OUTPUT_ROOT_ENV, str(tmp_path / "out"))
     s = tiny_setup()
-    arm = PR.Arm("full", arch_kwargs=KW, budget=1.0)
-    bb = PR.build_student(arm, s)
+    arm = experiment.Arm("full", arch_kwargs=KW, budget=1.0)
+    bb = experiment.build_student(arm, s)
     torch.nn.init.constant_(next(bb.parameters()), 0.5)
     spec = "trained:priors/byol_star.pt"
     target = paths.artifacts_out() / "priors" / "byol_star.pt"
-    P.save_backbone(bb, target, "convnet", arm.student_kwargs(s), s.mean, s.std, 12,
-                    train={**PR.train_record(arm, s), "seconds": 12.5})
-    assert PR.reusable(spec, arm, s)
-    assert not PR.reusable(spec, PR.Arm("full", arch_kwargs=KW, budget=1.0, seed=1), s)
-    assert not PR.reusable(spec, PR.Arm("full", arch_kwargs=KW, budget=0.5), s)
+    priors.save_backbone(bb, target, "convnet", arm.student_kwargs(s), s.mean, s.std, 12,
+                    train={**experiment.train_record(arm, s), "seconds": 12.5})
+    assert experiment.reusable(spec, arm, s)
+    assert not experiment.reusable(spec, experiment.Arm("full", arch_kwargs=KW, budget=1.0, seed=1), s)
+    assert not experiment.reusable(spec, experiment.Arm("full", arch_kwargs=KW, budget=0.5), s)
     arm.reuse = spec
-    r = PR.run(arm, s, keep_backbone=True)
+    r = experiment.run(arm, s, keep_backbone=True)
     assert torch.equal(next(r.backbone.parameters()), next(bb.parameters()))
     assert r.row["train seconds"] == 12.5 and r.row["steps"] == 2 * (192 // 32) and r.row["reused"] == spec
     with pytest.raises(ValueError, match="not trained as"):
-        PR.run(PR.Arm("other", arch_kwargs=KW, budget=1.0, seed=2, reuse=spec), s)
+        experiment.run(experiment.Arm("other", arch_kwargs=KW, budget=1.0, seed=2, reuse=spec), s)
 
 
 def test_rand_of_another_architecture_comes_from_the_index(tmp_path):
@@ -171,10 +167,10 @@ def test_rand_of_another_architecture_comes_from_the_index(tmp_path):
     torch.save({"values": t}, tmp_path / "r.pt")
     entry = {"prior": "rand", "file": "r.pt", "n": 4, "prior_dim": 4, "order": "code", "seed": 0,
              "student": {"in_channels": 1, "image_size": 12, **KW}, "arch": "convnet"}
-    (tmp_path / "index.json").write_text(json.dumps({"indices": list(range(len(s.images))), "targets": [entry]}))
-    bank = PR.TargetBank(s, tmp_path / "index.json")
-    other = PR.Arm("r", arch="resnet18", arch_kwargs=dict(width_mult=0.125), prior="rand:convnet")
-    student = PR.build_student(other, s)
+    targets.write_index(tmp_path / "index.json", dataset="fashion-mnist", mean=(0.5,), std=(0.25,), indices=list(range(len(s.images))), targets=[entry])
+    bank = targets.TargetBank(s, tmp_path / "index.json")
+    other = experiment.Arm("r", arch="resnet18", arch_kwargs=dict(width_mult=0.125), prior="rand:convnet")
+    student = experiment.build_student(other, s)
     assert torch.equal(bank.get("rand:convnet", student, "resnet18", other.student_kwargs(s), 0), t)
     with pytest.raises(ValueError, match="no such random network"):
         bank.get("rand:convnet", student, "resnet18", other.student_kwargs(s), 5)

@@ -1,7 +1,8 @@
+import pytest
 import torch
 
-from compendium.core import models, pca
-from compendium.rela import priors, targets as rela
+from compendium.core import pca
+from compendium.rela import priors, targets
 
 
 def _prior(seed=0, width=8, size=12, in_channels=1):
@@ -17,21 +18,21 @@ def _images(n=70, size=12, channels=1, seed=0):
 def test_prior_inputs_resize_adapt_channels_and_normalise():
     p = _prior(size=16, in_channels=3)
     p.mean, p.std = (0.1, 0.2, 0.3), (0.5, 0.5, 0.5)
-    x = rela.prior_inputs(_images(4, size=8), p)
+    x = targets.prior_inputs(_images(4, size=8), p)
     assert x.shape == (4, 3, 16, 16)
     raw = torch.nn.functional.interpolate(_images(4, size=8).float() / 255, size=(16, 16), mode="bilinear",
                                           antialias=True)
     assert torch.allclose(x[:, 2], (raw[:, 0] - 0.3) / 0.5, atol=1e-6)
-    grey = rela.prior_inputs(_images(2, channels=3), _prior())
+    grey = targets.prior_inputs(_images(2, channels=3), _prior())
     assert grey.shape == (2, 1, 12, 12)
 
 
 def test_streaming_targets_equal_the_in_memory_map_and_are_whitened():
     p, imgs = _prior(), _images()
-    feats = torch.cat(list(rela.prior_features(p, imgs, batch_size=1000)))
+    feats = torch.cat(list(targets.prior_features(p, imgs, batch_size=1000)))
     ref = pca.TargetMap.fit([feats], 5, "code").transform(feats).float()
-    t = rela.make_targets(p, imgs, 5, batch_size=16)          # two passes, uneven last batch
-    t1 = rela.make_targets(p, imgs, 5, batch_size=16, store_features=True)
+    t = targets.make_targets(p, imgs, 5, batch_size=16)          # two passes, uneven last batch
+    t1 = targets.make_targets(p, imgs, 5, batch_size=16, store_features=True)
     assert t.values.shape == (70, 5)
     for v in (t.values, t1.values):
         assert torch.allclose(pca.align_signs(v.double(), ref.double()).float(), ref, atol=1e-4)
@@ -39,24 +40,22 @@ def test_streaming_targets_equal_the_in_memory_map_and_are_whitened():
         assert torch.allclose(v.std(0, unbiased=False), torch.ones(5), atol=1e-4)
     ev = t.map.pca.eigenvalues
     assert torch.all(ev[:-1] >= ev[1:])
-    paper = rela.make_targets(p, imgs, 5, order="paper", batch_size=16)
+    paper = targets.make_targets(p, imgs, 5, order="paper", batch_size=16)
     assert not torch.allclose(paper.values, t.values, atol=1e-2)
 
 
 def test_target_dim_and_errors():
-    assert rela.target_dim(512, 1024) == 512 and rela.target_dim(2048, 1024) == 1024
-    import pytest
-
+    assert targets.target_dim(512, 1024) == 512 and targets.target_dim(2048, 1024) == 1024
     with pytest.raises(ValueError, match="exceed"):
-        rela.make_targets(_prior(), _images(), 10_000)
+        targets.make_targets(_prior(), _images(), 10_000)
 
 
 def test_cache_hits_and_keys_include_the_seed(tmp_path):
     imgs = _images()
-    v, path, hit = rela.cached_targets(_prior(0), imgs, "toy", 0, 4, tmp_path)
+    v, path, hit = targets.cached_targets(_prior(0), imgs, "toy", 0, 4, tmp_path)
     assert not hit and path.is_file()
-    v2, path2, hit2 = rela.cached_targets(_prior(0), imgs, "toy", 0, 4, tmp_path)
+    v2, path2, hit2 = targets.cached_targets(_prior(0), imgs, "toy", 0, 4, tmp_path)
     assert hit2 and path2 == path and torch.equal(v, v2)
-    v3, path3, hit3 = rela.cached_targets(_prior(1), imgs, "toy", 1, 4, tmp_path)
+    v3, path3, hit3 = targets.cached_targets(_prior(1), imgs, "toy", 1, 4, tmp_path)
     assert not hit3 and path3 != path and not torch.allclose(v3, v)
-    assert rela.load_targets(path)["prior"] == "rand:convnet"
+    assert targets.load_targets(path)["prior"] == "rand:convnet"

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from compendium.core import data, text as T
+from compendium.core import data
+from compendium.core import text as T
 from compendium.distill.unrolled import textdd as D
 from compendium.distill.unrolled.unroll import initial_params, outer_loss, unroll
-
 
 # ----------------------------------------------------------------------------- corpus
 

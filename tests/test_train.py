@@ -3,8 +3,8 @@ import torch
 
 from compendium.core import models
 from compendium.rela import schedule as rela_schedule
-from compendium.ssl import train
 from compendium.ssl import methods as M
+from compendium.ssl import train
 
 
 def views(x, g):

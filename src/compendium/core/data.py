@@ -413,3 +413,50 @@ FASHION_MNIST_MEAN, FASHION_MNIST_STD = 0.2860, 0.3530
 def class_counts(ds: ImageDataset) -> torch.Tensor:
     """Images per class, ``int64 [num_classes]``."""
     return torch.bincount(ds.labels, minlength=ds.num_classes)
+
+
+# --- a dataset by name, as the `dataset` and `data_root` keys of the ReLA stages give it -----------
+
+SHIPPED = ("fashion-mnist", "digits")   # in the repository (data.dvc); the others need ``data_root``
+TAGS = {"fashion-mnist": "fmnist"}        # short names in prior files: <tag>_supervised.pt, <tag>_byol.pt
+
+
+def dataset_tag(name: str) -> str:
+    """The short name of a dataset in the files made from it (``fashion-mnist`` -> ``fmnist``)."""
+    return TAGS.get(name, name.replace("-", ""))
+
+
+def load_dataset(name: str, split: str, data_root: str | Path = "", resolution: int | None = None) -> ImageDataset:
+    """A split of a named dataset (see :data:`LOADERS`). Fashion-MNIST and the digits ship with the
+    repository; CIFAR-10/100, Tiny-ImageNet and ImageNet are read from ``data_root`` (relative paths
+    are under the project root) and never downloaded."""
+    if name not in LOADERS:
+        raise ValueError(f"unknown dataset {name!r}; known: {sorted(LOADERS)}")
+    if name in SHIPPED:
+        return load(name, split)
+    if not data_root:
+        raise ValueError(f"dataset {name!r} is not shipped with the compendium: set `data_root` to the folder "
+                         f"that holds it (see README, 'Data')")
+    root = Path(data_root)
+    root = root if root.is_absolute() else paths.ROOT / root
+    if not root.is_dir():
+        raise FileNotFoundError(f"data_root {root} does not exist (dataset {name!r})")
+    kw = {"resolution": resolution} if resolution and name in ("tiny-imagenet", "imagenet") else {}
+    return load(name, split, root=root, **kw)
+
+
+def normalisation(name: str, images: torch.Tensor) -> tuple[tuple, tuple]:
+    """Per-channel mean and std: Fashion-MNIST's usual constants, else the training images' own."""
+    if name == "fashion-mnist":
+        return (FASHION_MNIST_MEAN,), (FASHION_MNIST_STD,)
+    mean, std = pixel_stats(images)
+    return tuple(mean), tuple(std)
+
+
+def subset_indices(n: int, size: int, seed: int) -> torch.Tensor:
+    """``size`` of the indices 0..n-1 drawn without replacement (``randperm`` with a generator seeded
+    ``seed``), sorted: the ``priors`` stage's D."""
+    if size > n:
+        raise ValueError(f"a subset of {size} images of {n}: lower it to at most {n}")
+    g = torch.Generator().manual_seed(seed)
+    return torch.randperm(n, generator=g)[:size].sort().values

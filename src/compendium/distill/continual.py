@@ -76,3 +76,12 @@ def test_view(images: torch.Tensor, labels: torch.Tensor, classes: Sequence[int]
     num_classes = int(labels.max()) + 1 if num_classes is None else num_classes
     keep, new = _remap(labels, classes, num_classes)
     return images[keep], new[keep]
+
+
+def class_prefix(dset: DistilledSet, ipc: int) -> DistilledSet:
+    """The first ``ipc`` images of every class of ``dset`` (in their order), as an ipc-``ipc`` set: the memory
+    of DWA's Table 10 (Du et al., NeurIPS 2024), where every ipc index of an SRe2L / DWA set is an
+    independent batch, so the prefix is itself a set of that ipc."""
+    keep = torch.cat([torch.nonzero(dset.labels == c).flatten()[:ipc] for c in range(dset.num_classes)]).sort().values
+    return DistilledSet(dset.images[keep], dset.labels[keep], dset.num_classes, dset.mean, dset.std, dset.method, dset.dataset,
+                        {**dset.params, "ipc": ipc}, dset.seed)

@@ -1,4 +1,4 @@
-"""Coreset selection and the simple DD-style baselines (issue 7; spec dd-baselines.md §2.2 DC row,
+"""Coreset selection and the simple DD-style baselines (spec dd-baselines.md §2.2 DC row,
 §5.2-5.3, §6 item 7). Every method returns a :class:`~compendium.distill.sets.DistilledSet` with
 exactly ``ipc`` images per class, its cost measured by :func:`~compendium.distill.sets.measure`.
 
@@ -558,3 +558,31 @@ def select(name: str, images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, n
     if features is not None or feature_fn is not None:
         raise ValueError(f"{key} does not use features (only {', '.join(FEATURE_METHODS)} do)")
     return METHODS[key](images_u8, labels, ipc, num_classes, mean, std, seed=seed, **kw)
+
+
+def select_grid(images_u8: torch.Tensor, labels: torch.Tensor, ipcs, methods, feature_spaces, features: dict, mean, std, *,
+                forgetting_epochs: int, device: str = "auto", folder=None) -> tuple[dict, list[dict]]:
+    """Every method at every ipc (the ``dd_coresets`` stage; the coreset rows of DC's Table 1, Zhao et al.,
+    ICLR 2021): herding and k-center once per feature space of ``features`` (named ``"method (space)"``),
+    forgetting from one recorded history (seed 0) shared by all ipcs. ``(name, ipc) -> set`` and one cost row
+    per set; each set is saved under ``folder`` (when given) as ``{name}_ipc{ipc}.pt``."""
+    sets_, rows = {}, []
+    hist = None
+    for ipc in ipcs:
+        for m in methods:
+            spaces = feature_spaces if m in FEATURE_METHODS else [None]
+            for space in spaces:
+                name = m if space is None else f"{m} ({space})"
+                kw = {"features": features[space]} if space else {}
+                if m == "forgetting":
+                    cfg = ForgettingConfig(epochs=forgetting_epochs, device=device)
+                    if hist is None:
+                        hist = forgetting_history(images_u8, labels, 10, mean, std, cfg, seed=0)
+                    kw = {"cfg": cfg, "history": hist}
+                d = select(m, images_u8, labels, ipc, 10, mean, std, seed=0, **kw)
+                sets_[(name, ipc)] = d
+                if folder is not None:
+                    d.save(folder / f"{name.replace(' ', '_').strip('()')}_ipc{ipc}.pt")
+                rows.append({"method": name, "ipc": ipc, "images": len(d), "seconds": d.synthesis_seconds,
+                             "peak MB": d.peak_memory_bytes / 2**20})
+    return sets_, rows

@@ -1,4 +1,4 @@
-"""The shared evaluation of labeled dataset distillation (issue 7): train a fresh student on a
+"""The shared evaluation of labeled dataset distillation: train a fresh student on a
 :class:`~compendium.distill.sets.DistilledSet` and report its test accuracy.
 
 One protocol for every method (dwa.md §7.4: the post-training protocol dominates the published numbers,

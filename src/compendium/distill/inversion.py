@@ -1,4 +1,4 @@
-"""Teacher inversion (issue 7): SRe2L, DWA and RDED, all producing a :class:`~.sets.DistilledSet`.
+"""Teacher inversion: SRe2L, DWA and RDED, all producing a :class:`~.sets.DistilledSet`.
 
 * **SRe2L** (Yin, Xing, Shen, NeurIPS 2023; dwa.md §2.2): "squeeze -> recover -> relabel". Recover
   optimises synthetic pixels against a frozen BN teacher with cross-entropy plus the BatchNorm

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
+import seaborn as sns
 import torch
 
 from compendium.core import viz
@@ -22,3 +24,49 @@ def show_set(ax, dset: DistilledSet, classes, per_class: int = 10, title: str = 
     ax.grid(False)
     ax.set_title(title or f"{dset.method} (ipc {dset.ipc})", fontsize=8)
     return ax
+
+
+def logit_tsne(e_real, e_s, e_d, ipc: int):
+    """DWA Fig. 1 (Du et al., NeurIPS 2024): the t-SNE of the teacher's logits, SRe2L's (dots) and DWA's
+    (stars) sets over the density of the real images (contours)."""
+    fig, ax = plt.subplots(figsize=(6.2, 5.2))
+    sns.kdeplot(x=e_real[:, 0], y=e_real[:, 1], levels=8, color="0.5", linewidths=0.8, ax=ax)
+    ax.scatter(e_s[:, 0], e_s[:, 1], s=10, c="tab:blue", label=f"SRe2L (ipc {ipc})", alpha=0.8)
+    ax.scatter(e_d[:, 0], e_d[:, 1], s=26, c="tab:red", marker="*", label=f"DWA (ipc {ipc})", alpha=0.8)
+    ax.set(title="DWA Fig. 1 (ours): teacher logits, t-SNE; contours = real data", xticks=[], yticks=[])
+    ax.legend(loc="upper right")
+    return fig
+
+
+def lambda_sweep(sweep, sweep_ipc: int, n_seeds: int):
+    """DWA Fig. 3: accuracy over λ_var, coupled vs decoupled BN weights, one panel per method, ±1 std."""
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
+    for ax, m in zip(axes, ("sre2l", "dwa")):
+        for how, c in (("coupled", "tab:gray"), ("decoupled", "tab:red")):
+            d_ = sweep[(sweep["method"] == m) & (sweep["weights"] == how)]
+            ax.plot(d_["lambda"], 100 * d_["mean"], "o-", color=c, label=f"{how} var")
+            ax.fill_between(d_["lambda"], 100 * (d_["mean"] - d_["std"]), 100 * (d_["mean"] + d_["std"]), color=c, alpha=0.2)
+        ax.set(title={"sre2l": "(a) SRe2L", "dwa": "(b) DWA"}[m], xlabel="λ_var", ylabel="test accuracy (%)" if m == "sre2l" else "")
+        ax.legend()
+    fig.suptitle(f"DWA Fig. 3 (ours): ipc {sweep_ipc}, {n_seeds} seeds, ±1 std; paper optimum λ_var = 0.11 (CIFAR-100)")
+    fig.tight_layout()
+    return fig
+
+
+def feature_distance_bars(f4, lam: float, ipc: int):
+    """DWA Fig. 4: the normalised feature distance per class, one bar per method and weighting."""
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    sns.barplot(data=f4, x="class", y="feature distance", hue=f4["method"] + " " + f4["weights"], ax=ax, errorbar=None)
+    ax.set(title=f"DWA Fig. 4 (ours): normalised feature distance per class, λ = {lam:g}, ipc {ipc}")
+    ax.legend(fontsize=7, ncols=2)
+    fig.tight_layout()
+    return fig
+
+
+def grid_heatmap(M, none_mu: float, ipc: int):
+    """DWA Fig. 5: accuracy over the K × ρ grid minus the no-adjustment arm (ρ = 0), in points."""
+    fig, ax = plt.subplots(figsize=(4.8, 3.6))
+    sns.heatmap(100 * (M - none_mu), annot=True, fmt="+.1f", cmap="RdBu", center=0, ax=ax, cbar_kws={"label": "Δ vs ρ = 0 (points)"})
+    ax.set(title=f"DWA Fig. 5 (ours): ipc {ipc}; ρ = 0 gives {100 * none_mu:.1f}%")
+    fig.tight_layout()
+    return fig

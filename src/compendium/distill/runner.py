@@ -78,6 +78,21 @@ def summarise(rows: list[dict], keys: list[str]):
     return out
 
 
+
+def cell_txt(cells: dict, key, n: int | None = None, missing: str = "–") -> str:
+    """The text of one table cell from ``cells`` (key -> (mean, std, ...) of the final accuracy over seeds,
+    as :func:`summarise` gives per row): ``'82.3 ± 0.4'`` (:func:`~compendium.distill.evaluate.cell_text`;
+    ``n`` 1: no spread), ``missing`` where the key was not run."""
+    if key not in cells:
+        return missing
+    return E.cell_text(cells[key][0], cells[key][1], n=n)
+
+
+def cell_mean(cells: dict, key) -> float:
+    """The mean accuracy of one cell of ``cells`` (as :func:`cell_txt`), NaN where the key was not run."""
+    return cells[key][0] if key in cells else float("nan")
+
+
 def dsa_eval_augment(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """DSA's evaluation augmentation (the full default strategy, one family per batch, per-image
     parameters) as an :class:`~compendium.distill.evaluate.EvalConfig` ``dsa`` hook (picklable)."""

@@ -129,7 +129,7 @@ def cell(name: str, row: dict, column: str) -> str:
     return t.iloc[0][column]
 
 
-# Our priors and the paper's columns they stand in for (spec rela.md §2.2; issue 5).
+# Our priors and the paper's columns they stand in for (the camera-ready Table 1 priors).
 ANALOGUES = {
     "rand": ("Rand.", "Rand."),
     "rand:convnet": ("Rand. (random Conv-3)", "RN18 (Rand.)"),

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
 import pkgutil
 from pathlib import Path
 
@@ -51,12 +52,15 @@ def schemas() -> dict[str, dict[str, Param]]:
 
 
 def stage_module(section: str):
-    """The schema module of a stage (it may also declare ``DATA``, the datasets it reads)."""
-    for info in pkgutil.iter_modules(stage_schemas.__path__):
-        mod = importlib.import_module(f"{stage_schemas.__name__}.{info.name}")
-        if mod.SECTION == section:
-            return mod
-    raise ParamsError(f"no stage named {section!r}; known: {sorted(schemas())}")
+    """The schema module of a stage, ``compendium.pipeline.schemas.<section>`` (it may also declare ``DATA``,
+    the datasets it reads, and ``check``, its checks across keys)."""
+    name = f"{stage_schemas.__name__}.{section}"
+    if not section.isidentifier() or importlib.util.find_spec(name) is None:
+        raise ParamsError(f"no stage named {section!r}; known: {sorted(schemas())}")
+    mod = importlib.import_module(name)
+    if mod.SECTION != section:
+        raise ParamsError(f"{name} declares SECTION {mod.SECTION!r}; it must be {section!r}")
+    return mod
 
 
 def load(path: Path | str | None = None) -> dict:

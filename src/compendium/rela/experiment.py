@@ -1,14 +1,13 @@
 """The papers' self-supervised protocol as one call: pre-train a student at a budget, plainly or
-with ReLA, then probe its frozen features (camera-ready Sec. 5, Tables 8-9; v1 Sec. 5, Tables 9-10;
-spec rela.md §2.2, §6.2).
+with ReLA, then probe its frozen features (camera-ready Sec. 5, Tables 8-9; v1 Sec. 5, Tables 9-10).
 
 * :class:`Setup`: what every arm of an experiment shares (the training set D, the test set, the
   optimiser and probe settings).
 * :class:`Arm`: one cell of a table: the method, the student, the budget, and for ReLA the prior,
   the lambda schedule and the ablation switches (static subset, frozen W and b, target order).
-* :class:`TargetBank`: ReLA-D targets per (prior, n, order): read from the ``priors`` stage's
-  index when they are there, else made once (``rand`` for a new student architecture) and kept in
-  memory.
+* :func:`dataset_setup`: D as the ``priors`` stage chose it, the test set, and the
+  :class:`compendium.rela.targets.TargetBank` of its targets.
+* :func:`frozen_probe`: the linear probe of a frozen backbone (students and priors alike).
 * :func:`run`: trains one arm and returns its row (probe accuracy, the paper's last-3 statistic,
   steps, switch step, seconds), its per-step trace and, on request, the trained backbone.
 """
@@ -23,15 +22,12 @@ from pathlib import Path
 
 import torch
 
-from compendium.core import augment, data, models, paths
-from compendium.core import probe as evaluation
+from compendium.core import augment, data, models, probe
 from compendium.core.device import pick_device
 from compendium.core.parallel import run_calls
-from compendium.rela import priors as P
-from compendium.rela import schedule as rela_schedule
-from compendium.rela import targets as rela
-from compendium.ssl import methods as M
-from compendium.ssl import train
+from compendium.rela import priors, schedule, targets
+from compendium.rela.targets import TargetBank
+from compendium.ssl import methods, train
 
 SCHEDULES = ("switch", "v1", "epochs", "first", "constant")
 
@@ -98,13 +94,13 @@ class Arm:
 
     def make_schedule(self, setup: Setup):
         if self.schedule == "epochs":
-            return rela_schedule.make("epochs", w=self.w, epochs=setup.epochs)
+            return schedule.make("epochs", w=self.w, epochs=setup.epochs)
         if self.schedule == "first":
             per_epoch = train.BudgetSampler(len(setup.images), self.budget).steps_per_epoch(setup.batch_size)
-            return rela_schedule.make("first", w=self.w, total=max(1, setup.epochs * per_epoch))
+            return schedule.make("first", w=self.w, total=max(1, setup.epochs * per_epoch))
         if self.schedule == "constant":
-            return rela_schedule.make("constant", value=self.w)
-        return rela_schedule.make(self.schedule)
+            return schedule.make("constant", value=self.w)
+        return schedule.make(self.schedule)
 
 
 def train_record(arm: Arm, setup: Setup) -> dict:
@@ -120,7 +116,7 @@ def reusable(spec: str, arm: Arm, setup: Setup) -> bool:
     The paper's CF10-T is its BYOL* run; here the `priors` stage's BYOL prior is BYOL* seed 0."""
     if arm.prior or arm.untrained or not spec.startswith("trained:"):
         return False
-    meta_file = Path(f"{P._trained_file(spec, spec.partition(':')[2])}.json")
+    meta_file = Path(f"{priors._trained_file(spec, spec.partition(':')[2])}.json")
     if not meta_file.is_file():
         return False
     meta = json.loads(meta_file.read_text())
@@ -135,76 +131,6 @@ def build_student(arm: Arm, setup: Setup) -> models.Backbone:
     return models.build(arm.arch, **arm.student_kwargs(setup))
 
 
-class TargetBank:
-    """ReLA-D targets for D, per (prior, n, order; plus architecture and seed for ``rand``)."""
-
-    def __init__(self, setup: Setup, index_file: Path | None = None, batch_size: int = 512):
-        self.setup = setup
-        self.batch_size = batch_size
-        self.memo: dict = {}
-        self.entries = []
-        self.index_dir = None
-        self.made: list[dict] = []
-        if index_file is not None:
-            index_file = Path(index_file)
-            if not index_file.is_file():
-                raise FileNotFoundError(f"{index_file} is missing: the `priors` stage makes the targets "
-                                        "(run `dvc repro priors`)")
-            index = json.loads(index_file.read_text())
-            if len(index["indices"]) != setup.images.shape[0]:
-                raise ValueError(f"the targets in {index_file} are for {len(index['indices'])} images, D has "
-                                 f"{setup.images.shape[0]}: load D with the index's `indices`")
-            self.entries, self.index_dir = index["targets"], index_file.parent
-
-    def lookup(self, spec: str, student: models.Backbone, arch: str, kwargs: dict, seed: int,
-               order: str = "code") -> torch.Tensor | None:
-        """The targets if the index or the memory has them, else None (nothing is computed).
-        ``rand:<arch>``: the index's random network of that architecture, for every student (the
-        camera-ready Table 2's "RN18 (Rand.)" column is one random network for all students)."""
-        if spec.startswith("rand:"):
-            for e in self.entries:
-                if (e["prior"] == "rand" and e.get("arch", "convnet") == spec[5:] and e["order"] == order
-                        and e["seed"] == seed and e["n"] == rela.target_dim(student.feature_dim, e.get("prior_dim", e["n"]))):
-                    return self._load(e)
-            return None
-        for e in self.entries:
-            same_student = e.get("student") == kwargs and arch == e.get("arch", "convnet")
-            if e["prior"] == spec and e["order"] == order and (spec != "rand" or (same_student and e["seed"] == seed)):
-                if spec != "rand" and e["n"] != rela.target_dim(student.feature_dim, e.get("prior_dim", e["n"])):
-                    continue
-                return self._load(e)
-        return self.memo.get(self._key(spec, arch, kwargs, seed, order, student.feature_dim))
-
-    def _load(self, entry: dict) -> torch.Tensor:
-        key = ("index", entry["file"])
-        if key not in self.memo:
-            self.memo[key] = rela.load_targets(self.index_dir / entry["file"])["values"]
-        return self.memo[key]
-
-    @staticmethod
-    def _key(spec, arch, kwargs, seed, order, dim):
-        return (spec, arch, json.dumps(kwargs, sort_keys=True) if spec == "rand" else "", seed if spec == "rand" else 0,
-                order, dim)
-
-    def get(self, spec: str, student: models.Backbone, arch: str, kwargs: dict, seed: int,
-            order: str = "code") -> torch.Tensor:
-        """``[N, n]`` targets, n = min(student dim, prior dim): from the index, else made and kept."""
-        found = self.lookup(spec, student, arch, kwargs, seed, order)
-        if found is not None:
-            return found
-        if spec.startswith("rand:"):
-            raise ValueError(f"prior {spec!r}: no such random network (seed {seed}, order {order}) in the priors "
-                             "stage's targets; use `rand` for the student's own random network")
-        s = self.setup
-        prior = P.load(spec, student_arch=arch, student_kwargs=kwargs, seed=seed, mean=tuple(s.mean), std=tuple(s.std))
-        n = rela.target_dim(student.feature_dim, prior.feature_dim)
-        t = rela.make_targets(prior, s.images, n, order=order, batch_size=self.batch_size,
-                              device=pick_device(s.device), store_features=True)
-        self.made.append({"prior": spec, "arch": arch, "seed": seed, "n": n, "order": order, "seconds": t.seconds["total"]})
-        self.memo[self._key(spec, arch, kwargs, seed, order, student.feature_dim)] = t.values
-        return t.values
-
-
 @dataclass
 class Result:
     row: dict
@@ -213,7 +139,7 @@ class Result:
     targets_made: list = field(default_factory=list)   # targets this run had to make (rand of a new student)
 
 
-def probe(backbone: models.Backbone, setup: Setup, seed: int) -> evaluation.ProbeResult:
+def frozen_probe(backbone: models.Backbone, setup: Setup, seed: int) -> probe.ProbeResult:
     """The linear probe on frozen, un-augmented features of D (train) and the test set.
 
     ``probe_standardize``: a short probe on raw features is not converged when the features are
@@ -226,9 +152,9 @@ def probe(backbone: models.Backbone, setup: Setup, seed: int) -> evaluation.Prob
     if 0 < setup.probe_train < len(images):
         keep = torch.randperm(len(images), generator=torch.Generator().manual_seed(12345))[:setup.probe_train]
         images, labels = images[keep], labels[keep]
-    f_tr = evaluation.extract_features(backbone, images, setup.mean, setup.std, device=dev)
-    f_te = evaluation.extract_features(backbone, setup.test_images, setup.mean, setup.std, device=dev)
-    return evaluation.linear_probe(f_tr, labels, f_te, setup.test_labels, setup.num_classes,
+    f_tr = probe.extract_features(backbone, images, setup.mean, setup.std, device=dev)
+    f_te = probe.extract_features(backbone, setup.test_images, setup.mean, setup.std, device=dev)
+    return probe.linear_probe(f_tr, labels, f_te, setup.test_labels, setup.num_classes,
                                    epochs=setup.probe_epochs, lr=setup.probe_lr, batch_size=setup.probe_batch_size,
                                    seed=seed, standardize=setup.probe_standardize)
 
@@ -242,26 +168,26 @@ def run(arm: Arm, setup: Setup, bank: TargetBank | None = None, keep_backbone: b
     made = []
     steps, switch, n_steps, train_seconds = [], None, 0, 0.0
     if arm.untrained:
-        evaluation.recalibrate_bn(bb, setup.images, setup.mean, setup.std, device=pick_device(setup.device))
+        probe.recalibrate_bn(bb, setup.images, setup.mean, setup.std, device=pick_device(setup.device))
     elif arm.reuse:
         if not reusable(arm.reuse, arm, setup):
             raise ValueError(f"arm {arm.name!r}: {arm.reuse} was not trained as this arm would be; train it instead")
-        prior = P.load(arm.reuse)
+        prior = priors.load(arm.reuse)
         bb.load_state_dict(prior.model.state_dict())
-        meta = json.loads(Path(f"{P._trained_file(arm.reuse, arm.reuse.partition(':')[2])}.json").read_text())
+        meta = json.loads(Path(f"{priors._trained_file(arm.reuse, arm.reuse.partition(':')[2])}.json").read_text())
         per_epoch = train.BudgetSampler(len(setup.images), arm.budget).steps_per_epoch(setup.batch_size)
         n_steps, train_seconds = setup.epochs * per_epoch, float(meta["train"].get("seconds", float("nan")))
     else:
-        model = M.build(arm.method, bb, head_mult=setup.head_mult if arm.head_mult is None else arm.head_mult)
+        model = methods.build(arm.method, bb, head_mult=setup.head_mult if arm.head_mult is None else arm.head_mult)
         extra = {}
         if arm.prior:
             if bank is None:
                 raise ValueError(f"arm {arm.name!r} needs ReLA targets: pass a TargetBank")
             n_made = len(getattr(bank, "made", []))
-            targets = bank.get(arm.prior, bb, arm.arch, kwargs, arm.seed, arm.order)
+            target_values = bank.get(arm.prior, bb, arm.arch, kwargs, arm.seed, arm.order)
             made = list(getattr(bank, "made", [])[n_made:])
-            model = M.ReLA(model, targets.shape[1], transfer_trainable=arm.transfer_trainable)
-            extra = dict(targets=targets, schedule=arm.make_schedule(setup),
+            model = methods.ReLA(model, target_values.shape[1], transfer_trainable=arm.transfer_trainable)
+            extra = dict(targets=target_values, schedule=arm.make_schedule(setup),
                          rela_views=augment.preset("rela_weak", size=setup.size, code_extras=setup.rela_code_extras))
         cfg = train.PretrainConfig(epochs=setup.epochs, batch_size=setup.batch_size, lr=setup.lr,
                                    weight_decay=setup.weight_decay, budget=arm.budget, budget_mode=arm.budget_mode,
@@ -271,7 +197,7 @@ def run(arm: Arm, setup: Setup, bank: TargetBank | None = None, keep_backbone: b
         steps, switch, n_steps = hist.steps, hist.switch_step, len(hist.steps)
         train_seconds = sum(e["seconds"] for e in hist.epochs)
     bb = bb.cpu().to(memory_format=torch.contiguous_format)
-    res = probe(bb, setup, arm.seed)
+    res = frozen_probe(bb, setup, arm.seed)
     last3 = res.last_k(3)
     row = {"arm": arm.name, **{k: v for k, v in asdict(arm).items() if k not in ("name", "arch_kwargs")},
            "width": json.dumps(arm.arch_kwargs, sort_keys=True), "feature dim": bb.feature_dim,
@@ -313,9 +239,9 @@ def _init_worker(setup: Setup) -> None:
     _WORKER["setup"] = setup
 
 
-def _run_in_worker(arm: Arm, targets: torch.Tensor | None, keep_backbone: bool) -> Result:
-    if targets is not None:
-        bank = _FixedTargets(targets)
+def _run_in_worker(arm: Arm, target_values: torch.Tensor | None, keep_backbone: bool) -> Result:
+    if target_values is not None:
+        bank = _FixedTargets(target_values)
     elif arm.prior:  # not in the index: this worker makes them (in parallel with the other arms)
         bank = TargetBank(_WORKER["setup"])
     else:
@@ -326,11 +252,11 @@ def _run_in_worker(arm: Arm, targets: torch.Tensor | None, keep_backbone: bool) 
 class _FixedTargets:
     made: list = []
 
-    def __init__(self, targets):
-        self.targets = targets
+    def __init__(self, values):
+        self.values = values
 
     def get(self, *args, **kwargs):
-        return self.targets
+        return self.values
 
 
 def cost(arm: Arm) -> float:
@@ -352,58 +278,23 @@ def run_many(arms: list[Arm], setup: Setup, bank: TargetBank | None = None, work
     names = [a.name + f"/seed{a.seed}" for a in arms]
     if len(set(names)) != len(names):
         raise ValueError("two arms share a name and a seed: " + ", ".join(sorted({n for n in names if names.count(n) > 1})))
-    targets = []
+    found = []
     for a in arms:
         if a.prior:
             if bank is None:
                 raise ValueError(f"arm {a.name!r} needs ReLA targets: pass a TargetBank")
-            targets.append(bank.lookup(a.prior, build_student(a, setup), a.arch, a.student_kwargs(setup), a.seed, a.order))
+            found.append(bank.lookup(a.prior, build_student(a, setup), a.arch, a.student_kwargs(setup), a.seed, a.order))
         else:
-            targets.append(None)
+            found.append(None)
     if workers == 0:
         return [run(a, setup, _FixedTargets(t) if t is not None else bank, keep_backbone=keep_backbones)
-                for a, t in zip(arms, targets)]
-    out = run_calls([(_run_in_worker, (a, t, keep_backbones), {}) for a, t in zip(arms, targets)], workers,
+                for a, t in zip(arms, found)]
+    out = run_calls([(_run_in_worker, (a, t, keep_backbones), {}) for a, t in zip(arms, found)], workers,
                     costs=[cost(a) for a in arms], initializer=_init_worker, initargs=(setup,))
     if bank is not None:
         for i in sorted(range(len(arms)), key=lambda i: -cost(arms[i])):
             bank.made.extend(out[i].targets_made)
     return out
-
-
-SHIPPED = ("fashion-mnist", "digits")   # in the repository (data.dvc); the others need ``data_root``
-TAGS = {"fashion-mnist": "fmnist"}        # short names in prior files: <tag>_supervised.pt, <tag>_byol.pt
-
-
-def dataset_tag(name: str) -> str:
-    return TAGS.get(name, name.replace("-", ""))
-
-
-def load_dataset(name: str, split: str, data_root: str | Path = "", resolution: int | None = None):
-    """A split of a named dataset (see :data:`compendium.core.data.LOADERS`). Fashion-MNIST and the digits
-    ship with the repository; CIFAR-10/100, Tiny-ImageNet and ImageNet are read from ``data_root``
-    (relative paths are under the project root) and never downloaded."""
-    if name not in data.LOADERS:
-        raise ValueError(f"unknown dataset {name!r}; known: {sorted(data.LOADERS)}")
-    if name in SHIPPED:
-        return data.load(name, split)
-    if not data_root:
-        raise ValueError(f"dataset {name!r} is not shipped with the compendium: set `data_root` to the folder "
-                         f"that holds it (see README, 'Data')")
-    root = Path(data_root)
-    root = root if root.is_absolute() else paths.ROOT / root
-    if not root.is_dir():
-        raise FileNotFoundError(f"data_root {root} does not exist (dataset {name!r})")
-    kw = {"resolution": resolution} if resolution and name in ("tiny-imagenet", "imagenet") else {}
-    return data.load(name, split, root=root, **kw)
-
-
-def normalisation(name: str, images: torch.Tensor) -> tuple[tuple, tuple]:
-    """Per-channel mean and std: Fashion-MNIST's usual constants, else the training images' own."""
-    if name == "fashion-mnist":
-        return (data.FASHION_MNIST_MEAN,), (data.FASHION_MNIST_STD,)
-    mean, std = data.pixel_stats(images)
-    return tuple(mean), tuple(std)
 
 
 def dataset_setup(index_file: Path, dataset: str = "fashion-mnist", data_root: str | Path = "",
@@ -412,18 +303,14 @@ def dataset_setup(index_file: Path, dataset: str = "fashion-mnist", data_root: s
     ``indices``), the full test set, and the bank of those targets. ``settings``: :class:`Setup`
     fields. ``probe_train`` > 0 trains the probe on that many images of D (a fixed random subset)."""
     index_file = Path(index_file)
-    if not index_file.is_file():
-        raise FileNotFoundError(f"{index_file} is missing: the `priors` stage makes the targets (run `dvc repro priors`)")
-    index = json.loads(index_file.read_text())
-    made_for = index.get("dataset") or next((t.get("dataset") for t in index.get("targets", [])), "fashion-mnist")
+    index = targets.read_index(index_file)
+    made_for = index["dataset"]
     if made_for != dataset:
         raise ValueError(f"the priors stage made its targets for {made_for!r}, this stage asks for {dataset!r}: "
                          f"set the same `dataset` in params.yaml's priors section and rerun it")
     idx = torch.tensor(index["indices"])
-    tr, te = load_dataset(dataset, "train", data_root), load_dataset(dataset, "test", data_root)
-    # the priors stage's normalisation (older indexes: recomputed the same way)
-    mean, std = ((tuple(index["mean"]), tuple(index["std"])) if "mean" in index
-                 else normalisation(dataset, tr.images[idx]))
+    tr, te = data.load_dataset(dataset, "train", data_root), data.load_dataset(dataset, "test", data_root)
+    mean, std = tuple(index["mean"]), tuple(index["std"])   # the priors stage's normalisation
     settings.setdefault("num_classes", tr.num_classes)
     setup = Setup(tr.images[idx], tr.labels[idx], te.images, te.labels, mean, std, **settings)
     return setup, TargetBank(setup, index_file)

@@ -1,5 +1,4 @@
-"""ReLA-D: targets from a prior model (camera-ready Sec. 4.1 and eq. 10, Algorithm 2; spec rela.md
-§4.1, §7.5).
+"""ReLA-D: targets from a prior model (camera-ready Sec. 4.1 and eq. 10, Algorithm 2).
 
 * :func:`prior_inputs`: clean images at the prior's input size and normalisation (the code's
   Resize + CenterCrop; square inputs here, so a resize), channels adapted (grey to RGB by repetition,
@@ -11,10 +10,15 @@
 * :func:`cached_targets`: the same, cached under a key made of the prior, the dataset, the seed and
   every option (:func:`compendium.rela.priors.cache_key`). In the released code the key missed the seed
   and the architecture.
+* :func:`write_index` / :func:`read_index`: the ``targets/index.json`` file of the ``priors`` stage
+  (D's indices and normalisation, one entry per target file), versioned by :data:`INDEX_VERSION`.
+* :class:`TargetBank`: the targets of D per (prior, n, order): read from that index when they are
+  there, else made once (``rand`` for a new student architecture) and kept in memory.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +26,10 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from compendium.core import models
+from compendium.core.device import pick_device
 from compendium.core.pca import TargetMap
+from compendium.rela import priors
 from compendium.rela.priors import Prior, cache_key
 
 
@@ -129,3 +136,111 @@ def cached_targets(prior: Prior, images: torch.Tensor, dataset: str, seed: int, 
     t.key = key
     save_targets(t, path)
     return t.values, path, False
+
+
+# --- the priors stage's index of target files ----------------------------------------------------
+
+#: The format of ``targets/index.json``: {"version", "dataset", "mean", "std", "indices", "targets"},
+#: each target entry with prior, file, n, prior_dim, arch, order, seed, dataset, train_n,
+#: indices_seed and student.
+INDEX_VERSION = 1
+_REMAKE = "remake it with `dvc repro priors`"
+
+
+def write_index(path: Path, *, dataset: str, mean, std, indices, targets: list[dict]) -> Path:
+    """Write the ``priors`` stage's index: D = ``indices`` of ``dataset``'s training split, its
+    normalisation ``mean`` / ``std``, and one entry per target file (``targets``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    index = {"version": INDEX_VERSION, "dataset": dataset, "mean": list(mean), "std": list(std),
+             "indices": list(indices), "targets": list(targets)}
+    path.write_text(json.dumps(index, indent=1) + "\n")
+    return path
+
+
+def read_index(path: Path) -> dict:
+    """The index written by :func:`write_index`; a missing file, or one without this
+    :data:`INDEX_VERSION`, raises an error that names the file and the command that remakes it."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: the `priors` stage makes the targets (run `dvc repro priors`)")
+    index = json.loads(path.read_text())
+    version = index.get("version") if isinstance(index, dict) else None
+    if version != INDEX_VERSION:
+        found = "no version" if version is None else f"version {version!r}"
+        raise ValueError(f"{path} has {found}, this code reads index version {INDEX_VERSION}: {_REMAKE}")
+    missing = [k for k in ("dataset", "mean", "std", "indices", "targets") if k not in index]
+    if missing:
+        raise ValueError(f"{path} lacks {missing}: {_REMAKE}")
+    return index
+
+
+class TargetBank:
+    """ReLA-D targets for D, per (prior, n, order; plus architecture and seed for ``rand``).
+
+    ``setup``: anything with ``images`` (D, ``uint8 [N, C, H, W]``), ``mean``, ``std`` and ``device``
+    (:class:`compendium.rela.experiment.Setup`)."""
+
+    def __init__(self, setup, index_file: Path | None = None, batch_size: int = 512):
+        self.setup = setup
+        self.batch_size = batch_size
+        self.memo: dict = {}
+        self.entries = []
+        self.index_dir = None
+        self.made: list[dict] = []
+        if index_file is not None:
+            index_file = Path(index_file)
+            index = read_index(index_file)
+            if len(index["indices"]) != setup.images.shape[0]:
+                raise ValueError(f"the targets in {index_file} are for {len(index['indices'])} images, D has "
+                                 f"{setup.images.shape[0]}: load D with the index's `indices`")
+            self.entries, self.index_dir = index["targets"], index_file.parent
+
+    def lookup(self, spec: str, student: models.Backbone, arch: str, kwargs: dict, seed: int,
+               order: str = "code") -> torch.Tensor | None:
+        """The targets if the index or the memory has them, else None (nothing is computed).
+        ``rand:<arch>``: the index's random network of that architecture, for every student (the
+        camera-ready Table 2's "RN18 (Rand.)" column is one random network for all students)."""
+        if spec.startswith("rand:"):
+            for e in self.entries:
+                if (e["prior"] == "rand" and e["arch"] == spec[5:] and e["order"] == order
+                        and e["seed"] == seed and e["n"] == target_dim(student.feature_dim, e["prior_dim"])):
+                    return self._load(e)
+            return None
+        for e in self.entries:
+            same_student = e["student"] == kwargs and arch == e["arch"]
+            if e["prior"] == spec and e["order"] == order and (spec != "rand" or (same_student and e["seed"] == seed)):
+                if spec != "rand" and e["n"] != target_dim(student.feature_dim, e["prior_dim"]):
+                    continue
+                return self._load(e)
+        return self.memo.get(self._key(spec, arch, kwargs, seed, order, student.feature_dim))
+
+    def _load(self, entry: dict) -> torch.Tensor:
+        key = ("index", entry["file"])
+        if key not in self.memo:
+            self.memo[key] = load_targets(self.index_dir / entry["file"])["values"]
+        return self.memo[key]
+
+    @staticmethod
+    def _key(spec, arch, kwargs, seed, order, dim):
+        return (spec, arch, json.dumps(kwargs, sort_keys=True) if spec == "rand" else "", seed if spec == "rand" else 0,
+                order, dim)
+
+    def get(self, spec: str, student: models.Backbone, arch: str, kwargs: dict, seed: int,
+            order: str = "code") -> torch.Tensor:
+        """``[N, n]`` targets, n = min(student dim, prior dim): from the index, else made and kept."""
+        found = self.lookup(spec, student, arch, kwargs, seed, order)
+        if found is not None:
+            return found
+        if spec.startswith("rand:"):
+            raise ValueError(f"prior {spec!r}: no such random network (seed {seed}, order {order}) in the priors "
+                             "stage's targets; use `rand` for the student's own random network")
+        s = self.setup
+        prior = priors.load(spec, student_arch=arch, student_kwargs=kwargs, seed=seed, mean=tuple(s.mean),
+                            std=tuple(s.std))
+        n = target_dim(student.feature_dim, prior.feature_dim)
+        t = make_targets(prior, s.images, n, order=order, batch_size=self.batch_size,
+                         device=pick_device(s.device), store_features=True)
+        self.made.append({"prior": spec, "arch": arch, "seed": seed, "n": n, "order": order, "seconds": t.seconds["total"]})
+        self.memo[self._key(spec, arch, kwargs, seed, order, student.feature_dim)] = t.values
+        return t.values

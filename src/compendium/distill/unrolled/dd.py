@@ -18,6 +18,7 @@ poisoning, on the differentiable inner loop of :mod:`compendium.distill.unrolled
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Callable, Sequence
 
 import torch
@@ -27,6 +28,7 @@ from torch.func import functional_call
 
 from compendium.core.probe import to_float
 from compendium.distill.networks import build_network
+from compendium.distill.sets import load_tensors, save_tensors
 from compendium.distill.unrolled import unroll as U
 
 Params = U.Params
@@ -141,6 +143,25 @@ class DDResult:
     loss_trace: list = field(default_factory=list)
     config: dict = field(default_factory=dict)
     seconds: float = 0.0
+
+    def save(self, path: str | Path) -> Path:
+        """Write the set through :func:`compendium.distill.sets.save_tensors` (kind ``"unrolled"``)."""
+        return save_tensors(path, KIND, {"images": self.images, "labels": self.labels, "targets": self.targets,
+                                         "lrs": self.lrs},
+                            {"loss_trace": [float(v) for v in self.loss_trace], "config": self.config,
+                             "seconds": float(self.seconds)})
+
+    @classmethod
+    def load(cls, path: str | Path) -> "DDResult":
+        """Read a set written by :meth:`save` (``groups`` of the config back as tuples)."""
+        t, meta = load_tensors(path, KIND)
+        config = dict(meta["config"])
+        if "groups" in config:
+            config["groups"] = tuple(tuple(g) for g in config["groups"])
+        return cls(t["images"], t["labels"], t["targets"], t["lrs"], meta["loss_trace"], config, meta["seconds"])
+
+
+KIND = "unrolled"   # the set type of DD / SLDD results in the one set file format
 
 
 def _check(cfg: DDConfig, num_classes: int) -> None:
@@ -277,7 +298,7 @@ def fit(model: nn.Module, theta0: Params, x: torch.Tensor, y: torch.Tensor, step
     return U.initial_params(net)
 
 
-# ------------------------------------------------------------------------------- jobs (picklable, for runner.parallel)
+# ------------------------------------------------------------------ jobs (picklable, for core.parallel.run_calls)
 
 REGIMES = ("fixed", "random", "fixed_pretrained", "random_pretrained")
 

@@ -397,7 +397,8 @@ def real_arm(images_u8: torch.Tensor, labels: torch.Tensor, arch_kwargs: dict, s
 
 def run(images_u8: torch.Tensor, labels: torch.Tensor, cfg: GTNConfig, mean, std, eval_arch: dict,
         eval_seeds: Sequence[int], x_test: torch.Tensor, y_test: torch.Tensor) -> dict:
-    """:func:`meta_train` then :func:`evaluate_gtn` (a worker-friendly unit for ``runner.parallel``); ``init_accs``:
+    """:func:`meta_train` then :func:`evaluate_gtn` (a worker-friendly unit for
+    :func:`compendium.core.parallel.run_calls`); ``init_accs``:
     the same learners taught by the untrained generator (the GTN's initialisation, built under the same seed)."""
     out = meta_train(images_u8, labels, cfg, mean, std)
     out["accs"] = evaluate_gtn(out["gtn"], eval_arch, eval_seeds, x_test, y_test)

@@ -8,7 +8,7 @@ compare the ranking with the one of a (longer) training on the whole training se
   distinct codes. BatchNorm is left out: the GTN proxy trains for a handful of steps, after which
   BatchNorm's running statistics would not have converged, and every proxy must treat every
   architecture alike.
-* Jobs (module-level, for :func:`compendium.distill.runner.parallel`): :func:`ground_truth_job` (the
+* Jobs (module-level, for :func:`compendium.core.parallel.run_calls`): :func:`ground_truth_job` (the
   architecture trained on real training images for many steps), :func:`set_proxy_job` (trained briefly
   on a :class:`~compendium.distill.sets.DistilledSet`: random real, DC, DSA, DM) and
   :func:`gtn_proxy_job` (T steps on a GTN's curriculum with its learned lr and momentum). Each returns

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-from compendium.core import text as T
+from compendium.core import text
 from compendium.distill.kernel import class_balanced_index
+from compendium.distill.sets import load_tensors, save_tensors
 from compendium.distill.unrolled.unroll import dd_batches, initial_params, outer_loss, unroll
 
 
@@ -69,14 +71,24 @@ class TextDistilled:
     def state(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
-    def save(self, path) -> None:
-        from pathlib import Path
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        torch.save(self.state(), path)
+    def save(self, path) -> Path:
+        """Write the set through :func:`compendium.distill.sets.save_tensors` (kind ``"text"``)."""
+        st = self.state()
+        tensors = {k: st.pop(k) for k in _TENSORS}
+        st["losses"] = [float(v) for v in st["losses"]]
+        st["seconds"] = float(st["seconds"])
+        return save_tensors(path, KIND, tensors, st)
 
     @classmethod
     def load(cls, path) -> "TextDistilled":
-        return cls(**torch.load(path, weights_only=False))
+        """Read a set written by :meth:`save` (list-valued learner kwargs, e.g. ``widths``, back as tuples)."""
+        tensors, meta = load_tensors(path, KIND)
+        meta["arch_kwargs"] = {k: tuple(v) if isinstance(v, list) else v for k, v in meta["arch_kwargs"].items()}
+        return cls(**tensors, **meta)
+
+
+KIND = "text"                      # the set type of text DD in the one set file format
+_TENSORS = ("x", "labels", "lrs")
 
 
 def class_interleaved(labels_per_step: int, num_classes: int, steps: int) -> torch.Tensor:
@@ -112,7 +124,7 @@ def tdd_loss(model, theta0, x_syn, targets, lrs, steps: int, epochs: int, x_real
 
 def _theta0(model, init: str, init_seed: int, draw: int, seed: int):
     s = init_seed if init == "fixed" else 1_000_003 * (seed + 1) + draw
-    return initial_params(T.xavier_init_(model, torch.Generator().manual_seed(s)))
+    return initial_params(text.xavier_init_(model, torch.Generator().manual_seed(s)))
 
 
 def distill_text(x_train: torch.Tensor, y_train: torch.Tensor, num_classes: int, ipc: int,
@@ -156,7 +168,7 @@ def distill_text(x_train: torch.Tensor, y_train: torch.Tensor, num_classes: int,
     for grp in groups:
         grp["params"][0].requires_grad_(True)
     opt = torch.optim.Adam(groups, lr=outer_lr)
-    model = T.build_learner(arch, x_train.shape[2], num_classes, seed=0, **arch_kwargs)
+    model = text.build_learner(arch, x_train.shape[2], num_classes, seed=0, **arch_kwargs)
     losses, draw, t0 = [], 0, time.perf_counter()
     for _ in range(iterations):
         idx = torch.randperm(len(x_train), generator=g)[:real_batch]
@@ -196,26 +208,26 @@ def eval_schedule(ds: TextDistilled, x_test: torch.Tensor, y_test: torch.Tensor,
     distilled with a fixed init (the paper's fixed-init evaluation), else from the Xavier draw of ``seed``
     (unseen by the distillation, whose draws come from a different seed stream)."""
     arch = arch or ds.arch
-    model = T.build_learner(arch, ds.x.shape[2], ds.num_classes, seed=0, **(ds.arch_kwargs if arch == ds.arch else {}))
+    model = text.build_learner(arch, ds.x.shape[2], ds.num_classes, seed=0, **(ds.arch_kwargs if arch == ds.arch else {}))
     init_seed = ds.init_seed if ds.init == "fixed" else 7_000_001 + seed
-    T.xavier_init_(model, torch.Generator().manual_seed(init_seed))
+    text.xavier_init_(model, torch.Generator().manual_seed(init_seed))
     train_schedule(model, ds.batches(), ds.lrs)
-    return T.accuracy(model, x_test, y_test)
+    return text.accuracy(model, x_test, y_test)
 
 
 def eval_adam(x: torch.Tensor, y: torch.Tensor, arch: str, arch_kwargs: dict, x_test: torch.Tensor,
               y_test: torch.Tensor, num_classes: int, seed: int, steps: int, lr: float = 1e-3,
               batch: int = 64) -> float:
     """Test accuracy of a fresh learner (Xavier draw of ``seed``) trained by :func:`compendium.core.text.train_adam`."""
-    model = T.build_learner(arch, x.shape[2], num_classes, seed=7_000_001 + seed, **arch_kwargs)
-    T.train_adam(model, x, y, steps, lr=lr, batch=batch, seed=seed)
-    return T.accuracy(model, x_test, y_test)
+    model = text.build_learner(arch, x.shape[2], num_classes, seed=7_000_001 + seed, **arch_kwargs)
+    text.train_adam(model, x, y, steps, lr=lr, batch=batch, seed=seed)
+    return text.accuracy(model, x_test, y_test)
 
 
 # ----------------------------------------------------------------------------- worker entry points
 
 def distill_job(*args, **kwargs) -> TextDistilled:
-    """:func:`distill_text` for :func:`compendium.distill.runner.parallel`."""
+    """:func:`distill_text` for :func:`compendium.core.parallel.run_calls`."""
     return distill_text(*args, **kwargs)
 
 

@@ -29,8 +29,7 @@ import pandas as pd
 from compendium.pipeline import claims
 from compendium.pipeline import paper_tables as PT
 from compendium.pipeline.claims import Claim, Effect, Precondition
-from compendium.rela import experiment as PR
-from compendium.rela import schedule as rela_schedule
+from compendium.rela import experiment, schedule
 
 #: The camera-ready CIFAR-10 run at a 10% budget: 100 epochs (App. K) of 5,000 images at batch 128.
 PAPER_STEPS_10 = 100 * 39
@@ -44,7 +43,7 @@ NO_HARM_MARGIN = 0.005
 def min_switch_steps() -> int:
     """Steps before the camera-ready switch (Algorithm 1: ℓ_s = 2, ℓ_f = 1, EMAs 0.999 / 0.99,
     threshold 0.995) can fire: on a flat ReLA loss of 1 (a falling loss takes longer)."""
-    s = rela_schedule.EMASwitch()
+    s = schedule.EMASwitch()
     while not s.switched:
         s.update(1.0)
     return int(s.switch_step)
@@ -209,7 +208,7 @@ def cost_table(runs: pd.DataFrame, priors: list, budgets: list) -> pd.DataFrame:
     for p in [""] + list(priors):
         cells = [probes(runs, prior=p, untrained=False, budget=float(b)) for b in budgets]
         seeds = sorted(set(full).intersection(*cells))
-        mb = PR.matching_budget(budgets, [_mean(c, seeds) for c in cells], _mean(full, seeds)) if seeds else None
+        mb = experiment.matching_budget(budgets, [_mean(c, seeds) for c in cells], _mean(full, seeds)) if seeds else None
         sec = lambda q, b: float(r[(r["prior"] == q) & np.isclose(r["budget"], b)
                                    & r["seed"].isin(seeds)]["train seconds"].mean())
         rows.append({"arm": "BYOL" if not p else f"+ReLA {PT.prior_label(p)}", "seeds": _seeds(seeds), "matching budget": mb,
@@ -469,3 +468,40 @@ def ablation_claims(runs: pd.DataFrame, priors: list, lambdas: list, fractions: 
                       **(claims.decide(eff) if eff else claims.not_tested(one)),
                       ours="matched seeds: " + _texts(eff) if eff else "fewer than two weights"))
     return rows
+
+
+def paper_table1(priors: list, budgets: list) -> pd.DataFrame:
+    """The camera-ready Table 1's CIFAR-10 cells beside ours: per budget BYOL and, per prior, the
+    column it stands in for (:func:`compendium.pipeline.paper_tables.paper_column`), BYOL* on the
+    first row; empty where the paper has no such cell (it ran 10, 20 and 50%)."""
+    rows = []
+    for b in budgets:
+        pct = f"{round(100 * b)}"
+        prow = {"budget": f"{b:.0%}", "BYOL": PT.cell("v2_table1", {"Data": "CF-10", "%": pct}, "BYOL")
+                if pct in ("10", "20", "50") else ""}
+        for p in priors:
+            col = PT.paper_column(p)
+            prow[f"+ReLA {col}"] = PT.cell("v2_table1", {"Data": "CF-10", "%": pct}, col) if col and pct in ("10", "20", "50") else ""
+        prow["BYOL*"] = PT.cell("v2_table1", {"Data": "CF-10", "%": "10"}, "BYOL*") if b == budgets[0] else ""
+        rows.append(prow)
+    return pd.DataFrame(rows)
+
+
+def paper_gap_closures(priors: list, budgets: list) -> list[float]:
+    """The camera-ready Table 1's CIFAR-10 gap closure (ReLA@r − BYOL@r) / (BYOL* − BYOL@r) of the column
+    each prior stands in for, in the order of :func:`gap_closures` (prior, then budget); NaN where the
+    paper has no cell."""
+    v = lambda c, pct: PT.value(PT.cell("v2_table1", {"Data": "CF-10", "%": pct}, c))
+    return [(v(PT.paper_column(p), pct) - v("BYOL", pct)) / (v("BYOL*", "10") - v("BYOL", pct))
+            if PT.paper_column(p) and pct in ("10", "20", "50") else float("nan")
+            for p in priors for pct in (f"{round(100 * b)}" for b in budgets)]
+
+
+def paper_budget_curves(priors: list) -> tuple[list[tuple[str, str, list, list]], float]:
+    """The camera-ready Table 1's CIFAR-10 rows as curves: (our column, the paper's column, budgets in
+    %, accuracies) for BYOL and each prior's analogue, and BYOL*."""
+    paper = PT.table("v2_table1")
+    paper = paper[paper["Data"] == "CF-10"]
+    curves = [(c, pc, paper["%"].astype(float), [PT.value(v) for v in paper[pc]])
+              for c, pc in [("BYOL", "BYOL")] + [(PT.prior_label(p), PT.paper_column(p)) for p in priors]]
+    return curves, PT.value(paper["BYOL*"].iloc[0])

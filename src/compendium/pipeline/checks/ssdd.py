@@ -491,3 +491,32 @@ def accounting_table(run: Run) -> pd.DataFrame:
     s = run.common(names)
     return pd.DataFrame([{"set": n, "m": run.sets[n]["m"], "floats": run.sets[n]["floats"], "ours": run.txt(n, seeds=s),
                           "seeds": _seed_text(s)} for n in names])
+
+
+def controls_table(run: Run, teacher_probe: pd.DataFrame, targets: Sequence[str], controls: Sequence[str]) -> pd.DataFrame:
+    """What pre-training adds to an untrained student and what optimisation adds to the PCA
+    initialisation (SSDD Sec. 3.2, T = 0): the untrained student, the controls and SSDD per target, then
+    each network of the ``ssdd_teacher`` probe on its own features."""
+    ctl = pd.DataFrame([{"set": n, **{t: run.txt(n, target=t) for t in targets}}
+                        for n in [UNTRAINED, *controls, "SSDD"] if run.has(n)])
+    for _, r in teacher_probe.iterrows():
+        ctl.loc[len(ctl)] = {"set": f"{r['network']} (own features, ssdd_teacher)", **{t: f"{100 * r[t]:.1f}" for t in targets if t in r}}
+    return ctl
+
+
+def metrics(run: Run, targets: Sequence[str], converse: Sequence[Mapping], loops: pd.DataFrame) -> dict:
+    """The ``ssdd_eval`` metrics: mean probe accuracy per ConvNet set and target, per student of the
+    cross-architecture methods (Table 1), the converse arms' Fashion-MNIST probe, the outer loops'
+    plateau test and the evaluations' total seconds."""
+    res = run.results
+    return {"convnet": {n: {t: run.mean(n, target=t) for t in targets} for n in sorted(set(res.loc[res["arch"] == "convnet", "set"]))},
+            "cross_arch": {a: {n: run.mean(n, a) for n in list(run.cross_methods) + [UNTRAINED]} for a in run.archs},
+            "converse": {r["arm"]: r["fashion-mnist"] for r in converse},
+            "outer_loop_plateau": {r["set"]: bool(r["plateau"]) for _, r in loops.iterrows()},
+            "eval_seconds_total": float(res["seconds"].sum())}
+
+
+def claims_frame(rows_: Sequence[Claim]) -> pd.DataFrame:
+    """The ledger rows as a small table (location, verdict, condition, effect) for the notebook."""
+    return pd.DataFrame([{"location": r.location, "verdict": r.verdict, "condition": r.condition, "effect": r.effect}
+                         for r in rows_])

@@ -320,7 +320,6 @@ def dd_labels_claims(results: pd.DataFrame, runs: pd.DataFrame, curves: pd.DataF
     ``iteration``, ``loss``). Seeds: the learners' seeds, matched across arms (one distillation run)."""
     chance = 1.0 / classes
     steps = {f"{r['variant']} {r['base']}": int(r["steps"]) for _, r in runs.iterrows()}
-    name = {"rr": "LD-RR", "second_order": "LD second-order"}
 
     def acc(base, labels, student=arch, opt="adam", mult=1.0):
         return pick(results, "seed", base=base, labels=labels, student=student, optimizer=opt, mult=mult)

@@ -5,8 +5,9 @@ checks across keys on the resolved values (each problem names its key and the fi
 the notebook starts."""
 
 from compendium.pipeline.spec import Param
+from compendium.ssl.methods import METHODS as SSL_METHODS
 
-METHODS = ("byol", "simclr", "barlow_twins", "dino", "moco", "simsiam", "swav", "vicreg")
+METHODS = tuple(SSL_METHODS)   # the SSL methods the trainer knows, in its order
 
 DATASETS = ("fashion-mnist", "cifar10", "cifar100", "tiny-imagenet", "imagenet")
 

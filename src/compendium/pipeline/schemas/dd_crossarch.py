@@ -28,3 +28,11 @@ SCHEMA = {
                         low=0.1, high=1.0),
     "temperature": Param("float", "temperature of the online teacher labels", low=0.01, high=100.0),
 }
+
+
+def check(values: dict) -> list[str]:
+    """DWA (Du et al., NeurIPS 2024) Table 4's blocks are read at ``table4_ipcs``; the ipc-``ipc`` block is the
+    one the matrix and Table 9 share, so it must be among them."""
+    if values["ipc"] not in values["table4_ipcs"]:
+        return [f"table4_ipcs: {values['table4_ipcs']} must include ipc = {values['ipc']}"]
+    return []

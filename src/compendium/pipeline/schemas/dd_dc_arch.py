@@ -14,3 +14,11 @@ SCHEMA = {
     "loops": Param("list[int]", "DC (outer, inner) loops (the code at ipc 10: 10, 50)", low=1, high=1000),
     "batch_real": Param("int", "real images per class per matching step (256 in the code)", low=1, high=6000),
 }
+
+
+def check(values: dict) -> list[str]:
+    """DC (Zhao et al., ICLR 2021) Table 3's architecture ablation compares every variant with DC's default
+    ConvNet, so the default must be among the variants."""
+    if "default" not in values["variants"]:
+        return [f"variants: {values['variants']} must include 'default' (DC's ConvNet, the reference of every variant)"]
+    return []

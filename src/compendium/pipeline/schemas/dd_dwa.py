@@ -28,3 +28,22 @@ SCHEMA = {
     "eval_width": Param("int", "width of the Conv-3 student (BatchNorm)", low=4, high=1024),
     "temperature": Param("float", "temperature of the online teacher labels", low=0.01, high=100.0),
 }
+
+
+def check(values: dict) -> list[str]:
+    """DWA (Du et al., NeurIPS 2024) Fig. 3 compares coupled with decoupled BN weights, which coincide at
+    λ_var = 0.01; Fig. 5's grid needs positive adjustment norms (ρ = 0 is the separate no-adjustment arm);
+    Table 10's memory is a prefix of dd_inversion's ipc-``tsne_ipc`` sets."""
+    errs = []
+    lams = values["sweep_lambdas"]
+    if 0.01 not in lams or min(lams) <= 0:
+        errs.append(f"sweep_lambdas: {lams} must be positive and include 0.01 (where coupled = decoupled)")
+    if values["sweep_ipc"] < 2:
+        errs.append(f"sweep_ipc: {values['sweep_ipc']} < 2; the feature distance needs two images of a class")
+    if min(values["grid_K"]) < 1 or min(values["grid_rho"]) <= 0:
+        errs.append(f"grid_rho: grid_K must be >= 1 and grid_rho > 0, got {values['grid_K']}, {values['grid_rho']}; "
+                    "rho = 0 is evaluated anyway")
+    if values["cl_ipc"] > values["tsne_ipc"]:
+        errs.append(f"cl_ipc: {values['cl_ipc']} > tsne_ipc = {values['tsne_ipc']}, the ipc of dd_inversion's sets used as "
+                    "memory; lower cl_ipc")
+    return errs

@@ -42,3 +42,18 @@ SCHEMA = {
     "proxy_lr": Param("float", "proxy training: AdamW learning rate (cosine)", low=0.0, high=1.0),
     "nas_test_n": Param("int", "class-balanced test images every NAS training is tested on (0: all 10,000)", low=0),
 }
+
+
+def check(values: dict) -> list[str]:
+    """GTN (Such et al., ICML 2020) differentiates through the learners' training, so they keep no BatchNorm
+    statistics; its class-balanced generator batches hold the 10 classes equally; the truncated unroll
+    back-propagates through at most the ``inner_steps`` steps."""
+    errs = []
+    codes = values["learners"]
+    if any(c.split("-")[3:4] == ["batch"] for c in codes):
+        errs.append(f"learners: GTN learners are unrolled: no BatchNorm in {codes}")
+    if values["inner_batch"] % 10:
+        errs.append(f"inner_batch: {values['inner_batch']} must be a multiple of the 10 classes")
+    if values["truncate"] > values["inner_steps"]:
+        errs.append(f"truncate: {values['truncate']} > inner_steps = {values['inner_steps']}")
+    return errs

@@ -19,3 +19,13 @@ SCHEMA = {
     "eval_resnet_stem_stride": Param("int", "stride of the ResNet-18 student's 3x3 stem (1 at paper scale)", choices=(1, 2)),
     "temperature": Param("float", "temperature of the online teacher labels", low=0.01, high=100.0),
 }
+
+
+def check(values: dict) -> list[str]:
+    """RDED (Sun et al., CVPR 2024) stitches ``rded_factor``² crops per synthetic image, each from a different
+    scored real image, so it needs that many real images per class for every ipc."""
+    need = max(values["ipcs"]) * values["rded_factor"] ** 2
+    if "rded" in values["methods"] and values["rded_images_per_class"] < need:
+        return [f"rded_images_per_class: {values['rded_images_per_class']} < max(ipcs) * rded_factor^2 = {need} crops "
+                "to choose from; raise rded_images_per_class or lower ipcs / rded_factor"]
+    return []

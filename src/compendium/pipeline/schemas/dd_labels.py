@@ -31,3 +31,14 @@ SCHEMA = {
     "archs": Param("list[str]", "students of the architecture test", nonempty=True, choices=("lenet", "mlp", "convnet")),
     "eval_width": Param("int", "width of the ConvNet student (instance norm)", low=4, high=1024),
 }
+
+
+def check(values: dict) -> list[str]:
+    """Label distillation's flexibility study (Bohdal, Yang & Hospedales 2020) trains the labels distilled with
+    ``arch`` at 1x steps otherwise: the grid must contain that setup (1.0 in ``step_mults``, ``arch`` in ``archs``)."""
+    errs = []
+    if 1.0 not in values["step_mults"]:
+        errs.append(f"step_mults: {values['step_mults']} must include 1.0 (the distillation setup)")
+    if values["arch"] not in values["archs"]:
+        errs.append(f"archs: {values['archs']} must include the distillation network {values['arch']!r}")
+    return errs

@@ -33,3 +33,16 @@ SCHEMA = {
     "mn_adjust_iterations": Param("int", "Mnemonics: A/B-split adjustment iterations of the old exemplars per half (0: off)",
                               low=0),
 }
+
+
+def check(values: dict) -> list[str]:
+    """The claims compare Mnemonics (Liu et al., CVPR 2020) with the random and herding memories: each method
+    once, and those three present."""
+    errs = []
+    methods = values["methods"]
+    if len(set(methods)) != len(methods):
+        errs.append(f"methods: {methods} repeat a method")
+    missing = [m for m in ("random", "herding", "mnemonics") if m not in methods]
+    if missing:
+        errs.append(f"methods: must include {', '.join(map(repr, missing))} (the claims compare against it)")
+    return errs

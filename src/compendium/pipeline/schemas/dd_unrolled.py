@@ -40,3 +40,27 @@ SCHEMA = {
     "workers": Param("int", "single-threaded worker processes", low=0, high=64),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
+
+
+def check(values: dict) -> list[str]:
+    """DD (Wang et al. 2018, Algorithm 1) splits the ``size`` class-cyclic images into ``steps`` equal batches and
+    holds at least one image per class; SLDD's distillation size d_A needs A > 0; DD's poisoning maps a class K
+    of the 10 to a different class T."""
+    errs = []
+    if values["arch"] not in ("lenet", "convnet"):
+        errs.append(f"arch: {values['arch']!r} is not an unrolled learner; use lenet or convnet")
+    if values["init"] not in ("xavier", "default"):
+        errs.append(f"init: {values['init']!r}; use xavier or default")
+    if values["size"] % values["steps"] or values["size"] < 10:
+        errs.append(f"size: {values['size']} must split into steps = {values['steps']} equal batches and hold >= 1 image "
+                    "per class (>= 10)")
+    if any(s < 1 for s in values["sl_sizes"]):
+        errs.append(f"sl_sizes: {values['sl_sizes']} must all be >= 1")
+    if values["d_A"] <= 0:
+        errs.append(f"d_A: {values['d_A']} must be > 0")
+    K, T = values["poison_attacked"], values["poison_target"]
+    if not 0 <= K < 10 or not 0 <= T < 10:
+        errs.append(f"poison_attacked: poison classes must be in 0..9, got K = {K}, T = {T}")
+    elif K == T:
+        errs.append(f"poison_target: {T} equals poison_attacked; the poisoning maps K to another class")
+    return errs

@@ -1,3 +1,4 @@
+from compendium.core import data
 from compendium.pipeline.schemas import DATASET, PROTOCOL
 from compendium.pipeline.spec import Param
 
@@ -23,3 +24,25 @@ SCHEMA = {
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
+
+#: Training-split sizes of the datasets D can be drawn from (the digits: 75% of 1,797, the seeded split).
+TRAIN_SIZES = {"fashion-mnist": 60_000, "digits": 1347, "cifar10": 50_000, "cifar100": 50_000,
+               "tiny-imagenet": 100_000, "imagenet": 1_281_167}
+
+
+def check(values: dict) -> list[str]:
+    """The stage makes three trained priors, named after the datasets (``<tag>_supervised``,
+    ``<tag>_byol`` and ``<cross tag>_byol``); the cross-dataset prior needs another dataset; D is
+    ``train_n`` images of the training split."""
+    errs = []
+    tag, cross_tag = data.dataset_tag(values["dataset"]), data.dataset_tag(values["cross_dataset"])
+    made = {f"trained:priors/{n}.pt" for n in (f"{tag}_supervised", f"{tag}_byol", f"{cross_tag}_byol")}
+    unknown = [p for p in values["priors"] if p.startswith("trained:priors/") and p not in made]
+    if unknown:
+        errs.append(f"priors: {unknown} are not made by this stage (it makes {sorted(made)}); use those or rand")
+    if values["cross_dataset"] == values["dataset"]:
+        errs.append(f"cross_dataset: {values['cross_dataset']!r} is `dataset` too; choose another dataset")
+    size = TRAIN_SIZES.get(values["dataset"])
+    if size is not None and values["train_n"] > size:
+        errs.append(f"train_n: {values['train_n']} > the {size} training images of {values['dataset']}; lower train_n")
+    return errs

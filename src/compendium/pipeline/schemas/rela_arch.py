@@ -20,3 +20,10 @@ SCHEMA = {
     "priors": Param("list[str]", "ReLA priors (trained ones need targets from the priors stage)", nonempty=True),
     "schedule": Param("str", "lambda schedule", choices=("switch", "v1")),
 }
+
+
+def check(values: dict) -> list[str]:
+    """Each student of camera-ready Table 2 has its width keys here: only those can run."""
+    known = ("convnet", "resnet18", "mobilenet_v2", "efficientnet_b0", "vit_tiny")
+    unknown = sorted(set(values["students"]) - set(known))
+    return [f"students: unknown {unknown}; known: {list(known)}"] if unknown else []

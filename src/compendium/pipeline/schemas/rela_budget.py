@@ -18,3 +18,16 @@ SCHEMA = {
     "gap_goal": Param("float", "the gap-closure goal of the headline claim", low=0.0, high=1.0),
     "cost_goal": Param("float", "the budget at or below which ReLA should match BYOL*", low=0.0, high=1.0),
 }
+
+
+def check(values: dict) -> list[str]:
+    """The headline cells (camera-ready Table 1's gap closure and the half-cost claim) are cells of the
+    table: their priors and budget must be among ``priors`` and ``budgets``."""
+    errs = []
+    for key in ("same_dataset_prior", "cross_dataset_prior"):
+        if values[key] not in values["priors"]:
+            errs.append(f"{key}: {values[key]!r} must be one of `priors` {values['priors']}; add it there")
+    if values["headline_budget"] not in values["budgets"]:
+        errs.append(f"headline_budget: {values['headline_budget']} must be one of `budgets` {values['budgets']}; "
+                    "add it there")
+    return errs

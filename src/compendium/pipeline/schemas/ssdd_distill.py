@@ -26,3 +26,27 @@ SCHEMA = {
     "workers": Param("int", "single-threaded worker processes (0: in the notebook's process)", low=0, high=64),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
+
+APPROX_NAMES = ("same", "bias", "ideal")
+INITS = ("pca", "real", "random")
+
+
+def approx_ok(name: str) -> bool:
+    """A Table 11 variant name: ``same``, ``bias``, ``ideal`` or ``q<hidden>`` with hidden >= 1 (the rule
+    of ``compendium.distill.ssdd.parse_approx``)."""
+    return name in APPROX_NAMES or (name.startswith("q") and name[1:].isdigit() and int(name[1:]) >= 1)
+
+
+def check(values: dict) -> list[str]:
+    """The main budget is one of Table 2's budgets; the approximation variants and the initialisations
+    are known names."""
+    errs = []
+    if "budget_n" in values and values["budget_n"] not in values.get("budgets", []):
+        errs.append(f"budget_n: {values['budget_n']} must be one of budgets {values.get('budgets')}; add it to budgets")
+    bad = [v for v in values.get("approx_variants", []) if not approx_ok(str(v))]
+    if bad:
+        errs.append(f"approx_variants: unknown {bad}; use same, bias, ideal or q<hidden> (e.g. q2, q8)")
+    bad = sorted(set(values.get("ablation_inits", [])) - set(INITS))
+    if bad:
+        errs.append(f"ablation_inits: unknown inits {bad}; known {list(INITS)}")
+    return errs

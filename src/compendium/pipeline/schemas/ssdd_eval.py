@@ -33,3 +33,10 @@ SCHEMA = {
     "workers": Param("int", "single-threaded worker processes (0: in the notebook's process)", low=0, high=64),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
+
+
+def check(values: dict) -> list[str]:
+    """Table 1's students include the ConvNet (the students every set is evaluated on)."""
+    if "convnet" not in values.get("archs", ["convnet"]):
+        return [f"archs: {values['archs']} must include convnet (the main student); add it"]
+    return []

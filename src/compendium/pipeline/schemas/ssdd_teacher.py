@@ -20,3 +20,19 @@ SCHEMA = {
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
+
+#: Images in Fashion-MNIST's training split, the source of the teacher's training set and the pool.
+FASHION_MNIST_TRAIN = 60_000
+
+
+def check(values: dict) -> list[str]:
+    """Each free teacher is ``rand`` or ``trained:<file>``; the training set and the pool fit in
+    Fashion-MNIST's training split."""
+    errs = []
+    bad = [t for t in values.get("free_teachers", []) if t != "rand" and not str(t).startswith("trained:")]
+    if bad:
+        errs.append(f"free_teachers: each must be 'rand' or 'trained:<file>', got {bad}")
+    for key in ("train_n", "pool_n"):
+        if values.get(key, 0) > FASHION_MNIST_TRAIN:
+            errs.append(f"{key}: {values[key]} is more than Fashion-MNIST's {FASHION_MNIST_TRAIN} training images")
+    return errs

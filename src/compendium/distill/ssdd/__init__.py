@@ -15,7 +15,9 @@ and approximation"). Both share this code; the spec is ``ssdd.md``.
   Table 11 alternatives (same / bias / ideal).
 * :func:`ssdd_floats`, :func:`images_for_budget`, :func:`free_images_for_budget`: the storage budget
   in floats (both accounting modes of the baselines, spec Sec. 2.5).
-* :class:`TargetSet`: the released set (images, regression targets, method, params, cost) on disk.
+* :class:`TargetSet`: the released set (images, regression targets, method, params, cost) on disk, in
+  the one set format (:func:`compendium.distill.sets.save_tensors`, kind ``targets``).
+* :mod:`compendium.distill.ssdd.experiments`: the stages' orchestration (jobs, tables, evaluations).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from torch import nn
 from compendium.core import data, models
 from compendium.core.probe import linear_probe, to_float
 from compendium.distill import coresets
-from compendium.distill.sets import measure
+from compendium.distill.sets import SetError, load_tensors, measure, save_tensors
 
 AUGMENTATIONS = ("none", "rotation", "jigsaw", "crop")
 APPROX_MODES = ("same", "bias", "q", "ideal")
@@ -550,25 +552,28 @@ class TargetSet:
             raise SSDDError(f"{self.method}: non-finite images or targets")
 
     def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        torch.save(asdict(self), tmp)
-        tmp.replace(path)
-        return path
+        """Write the set with :func:`compendium.distill.sets.save_tensors` (kind ``targets``): images,
+        targets and the tensors of ``extra`` (SSDD's bases) as tensors, the rest as JSON meta."""
+        tensors = {"images": self.images, "targets": self.targets}
+        tensors.update({f"extra.{k}": v for k, v in self.extra.items() if isinstance(v, torch.Tensor)})
+        meta = {k: v for k, v in asdict(self).items() if k not in ("images", "targets", "extra")}
+        meta["extra"] = {k: v for k, v in self.extra.items() if not isinstance(v, torch.Tensor)}
+        meta["extra_order"] = list(self.extra)
+        return save_tensors(path, "targets", tensors, meta)
 
     @classmethod
     def load(cls, path: str | Path) -> "TargetSet":
+        """Read a set written by :meth:`save` (:func:`compendium.distill.sets.load_tensors`)."""
         path = Path(path)
         if not path.is_file():
             raise SSDDError(f"no target set at {path}: the `ssdd_distill` stage makes it")
         try:
-            d = torch.load(path, map_location="cpu", weights_only=True)
-            return cls(**d)
-        except SSDDError:
-            raise
-        except Exception as e:  # noqa: BLE001
-            raise SSDDError(f"{path} is not a readable target set ({type(e).__name__}: {e})") from e
+            d, meta = load_tensors(path, "targets")
+        except SetError as e:
+            raise SSDDError(f"{path} is not a readable target set ({e})") from e
+        extra = {k: d[f"extra.{k}"] if f"extra.{k}" in d else meta["extra"][k] for k in meta.pop("extra_order")}
+        meta.pop("extra")
+        return cls(d["images"], d["targets"], extra=extra, **meta)
 
 
 # --- evaluation: pre-train a fresh student on the pairs, then probe (Sec. 4) -----------------------
@@ -646,6 +651,12 @@ def features(backbone: nn.Module, x: torch.Tensor, batch_size: int = 1024) -> to
     return out
 
 
+def pooled(net: nn.Module) -> nn.Module:
+    """``net``'s feature map averaged over positions (its ``body``, global average pooling, flattened):
+    the features the globally pooled students are probed on (Sec. 4), for the teacher's own probe."""
+    return nn.Sequential(net.body, nn.AdaptiveAvgPool2d(1), nn.Flatten()).eval()
+
+
 @dataclass(frozen=True)
 class ProbeSpec:
     """The linear probes of Sec. 4 at our scale: Fashion-MNIST (``train_n`` / ``test_n`` class-mixed
@@ -711,7 +722,7 @@ def evaluate_set(images: torch.Tensor, targets: torch.Tensor | None, arch: str, 
                  spec: ProbeSpec, seed: int = 0) -> dict:
     """Sec. 4's evaluation of one set: a fresh ``arch`` (seeded) regressed onto the targets
     (:func:`pretrain_student`; ``targets`` None = no pre-training, the untrained control), then
-    :func:`probe`. Picklable arguments, for :func:`compendium.distill.runner.parallel`."""
+    :func:`probe`. Picklable arguments, for :func:`compendium.core.parallel.run_calls`."""
     torch.manual_seed(seed)
     bb = models.build(arch, **arch_kwargs)
     t0 = time.perf_counter()

@@ -1,0 +1,196 @@
+"""DWA's further experiments (Du et al., NeurIPS 2024): the named syntheses behind Fig. 1 (t-SNE of the
+logits), Fig. 3 (the λ_var sweep, coupled vs decoupled BN weights), Fig. 4 (the feature distance, Eq. 21),
+Fig. 5 (the K × ρ grid), Table 10 (class-incremental learning with a GDumb learner) and the sets of
+Tables 4 and 9 distilled by other teachers; their evaluation jobs and tables.
+
+Synthesis follows DWA's code (BN-input statistics, real init, a fresh teacher copy per ipc index, K
+normalised ascent steps of total norm ρ); every set is relabelled online by the teacher that distilled it.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.manifold import TSNE
+
+from compendium.core.parallel import run_calls
+from compendium.distill import continual, inversion, runner, teachers
+from compendium.distill import evaluate as E
+
+METHODS = ("sre2l", "dwa")
+PAPER_T10 = {"sre2l": [15.7, 10.6, 9.0, 7.9, 6.9], "dwa": [34.6, 25.7, 22.5, 20.2, 18.1]}  # CIFAR-100, 20..100 classes
+
+
+def coupling(lam: float, how: str) -> dict:
+    """The BN loss weights of Fig. 3: *coupled*, the whole BN loss weight is λ (SRe2L's r_bn, mean and
+    variance together); *decoupled*, the mean term keeps 0.01 and the variance term gets λ (r_var = λ / 0.01)."""
+    return dict(r_bn=lam, r_var=1.0) if how == "coupled" else dict(r_bn=0.01, r_var=lam / 0.01)
+
+
+def synthesis_specs(common: dict, *, rho: float, K: int, cross_teachers, cross_ipc: int, cross_ipc_extra, sweep_lambdas,
+                    sweep_ipc: int, grid_K, grid_rho, grid_ipc: int, real_ipcs) -> dict:
+    """Every named set: key -> (synthesis function, teacher name, ipc, kwargs). Keys: ``(method, teacher)``
+    (Tables 4 and 9), ``("t4", method, ipc)`` (Table 4's further ResNet-18 blocks), ``("sweep", method, how, λ)``
+    (Fig. 3), ``("grid", K, ρ)`` with ``("grid", 0, 0.0)`` the no-adjustment arm (Fig. 5), ``("real", ipc)``
+    (arm B: the real images DWA starts from, no optimisation) at each of ``real_ipcs``."""
+    sre2l, dwa, inv = inversion.sre2l_synthesize, inversion.dwa_synthesize, inversion.inversion_synthesize
+    specs = {}
+    for t in cross_teachers:
+        specs[("sre2l", t)] = (sre2l, t, cross_ipc, common)
+        specs[("dwa", t)] = (dwa, t, cross_ipc, {**common, "rho": rho, "K": K})
+    for i in cross_ipc_extra if "resnet18" in cross_teachers else []:  # Table 4's further ipc blocks
+        specs[("t4", "sre2l", i)] = (sre2l, "resnet18", i, common)
+        specs[("t4", "dwa", i)] = (dwa, "resnet18", i, {**common, "rho": rho, "K": K})
+    for m in METHODS:
+        for lam in sweep_lambdas:
+            for how in ("coupled", "decoupled"):
+                kw = {**common, **coupling(lam, how), "method": f"{m} {how} {lam:g}"}
+                if m == "dwa":
+                    kw.update(rho=rho, K=K)
+                specs[("sweep", m, how, lam)] = (sre2l if m == "sre2l" else dwa, "convnet", sweep_ipc, kw)
+    specs[("grid", 0, 0.0)] = (dwa, "convnet", grid_ipc, {**common, "weight_adjust": None, "method": "dwa rho=0"})
+    for k_ in grid_K:
+        for r_ in grid_rho:
+            specs[("grid", k_, r_)] = (dwa, "convnet", grid_ipc, {**common, "rho": r_, "K": k_, "method": f"dwa K={k_} rho={r_:g}"})
+    for i in sorted(set(real_ipcs)):
+        specs[("real", i)] = (inv, "convnet", i, {**common, "iterations": 0, "init": "real", "method": "real init"})
+    return specs
+
+
+def synthesize(specs: dict, teachers_by_name: dict, images: torch.Tensor, labels: torch.Tensor, mean, std,
+               workers: int = 2) -> dict:
+    """Run the specs in parallel (:func:`~compendium.core.parallel.run_calls`), identical configurations
+    (all but the ``method`` name) once, the biggest first (a foreign teacher counts 4 times); key -> set."""
+    uniq = {}
+    for key, (fn, t, ipc, kw) in specs.items():
+        sig = (fn, t, ipc, tuple(sorted((k, v) for k, v in kw.items() if k != "method")))
+        uniq.setdefault(sig, []).append(key)
+    order = sorted(uniq, key=lambda s: -(s[2] * (4 if s[1] != "convnet" else 1)))
+    calls = [(s[0], (teachers_by_name[s[1]], images, labels, s[2], mean, std), specs[uniq[s][0]][3]) for s in order]
+    t0 = time.perf_counter()
+    made = run_calls(calls, workers=workers)
+    print(f"{len(calls)} syntheses ({len(specs)} named) in {time.perf_counter() - t0:.1f} s wall")
+    sets = {}
+    for s, d in zip(order, made):
+        for key in uniq[s]:
+            sets[key] = d
+    return sets
+
+
+def save_cross_sets(sets: dict, cross_teachers, cross_ipc: int, folder: Path) -> None:
+    """The sets of Tables 4 and 9 (``dd_crossarch`` evaluates them): ``{method}_{teacher}_ipc{ipc}.pt``."""
+    for t in cross_teachers:
+        for m in METHODS:
+            sets[(m, t)].save(folder / f"{m}_{t}_ipc{cross_ipc}.pt")
+    for key, d in sets.items():
+        if key[0] == "t4":
+            d.save(folder / f"{key[1]}_resnet18_ipc{key[2]}.pt")
+
+
+def logit_tsne(teacher: torch.nn.Module, real_x: torch.Tensor, sets50: dict):
+    """Fig. 1: the teacher's logits of the real images and of each set, and their joint 2-d t-SNE
+    (perplexity 30, PCA init, random state 0) split into the real part and one part per set."""
+    with torch.no_grad():
+        teacher.eval()
+        z_real = teacher(real_x)
+        z_syn = {m: teacher(d.images) for m, d in sets50.items()}
+    Z = torch.cat([z_real, *z_syn.values()]).numpy()
+    emb = TSNE(2, perplexity=30, init="pca", random_state=0).fit_transform(Z)
+    cuts = np.cumsum([len(z_real)] + [len(z) for z in z_syn.values()])[:-1]
+    return z_real, z_syn, np.split(emb, cuts)
+
+
+def logit_spread(z_syn: dict, sets50: dict, z_real: torch.Tensor, real_labels: torch.Tensor, ipc: int) -> pd.DataFrame:
+    """Fig. 1 measured: the within-class spread of each set's logits relative to the real ones'
+    (:func:`~compendium.distill.inversion.feature_distance`, mean over classes)."""
+    spread = []
+    for m, d in sets50.items():
+        dist = inversion.feature_distance(z_syn[m], d.labels, 10, z_real, real_labels)
+        spread.append({"method": m, "ipc": ipc, "within-class logit spread / real (mean over classes)": float(dist.nanmean())})
+    return pd.DataFrame(spread)
+
+
+def evaluation_jobs(sets: dict, sets50: dict, base: E.EvalConfig, teacher, *, seeds, sweep_seeds, ceiling: tuple,
+                    tasks, cl_ipc: int, eval_steps: int) -> list:
+    """The jobs of every figure and table: the sweep (``sweep_seeds``; coupled at 0.01 is decoupled at
+    0.01, evaluated once), the grid and arm B (``seeds``), dd_inversion's sets (``sweep_seeds``), the
+    ceiling ``(name, set)`` (``seeds``), then Table 10: per set, the first ``cl_ipc`` images per class as the
+    memory, per task the classes seen so far with the teacher's labels restricted to them (``sweep_seeds``)."""
+    arms = [(k, d, sweep_seeds if k[0] == "sweep" else seeds) for k, d in sets.items()  # at 0.01 coupled = decoupled
+            if k[0] in ("sweep", "grid", "real") and k[2:] != ("coupled", 0.01)] + [(("inv", m), d, sweep_seeds) for m, d in sets50.items()]
+    arms.append((("ceiling", ceiling[0]), ceiling[1], seeds))
+    jobs = [runner.Job({"part": k[0], "set": " / ".join(map(str, k[1:]))}, d, base, s, teacher, cost=eval_steps) for k, d, ss in arms for s in ss]
+    for m, d in sets50.items():
+        mem = continual.class_prefix(d, cl_ipc)
+        for t, classes in enumerate(tasks):
+            view, tview = continual.seen_view(mem, classes, teacher)
+            for s in sweep_seeds:
+                jobs.append(runner.Job({"part": "continual", "set": m, "task": t + 1, "classes": len(classes)}, view, base, s,
+                                       tview, cost=eval_steps, classes=classes))
+    return jobs
+
+
+def seed_cell(res: pd.DataFrame, part: str, name: str) -> tuple[float, float]:
+    """Mean and sample std (0 for one seed) of the final accuracy of one set of ``res`` (part, set name);
+    the sweep's coupled 0.01 set is read under its decoupled name (the two coincide, evaluated once)."""
+    if part == "sweep" and name.endswith(" / coupled / 0.01"):  # evaluated once, under its decoupled name
+        name = name.replace(" / coupled / ", " / decoupled / ")
+    r = res[(res["part"] == part) & (res["set"] == name)]["acc"]
+    return float(r.mean()), float(r.std(ddof=1)) if len(r) > 1 else 0.0
+
+
+def sweep_table(res: pd.DataFrame, sweep_lambdas) -> pd.DataFrame:
+    """Fig. 3: mean and std per method, λ_var and coupled / decoupled weights."""
+    rows = []
+    for m in METHODS:
+        for lam in sweep_lambdas:
+            for how in ("coupled", "decoupled"):
+                mu, sd = seed_cell(res, "sweep", f"{m} / {how} / {lam}")
+                rows.append({"method": m, "lambda": lam, "weights": how, "mean": mu, "std": sd})
+    return pd.DataFrame(rows)
+
+
+def feature_distance_table(teacher, sets: dict, real_f: torch.Tensor, real_labels: torch.Tensor, lam: float) -> pd.DataFrame:
+    """Fig. 4: the normalised feature distance (Eq. 21) per class of the coupled and decoupled sweep sets
+    at λ ``lam``, in the teacher's feature space."""
+    f4 = []
+    for m in METHODS:
+        for how in ("coupled", "decoupled"):
+            d = sets[("sweep", m, how, lam)]
+            dist = inversion.feature_distance(teachers.features(teacher, d.images), d.labels, 10, real_f, real_labels)
+            f4 += [{"method": m, "weights": how, "lambda": lam, "class": c, "feature distance": float(v)} for c, v in enumerate(dist)]
+    return pd.DataFrame(f4)
+
+
+def grid_table(res: pd.DataFrame, grid_K, grid_rho) -> tuple[pd.DataFrame, float]:
+    """Fig. 5: mean and std per (K, ρ), and the mean of the no-adjustment arm (ρ = 0)."""
+    grid = pd.DataFrame([{"K": k_, "rho": r_, "mean": seed_cell(res, "grid", f"{k_} / {r_}")[0],
+                          "std": seed_cell(res, "grid", f"{k_} / {r_}")[1]} for k_ in grid_K for r_ in grid_rho])
+    return grid, seed_cell(res, "grid", "0 / 0.0")[0]
+
+
+def continual_table(res: pd.DataFrame, tasks) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 10: mean and std per set and task (long), and the table beside the paper's CIFAR-100 row."""
+    cl = res[res["part"] == "continual"].groupby(["set", "task"])["acc"].agg(["mean", "std"]).reset_index()
+    rows = []
+    for m in METHODS:
+        row = {"method": m}
+        for t, classes in enumerate(tasks):
+            r = cl[(cl["set"] == m) & (cl["task"] == t + 1)].iloc[0]
+            row[f"{len(classes)} classes"] = E.cell_text(r["mean"], 0 if np.isnan(r["std"]) else r["std"])
+        row["paper (CIFAR-100, 20/40/60/80/100 classes)"] = " / ".join(map(str, PAPER_T10[m]))
+        rows.append(row)
+    return cl, pd.DataFrame(rows)
+
+
+def metrics(sweep: pd.DataFrame, grid: pd.DataFrame, none_mu: float, cl: pd.DataFrame, spread: dict, rows, res) -> dict:
+    """The stage's metrics: the figures' means, Table 10, the spread, the claims and the evaluation time."""
+    return {"fig3": {f"{r['method']} {r['weights']} {r['lambda']:g}": r["mean"] for _, r in sweep.iterrows()},
+            "fig5": {f"K{int(r.K)} rho{r.rho:g}": r["mean"] for _, r in grid.iterrows()}, "fig5_none": none_mu,
+            "table10": {f"{r.set} task{int(r.task)}": r["mean"] for _, r in cl.iterrows()}, "fig1_spread": spread,
+            "claims": {r.location + " " + r.claim[:30]: {"verdict": r.verdict, "effect": r.effect} for r in rows},
+            "eval_seconds_total": float(res["seconds"].sum())}

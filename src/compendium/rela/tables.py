@@ -1,0 +1,229 @@
+"""The arms and tables of the ReLA comparison stages (camera-ready Table 1, Fig. 4a and 4c; v1 Fig. 4a-b;
+camera-ready Fig. 4b), built from the rows of :func:`compendium.rela.experiment.run`.
+
+* :func:`budget_arms`, :func:`ablation_arms`: the arms of the ``rela_budget`` and ``rela_ablations``
+  stages, per seed.
+* :func:`table1`: our Table 1 (mean ± std over seeds per budget and prior, bold = best at the budget,
+  underlined = beats BYOL* at 100%).
+* :func:`dynamics_arms`: the arms whose training dynamics camera-ready Fig. 5 shows.
+* :func:`prior_probes`: each prior's own frozen features, probed as the students are.
+* :func:`similarity_features`, :func:`similarity_matrices`, :func:`transport_per_seed`: camera-ready
+  Fig. 4a, the transport similarity (1 − D_Rep) and linear CKA between priors and students.
+* :func:`similarity_figure`: the two matrices as heat maps.
+* :func:`cost_panel`: camera-ready Fig. 4c, the budget at which each arm matches BYOL*.
+* :func:`budget_metrics`: the ``rela_budget`` stage's metrics.
+* :func:`switch_summary`: how many ReLA runs fired the camera-ready λ switch (Algorithm 1).
+
+Functions that name priors take ``label``: spec -> short name (the pipeline's paper analogues).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import torch
+
+from compendium.core import probe
+from compendium.rela import experiment, similarity
+from compendium.rela import priors as prior_models
+from compendium.rela.experiment import Arm, Result, Setup
+
+
+def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int, budgets: list, priors: list,
+                headline_budget: float, same_dataset_prior: str, schedule: str, label: Callable[[str], str]) -> list[Arm]:
+    """Camera-ready Table 1's arms: per seed the untrained student, BYOL* (100%) on the first
+    ``full_seeds`` seeds (reusing the same-dataset prior when it is that very run, as CF10-T is BYOL*),
+    and at each budget BYOL and + ReLA per prior; seeds after the first run only the headline cells
+    (BYOL and the same-dataset prior at ``headline_budget``)."""
+    arms = []
+    for s in seeds:
+        arms.append(Arm("untrained", arch_kwargs=arch_kwargs, seed=s, untrained=True))
+        if s in seeds[:full_seeds]:
+            full = Arm("BYOL 100%", arch_kwargs=arch_kwargs, budget=1.0, seed=s)
+            if experiment.reusable(same_dataset_prior, full, setup):  # the same-dataset prior is this very run
+                full.reuse = same_dataset_prior
+                print(f"BYOL* seed {s}: reusing {same_dataset_prior}, trained by the priors stage with exactly this configuration")
+            arms.append(full)
+        for b in budgets:
+            if b == headline_budget or s == seeds[0]:
+                arms.append(Arm(f"BYOL {b:.0%}", arch_kwargs=arch_kwargs, budget=b, seed=s))
+            for p in priors:
+                if s == seeds[0] or (p == same_dataset_prior and b == headline_budget):
+                    arms.append(Arm(f"ReLA {label(p)} {b:.0%}", arch_kwargs=arch_kwargs, budget=b, seed=s,
+                                    prior=p, schedule=schedule))
+    return arms
+
+
+def ablation_arms(arch_kwargs: dict, *, seeds: list, priors: list, budget: float, lambdas: list, fractions: list,
+                  label: Callable[[str], str]) -> list[Arm]:
+    """The ablations' arms (v1 Fig. 4a-b, camera-ready Fig. 4b, and W, b frozen / the paper's target
+    order): every seed runs untrained, BYOL and the switch with the dynamic and the static subset;
+    the first seed also v1's continuous λ, each constant λ, each first-w schedule (0 < w < 1), the
+    switch with W and b frozen and the switch with the paper's target order."""
+    arms = []
+    for seed in seeds:
+        arms.append(Arm("untrained", arch_kwargs=arch_kwargs, budget=budget, seed=seed, untrained=True))
+        arms.append(Arm("BYOL", arch_kwargs=arch_kwargs, budget=budget, seed=seed))
+        for p in priors:
+            name = label(p)
+            base = dict(arch_kwargs=arch_kwargs, budget=budget, seed=seed, prior=p)
+            arms.append(Arm(f"{name}: switch (camera-ready)", schedule="switch", **base))
+            arms.append(Arm(f"{name}: switch, static subset", schedule="switch", budget_mode="static", **base))
+            if seed != seeds[0]:
+                continue
+            arms.append(Arm(f"{name}: v1 continuous", schedule="v1", **base))
+            for lam in lambdas:
+                arms.append(Arm(f"{name}: constant λ={lam:g}", schedule="constant", w=lam, **base))
+            for w in fractions:
+                if 0 < w < 1:
+                    arms.append(Arm(f"{name}: first {w:.0%} ReLA", schedule="first", w=w, **base))
+            arms.append(Arm(f"{name}: switch, W and b frozen", schedule="switch", transfer_trainable=False, **base))
+            arms.append(Arm(f"{name}: switch, paper target order", schedule="switch", order="paper", **base))
+    return arms
+
+
+def dynamics_arms(labels: list[str], fractions: list) -> list[str]:
+    """Per prior label, the arms of camera-ready Fig. 5 (App. J): the switch, v1's continuous λ and
+    the first first-w schedule with 0 < w < 1 (if any), without repeats."""
+    show = [(f"{L}: {k}") for L in labels for k in ("switch (camera-ready)", "v1 continuous",
+                                                     f"first {[w for w in fractions if 0 < w < 1][0]:.0%} ReLA" if any(0 < w < 1 for w in fractions) else "v1 continuous")]
+    return list(dict.fromkeys(show))
+
+
+def prior_probes(priors: list, setup: Setup, arch_kwargs: dict, seed: int) -> list[float]:
+    """Each prior's own frozen features (its own input normalisation), linear-probed exactly as the
+    students are: the quality a ReLA student can copy."""
+    out = []
+    student_kwargs = Arm("x", arch_kwargs=arch_kwargs).student_kwargs(setup)
+    for p in priors:
+        prior = prior_models.load(p, student_arch="convnet", student_kwargs=student_kwargs, seed=seed, mean=setup.mean,
+                                  std=setup.std)
+        pset = Setup(**{**vars(setup), "mean": prior.mean, "std": prior.std})
+        out.append(experiment.frozen_probe(prior.model, pset, seed).final)
+    return out
+
+
+def table1(stats: pd.DataFrame, budgets: list, columns: list[str]) -> pd.DataFrame:
+    """Our camera-ready Table 1: a row per budget, ``BYOL`` and ``+ReLA <column>`` cells (mean ± std
+    over seeds) marked as the paper marks them, BYOL* (100%) on the first row. ``stats``:
+    :func:`compendium.rela.experiment.seed_stats` over (budget, column) of the trained arms."""
+    full = stats[stats["budget"] == 1.0].iloc[0]
+    rows = []
+    for b in budgets:
+        st = stats[stats["budget"] == b].set_index("column")
+        marks = experiment.mark({c: st.loc[c, "mean"] for c in columns}, full["mean"])
+        row = {"budget": f"{b:.0%}"}
+        for c in columns:
+            pre, post = marks[c]
+            row[c if c == "BYOL" else f"+ReLA {c}"] = pre + experiment.cell_text(st.loc[c, "mean"], st.loc[c, "std"], int(st.loc[c, "count"])) + post
+        row["BYOL* (100%)"] = experiment.cell_text(full["mean"], full["std"], int(full["count"])) if b == budgets[0] else ""
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def similarity_features(priors: list, arms: list[Arm], results: list[Result], setup: Setup, images: torch.Tensor, *,
+                        seed: int, headline_budget: float, arch_kwargs: dict, label: Callable[[str], str]) -> dict:
+    """Features of ``images`` for camera-ready Fig. 4a: each prior (``prior: <label>``), then the
+    ``seed``'s trained students at the headline budget and at 100% (a reused BYOL* is its prior)."""
+    feats = {}
+    for p in priors:
+        prior = prior_models.load(p, student_arch="convnet", student_kwargs=Arm("x", arch_kwargs=arch_kwargs).student_kwargs(setup),
+                                  seed=seed, mean=setup.mean, std=setup.std)
+        feats[f"prior: {label(p)}"] = probe.extract_features(prior.model, images, prior.mean, prior.std)
+    for a, r in zip(arms, results):
+        if a.reuse:  # identical to its prior, already in the matrix
+            continue
+        if a.seed == seed and not a.untrained and a.budget in (headline_budget, 1.0):
+            feats[a.name] = probe.extract_features(r.backbone, images, setup.mean, setup.std)
+    return feats
+
+
+def similarity_matrices(feats: dict, half: int) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(names, transport, cka): the transport similarity of every source (row) to every target
+    (column), its ridge map fitted on the first ``half`` images and scored on the rest, and linear CKA
+    on all of them."""
+    names = list(feats)
+    transport = np.zeros((len(names), len(names)))
+    cka = np.zeros_like(transport)
+    for i, s in enumerate(names):
+        for j, t in enumerate(names):
+            transport[i, j] = similarity.transport_similarity(feats[s][:half], feats[t][:half], feats[s][half:], feats[t][half:])
+            cka[i, j] = similarity.linear_cka(feats[s], feats[t])
+    return names, transport, cka
+
+
+def similarity_frame(names: list[str], transport: np.ndarray, cka: np.ndarray) -> pd.DataFrame:
+    """The two matrices as one row per (source, target)."""
+    return pd.DataFrame([{"source": s, "target": t, "transport similarity": transport[i, j], "linear CKA": cka[i, j]}
+                         for i, s in enumerate(names) for j, t in enumerate(names)])
+
+
+def similarity_figure(names: list[str], transport: np.ndarray, cka: np.ndarray):
+    """Camera-ready Fig. 4a as two heat maps, sources in rows and targets in columns."""
+    fig, axes = plt.subplots(1, 2, figsize=(15, 6.6), gridspec_kw={"wspace": 0.08})
+    for k, (ax, m, title) in enumerate(((axes[0], transport, "transport similarity (1 − D_Rep)"), (axes[1], cka, "linear CKA"))):
+        im = ax.imshow(m, vmin=0, vmax=1, cmap="viridis")
+        ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=7)
+        ax.set_yticks(range(len(names)), names if k == 0 else [], fontsize=7)
+        for i in range(len(names)):
+            for j in range(len(names)):
+                ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=6, color="w" if m[i, j] < 0.6 else "k")
+        ax.set(title=title, xlabel="target", ylabel="source" if k == 0 else "")
+        ax.grid(False)
+    fig.colorbar(im, ax=axes, shrink=0.7)
+    return fig
+
+
+def transport_per_seed(source: torch.Tensor, arms: list[Arm], results: list[Result], setup: Setup,
+                       images: torch.Tensor, half: int, *, headline_budget: float, same_dataset_prior: str) -> pd.DataFrame:
+    """The transport similarity from ``source`` (the strongest prior's features of ``images``) to each
+    headline student (BYOL and + ReLA with the same-dataset prior, every seed), ``out``, and back, ``in``."""
+    rows = []
+    for a, r in zip(arms, results):
+        if a.budget == headline_budget and not (a.untrained or a.reuse) and a.prior in ("", same_dataset_prior):
+            f = probe.extract_features(r.backbone, images, setup.mean, setup.std)
+            rows.append({"seed": a.seed, "student": a.name, "probe": r.row["probe"],
+                         "out": similarity.transport_similarity(source[:half], f[:half], source[half:], f[half:]),
+                         "in": similarity.transport_similarity(f[:half], source[:half], f[half:], source[half:])})
+    return pd.DataFrame(rows)
+
+
+def switch_summary(runs: pd.DataFrame) -> str:
+    """How many ReLA runs fired the λ switch, and the step counts of the runs."""
+    rela_runs = runs[runs["prior"] != ""]
+    fired = rela_runs["switch step"].notna()
+    return (f"the switch fired in {int(fired.sum())} of {len(rela_runs)} ReLA runs; steps per run: "
+            f"{sorted(set(int(x) for x in rela_runs['steps']))}")
+
+
+def cost_panel(ax, cost: pd.DataFrame, colors: list, budgets: list) -> None:
+    """Camera-ready Fig. 4c on ``ax``: a bar per arm at the budget that reaches BYOL*, at 100% with
+    "not within" the largest budget where none does. ``cost``: :func:`compendium.pipeline.checks.rela.cost_table`."""
+    xs = np.arange(len(cost))
+    vals = [100 * (v if v is not None and not pd.isna(v) else 1.0) for v in cost["matching budget"]]
+    ax.bar(xs, vals, color=colors)
+    for x, v, mb in zip(xs, vals, cost["matching budget"]):
+        ax.text(x, v, "not within\n" + f"{max(budgets):.0%}" if mb is None or pd.isna(mb) else f"{v:.0f}%", ha="center",
+                va="bottom", fontsize=8)
+    ax.axhline(100, color="k", ls="--", lw=1)
+    ax.set_xticks(xs, cost["arm"], rotation=20, ha="right", fontsize=8)
+    ax.set(ylabel="budget that reaches BYOL* (%)", title="(c) cost to match BYOL* (grid: " +
+           ", ".join(f"{b:.0%}" for b in budgets) + ")", ylim=(0, 115))
+
+
+def budget_metrics(*, headline: float, per_seed: pd.DataFrame, full: pd.Series, untrained: pd.Series, cost: pd.DataFrame,
+                   stats: pd.DataFrame, runs: pd.DataFrame) -> dict:
+    """The ``rela_budget`` stage's metrics: the headline gap closure, the transport per seed, BYOL*
+    and the untrained student, the budget that matches BYOL* per arm, every Table 1 cell and the
+    total training time."""
+    return {"gap_closure": headline, "transport_per_seed": per_seed.to_dict("records"),
+            "byol_full": {"mean": float(full["mean"]), "std": float(full["std"])},
+            "untrained": float(untrained["mean"]),
+            "matching_budget": {r["arm"]: (None if r["matching budget"] is None or pd.isna(r["matching budget"])
+                                           else float(r["matching budget"])) for _, r in cost.iterrows()},
+            "cells": {f"{r['column']} {r['budget']:.0%}": {"mean": float(r["mean"]), "std": float(r["std"]),
+                                                         "seeds": int(r["count"])} for _, r in stats.iterrows()},
+            "train_seconds_total": float(runs["train seconds"].sum())}

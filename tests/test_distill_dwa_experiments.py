@@ -1,0 +1,113 @@
+"""DWA's further experiments (``distill.dwa_experiments``): the named syntheses, their jobs and tables."""
+
+import math
+
+import matplotlib
+import pandas as pd
+import torch
+
+from compendium.distill import continual, inversion, plots, sets
+from compendium.distill import dwa_experiments as dwa
+from compendium.distill import evaluate as E
+
+matplotlib.use("Agg")
+
+
+def _set(n_per_class=3, classes=4, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    labels = torch.arange(classes).repeat(n_per_class)  # interleaved: 0 1 2 3 0 1 2 3 ...
+    return sets.DistilledSet(torch.randn(len(labels), 1, 6, 6, generator=g), labels, classes, (0.5,), (0.5,), "toy",
+                             params={"ipc": n_per_class})
+
+
+SPEC_KW = dict(rho=0.015, K=12, cross_teachers=["resnet18"], cross_ipc=1, cross_ipc_extra=[10], sweep_lambdas=[0.01, 0.11],
+               sweep_ipc=2, grid_K=[1, 12], grid_rho=[0.015], grid_ipc=1, real_ipcs={1, 2, 1, 10})
+
+
+def test_coupling_coincides_at_001():
+    assert dwa.coupling(0.01, "coupled") == {"r_bn": 0.01, "r_var": 1.0}
+    assert dwa.coupling(0.01, "decoupled") == {"r_bn": 0.01, "r_var": 1.0}
+    assert dwa.coupling(0.11, "decoupled") == {"r_bn": 0.01, "r_var": 0.11 / 0.01}
+
+
+def test_specs_name_every_set_with_its_function():
+    common = dict(iterations=5, lr=0.25, jitter=2, seed=0)
+    specs = dwa.synthesis_specs(common, **SPEC_KW)
+    assert specs[("sre2l", "resnet18")][:3] == (inversion.sre2l_synthesize, "resnet18", 1)
+    assert specs[("t4", "dwa", 10)][:3] == (inversion.dwa_synthesize, "resnet18", 10)
+    assert specs[("sweep", "dwa", "decoupled", 0.11)][3]["r_var"] == 0.11 / 0.01
+    assert specs[("grid", 0, 0.0)][3]["weight_adjust"] is None and specs[("grid", 12, 0.015)][3]["K"] == 12
+    assert [k for k in specs if k[0] == "real"] == [("real", 1), ("real", 2), ("real", 10)]
+    assert specs[("real", 2)][0] is inversion.inversion_synthesize and specs[("real", 2)][3]["iterations"] == 0
+    assert len(specs) == 2 + 2 + 8 + 3 + 3
+    no_extra = dwa.synthesis_specs(common, **dict(SPEC_KW, cross_teachers=["vit_bn"]))
+    assert not any(k[0] == "t4" for k in no_extra)  # Table 4's further blocks are ResNet-18's only
+
+
+def _fake(teacher, images, labels, ipc, mean, std, **kw):
+    return {"teacher": teacher, "ipc": ipc, **kw}
+
+
+def test_synthesize_runs_identical_configurations_once_biggest_first():
+    specs = {("a",): (_fake, "convnet", 1, {"x": 1, "method": "a"}), ("b",): (_fake, "convnet", 1, {"x": 1, "method": "b"}),
+             ("c",): (_fake, "other", 1, {"x": 1}), ("d",): (_fake, "convnet", 2, {"x": 2})}
+    out = dwa.synthesize(specs, {"convnet": "T0", "other": "T1"}, None, None, None, None, workers=0)
+    assert out[("a",)] is out[("b",)] and out[("a",)]["method"] == "a"  # the first name's kwargs
+    assert out[("c",)]["teacher"] == "T1" and out[("d",)]["ipc"] == 2
+    assert list(out) == [("c",), ("d",), ("a",), ("b",)]  # a foreign teacher's ipc counts 4 times
+
+
+def test_class_prefix_keeps_the_first_images_of_each_class():
+    d = _set()
+    m = continual.class_prefix(d, 2)
+    assert m.labels.tolist() == [0, 1, 2, 3, 0, 1, 2, 3] and m.params["ipc"] == 2
+    assert torch.equal(m.images, d.images[:8])
+
+
+def test_seed_cell_and_tables():
+    res = pd.DataFrame([
+        {"part": "sweep", "set": "sre2l / decoupled / 0.01", "acc": 0.4}, {"part": "sweep", "set": "sre2l / decoupled / 0.01", "acc": 0.6},
+        {"part": "grid", "set": "0 / 0.0", "acc": 0.3}, {"part": "grid", "set": "1 / 0.015", "acc": 0.5},
+        {"part": "continual", "set": "sre2l", "task": 1, "acc": 0.8}, {"part": "continual", "set": "dwa", "task": 1, "acc": 0.9},
+        {"part": "continual", "set": "dwa", "task": 1, "acc": 0.7}])
+    mu, sd = dwa.seed_cell(res, "sweep", "sre2l / coupled / 0.01")  # read under its decoupled name
+    assert abs(mu - 0.5) < 1e-12 and abs(sd - math.sqrt(0.02)) < 1e-12
+    assert dwa.seed_cell(res, "grid", "0 / 0.0") == (0.3, 0.0)
+    sweep = dwa.sweep_table(res, [0.01])
+    assert sweep[sweep["method"] == "sre2l"]["mean"].round(12).tolist() == [0.5, 0.5]
+    grid, none = dwa.grid_table(res, [1], [0.015])
+    assert none == 0.3 and grid.iloc[0]["mean"] == 0.5
+    cl, t10 = dwa.continual_table(res, [(0, 1)])
+    assert t10.set_index("method").loc["sre2l", "2 classes"] == "80.0 ± 0.0"
+    assert t10.set_index("method").loc["dwa", "2 classes"] == "80.0 ± 14.1"
+
+
+def test_evaluation_jobs_cover_every_arm():
+    d = _set()
+    setz = {("sweep", "sre2l", "coupled", 0.01): d, ("sweep", "sre2l", "decoupled", 0.01): d, ("grid", 1, 0.015): d,
+            ("real", 1): d, ("sre2l", "resnet18"): d}
+    cfg = E.EvalConfig(arch="convnet", steps=2, device="cpu")
+    tasks = continual.task_classes(4, 2)
+    jobs = dwa.evaluation_jobs(setz, {"sre2l": d}, cfg, None, seeds=[0, 1, 2], sweep_seeds=[0], ceiling=("ceil", d),
+                               tasks=tasks, cl_ipc=1, eval_steps=2)
+    keys = [(j.key["part"], j.key["set"]) for j in jobs]
+    assert keys.count(("sweep", "sre2l / decoupled / 0.01")) == 1 and ("sweep", "sre2l / coupled / 0.01") not in keys
+    assert keys.count(("grid", "1 / 0.015")) == 3 and keys.count(("ceiling", "ceil")) == 3 and keys.count(("inv", "sre2l")) == 1
+    cont = [j for j in jobs if j.key["part"] == "continual"]
+    assert [j.key["classes"] for j in cont] == [2, 4] and len(cont[0].dset) == 2
+
+
+def test_feature_distance_and_figures():
+    d = _set()
+    z_real = torch.randn(12, 4, generator=torch.Generator().manual_seed(1))
+    spread = dwa.logit_spread({"sre2l": 2 * z_real}, {"sre2l": d}, z_real, d.labels, 3)
+    same = dwa.logit_spread({"sre2l": z_real}, {"sre2l": d}, z_real, d.labels, 3)
+    assert list(spread["method"]) == ["sre2l"] and spread.iloc[0]["ipc"] == 3
+    assert abs(spread.iloc[0, 2] - 4 * same.iloc[0, 2]) < 1e-9  # twice the logits: four times the squared spread
+    fig = plots.logit_tsne(torch.randn(20, 2).numpy(), torch.randn(4, 2).numpy(), torch.randn(4, 2).numpy(), 3)
+    assert fig.axes[0].get_title().startswith("DWA Fig. 1")
+    sweep = pd.DataFrame([{"method": m, "lambda": l, "weights": w, "mean": 0.5, "std": 0.1}
+                          for m in ("sre2l", "dwa") for l in (0.01, 0.11) for w in ("coupled", "decoupled")])
+    assert len(plots.lambda_sweep(sweep, 2, 3).axes) == 2
+    grid = pd.DataFrame([[0.5, 0.6]], index=[1], columns=[0.01, 0.02])
+    assert "ρ = 0 gives 40.0%" in plots.grid_heatmap(grid, 0.4, 1).axes[0].get_title()

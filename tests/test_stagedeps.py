@@ -1,0 +1,43 @@
+"""Stage deps by construction (compendium.pipeline.stagedeps): dvc.yaml's src/ deps are the files each
+stage imports, transitively."""
+from compendium.core import paths
+from compendium.pipeline import stagedeps
+
+
+def test_imports_resolve_to_modules_of_the_package():
+    src = ("import os\nfrom compendium.core import models, paths as p\nfrom compendium.core.models import build\n"
+           "import compendium.pipeline.claims\nfrom torch import nn\n")
+    assert stagedeps.imported_modules(src) == {"compendium.core.models", "compendium.core.paths",
+                                               "compendium.pipeline.claims"}
+
+
+def test_closure_follows_imports_and_adds_the_packages_on_the_way():
+    c = stagedeps.closure({"compendium.pipeline.claims"})
+    assert {"compendium", "compendium.pipeline", "compendium.pipeline.claims", "compendium.pipeline.tables"} <= c
+    assert "compendium.rela.experiment" not in c
+
+
+def test_a_stage_runs_its_notebook_imports_nbrun_and_its_schema():
+    files = stagedeps.stage_sources("dd_kip")
+    assert "src/compendium/pipeline/nbrun.py" in files and "src/compendium/pipeline/schemas/dd_kip.py" in files
+    assert "src/compendium/distill/kernel.py" in files and "src/compendium/__init__.py" in files
+    assert not any("schemas/dd_dwa" in f for f in files)
+
+
+def test_rewrite_replaces_the_src_deps_of_a_stage_only(tmp_path):
+    text = paths.DVC_YAML.read_text()
+    broken = text.replace("      - src/compendium/distill/kernel.py\n", "", 1)
+    assert any(p.startswith("dd_kip:") for p in _problems_of(broken, tmp_path / "dvc.yaml"))
+    fixed = stagedeps.rewrite(broken, ["dd_kip"])
+    assert stagedeps.declared_sources(fixed, "dd_kip") == stagedeps.stage_sources("dd_kip")
+    assert stagedeps.declared_sources(fixed, "dd_dwa") == stagedeps.declared_sources(broken, "dd_dwa")
+
+
+def _problems_of(text, p):
+    p.write_text(text)
+    return stagedeps.problems(p)
+
+
+def test_every_stage_depends_on_exactly_the_files_it_runs():
+    found = stagedeps.problems()
+    assert not found, "\n".join(found) + "\nfix: python -m compendium.pipeline.stagedeps --write"
