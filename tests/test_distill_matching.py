@@ -9,6 +9,19 @@ from compendium.distill.matching import synthesis as matching
 from compendium.distill.matching.dsa import Draw, DSAParams
 from compendium.distill.sets import DistilledSet
 
+
+def gradient_match_loss(net, real, syn,
+                        kind: str = "ours", create_graph: bool = False):
+    """The DC objective (eq. 10) written plainly, per class: the reference the synthesis loop must match. DC eq. 10 at one network: sum over classes c of D(grad L(S_c), grad L(T_c)), ``real[c]`` and
+    ``syn[c]`` being the (already augmented) batches of class c."""
+    if len(real) != len(syn):
+        raise ValueError(f"{len(real)} real vs {len(syn)} synthetic class batches")
+    total = torch.zeros((), device=syn[0].device)
+    for c, (xr, xs) in enumerate(zip(real, syn)):
+        gr = [g.detach() for g in matching.class_gradients(net, xr, c)]
+        total = total + matching.gradient_distance(matching.class_gradients(net, xs, c, create_graph), gr, kind)
+    return total
+
 TINY = {"width": 8, "depth": 2, "norm": "instance"}
 MEAN, STD = (0.5,), (0.25,)
 
@@ -204,7 +217,7 @@ def _mean_dc_loss(images, x_u8, y, nets=4, dsa_strategy=None):
         if dsa_strategy:
             real = [dsa.augment(r, dsa_strategy, None, 50 + k * 3 + c) for c, r in enumerate(real)]
             syn = [dsa.augment(s, dsa_strategy, None, 50 + k * 3 + c) for c, s in enumerate(syn)]
-        total += float(matching.gradient_match_loss(net, real, syn))
+        total += float(gradient_match_loss(net, real, syn))
     return total / nets
 
 

@@ -142,11 +142,11 @@ def test_nearest_tokens_recover_tokens_from_their_embeddings():
 def test_embed_and_decode_rows_with_padding():
     table = torch.randn(len(VOCAB), 8, generator=torch.Generator().manual_seed(0))
     emb = T.Embeddings(table, T.WordPieceTokenizer(VOCAB), scale=2.0)
-    x = T.embed_texts(["hello cafes", "a"], emb, length=4)
+    x = T.embed_ids(T.encode_texts(["hello cafes", "a"], emb, 4), emb, 4)
     assert x.shape == (2, 4, 8)
     assert torch.allclose(x[0, 0], 2.0 * table[10]) and float(x[0, 3].abs().sum()) == 0.0
     assert T.decode_rows(x[0], emb) == ["hello", "cafe", "##s", "[PAD]"]
-    assert T.embed_texts(["hello " * 10], emb, length=3).shape == (1, 3, 8)  # truncated
+    assert T.embed_ids(T.encode_texts(["hello " * 10], emb, 3), emb, 3).shape == (1, 3, 8)  # truncated
 
 
 def test_minilm_missing_package_error(monkeypatch):
@@ -165,7 +165,7 @@ def test_real_minilm_embeddings_and_tokenizer():
     assert emb.vocab[0] == "[PAD]" and emb.tokenizer.unk_id == 100
     assert emb.tokenizer.encode("Hello, World!") == [7592, 1010, 2088, 999]
     assert emb.tokenizer.tokenize("tokenization") == ["token", "##ization"]
-    x = T.embed_texts(["the computer crashed again"], emb, length=6)
+    x = T.embed_ids(T.encode_texts(["the computer crashed again"], emb, 6), emb, 6)
     assert T.decode_rows(x[0], emb) == ["the", "computer", "crashed", "again", "[PAD]", "[PAD]"]
 
 

@@ -347,10 +347,6 @@ def embed_ids(ids: list[list[int]], emb: Embeddings, length: int) -> torch.Tenso
     return x * emb.scale
 
 
-def embed_texts(texts, emb: Embeddings, length: int) -> torch.Tensor:
-    return embed_ids(encode_texts(texts, emb, length), emb, length)
-
-
 def decodable(vocab: list[str]) -> torch.Tensor:
     """Bool mask of the tokens a decoded row may become: not ``[unusedN]``, ``[CLS]``, ``[SEP]``,
     ``[MASK]`` or ``[PAD]`` (padding is recognised by a row's small norm instead)."""

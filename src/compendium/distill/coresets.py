@@ -245,11 +245,6 @@ def k_center_indices(features: torch.Tensor, labels: torch.Tensor, ipc: int, num
     return _per_class(labels, num_classes, lambda c, m: k_center_order(features[m.to(features.device)], ipc))
 
 
-def covering_radius(x: torch.Tensor, centres: torch.Tensor) -> float:
-    """max_i min_j ||x_i - x_centres[j]||: the k-center objective (Sener & Savarese 2018, eq. 3)."""
-    return float(torch.cdist(x.double(), x[centres].double()).min(1).values.max())
-
-
 def k_center(features: torch.Tensor | None, labels: torch.Tensor, ipc: int, images_u8: torch.Tensor,
              num_classes: int, mean, std, feature_fn: FeatureFn | None = None, seed: int = 0,
              dataset: str = "fashion-mnist") -> DistilledSet:

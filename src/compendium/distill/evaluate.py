@@ -529,26 +529,6 @@ def test_subset(images_u8: torch.Tensor, labels: torch.Tensor, n: int = 0) -> tu
     return images_u8[keep], labels[keep]
 
 
-def cross_architecture(dset: DistilledSet, archs: dict[str, EvalConfig], test_images_u8: torch.Tensor,
-                       test_labels: torch.Tensor, seeds=(0, 1, 2), teacher: nn.Module | None = None,
-                       log: str = "") -> list[dict]:
-    """One set, several students (DC/DSA's cross-architecture matrix; DWA Tables 4-5): one row per entry
-    of ``archs`` (name -> config) with mean, std, cell text, per-seed accuracies and the train time.
-    Every config is checked before the first student trains."""
-    if not archs:
-        raise ValueError("no architectures")
-    for cfg in archs.values():
-        _check_inputs(dset, test_images_u8, test_labels, cfg, teacher)
-    rows = []
-    for name, cfg in archs.items():
-        s = evaluate_seeds(dset, test_images_u8, test_labels, cfg, seeds, teacher, log=log and f"{log}/{name}")
-        rows.append({"arch": name, "backbone": cfg.arch, "method": dset.method, "ipc": dset.ipc, "n": len(dset),
-                     "label_mode": cfg.label_mode, "mean": s["mean"], "std": s["std"], "best_mean": s["best_mean"],
-                     "cell_text": s["cell_text"], "accs": s["accs"], "seeds": s["seeds"],
-                     "train_seconds": s["train_seconds"], "steps": s["steps"]})
-    return rows
-
-
 @torch.no_grad()
 def relabel(dset: DistilledSet, teacher: nn.Module, T: float = 1.0, batch_size: int = 512,
             device: str = "auto") -> DistilledSet:

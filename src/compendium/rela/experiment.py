@@ -29,7 +29,7 @@ from compendium.rela import priors, schedule, targets
 from compendium.rela.targets import TargetBank
 from compendium.ssl import methods, train
 
-SCHEDULES = ("switch", "v1", "epochs", "first", "constant")
+SCHEDULES = tuple(schedule.KINDS)
 
 
 @dataclass

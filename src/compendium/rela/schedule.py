@@ -237,11 +237,14 @@ class Constant(_Schedule):
         self.history.append({"step": self.steps, "lam": self.value, "rela_loss": rela_loss})
 
 
+KINDS = {"switch": EMASwitch, "v1": V1Continuous, "epochs": EpochFraction, "first": StepFraction,
+         "constant": Constant}
+ADAPTIVE = ("switch", "v1")   # the schedules that decide lambda from the ReLA loss (the papers' Algorithm 1)
+
+
 def make(kind: str, **kw):
     """A schedule by name: ``switch`` (camera-ready), ``v1``, ``epochs`` (w, epochs), ``first`` (w, total
     steps), ``constant`` (value)."""
-    kinds = {"switch": EMASwitch, "v1": V1Continuous, "epochs": EpochFraction, "first": StepFraction,
-             "constant": Constant}
-    if kind not in kinds:
-        raise ValueError(f"unknown lambda schedule {kind!r}; known: {sorted(kinds)}")
-    return kinds[kind](**kw)
+    if kind not in KINDS:
+        raise ValueError(f"unknown lambda schedule {kind!r}; known: {sorted(KINDS)}")
+    return KINDS[kind](**kw)

@@ -156,22 +156,6 @@ def _head(sets: dict, n: int) -> dict:
     return {k: (vx[..., :n, :], vt[..., :n]) for k, (vx, vt) in sets.items()}
 
 
-def train_loop_reference(seed: int, sigma: float, steps: int, generator: torch.Generator,
-                         lr: float = 0.002, momentum: float = 0.98) -> list[torch.Tensor]:
-    """One plain ``nn.Sequential`` + ``torch.optim.SGD`` run (for testing :func:`train_mlps`)."""
-    torch.manual_seed(seed)
-    net = torch.nn.Sequential(torch.nn.Linear(2, HIDDEN), torch.nn.ReLU(), torch.nn.Linear(HIDDEN, 1),
-                              torch.nn.Sigmoid()).double()
-    opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum)
-    for _ in range(steps):
-        x, y = sample_mixture(1, sigma, generator)
-        loss = torch.nn.functional.mse_loss(net(x)[:, 0], y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return [p.detach() for p in net.parameters()]
-
-
 # ----------------------------------------------------------------------------- landscapes
 
 def filter_normalized_directions(center: torch.Tensor, generator: torch.Generator) -> torch.Tensor:

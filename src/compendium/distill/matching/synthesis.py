@@ -179,19 +179,6 @@ def class_gradients(net: nn.Module, x: torch.Tensor, c: int, create_graph: bool 
     return torch.autograd.grad(loss, params, create_graph=create_graph)
 
 
-def gradient_match_loss(net: nn.Module, real: Sequence[torch.Tensor], syn: Sequence[torch.Tensor],
-                        kind: str = "ours", create_graph: bool = False) -> torch.Tensor:
-    """DC eq. 10 at one network: sum over classes c of D(grad L(S_c), grad L(T_c)), ``real[c]`` and
-    ``syn[c]`` being the (already augmented) batches of class c."""
-    if len(real) != len(syn):
-        raise ValueError(f"{len(real)} real vs {len(syn)} synthetic class batches")
-    total = torch.zeros((), device=syn[0].device)
-    for c, (xr, xs) in enumerate(zip(real, syn)):
-        gr = [g.detach() for g in class_gradients(net, xr, c)]
-        total = total + gradient_distance(class_gradients(net, xs, c, create_graph), gr, kind)
-    return total
-
-
 def _freeze_batchnorm(net: nn.Module, images_u8, sampler: ClassSampler, num_classes: int, m, s,
                       g: torch.Generator, device) -> None:
     """The code's BatchNorm handling: statistics from 16 real images per class, then frozen (eval)."""

@@ -364,7 +364,3 @@ def label_entropy(soft: torch.Tensor) -> torch.Tensor:
     return -(soft * soft.clamp_min(1e-12).log()).sum(1)
 
 
-def steps_for(T_i: list, fallback: int) -> int:
-    """The number of training steps the paper trains a learner for: the mean of the last three times to
-    overfit, or ``fallback`` when no reset happened."""
-    return int(round(sum(T_i[-3:]) / len(T_i[-3:]))) if T_i else int(fallback)

@@ -5,9 +5,11 @@ checks across keys on the resolved values (each problem names its key and the fi
 the notebook starts."""
 
 from compendium.pipeline.spec import Param
+from compendium.rela.schedule import ADAPTIVE
 from compendium.ssl.methods import METHODS as SSL_METHODS
 
 METHODS = tuple(SSL_METHODS)   # the SSL methods the trainer knows, in its order
+LAMBDA_SCHEDULES = ADAPTIVE    # the lambda schedules a stage may choose (the others are ablation arms)
 
 DATASETS = ("fashion-mnist", "cifar10", "cifar100", "tiny-imagenet", "imagenet")
 

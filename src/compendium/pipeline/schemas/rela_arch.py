@@ -1,4 +1,4 @@
-from compendium.pipeline.schemas import DATASET, PROTOCOL
+from compendium.pipeline.schemas import DATASET, LAMBDA_SCHEDULES, PROTOCOL
 from compendium.pipeline.spec import Param
 
 SECTION = "rela_arch"
@@ -18,7 +18,7 @@ SCHEMA = {
     "vit_depth": Param("int", "ViT-Tiny blocks (12 in ViT-Ti/16)", low=1, high=24),
     "budget": Param("float", "training budget of every cell", low=0.001, high=1.0),
     "priors": Param("list[str]", "ReLA priors (trained ones need targets from the priors stage)", nonempty=True),
-    "schedule": Param("str", "lambda schedule", choices=("switch", "v1")),
+    "schedule": Param("str", "lambda schedule", choices=LAMBDA_SCHEDULES),
 }
 
 

@@ -1,4 +1,4 @@
-from compendium.pipeline.schemas import DATASET, PROTOCOL
+from compendium.pipeline.schemas import DATASET, LAMBDA_SCHEDULES, PROTOCOL
 from compendium.pipeline.spec import Param
 
 SECTION = "rela_budget"
@@ -13,7 +13,7 @@ SCHEMA = {
     "same_dataset_prior": Param("str", "the prior of the headline gap closure (BYOL* of the priors stage)", nonempty=True),
     "cross_dataset_prior": Param("str", "the prior of the half-cost claim (trained on another dataset)", nonempty=True),
     "headline_budget": Param("float", "the budget of the headline cells (one of budgets)", low=0.001, high=0.999),
-    "schedule": Param("str", "lambda schedule", choices=("switch", "v1")),
+    "schedule": Param("str", "lambda schedule", choices=LAMBDA_SCHEDULES),
     "similarity_images": Param("int", "test images of the representation-similarity matrix", low=20, high=10000),
     "gap_goal": Param("float", "the gap-closure goal of the headline claim", low=0.0, high=1.0),
     "cost_goal": Param("float", "the budget at or below which ReLA should match BYOL*", low=0.0, high=1.0),

@@ -1,3 +1,4 @@
+from compendium.pipeline.schemas import LAMBDA_SCHEDULES, METHODS
 from compendium.pipeline.spec import Param
 
 SECTION = "rela_smoke"
@@ -8,7 +9,7 @@ SCHEMA = {
     "depth": Param("int", "ConvNet depth (must match the priors stage)", low=1, high=6),
     "norm": Param("str", "normalisation layer (must match the priors stage)", choices=("batch", "instance", "group", "layer", "none")),
     "global_pool": Param("bool", "globally pooled features (must match the priors stage)"),
-    "method": Param("str", "SSL method", choices=("byol", "simclr", "barlow_twins", "dino", "moco", "simsiam", "swav", "vicreg")),
+    "method": Param("str", "SSL method", choices=METHODS),
     "head_mult": Param("float", "width multiplier of the projection/prediction heads", low=0.01, high=4.0),
     "budget": Param("float", "training budget r: each epoch uses a fresh random r x |D| subset", low=0.001, high=1.0),
     "epochs": Param("int", "pre-training epochs", low=1, high=1000),
@@ -16,7 +17,7 @@ SCHEMA = {
     "lr": Param("float", "AdamW learning rate", low=0.0, high=1.0),
     "weight_decay": Param("float", "AdamW weight decay", low=0.0),
     "priors": Param("list[str]", "ReLA priors (each needs targets from the priors stage)", nonempty=True),
-    "schedule": Param("str", "lambda schedule: the camera-ready switch or v1's continuous weight", choices=("switch", "v1")),
+    "schedule": Param("str", "lambda schedule: the camera-ready switch or v1's continuous weight", choices=LAMBDA_SCHEDULES),
     "fraction_arm": Param("float", "w of an extra arm with the code's epoch-fraction schedule on the last prior (0: none)",
                       low=0.0, high=1.0),
     "transfer_trainable": Param("bool", "W, b trained (paper) or frozen at random init (released code)"),
