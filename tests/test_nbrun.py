@@ -92,6 +92,52 @@ def test_publish_replaces_only_this_stage(tmp_path):
     assert (out / "figures/other/keep.png").read_text() == "old"
 
 
+def test_publish_into_an_unwritable_folder_replaces_nothing_and_keeps_the_new_products(tmp_path, monkeypatch):
+    out, staging = tmp_path / "reports", tmp_path / "staging"
+    for rel in ("html/s.html", "tables/s/t.csv", "metrics/s.json"):
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text("old")
+    for rel in ("html/s.html", "tables/s/t.csv", "metrics/s.json"):
+        (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+        (staging / rel).write_text("new")
+    real = nbrun._can_write
+    monkeypatch.setattr(nbrun, "_can_write", lambda d: d != out / "tables" / "s" and real(d))  # a read-only folder
+    with pytest.raises(nbrun.PublishError, match=r"tables/s is not writable.*kept in"):
+        nbrun._publish(staging, out, "s")
+    assert all((out / rel).read_text() == "old" for rel in ("html/s.html", "tables/s/t.csv", "metrics/s.json"))
+    assert all((staging / rel).read_text() == "new" for rel in ("html/s.html", "tables/s/t.csv", "metrics/s.json"))
+    monkeypatch.setattr(nbrun, "_can_write", real)
+    nbrun._publish(staging, out, "s")
+    assert all((out / rel).read_text() == "new" for rel in ("html/s.html", "tables/s/t.csv", "metrics/s.json"))
+
+
+def test_a_read_only_products_folder_stops_the_run_before_any_compute(tmp_path, monkeypatch, fake_stage):
+    out = tmp_path / "reports"
+    (out / "tables/good_stage").mkdir(parents=True)
+    monkeypatch.setattr(nbrun, "_can_write", lambda d: d != out / "tables" / "good_stage")
+    ran = []
+    monkeypatch.setattr(nbrun.tempfile, "mkdtemp", lambda **kw: ran.append(1))
+    with pytest.raises(nbrun.PublishError, match="nothing was computed"):
+        nbrun.run_stage("good_stage", output_root=out, notebook=_notebook(tmp_path / "nb.ipynb", ["x = 1"]))
+    assert not ran
+
+
+def test_a_second_run_of_a_stage_is_refused_while_the_first_holds_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "BUILD", tmp_path / "build")
+    with nbrun.stage_lock("s") as lock:
+        assert lock.read_text().split()[0] == str(nbrun.os.getpid())
+        with pytest.raises(nbrun.StageLocked, match=rf"already running in process {nbrun.os.getpid()}"):
+            with nbrun.stage_lock("s"):
+                pass
+        with nbrun.stage_lock("other"):   # another stage runs beside it
+            pass
+    assert not lock.exists()
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("999999999 2026-01-01 00:00:00\n")   # left by a process that is gone
+    with nbrun.stage_lock("s"):
+        assert lock.read_text().split()[0] == str(nbrun.os.getpid())
+
+
 def test_bad_params_stop_before_any_kernel(tmp_path, capsys):
     f = tmp_path / "params.yaml"
     raw = params.load()

@@ -152,3 +152,35 @@ def test_cli_exit_codes(tmp_path, capsys):
     f.write_text("scale: cpu\n")
     assert params.main([str(f)]) == 2
     assert "missing section" in capsys.readouterr().err
+
+
+def test_nan_and_infinity_are_refused_for_every_float_key():
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        assert "not a finite number" in P("float", "x", low=0.0).check("lr", bad)[0]
+        assert "not a finite number" in P("list[float]", "x").check("ws", [0.5, bad])[0]
+    assert P("float", "x", low=0.0).check("lr", 0.1) == []
+
+
+def test_a_key_given_twice_is_refused(tmp_path):
+    from compendium.pipeline import params as prm
+
+    f = tmp_path / "p.yaml"
+    f.write_text("scale: cpu\ndata_overview:\n  dpi: 80\n  dpi: 90\n")
+    with pytest.raises(ParamsError, match="duplicate key 'dpi'"):
+        prm.load(f)
+
+
+def test_cuda_on_a_machine_without_it_is_refused_before_compute(tmp_path, monkeypatch):
+    import torch
+    import yaml
+
+    from compendium.core import paths
+    from compendium.pipeline import params as prm
+
+    p = yaml.safe_load(paths.PARAMS.read_text())
+    p["dd_kip"]["device"] = "cuda"
+    f = tmp_path / "params.yaml"
+    f.write_text(yaml.safe_dump(p, sort_keys=False))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ParamsError, match="dd_kip.device: 'cuda' is requested"):
+        prm.stage_params("dd_kip", f)

@@ -41,3 +41,20 @@ def _problems_of(text, p):
 def test_every_stage_depends_on_exactly_the_files_it_runs():
     found = stagedeps.problems()
     assert not found, "\n".join(found) + "\nfix: python -m compendium.pipeline.stagedeps --write"
+
+
+def test_every_product_of_a_notebook_stage_survives_a_failed_run():
+    """Outputs (reports and checkpoints under models/) are `persist`: DVC does not delete them before the
+    stage runs, so a run that fails (bad params, a failing cell) loses nothing already computed."""
+    import yaml
+
+    stages = yaml.safe_load(paths.DVC_YAML.read_text())["stages"]
+    loose = []
+    for name, st in stages.items():
+        if "nbrun" not in str(st.get("cmd", "")):
+            continue
+        for out in st.get("outs", []) + st.get("metrics", []) + st.get("plots", []):
+            path, opts = (out, {}) if isinstance(out, str) else next(iter(out.items()))
+            if not (opts or {}).get("persist"):
+                loose.append(f"{name}: {path}")
+    assert not loose, "outputs DVC would delete before the stage runs: " + ", ".join(loose)

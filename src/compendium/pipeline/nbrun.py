@@ -28,6 +28,7 @@ import shutil
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from compendium.core import data, paths
@@ -104,14 +105,110 @@ def stage_products(output_root: Path, stage: str) -> list[Path]:
             output_root / paths.TABLES / stage, output_root / paths.PLOTS / stage]
 
 
+class PublishError(RuntimeError):
+    """The new products cannot be put in place; the previous ones are untouched."""
+
+
+class StageLocked(RuntimeError):
+    """Another process is running the same stage."""
+
+
+def _can_write(folder: Path) -> bool:
+    """Whether a file can be created in ``folder`` (tried, so that read-only mounts and immutable
+    folders count even for root)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
+
+def _nearest_existing(path: Path) -> Path:
+    """The folder that must be writable to create or replace ``path``: its nearest existing ancestor."""
+    d = path.parent
+    while not d.exists():
+        d = d.parent
+    return d
+
+
+def unwritable(output_root: Path, stage: str, staging: Path | None = None) -> None:
+    """Raise :class:`PublishError` when a folder the stage's products go to (or the staged files would
+    go to) cannot be written, naming it."""
+    staged = sorted(f for f in staging.rglob("*") if f.is_file()) if staging is not None else []
+    targets = [output_root / f.relative_to(staging) for f in staged] if staging is not None else []
+    old = [f for p in stage_products(output_root, stage)
+           for f in ([p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [])]
+    folders = {_nearest_existing(t) for t in [*targets, *old, *stage_products(output_root, stage)]}
+    folders |= {p for p in stage_products(output_root, stage) if p.is_dir()}
+    blocked = sorted(str(d) for d in folders if not (d.is_dir() and _can_write(d)))
+    if blocked:
+        kept = f"the new products are kept in {staging}" if staging is not None else "nothing was computed"
+        raise PublishError(f"stage {stage!r} cannot publish: {', '.join(blocked)} is not writable. Nothing was "
+                           f"replaced; {kept}. Make the folder writable and rerun the stage.")
+
+
 def _publish(staging: Path, output_root: Path, stage: str) -> list[Path]:
-    """Replace the stage's previous products by the staged ones (only called on success)."""
+    """Put the staged products in place of the stage's previous ones (only called on success).
+
+    Every destination is checked first: a folder that cannot be written stops the publication before
+    anything is replaced (:class:`PublishError`, naming the folder; the new products stay in
+    ``staging``). Then each new file replaces its predecessor by an atomic rename, and only after all
+    are in place are the previous run's files that this run did not write removed."""
+    new = sorted(f for f in staging.rglob("*") if f.is_file())
+    targets = [output_root / f.relative_to(staging) for f in new]
+    old = [f for p in stage_products(output_root, stage)
+           for f in ([p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [])]
+    stale = sorted(set(old) - set(targets))
+    unwritable(output_root, stage, staging)
+    moved = _move_tree(staging, output_root)
+    for f in stale:
+        f.unlink()
     for p in stage_products(output_root, stage):
         if p.is_dir():
-            shutil.rmtree(p)
-        elif p.exists():
-            p.unlink()
-    return _move_tree(staging, output_root)
+            for d in sorted((x for x in p.rglob("*") if x.is_dir()), reverse=True):
+                if not any(d.iterdir()):
+                    d.rmdir()
+    return moved
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextmanager
+def stage_lock(stage: str):
+    """Hold ``build/locks/<stage>.lock`` for the run: a second run of the same stage (a hand run during
+    ``dvc repro``) stops at once with a message naming the process that holds it. A lock left by a
+    process that no longer exists is taken over."""
+    lock = paths.BUILD / "locks" / f"{stage}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(2):
+        try:
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            try:
+                pid, started = lock.read_text().split(maxsplit=1)
+                pid = int(pid)
+            except (OSError, ValueError):
+                pid, started = -1, "?"
+            if pid > 0 and _pid_alive(pid):
+                raise StageLocked(f"stage {stage!r} is already running in process {pid} (since {started.strip()}); "
+                                  f"wait for it to finish or stop it. The lock is {lock}.") from None
+            lock.unlink(missing_ok=True)   # left by a process that is gone
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{os.getpid()} {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        break
+    try:
+        yield lock
+    finally:
+        lock.unlink(missing_ok=True)
 
 
 def _move_tree(src: Path, dst: Path) -> list[Path]:
@@ -141,50 +238,57 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
     values = params.stage_params(stage, params_file, scale)
     data.verify(tuple(getattr(module, "DATA", ())))
 
-    # a folder of this run's own: two runs of one stage (a hand run during `dvc repro`) never share it
-    (paths.BUILD / "staging").mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f"{stage}-", dir=paths.BUILD / "staging"))
-    executed = staging / paths.EXECUTED / f"{stage}.ipynb"
-    executed.parent.mkdir(parents=True)
-    # heavy products (checkpoints, targets) go to models/ for the pipeline, elsewhere beside the output root
-    artifacts_dest = paths.MODELS if output_root.resolve() == paths.REPORTS.resolve() else output_root / paths.ARTIFACTS
-    env_before = {k: os.environ.get(k) for k in (paths.OUTPUT_ROOT_ENV, paths.MODELS_ROOT_ENV, "COMPENDIUM_STAGE",
-                                                 paths.SCALE_ENV, "TQDM_DISABLE")}
-    os.environ[paths.OUTPUT_ROOT_ENV] = str(staging)
-    os.environ[paths.MODELS_ROOT_ENV] = str(artifacts_dest)
-    os.environ["COMPENDIUM_STAGE"] = stage
-    os.environ[paths.SCALE_ENV] = str(values.get("scale", ""))
-    os.environ["TQDM_DISABLE"] = "1"
-    t0 = time.perf_counter()
-    try:
-        pm.execute_notebook(str(notebook), str(executed), parameters=values, kernel_name=kernel_name(),
-                            log_output=log_output, progress_bar=False, cwd=str(paths.ROOT),
-                            execution_timeout=timeout)
-    except pm.PapermillExecutionError:
-        failed = paths.BUILD / "failed" / f"{stage}.ipynb"
-        failed.parent.mkdir(parents=True, exist_ok=True)
-        if executed.is_file():
-            shutil.copy2(executed, failed)
+    with stage_lock(stage):
+        unwritable(output_root, stage)   # a read-only products folder stops the run before any compute
+        # a folder of this run's own: two runs of one stage (a hand run during `dvc repro`) never share it
+        (paths.BUILD / "staging").mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f"{stage}-", dir=paths.BUILD / "staging"))
+        executed = staging / paths.EXECUTED / f"{stage}.ipynb"
+        executed.parent.mkdir(parents=True)
+        # heavy products (checkpoints, targets) go to models/ for the pipeline, elsewhere beside the output root
+        artifacts_dest = paths.MODELS if output_root.resolve() == paths.REPORTS.resolve() else output_root / paths.ARTIFACTS
+        env_before = {k: os.environ.get(k) for k in (paths.OUTPUT_ROOT_ENV, paths.MODELS_ROOT_ENV, "COMPENDIUM_STAGE",
+                                                     paths.SCALE_ENV, "TQDM_DISABLE")}
+        os.environ[paths.OUTPUT_ROOT_ENV] = str(staging)
+        os.environ[paths.MODELS_ROOT_ENV] = str(artifacts_dest)
+        os.environ["COMPENDIUM_STAGE"] = stage
+        os.environ[paths.SCALE_ENV] = str(values.get("scale", ""))
+        os.environ["TQDM_DISABLE"] = "1"
+        t0 = time.perf_counter()
+        try:
+            pm.execute_notebook(str(notebook), str(executed), parameters=values, kernel_name=kernel_name(),
+                                log_output=log_output, progress_bar=False, cwd=str(paths.ROOT),
+                                execution_timeout=timeout)
+        except pm.PapermillExecutionError:
+            failed = paths.BUILD / "failed" / f"{stage}.ipynb"
+            failed.parent.mkdir(parents=True, exist_ok=True)
+            if executed.is_file():
+                shutil.copy2(executed, failed)
+            shutil.rmtree(staging, ignore_errors=True)
+            print(f"[nbrun] stage {stage!r} failed; the partly executed notebook is {failed}; "
+                  f"nothing was written under {output_root}", file=sys.stderr)
+            raise
+        finally:
+            for k, v in env_before.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        css = render_html(executed, staging / paths.HTML / f"{stage}.html", hide_input=hide_input)
+        unwritable(output_root, stage, staging)   # before the artifacts move: all or nothing
+        staged_artifacts = staging / paths.ARTIFACTS
+        moved = _move_tree(staged_artifacts, artifacts_dest) if staged_artifacts.is_dir() else []
+        shutil.rmtree(staged_artifacts, ignore_errors=True)
+        try:
+            moved += _publish(staging, output_root, stage)
+        except PublishError as e:
+            print(f"[nbrun] {e}", file=sys.stderr)
+            raise
+        write_shared_css(output_root / paths.HTML, css)
         shutil.rmtree(staging, ignore_errors=True)
-        print(f"[nbrun] stage {stage!r} failed; the partly executed notebook is {failed}; "
-              f"nothing was written under {output_root}", file=sys.stderr)
-        raise
-    finally:
-        for k, v in env_before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    css = render_html(executed, staging / paths.HTML / f"{stage}.html", hide_input=hide_input)
-    staged_artifacts = staging / paths.ARTIFACTS
-    moved = _move_tree(staged_artifacts, artifacts_dest) if staged_artifacts.is_dir() else []
-    shutil.rmtree(staged_artifacts, ignore_errors=True)
-    moved += _publish(staging, output_root, stage)
-    write_shared_css(output_root / paths.HTML, css)
-    shutil.rmtree(staging, ignore_errors=True)
-    print(f"[nbrun] stage {stage!r} ({values.get('scale', '')}) done in {time.perf_counter() - t0:.1f} s; "
-          f"{len(moved)} files under {output_root}", flush=True)
-    return moved
+        print(f"[nbrun] stage {stage!r} ({values.get('scale', '')}) done in {time.perf_counter() - t0:.1f} s; "
+              f"{len(moved)} files under {output_root}", flush=True)
+        return moved
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -200,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run_stage(args.stage, args.params, args.output_root, args.notebook, args.scale,
                   args.hide_input, args.timeout)
-    except (params.ParamsError, data.DataError) as e:
+    except (params.ParamsError, data.DataError, StageLocked, PublishError) as e:
         print(f"[nbrun] {e}", file=sys.stderr)
         return 2
     except Exception as e:  # papermill's error names the failing cell

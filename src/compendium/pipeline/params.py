@@ -26,6 +26,7 @@ import importlib.util
 import pkgutil
 from pathlib import Path
 
+import torch
 import yaml
 
 from compendium.core import paths
@@ -63,12 +64,26 @@ def stage_module(section: str):
     return mod
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader that refuses a key given twice in one mapping (plain YAML keeps the last one
+    silently; DVC refuses the file)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def load(path: Path | str | None = None) -> dict:
     path = Path(path) if path is not None else paths.PARAMS
     if not path.is_file():
         raise ParamsError(f"{path}: file is missing")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(), Loader=_UniqueKeyLoader)
     except yaml.YAMLError as e:
         raise ParamsError(f"{path}: not valid YAML: {e}") from e
     if not isinstance(data, dict):
@@ -158,6 +173,8 @@ def stage_params(section: str, path: Path | str | None = None, scale: str | None
     values = {SCALE_KEY: params[SCALE_KEY], **resolve(params, section)}
     check = getattr(stage_module(section), "check", None)
     problems = check(values) if check is not None else []
+    if values.get("device") == "cuda" and not torch.cuda.is_available():
+        problems.append("device: 'cuda' is requested but this machine has no CUDA device; use 'auto' or 'cpu'")
     if problems:
         raise ParamsError(f"{where} has {len(problems)} problem(s) at scale {values[SCALE_KEY]!r}:\n"
                           + "\n".join(f"  - {section}.{e}" for e in problems))

@@ -3,6 +3,7 @@ that lists every problem of a params file."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +49,8 @@ class Param:
             raise TypeError(f"schema kind {self.kind!r} of {name} is not supported")
         if not ok:
             return [f"{name}: expected {self.kind}, got {describe(value)}"]
+        if self.kind == "float" and not math.isfinite(value):
+            return [f"{name}: {value!r} is not a finite number"]
         if self.choices is not None and value not in self.choices:
             return [f"{name}: {value!r} is not one of {list(self.choices)}"]
         if self.low is not None and value < self.low:
