@@ -38,3 +38,18 @@ def test_a_call_that_is_not_a_function_fails_before_any_work():
         run_calls([], workers=-1)
     with pytest.raises(ValueError, match="costs"):
         run_calls([(math.sqrt, (4.0,), {})], costs=[1, 2])
+
+
+def _fail_odd(i):
+    if i % 2:
+        raise ArithmeticError(f"call {i}")
+    return i
+
+
+def test_with_a_resume_folder_the_first_failure_in_call_order_is_raised_after_the_rest_are_stored(tmp_path):
+    with pytest.raises(ArithmeticError, match="call 1"):
+        run_calls([(_fail_odd, (i,), {}) for i in range(5)], workers=2, costs=[0, 0, 0, 9, 0], resume_dir=tmp_path)
+    assert len(list(tmp_path.glob("_fail_odd-*.pt"))) == 3 and len(list(tmp_path.iterdir())) == 3
+    # no folder: no file anywhere, the same results as before
+    assert run_calls([(_fail_odd, (i,), {}) for i in (0, 2, 4)], workers=0) == [0, 2, 4]
+    assert run_calls([(_fail_odd, (i,), {}) for i in (0, 2, 4)], workers=0, resume_dir=tmp_path) == [0, 2, 4]

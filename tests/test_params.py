@@ -184,3 +184,30 @@ def test_cuda_on_a_machine_without_it_is_refused_before_compute(tmp_path, monkey
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(ParamsError, match="dd_kip.device: 'cuda' is requested"):
         prm.stage_params("dd_kip", f)
+
+
+@pytest.mark.parametrize("section, key, value, needle", [
+    ("priors", "seed", 0.5, r"priors\.seed: expected int, got float 0\.5"),
+    ("priors", "priors", ["rand", "trainde:priors/fmnist_byol.pt"], r"priors\.priors\[1\]: .*unknown prior kind 'trainde'"),
+    ("rela_arch", "priors", ["rand:resnet99"], r"rela_arch\.priors\[0\]: .*no backbone 'resnet99'"),
+    ("rela_budget", "priors", ["torchvision:resnet18"], r"rela_budget\.priors\[0\]: .*torchvision:<arch>@<weights file>"),
+    ("rela_budget", "weight_decay", float("inf"), r"rela_budget\.weight_decay: inf is not a finite number"),
+    ("rela_budget", "lr", float("nan"), r"rela_budget\.lr: nan is not a finite number"),
+    ("rela_budget", "probe_epochs", 10**9, r"rela_budget\.probe_epochs: 1000000000 is above the maximum"),
+    ("rela_budget", "batch_size", 10**9, r"rela_budget\.batch_size: 1000000000 is above the maximum"),
+])
+def test_the_hostile_inputs_of_a_fresh_clone_stop_before_compute_naming_the_key(tmp_path, section, key, value, needle):
+    """Each was accepted before, and trained (or deleted checkpoints) before failing or published chance."""
+    import yaml
+
+    from compendium.core import paths
+    from compendium.pipeline import params as prm
+
+    p = yaml.safe_load(paths.PARAMS.read_text())
+    p[section][key] = value
+    f = tmp_path / "params.yaml"
+    f.write_text(yaml.safe_dump(p, sort_keys=False))
+    with pytest.raises(ParamsError, match=needle):
+        prm.stage_params(section, f)
+    good = P("list[str]", "x", validate=lambda v: None if v.startswith("ok") else "not ok")
+    assert good.check("k", ["ok1", "ok2"]) == [] and good.check("k", ["ok", "no"]) == ["k[1]: not ok"]

@@ -2,7 +2,7 @@ import pytest
 import torch
 import torchvision
 
-from compendium.core import models
+from compendium.core import models, volatile
 from compendium.rela import priors
 
 
@@ -55,3 +55,37 @@ def test_torchvision_prior_from_a_local_state_dict(tmp_path):
 def test_open_clip_prior_needs_its_file_first(tmp_path):
     with pytest.raises(priors.PriorError, match="missing"):
         priors.load(f"open_clip:RN50@{tmp_path / 'RN50.pt'}")
+
+
+def _saved(bb, f, kw, train=None):
+    priors.save_backbone(bb, f, "convnet", kw, mean=(0.3,), std=(0.2,), input_size=16, train=train)
+    return f.read_bytes(), f.with_name(f.name + ".json").read_bytes()
+
+
+def test_save_backbone_writes_byte_identical_files_for_identical_inputs(tmp_path):
+    """An identical rerun of a stage must not change models/: the prior and its sidecar are byte-stable
+    (the same file, rewritten, and the same file name in another folder)."""
+    kw = dict(in_channels=1, image_size=16, width=8, depth=2)
+    torch.manual_seed(0)
+    bb = models.convnet(**kw)
+    train = {"method": "byol", "epochs": 2, "batch_size": 32, "seed": 0, "images": 100}
+    first = _saved(bb, tmp_path / "a" / "prior.pt", kw, train)
+    again = _saved(bb, tmp_path / "a" / "prior.pt", kw, dict(reversed(list(train.items()))))
+    elsewhere = _saved(bb, tmp_path / "b" / "prior.pt", kw, train)
+    assert first == again == elsewhere
+    torch.manual_seed(0)
+    assert _saved(models.convnet(**kw), tmp_path / "c" / "prior.pt", kw, train) == first
+
+
+def test_save_backbone_refuses_timings_and_other_volatile_metadata(tmp_path):
+    kw = dict(in_channels=1, image_size=16, width=8, depth=2)
+    bb = models.convnet(**kw)
+    with pytest.raises(ValueError, match=r"\['seconds'\].*reports/timings/<stage>.json"):
+        priors.save_backbone(bb, tmp_path / "p.pt", "convnet", kw, (0.3,), (0.2,), 16,
+                             train={"method": "byol", "seconds": 12.5})
+    assert not (tmp_path / "p.pt").exists() and not (tmp_path / "p.pt.json").exists()
+    assert volatile.volatile_keys({"epochs": 1, "train_seconds": 2.0, "images/s": 3, "lr": 0.1, "head_mult": 1.0,
+                                 "run": {"hostname": "x", "pid": 1, "started at": {"date": "today"}}}) == \
+        ["train_seconds", "run.hostname", "run.pid", "run.started at.date"]
+    assert volatile.volatile_keys({"method": "byol", "budget": 1.0, "weight_decay": 0.0, "images": 10}) == []
+

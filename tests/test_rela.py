@@ -59,3 +59,23 @@ def test_cache_hits_and_keys_include_the_seed(tmp_path):
     v3, path3, hit3 = targets.cached_targets(_prior(1), imgs, "toy", 1, 4, tmp_path)
     assert not hit3 and path3 != path and not torch.allclose(v3, v)
     assert targets.load_targets(path)["prior"] == "rand:convnet"
+
+
+def test_saved_targets_are_byte_identical_across_runs_and_hold_no_timings(tmp_path):
+    """Two identical runs time differently; the target files they write must not differ (models/targets
+    is a dependency of every ReLA stage). The timings stay in memory, for the stage's timings report."""
+    p, imgs = _prior(), _images()
+    runs = [targets.make_targets(p, imgs, 4, batch_size=16) for _ in range(2)]
+    assert all(set(t.seconds) == {"fit", "transform", "total"} for t in runs)
+    files = []
+    for i, t in enumerate(runs):
+        t.key = "toy_key"
+        targets.save_targets(t, tmp_path / str(i) / "toy_key.pt")
+        files.append((tmp_path / str(i) / "toy_key.pt").read_bytes())
+    targets.save_targets(runs[0], tmp_path / "0" / "toy_key.pt")   # rewritten in place
+    assert files[0] == files[1] == (tmp_path / "0" / "toy_key.pt").read_bytes()
+    saved = targets.load_targets(tmp_path / "0" / "toy_key.pt")
+    assert "seconds" not in saved and torch.equal(saved["values"], runs[0].values)
+    _, a, _ = targets.cached_targets(_prior(0), imgs, "toy", 0, 4, tmp_path / "cache_a")
+    _, b, _ = targets.cached_targets(_prior(0), imgs, "toy", 0, 4, tmp_path / "cache_b")
+    assert a.name == b.name and a.read_bytes() == b.read_bytes()

@@ -1,5 +1,8 @@
 """Stage deps by construction (compendium.pipeline.stagedeps): dvc.yaml's src/ deps are the files each
 stage imports, transitively."""
+import nbformat
+import yaml
+
 from compendium.core import paths
 from compendium.pipeline import stagedeps
 
@@ -58,3 +61,23 @@ def test_every_product_of_a_notebook_stage_survives_a_failed_run():
             if not (opts or {}).get("persist"):
                 loose.append(f"{name}: {path}")
     assert not loose, "outputs DVC would delete before the stage runs: " + ", ".join(loose)
+
+
+def test_timings_are_declared_outputs_that_no_stage_depends_on():
+    """A stage's wall-clock times go to reports/timings/<stage>.json (Report.timings), declared
+    uncached and persistent, and no stage depends on them: an identical rerun of a stage then leaves
+    every stage downstream up to date."""
+    stages = yaml.safe_load(paths.DVC_YAML.read_text())["stages"]
+    writers = [n for n in stages if (paths.NOTEBOOKS / f"{n}.ipynb").is_file() and "rep.timings(" in _code(n)]
+    assert {"priors", "dd_teachers", "ssdd_teacher"} <= set(writers)
+    for name in writers:
+        outs = {next(iter(o)) if isinstance(o, dict) else o: o for o in stages[name]["outs"]}
+        f = f"reports/timings/{name}.json"
+        assert f in outs and outs[f][f] == {"cache": False, "persist": True}, f"dvc.yaml: {name} lacks {f}"
+    readers = [n for n, s in stages.items() for d in s.get("deps", []) if str(d).startswith("reports/timings")]
+    assert not readers, f"stages depending on timings: {readers}"
+
+
+def _code(stage: str) -> str:
+    nb = nbformat.read(paths.NOTEBOOKS / f"{stage}.ipynb", as_version=4)
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "code")

@@ -129,7 +129,13 @@ def check_file(rel: str, root: Path | None = None) -> str | None:
 
 
 def verify(datasets: tuple[str, ...] = ("fashion-mnist", "digits", "fortunes"), root: Path | None = None) -> None:
-    """Raise one :class:`DataError` listing every bad file of the given datasets."""
+    """Raise one :class:`DataError` listing every bad file of the given datasets (names of
+    :data:`MANIFEST`'s folders: a name that is not one, e.g. a typo, is an error, not a pass)."""
+    known = tuple(dict.fromkeys(rel.split("/")[0] for rel in MANIFEST))
+    unknown = [d for d in datasets if d not in known]
+    if unknown:
+        raise ValueError(f"data.verify: {unknown} are not shipped datasets (known: {list(known)}); "
+                         "name shipped ones only (a stage's DATA lists the shipped datasets it reads)")
     root = root or paths.DATA
     problems = []
     for rel in MANIFEST:

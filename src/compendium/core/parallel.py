@@ -9,14 +9,21 @@ Example::
 
 Each call is ``(function, args, kwargs)`` with a module-level function (spawned workers import it by
 reference), so a typo is an error here, not a failing worker.
+
+With a resume folder (``resume_dir``, or the one a pipeline stage's runner names) every completed call's result is stored there (:mod:`compendium.core.resume`, which
+says what counts as the same call), and a call whose result is stored is not run again: an interrupted
+stage, run again, computes only the calls it had not finished, to the same results.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ProcessPoolExecutor
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Sequence
 
 import torch
+
+from compendium.core import resume
 
 Call = tuple[Callable[..., Any], tuple, dict]
 
@@ -27,12 +34,24 @@ def _worker_init(initializer: Callable | None, initargs: tuple) -> None:
         initializer(*initargs)
 
 
+_NO_CONTEXT = object()
+
+
 def run_calls(calls: Sequence[Call], workers: int = 2, costs: Sequence[float] | None = None,
-              initializer: Callable | None = None, initargs: tuple = ()) -> list:
+              initializer: Callable | None = None, initargs: tuple = (),
+              resume_dir: str | os.PathLike | None = None, resume_context: Any = _NO_CONTEXT) -> list:
     """``fn(*args, **kwargs)`` for each call, in single-threaded spawned workers, results in the order of
     ``calls``. ``costs`` (bigger first) orders the submissions only. ``initializer(*initargs)`` runs once in
     each worker (after it is set to one thread), e.g. to hold a test set every job reads. ``workers`` 0:
-    the calls run here, one after the other, without the initializer (the choice for a GPU)."""
+    the calls run here, one after the other, without the initializer (the choice for a GPU).
+
+    ``resume_dir``: the folder of stored results (:mod:`compendium.core.resume`); by default the one
+    ``COMPENDIUM_RESUME_DIR`` names (a pipeline stage's, set by its runner), else none (off). A
+    stored call is returned from there, every other call's result is stored as it completes (a failed
+    call stores nothing; with workers, the others still finish and are stored before the first failure,
+    in the order of ``calls``, is raised). Each key counts ``resume_context`` besides the call: by
+    default ``(initializer, initargs)``; pass what the initializer sets up instead where its arguments
+    differ with ``workers`` (e.g. a thread count)."""
     if workers < 0:
         raise ValueError(f"workers must be >= 0, got {workers}")
     for i, call in enumerate(calls):
@@ -40,6 +59,11 @@ def run_calls(calls: Sequence[Call], workers: int = 2, costs: Sequence[float] | 
             raise ValueError(f"call {i} is not (function, args, kwargs): {call!r:.200}")
     if costs is not None and len(costs) != len(calls):
         raise ValueError(f"{len(costs)} costs for {len(calls)} calls")
+    if resume_dir is None:
+        resume_dir = resume.env_dir()
+    if resume_dir is not None:
+        context = (initializer, initargs) if resume_context is _NO_CONTEXT else resume_context
+        return _run_resumable(calls, workers, costs, initializer, initargs, resume_dir, context)
     if workers == 0:
         return [fn(*args, **kwargs) for fn, args, kwargs in calls]
     order = sorted(range(len(calls)), key=lambda i: -costs[i]) if costs is not None else range(len(calls))
@@ -49,4 +73,37 @@ def run_calls(calls: Sequence[Call], workers: int = 2, costs: Sequence[float] | 
         futures = {i: ex.submit(calls[i][0], *calls[i][1], **calls[i][2]) for i in order}
         for i, f in futures.items():
             out[i] = f.result()
+    return out
+
+
+def _run_resumable(calls: Sequence[Call], workers: int, costs: Sequence[float] | None, initializer: Callable | None,
+                   initargs: tuple, folder: str | os.PathLike, context: Any) -> list:
+    shared = resume.digest(context)   # once: a context is often large (a data set)
+    keys = [resume.call_key(fn, args, kwargs, shared) for fn, args, kwargs in calls]
+    out: list = [resume.load(folder, call[0], k) for call, k in zip(calls, keys)]
+    todo = [i for i, r in enumerate(out) if r is resume.MISSING]
+    if workers == 0:
+        for i in todo:
+            fn, args, kwargs = calls[i]
+            out[i] = fn(*args, **kwargs)
+            resume.store(folder, fn, keys[i], out[i])
+        return out
+    if costs is not None:
+        todo.sort(key=lambda i: -costs[i])
+    failed: dict[int, BaseException] = {}
+    if todo:
+        ctx = torch.multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
+                                 initargs=(initializer, initargs)) as ex:
+            futures = {ex.submit(calls[i][0], *calls[i][1], **calls[i][2]): i for i in todo}
+            for f in as_completed(futures):
+                i = futures[f]
+                e = f.exception()
+                if e is not None:
+                    failed[i] = e
+                    continue
+                out[i] = f.result()
+                resume.store(folder, calls[i][0], keys[i], out[i])
+    if failed:
+        raise failed[min(failed)]
     return out

@@ -43,6 +43,8 @@ HTML = "html"
 FIGURES = "figures"
 TABLES = "tables"
 METRICS = "metrics"
+# reports/timings/<stage>.json: a stage's wall-clock times, an output no stage depends on
+TIMINGS = "timings"
 PLOTS = "plots"
 EXECUTED = "notebooks"
 CLAIMS = "claims"

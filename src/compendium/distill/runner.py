@@ -4,6 +4,7 @@ evaluation seeded on its own, so the results do not depend on the number of work
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -54,16 +55,25 @@ def _one(job: Job) -> dict:
             "train seconds": r["train_seconds"], "seconds": time.perf_counter() - t0}
 
 
-def evaluate_many(jobs: list[Job], test_images: torch.Tensor, test_labels: torch.Tensor, workers: int = 2) -> list[dict]:
+def evaluate_many(jobs: list[Job], test_images: torch.Tensor, test_labels: torch.Tensor, workers: int = 2,
+                  resume_dir: str | os.PathLike | None = None) -> list[dict]:
     """Rows (``key`` + seed, final and best accuracy, steps, seconds) in the order of ``jobs``. Every job's
-    config is checked first, so a bad one fails before any training. ``workers`` 0: in this process."""
+    config is checked first, so a bad one fails before any training. ``workers`` 0: in this process.
+
+    ``resume_dir`` (default: the folder ``COMPENDIUM_RESUME_DIR`` names, else none): each finished job's
+    row is stored there and a job already stored is not trained again (:mod:`compendium.core.resume`;
+    a job counts as the same when the job, its ``cost`` included, and the test set are), so a stage
+    interrupted midway resumes at the jobs it had not finished, to the same rows (a stored row keeps its
+    first run's seconds). The rows do not depend on ``workers`` either way."""
     for j in jobs:
         E._check_inputs(j.dset, *_test_for(j, test_images, test_labels), j.cfg, j.teacher)
+    calls = [(_one, (j,), {}) for j in jobs]
+    context = ("test set", test_images, test_labels)   # what _init holds, without its thread count
     if workers <= 0:
         _init(test_images, test_labels, torch.get_num_threads())
-        return [_one(j) for j in jobs]
-    return run_calls([(_one, (j,), {}) for j in jobs], workers, costs=[j.cost for j in jobs], initializer=_init,
-                     initargs=(test_images, test_labels, 1))
+        return run_calls(calls, 0, resume_dir=resume_dir, resume_context=context)
+    return run_calls(calls, workers, costs=[j.cost for j in jobs], initializer=_init,
+                     initargs=(test_images, test_labels, 1), resume_dir=resume_dir, resume_context=context)
 
 
 def summarise(rows: list[dict], keys: list[str]):
@@ -103,7 +113,6 @@ def published_tables():
     """Where the other stages' published tables are: ``reports/tables`` for the pipeline, else (a run of
     nbrun with another ``--output-root``, as the tests do) that root's ``tables``, which nbrun reveals by
     the artifacts folder it publishes to."""
-    import os
     from pathlib import Path
 
 

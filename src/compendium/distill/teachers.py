@@ -1,6 +1,11 @@
 """Teachers ("squeeze", SRe2L/DWA Sec. 2): a network trained on the whole real training set, saved with
 what is needed to rebuild it; it is also the whole-dataset upper bound of its architecture and the
-observer of RDED, the relabeller of SRe2L/RDED/DWA/ReLA and the inverted model of SRe2L/DWA."""
+observer of RDED, the relabeller of SRe2L/RDED/DWA/ReLA and the inverted model of SRe2L/DWA.
+
+A teacher file holds only what an identical rerun reproduces (no timings, dates, hosts or process ids
+in its ``record``: :func:`compendium.core.volatile.volatile_keys`), so it is byte-identical across identical runs and a rerun of
+``dd_teachers`` leaves the distillation stages that read ``models/teachers/`` up to date. The stage's
+timings go to ``reports/timings/dd_teachers.json`` (a DVC output no stage depends on)."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from compendium.core import volatile
 from compendium.distill import evaluate as E
 
 
@@ -18,7 +24,18 @@ class TeacherError(FileNotFoundError):
 
 def save(model: nn.Sequential, path: str | Path, cfg: E.EvalConfig, image_shape, num_classes: int, mean, std,
          record: dict) -> Path:
+    """Write the teacher to ``path`` (atomically: a temporary file of the same stem, then a rename):
+    architecture, input shape, normalisation, ``record`` (how it was trained and its test accuracy)
+    and the weights. Identical arguments give a byte-identical file (``torch.save`` of the same
+    tensors under the same file stem is byte-stable), so ``record`` must not hold timings, dates,
+    hosts or process ids (:func:`compendium.core.volatile.volatile_keys`; a :class:`ValueError` names them): the stage reports
+    those in ``reports/timings/dd_teachers.json``."""
     path = Path(path)
+    bad = volatile.volatile_keys(record)
+    if bad:
+        raise ValueError(f"teachers.save({path}): the record's {bad} differ between identical runs and would change "
+                         f"{path}, which the distillation stages depend on; leave them out of `record` and write "
+                         "them to reports/timings/dd_teachers.json instead")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     torch.save({"arch": cfg.arch, "arch_kwargs": dict(cfg.arch_kwargs), "image_shape": list(image_shape),

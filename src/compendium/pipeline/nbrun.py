@@ -12,6 +12,13 @@
 4. Only when all of that succeeded, replace the stage's previous products in the output root
    (``reports/``) by the new ones.
 
+While it runs the stage holds ``build/locks/<stage>.lock`` (a second run of the same stage stops at
+once, naming the process). Every call the notebook runs through
+:func:`compendium.core.parallel.run_calls` (training arms, evaluations) is stored as it completes in
+``build/resume/<stage>/<fingerprint>`` (:func:`resume_folder`): a run that was interrupted (Ctrl-C, a
+killed process, a failing cell) and is started again with the same inputs computes only the calls it
+had not finished, to the same results. The folder is removed once the stage has published.
+
 A failing cell makes the command exit non-zero with papermill's message naming the cell; the
 partly executed notebook is kept in ``build/failed/<stage>.ipynb`` for debugging, and nothing
 is written under ``reports/``, so no half-written output looks valid. The stage's outputs are
@@ -23,6 +30,8 @@ computed, and ``dvc status`` still shows the stage as stale.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import shutil
 import sys
@@ -31,8 +40,10 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from compendium.core import data, paths
-from compendium.pipeline import params
+import yaml
+
+from compendium.core import data, paths, resume
+from compendium.pipeline import params, stagedeps
 
 KERNEL = "compendium"  # registered into .venv by `make setup` (ipykernel install --sys-prefix)
 
@@ -197,6 +208,12 @@ def stage_lock(stage: str):
                 pid = int(pid)
             except (OSError, ValueError):
                 pid, started = -1, "?"
+                try:   # just created by a run that has not written its PID yet: held
+                    if time.time() - lock.stat().st_mtime < 5:
+                        raise StageLocked(f"stage {stage!r} is starting in another process; wait for it to finish "
+                                          f"or stop it. The lock is {lock}.") from None
+                except FileNotFoundError:
+                    continue
             if pid > 0 and _pid_alive(pid):
                 raise StageLocked(f"stage {stage!r} is already running in process {pid} (since {started.strip()}); "
                                   f"wait for it to finish or stop it. The lock is {lock}.") from None
@@ -209,6 +226,41 @@ def stage_lock(stage: str):
         yield lock
     finally:
         lock.unlink(missing_ok=True)
+
+
+def _hash_path(h, p: Path) -> None:
+    """Feed ``p`` (a file, or every file under a folder, in sorted order, with its relative name) to ``h``."""
+    files = [p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else []
+    h.update(f"{p}:{'missing' if not p.exists() else len(files)}\n".encode())
+    for f in files:
+        h.update(f"{f.relative_to(p) if f != p else f.name}\n".encode())
+        with open(f, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+
+
+def stage_inputs(stage: str, notebook: Path) -> list[Path]:
+    """What a run of ``stage`` reads: its dvc.yaml deps (notebook, src files, data, upstream models),
+    else, for a stage dvc.yaml does not declare, its notebook and the src files it imports."""
+    stages = yaml.safe_load(paths.DVC_YAML.read_text()).get("stages", {}) if paths.DVC_YAML.is_file() else {}
+    if stage in stages:
+        deps = [paths.ROOT / str(d) for d in stages[stage].get("deps", [])]
+    else:
+        deps = [paths.ROOT / f for f in stagedeps.stage_sources(stage)]
+    return [Path(notebook), *deps]
+
+
+def resume_folder(stage: str, values: dict, notebook: Path, output_root: Path) -> Path:
+    """``build/resume/<stage>/<fingerprint>``: where a run of the stage stores each completed call
+    (:mod:`compendium.core.resume`), so that the same run, interrupted and started again, goes on
+    from the calls it had finished. The fingerprint covers the resolved parameters, the output root,
+    and the contents of every input (:func:`stage_inputs`: code, notebook, data, upstream models),
+    so a change to any of them starts afresh rather than reuse a result computed from other inputs."""
+    h = hashlib.sha256(json.dumps({"stage": stage, "values": values, "output_root": str(Path(output_root).resolve())},
+                                  sort_keys=True, default=str).encode())
+    for p in stage_inputs(stage, notebook):
+        _hash_path(h, p)
+    return paths.BUILD / "resume" / stage / h.hexdigest()[:20]
 
 
 def _move_tree(src: Path, dst: Path) -> list[Path]:
@@ -247,8 +299,17 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
         executed.parent.mkdir(parents=True)
         # heavy products (checkpoints, targets) go to models/ for the pipeline, elsewhere beside the output root
         artifacts_dest = paths.MODELS if output_root.resolve() == paths.REPORTS.resolve() else output_root / paths.ARTIFACTS
+        # an earlier run of this stage that was interrupted left its completed calls here, if its inputs were these
+        resume_dir = resume_folder(stage, values, notebook, output_root)
+        for other in (resume_dir.parent.iterdir() if resume_dir.parent.is_dir() else ()):
+            if other != resume_dir:
+                shutil.rmtree(other, ignore_errors=True)   # from other inputs: never reused
+        if resume_dir.is_dir() and any(resume_dir.iterdir()):
+            print(f"[nbrun] stage {stage!r}: resuming; {sum(1 for _ in resume_dir.rglob('*.pt'))} completed calls "
+                  f"of an interrupted run with the same inputs are in {resume_dir}", flush=True)
         env_before = {k: os.environ.get(k) for k in (paths.OUTPUT_ROOT_ENV, paths.MODELS_ROOT_ENV, "COMPENDIUM_STAGE",
-                                                     paths.SCALE_ENV, "TQDM_DISABLE")}
+                                                     paths.SCALE_ENV, "TQDM_DISABLE", resume.RESUME_ENV)}
+        os.environ[resume.RESUME_ENV] = str(resume_dir)
         os.environ[paths.OUTPUT_ROOT_ENV] = str(staging)
         os.environ[paths.MODELS_ROOT_ENV] = str(artifacts_dest)
         os.environ["COMPENDIUM_STAGE"] = stage
@@ -286,6 +347,7 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
             raise
         write_shared_css(output_root / paths.HTML, css)
         shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(resume_dir.parent, ignore_errors=True)   # published: nothing left to resume
         print(f"[nbrun] stage {stage!r} ({values.get('scale', '')}) done in {time.perf_counter() - t0:.1f} s; "
               f"{len(moved)} files under {output_root}", flush=True)
         return moved

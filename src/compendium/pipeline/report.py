@@ -116,6 +116,16 @@ class Reporter:
         self.written.append(p)
         return p
 
+    def timings(self, values: dict) -> Path:
+        """Write the stage's wall-clock times (``timings/<stage>.json``). They stay out of every file a
+        downstream stage reads (:mod:`compendium.core.volatile`), so that an identical rerun leaves
+        those byte-identical; dvc.yaml declares this file as an output no stage depends on."""
+        p = self.root / paths.TIMINGS / f"{self.stage}.json"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(_clean(values), indent=2, sort_keys=True) + "\n")
+        self.written.append(p)
+        return p
+
 
 def provenance() -> dict:
     """Versions, git commit and the DVC stage: the notebook's colophon (rrtools)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 
 class ParamsError(ValueError):
@@ -18,7 +18,8 @@ class Param:
 
     ``kind`` is one of ``int``, ``float``, ``bool``, ``str``, ``list[int]``, ``list[float]``,
     ``list[str]``. ``low``/``high`` bound numbers (and list items) inclusively;
-    ``choices`` restricts values (and list items).
+    ``choices`` restricts values (and list items). ``validate`` (a value, or list item, -> why it is
+    wrong, or None) checks what a type cannot say, e.g. that a string names a prior.
     """
 
     kind: str
@@ -27,6 +28,7 @@ class Param:
     high: float | None = None
     choices: tuple | None = None
     nonempty: bool = False
+    validate: Callable[[Any], str | None] | None = None
 
     def check(self, name: str, value: Any) -> list[str]:
         if self.kind.startswith("list["):
@@ -37,7 +39,8 @@ class Param:
                 return [f"{name}: must not be empty"]
             errs = []
             for i, v in enumerate(value):
-                errs += Param(item_kind, self.doc, self.low, self.high, self.choices).check(f"{name}[{i}]", v)
+                errs += Param(item_kind, self.doc, self.low, self.high, self.choices,
+                              validate=self.validate).check(f"{name}[{i}]", v)
             return errs
         ok = {
             "int": isinstance(value, int) and not isinstance(value, bool),
@@ -59,7 +62,8 @@ class Param:
             return [f"{name}: {value!r} is above the maximum {self.high}"]
         if self.kind == "str" and self.nonempty and not value:
             return [f"{name}: must not be empty"]
-        return []
+        problem = self.validate(value) if self.validate is not None else None
+        return [f"{name}: {problem}"] if problem else []
 
 
 def describe(value: Any) -> str:

@@ -10,6 +10,8 @@ with ReLA, then probe its frozen features (camera-ready Sec. 5, Tables 8-9; v1 S
 * :func:`frozen_probe`: the linear probe of a frozen backbone (students and priors alike).
 * :func:`run`: trains one arm and returns its row (probe accuracy, the paper's last-3 statistic,
   steps, switch step, seconds), its per-step trace and, on request, the trained backbone.
+* :func:`check_priors`: every prior checkpoint and target file the arms will read, checked before
+  the first arm trains (:func:`run_many` calls it first).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from compendium.core import augment, data, models, probe
+from compendium.core import augment, data, models, probe, resume
 from compendium.core.device import pick_device
 from compendium.core.parallel import run_calls
 from compendium.rela import priors, schedule, targets
@@ -116,7 +118,10 @@ def reusable(spec: str, arm: Arm, setup: Setup) -> bool:
     The paper's CF10-T is its BYOL* run; here the `priors` stage's BYOL prior is BYOL* seed 0."""
     if arm.prior or arm.untrained or not spec.startswith("trained:"):
         return False
-    meta_file = Path(f"{priors._trained_file(spec, spec.partition(':')[2])}.json")
+    try:
+        meta_file = Path(f"{priors._trained_file(spec, spec.partition(':')[2])}.json")
+    except priors.PriorError:   # missing: not reusable; :func:`check_priors` reports it with the fix
+        return False
     if not meta_file.is_file():
         return False
     meta = json.loads(meta_file.read_text())
@@ -160,8 +165,9 @@ def frozen_probe(backbone: models.Backbone, setup: Setup, seed: int) -> probe.Pr
 
 
 def run(arm: Arm, setup: Setup, bank: TargetBank | None = None, keep_backbone: bool = False,
-        log: bool = True) -> Result:
-    """Train ``arm`` (at ``arm.budget`` of ``setup.epochs`` full epochs) and probe it."""
+        log: bool = True, checkpoint: str = "") -> Result:
+    """Train ``arm`` (at ``arm.budget`` of ``setup.epochs`` full epochs) and probe it. ``checkpoint``: a
+    per-epoch checkpoint file that the training resumes from exactly when it exists ("" = none)."""
     t0 = time.perf_counter()
     kwargs = arm.student_kwargs(setup)
     bb = build_student(arm, setup)
@@ -176,6 +182,7 @@ def run(arm: Arm, setup: Setup, bank: TargetBank | None = None, keep_backbone: b
         bb.load_state_dict(prior.model.state_dict())
         meta = json.loads(Path(f"{priors._trained_file(arm.reuse, arm.reuse.partition(':')[2])}.json").read_text())
         per_epoch = train.BudgetSampler(len(setup.images), arm.budget).steps_per_epoch(setup.batch_size)
+        # the prior's training time is in the priors stage's timings, not in its sidecar: not counted here
         n_steps, train_seconds = setup.epochs * per_epoch, float(meta["train"].get("seconds", float("nan")))
     else:
         model = methods.build(arm.method, bb, head_mult=setup.head_mult if arm.head_mult is None else arm.head_mult)
@@ -191,7 +198,8 @@ def run(arm: Arm, setup: Setup, bank: TargetBank | None = None, keep_backbone: b
                          rela_views=augment.preset("rela_weak", size=setup.size, code_extras=setup.rela_code_extras))
         cfg = train.PretrainConfig(epochs=setup.epochs, batch_size=setup.batch_size, lr=setup.lr,
                                    weight_decay=setup.weight_decay, budget=arm.budget, budget_mode=arm.budget_mode,
-                                   seed=arm.seed, device=setup.device, log_prefix=arm.name if log else "")
+                                   seed=arm.seed, device=setup.device, log_prefix=arm.name if log else "",
+                                   checkpoint=checkpoint)
         hist = train.pretrain(model, setup.images, cfg, augment.preset(arm.method, size=setup.size, small_images=setup.size < 64), setup.mean,
                               setup.std, **extra)
         steps, switch, n_steps = hist.steps, hist.switch_step, len(hist.steps)
@@ -237,6 +245,8 @@ _WORKER: dict = {}
 
 def _init_worker(setup: Setup) -> None:
     _WORKER["setup"] = setup
+    # in a resumable stage run, each arm keeps a per-epoch checkpoint named after the arm and its inputs
+    _WORKER["setup digest"] = resume.digest(setup) if resume.env_dir() is not None else ""
 
 
 def _run_in_worker(arm: Arm, target_values: torch.Tensor | None, keep_backbone: bool) -> Result:
@@ -246,7 +256,14 @@ def _run_in_worker(arm: Arm, target_values: torch.Tensor | None, keep_backbone: 
         bank = TargetBank(_WORKER["setup"])
     else:
         bank = None
-    return run(arm, _WORKER["setup"], bank, keep_backbone=keep_backbone)
+    ckpt = ""
+    if _WORKER.get("setup digest"):
+        key = resume.digest((arm, target_values, keep_backbone, _WORKER["setup digest"]))
+        ckpt = resume.checkpoint_file(f"{arm.name}-seed{arm.seed}-{key[:16]}")
+    result = run(arm, _WORKER["setup"], bank, keep_backbone=keep_backbone, checkpoint=ckpt)
+    if ckpt:
+        Path(ckpt).unlink(missing_ok=True)   # the call's result is stored in its place
+    return result
 
 
 class _FixedTargets:
@@ -266,31 +283,116 @@ def cost(arm: Arm) -> float:
     return c * per_arch.get(arm.arch, 5.0) + 0.05
 
 
+REMAKE_PRIORS = "dvc repro priors"
+
+
+def _serves(entry: dict, spec: str) -> bool:
+    """Whether the index ``entry`` may hold the targets of prior ``spec`` (``rand:<arch>``: the
+    random network of that architecture)."""
+    return entry.get("prior") == spec or (entry.get("prior") == "rand" and spec == f"rand:{entry.get('arch')}")
+
+
+def _first_line(e: Exception) -> str:
+    return (str(e).strip().splitlines() or [""])[0][:200]
+
+
+def check_priors(arms: list[Arm], setup: Setup, bank: TargetBank | None = None, also: tuple | list = ()) -> None:
+    """Check every input of the ``priors`` stage that ``arms`` will read, before any of them trains,
+    and raise one :class:`compendium.rela.priors.PriorError` listing each problem with its file and
+    the fix (``dvc repro priors`` for what that stage makes):
+
+    * the target files of the index (``bank``) for each arm's prior exist and can be read, and a
+      ``rand:<arch>`` prior (camera-ready Table 2's one random network for all students) is there;
+    * every checkpoint prior (an arm's ``prior`` or ``reuse``, and ``also``: priors a stage reads
+      after training, e.g. to probe them) exists, loads into the architecture its sidecar names, can
+      be fed D's channels, and has the feature dimension its targets in the index were made from.
+
+    Nothing is trained; the global random state is left as it was, so results do not change."""
+    problems: list[str] = []
+    remake = f"remake it with `{REMAKE_PRIORS}`"
+    for a in arms:
+        if a.prior and bank is None:
+            raise ValueError(f"arm {a.name!r} needs ReLA targets: pass a TargetBank")
+    entries = list(getattr(bank, "entries", None) or [])
+    index_dir = getattr(bank, "index_dir", None)
+    wanted = {a.prior for a in arms if a.prior}
+    unreadable = set()
+    for e in entries:
+        spec = e.get("prior")
+        if any(_serves(e, w) for w in wanted):
+            f = Path(index_dir) / str(e.get("file"))
+            if not f.is_file():
+                problems.append(f"{f} (targets of prior {spec!r}) is missing: {remake}")
+                unreadable.update({spec, f"rand:{e.get('arch')}"} if spec == "rand" else {spec})
+    with torch.random.fork_rng(devices=[]):
+        for a in arms:
+            if not a.prior or a.prior in unreadable:
+                continue
+            try:
+                found = bank.lookup(a.prior, build_student(a, setup), a.arch, a.student_kwargs(setup), a.seed, a.order)
+            except Exception as e:  # noqa: BLE001 - any unreadable file is reported with its prior and the fix
+                files = [str(Path(index_dir) / str(x.get("file"))) for x in entries if _serves(x, a.prior)] or [str(index_dir)]
+                problems.append(f"{', '.join(files)} (targets of prior {a.prior!r}) cannot be read "
+                                f"({type(e).__name__}: {_first_line(e)}): {remake}")
+                unreadable.add(a.prior)
+                continue
+            if found is None and a.prior.startswith("rand:"):
+                problems.append(f"prior {a.prior!r} (arm {a.name!r}, seed {a.seed}, order {a.order}): the priors stage's "
+                                f"targets in {index_dir} hold no such random network; add `rand` with that seed and "
+                                f"order to the priors stage and run `{REMAKE_PRIORS}`")
+                unreadable.add(a.prior)
+        checkpoints = dict.fromkeys([a.prior for a in arms if a.prior and not a.prior.startswith("rand")]
+                                    + [a.reuse for a in arms if a.reuse] + [p for p in also if not p.startswith("rand")])
+        channels = int(setup.images.shape[1])
+        for spec in checkpoints:
+            try:
+                prior = priors.load(spec, mean=setup.mean, std=setup.std)
+            except priors.PriorError as e:
+                problems.append(f"{e}" + (f"; {remake}" if spec.startswith("trained:") else ""))
+                continue
+            except Exception as e:  # noqa: BLE001 - a damaged checkpoint or sidecar
+                problems.append(f"prior {spec!r}: its checkpoint cannot be read ({type(e).__name__}: {_first_line(e)})"
+                                + (f"; {remake}" if spec.startswith("trained:") else ""))
+                continue
+            if channels != prior.in_channels and 1 not in (channels, prior.in_channels):
+                problems.append(f"prior {spec!r} takes {prior.in_channels} channels, D has {channels}: "
+                                "use a prior trained on images with as many channels (or grey images)")
+            dims = sorted({e["prior_dim"] for e in entries if e.get("prior") == spec and "prior_dim" in e})
+            if dims and prior.feature_dim not in dims:
+                problems.append(f"prior {spec!r} has {prior.feature_dim} features, but its targets in {index_dir} were "
+                                f"made from a prior with {dims[0]}: the checkpoint and the targets are out of step; "
+                                f"remake both with `{REMAKE_PRIORS}`")
+    if problems:
+        raise priors.PriorError(f"{len(problems)} input(s) of the priors stage that these arms need are missing or "
+                                "broken (checked before any arm trains):\n" + "\n".join(f"  - {x}" for x in problems))
+
+
 def run_many(arms: list[Arm], setup: Setup, bank: TargetBank | None = None, workers: int = 2,
              keep_backbones: bool = False) -> list[Result]:
     """Run every arm; results in the order of ``arms``. ``workers`` = 0 runs them here, one after the
     other (the choice for a GPU); otherwise in that many single-threaded processes. ReLA targets are
     read here, once per prior, and handed to the workers; targets that must be made (the ``rand``
-    prior of a new student, another target order) are made by the worker that needs them, or here
-    when ``workers`` = 0. ``bank.made`` lists every target made."""
+    prior of a new student, another target order) are made by the call that needs them. ``bank.made`` lists every target made. The priors' checkpoints and target
+    files are checked first (:func:`check_priors`): a missing one stops the call before any arm trains."""
     if workers < 0:
         raise ValueError(f"workers must be >= 0, got {workers}")
     names = [a.name + f"/seed{a.seed}" for a in arms]
     if len(set(names)) != len(names):
         raise ValueError("two arms share a name and a seed: " + ", ".join(sorted({n for n in names if names.count(n) > 1})))
+    check_priors(arms, setup, bank)   # a missing or broken input stops the stage before any arm trains
     found = []
     for a in arms:
         if a.prior:
-            if bank is None:
-                raise ValueError(f"arm {a.name!r} needs ReLA targets: pass a TargetBank")
             found.append(bank.lookup(a.prior, build_student(a, setup), a.arch, a.student_kwargs(setup), a.seed, a.order))
         else:
             found.append(None)
+    calls = [(_run_in_worker, (a, t, keep_backbones), {}) for a, t in zip(arms, found)]
     if workers == 0:
-        return [run(a, setup, _FixedTargets(t) if t is not None else bank, keep_backbone=keep_backbones)
-                for a, t in zip(arms, found)]
-    out = run_calls([(_run_in_worker, (a, t, keep_backbones), {}) for a, t in zip(arms, found)], workers,
-                    costs=[cost(a) for a in arms], initializer=_init_worker, initargs=(setup,))
+        _init_worker(setup)
+        out = run_calls(calls, 0, resume_context=setup)
+    else:
+        out = run_calls(calls, workers, costs=[cost(a) for a in arms], initializer=_init_worker, initargs=(setup,),
+                        resume_context=setup)
     if bank is not None:
         for i in sorted(range(len(arms)), key=lambda i: -cost(arms[i])):
             bank.made.extend(out[i].targets_made)

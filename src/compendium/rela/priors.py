@@ -8,6 +8,10 @@ A prior is named by a spec string:
 * ``trained:<path>``: a checkpoint written by a pipeline stage with :func:`save_backbone` (a
   state_dict plus the constructor's arguments in a JSON sidecar), e.g. BYOL on Fashion-MNIST. A
   relative path is looked up under ``models/`` first (``trained:priors/fmnist_supervised.pt``).
+  Both files hold only what an identical rerun reproduces (no timings, dates, hosts or process ids:
+  :func:`compendium.core.volatile.volatile_keys`), so they are byte-identical across identical runs and a rerun of the stage
+  that writes them leaves the stages that read them up to date. A stage's timings go to its
+  ``reports/timings/<stage>.json`` (a DVC output no stage depends on).
 * ``torchvision:<arch>@<file>``: a torchvision classification model (``resnet18``, ``resnet50``, ...)
   with weights from a local state_dict file; the classifier is dropped.
 * ``open_clip:<model>@<file>``: an OpenCLIP image encoder with weights from a local file (needs
@@ -26,7 +30,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from compendium.core import models, paths
+from compendium.core import models, paths, volatile
 
 
 class PriorError(RuntimeError):
@@ -48,13 +52,46 @@ class Prior:
 
 IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
+#: The kinds of prior a spec string may name (module docstring).
+KINDS = ("rand", "trained", "torchvision", "open_clip")
+_SPEC_FORMS = "rand, rand:<arch>, trained:<file>, torchvision:<arch>@<file> or open_clip:<model>@<file>"
+
+
+def spec_problem(spec: str) -> str | None:
+    """Why ``spec`` does not name a prior, or None. Only the form is checked (the kind, the backbone
+    of ``rand:<arch>``, the parts of the others): that the files exist is checked before the stage
+    trains anything (:func:`compendium.rela.experiment.check_priors`)."""
+    kind, sep, rest = str(spec).partition(":")
+    if kind not in KINDS:
+        return f"{spec!r}: unknown prior kind {kind!r}; a prior is {_SPEC_FORMS}"
+    if kind == "rand" and sep and rest not in models.BACKBONES:
+        return f"{spec!r}: no backbone {rest!r} (known: {sorted(models.BACKBONES)})"
+    if kind == "trained" and not rest.strip():
+        return f"{spec!r}: trained: needs the checkpoint's file (trained:priors/<name>.pt)"
+    if kind in ("torchvision", "open_clip"):
+        name, at, file = rest.partition("@")
+        if not (name and at and file):
+            return f"{spec!r}: a {kind} prior is {kind}:<{'arch' if kind == 'torchvision' else 'model'}>@<weights file>"
+    return None
+
 
 def save_backbone(backbone: models.Backbone, path: Path, arch: str, kwargs: dict,
                   mean, std, input_size: int, train: dict | None = None) -> None:
     """Write ``<path>`` (state_dict) and ``<path>.json`` (how to rebuild it) for ``trained:`` priors.
     ``train``: how it was trained (method, epochs, batch size, ...), so that a stage can reuse it as
-    the run it would otherwise repeat (BYOL* seed 0 is the same-dataset prior)."""
+    the run it would otherwise repeat (BYOL* seed 0 is the same-dataset prior).
+
+    Identical arguments give byte-identical files (``torch.save`` of the same tensors to the same
+    file name is byte-stable; the JSON is key-sorted), so an identical rerun changes nothing that a
+    downstream stage depends on. Hence ``train`` must not hold timings, dates, hosts or process ids
+    (:func:`compendium.core.volatile.volatile_keys`; a :class:`ValueError` names them): the stage reports those in
+    ``reports/timings/<stage>.json``."""
     path = Path(path)
+    bad = volatile.volatile_keys(train or {})
+    if bad:
+        raise ValueError(f"save_backbone({path}): the train record's {bad} differ between identical runs and would "
+                         f"change {path}.json, which downstream stages depend on; leave them out of `train` and "
+                         "write them to the stage's reports/timings/<stage>.json instead")
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save(backbone.state_dict(), path)
     meta = {"arch": arch, "kwargs": kwargs, "mean": list(mean), "std": list(std), "input_size": input_size}

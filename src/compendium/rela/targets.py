@@ -10,6 +10,10 @@
 * :func:`cached_targets`: the same, cached under a key made of the prior, the dataset, the seed and
   every option (:func:`compendium.rela.priors.cache_key`). In the released code the key missed the seed
   and the architecture.
+* :func:`save_targets`: a target file holds the targets, the fitted map and the key, never the
+  timings (:attr:`Targets.seconds`): identical inputs give a byte-identical file, so an identical
+  rerun of the ``priors`` stage leaves the stages that read ``models/targets/`` up to date. The
+  stage reports the timings in ``reports/timings/priors.json``.
 * :func:`write_index` / :func:`read_index`: the ``targets/index.json`` file of the ``priors`` stage
   (D's indices and normalisation, one entry per target file), versioned by :data:`INDEX_VERSION`.
 * :class:`TargetBank`: the targets of D per (prior, n, order): read from that index when they are
@@ -64,6 +68,9 @@ def prior_features(prior: Prior, images: torch.Tensor, batch_size: int = 256, de
 
 @dataclass
 class Targets:
+    """ReLA-D targets. ``seconds`` (fit / transform / total wall-clock time) stays in memory for the
+    stage's timings report; :func:`save_targets` does not write it."""
+
     values: torch.Tensor                  # [N, n] float32
     map: TargetMap
     prior: str
@@ -111,11 +118,14 @@ def make_targets(prior: Prior, images: torch.Tensor, n_components: int, order: s
 
 
 def save_targets(t: Targets, path: Path) -> None:
+    """Write ``t`` to ``path`` (atomically: a temporary file of the same stem, then a rename). The file
+    holds no timings (``t.seconds`` is left out), so identical targets give a byte-identical file:
+    ``torch.save`` of the same tensors under the same file stem is byte-stable."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     p = t.map.pca
     tmp = path.with_suffix(".tmp")
-    torch.save({"values": t.values, "prior": t.prior, "order": t.map.order, "seconds": t.seconds, "key": t.key,
+    torch.save({"values": t.values, "prior": t.prior, "order": t.map.order, "key": t.key,
                 "mean": p.mean, "components": p.components, "eigenvalues": p.eigenvalues, "n": p.n}, tmp)
     tmp.replace(path)
 

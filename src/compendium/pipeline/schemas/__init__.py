@@ -5,11 +5,22 @@ checks across keys on the resolved values (each problem names its key and the fi
 the notebook starts."""
 
 from compendium.pipeline.spec import Param
+from compendium.rela.priors import spec_problem
 from compendium.rela.schedule import ADAPTIVE
 from compendium.ssl.methods import METHODS as SSL_METHODS
 
 METHODS = tuple(SSL_METHODS)   # the SSL methods the trainer knows, in its order
 LAMBDA_SCHEDULES = ADAPTIVE    # the lambda schedules a stage may choose (the others are ablation arms)
+
+
+
+def priors_param(doc: str) -> Param:
+    """A stage's list of ReLA priors: each one a prior spec (:func:`compendium.rela.priors.spec_problem`)."""
+    return Param("list[str]", doc, nonempty=True, validate=spec_problem)
+
+
+#: The largest seed a stage accepts: 2**31 - 1, which NumPy, PyTorch and Python's random all take.
+SEED_MAX = 2**31 - 1
 
 DATASETS = ("fashion-mnist", "cifar10", "cifar100", "tiny-imagenet", "imagenet")
 
@@ -27,16 +38,16 @@ PROTOCOL = {
     "norm": Param("str", "normalisation layer (must match the priors stage)", choices=("batch", "instance", "group", "layer", "none")),
     "global_pool": Param("bool", "globally pooled features (must match the priors stage)"),
     "epochs": Param("int", "epochs of the full (100%) budget; a budget r trains r of its steps", low=1, high=1000),
-    "batch_size": Param("int", "pre-training batch size", low=8),
+    "batch_size": Param("int", "pre-training batch size", low=8, high=16_384),
     "lr": Param("float", "AdamW learning rate (constant, as the code)", low=0.0, high=1.0),
-    "weight_decay": Param("float", "AdamW weight decay", low=0.0),
+    "weight_decay": Param("float", "AdamW weight decay", low=0.0, high=1.0),
     "head_mult": Param("float", "width multiplier of the projection/prediction heads", low=0.01, high=4.0),
     "rela_code_extras": Param("bool", "the code's colour jitter and grayscale in ReLA's weak views"),
     "probe_train": Param("int", "images of D the linear probe trains on (0: all)", low=0, high=2_000_000),
     "probe_standardize": Param("bool", "z-score the frozen features before the probe (false: the paper's raw features)"),
-    "probe_epochs": Param("int", "linear-probe epochs", low=1),
-    "probe_batch_size": Param("int", "linear-probe batch size", low=1),
-    "probe_lr": Param("float", "linear-probe Adam learning rate", low=0.0),
+    "probe_epochs": Param("int", "linear-probe epochs", low=1, high=1000),
+    "probe_batch_size": Param("int", "linear-probe batch size", low=1, high=16_384),
+    "probe_lr": Param("float", "linear-probe Adam learning rate", low=0.0, high=1.0),
     "workers": Param("int", "single-threaded worker processes (0: run in the notebook's process, for a GPU)", low=0, high=64),
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
@@ -44,11 +55,11 @@ PROTOCOL = {
 
 # The evaluation keys shared by the labeled-distillation stages (compendium.distill.evaluate).
 DD_RUN = {
-    "seeds": Param("list[int]", "evaluation seeds (a fresh student per seed)", low=0, nonempty=True),
-    "eval_steps": Param("int", "optimiser steps of every student", low=1),
-    "eval_batch": Param("int", "student batch size", low=1),
+    "seeds": Param("list[int]", "evaluation seeds (a fresh student per seed)", low=0, high=SEED_MAX, nonempty=True),
+    "eval_steps": Param("int", "optimiser steps of every student", low=1, high=100_000),
+    "eval_batch": Param("int", "student batch size", low=1, high=4096),
     "eval_lr": Param("float", "student AdamW learning rate (cosine)", low=0.0, high=1.0),
-    "test_n": Param("int", "class-balanced test images every student is tested on (0: all 10,000)", low=0),
+    "test_n": Param("int", "class-balanced test images every student is tested on (0: all 10,000)", low=0, high=10_000),
     "workers": Param("int", "single-threaded worker processes (0: in the notebook's process)", low=0, high=64),
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
@@ -56,7 +67,7 @@ DD_RUN = {
 # Stages whose sets carry hard labels: their students' own batch size (dwa.md §6.3 reductions).
 DD_HARD = {
     "eval_batch_hard": Param("int", "batch size of the hard-label students (cpu: 32, within seed noise of 64 for hard "
-                                "labels and half the cost; online-teacher students keep eval_batch)", low=1),
+                                "labels and half the cost; online-teacher students keep eval_batch)", low=1, high=4096),
 }
 DD_EVAL = {
     **DD_RUN,

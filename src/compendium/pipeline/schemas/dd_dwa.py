@@ -1,4 +1,4 @@
-from compendium.pipeline.schemas import DD_RUN
+from compendium.pipeline.schemas import DD_RUN, SEED_MAX
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_dwa"
@@ -6,7 +6,7 @@ DATA = ("fashion-mnist",)
 SCHEMA = {
     **DD_RUN,
     "sweep_seeds": Param("list[int]", "evaluation seeds of the Fig. 3 sweep and Table 10 (``seeds``: the Fig. 5 grid and the "
-                                  "reference arms)", low=0, nonempty=True),
+                                  "reference arms)", low=0, high=SEED_MAX, nonempty=True),
     "iterations": Param("int", "recovery iterations per batch (1000 in the paper)", low=1, high=100000),
     "lr": Param("float", "recovery Adam learning rate (cosine)", low=0.0, high=10.0),
     "jitter": Param("int", "random-roll jitter in pixels", low=0, high=32),

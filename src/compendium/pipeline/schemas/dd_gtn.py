@@ -1,4 +1,4 @@
-from compendium.pipeline.schemas import DD_RUN
+from compendium.pipeline.schemas import DD_RUN, SEED_MAX
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_gtn"
@@ -7,9 +7,9 @@ _RUN = {k: DD_RUN[k] for k in ("seeds", "test_n", "workers", "dpi")}
 SCHEMA = {
     **_RUN,
     # GTN meta-training
-    "meta_seeds": Param("list[int]", "meta-training seeds of the full-curriculum runs, with and without weight norm", low=0,
+    "meta_seeds": Param("list[int]", "meta-training seeds of the full-curriculum runs, with and without weight norm", low=0, high=SEED_MAX,
                     nonempty=True),
-    "variant_seeds": Param("list[int]", "meta-training seeds of the other curriculum variants (with weight norm)", low=0,
+    "variant_seeds": Param("list[int]", "meta-training seeds of the other curriculum variants (with weight norm)", low=0, high=SEED_MAX,
                        nonempty=True),
     "curricula": Param("list[str]", "curriculum variants (full is always run)", nonempty=True,
                    choices=("full", "shuffled_batch", "shuffled", "noise")),
@@ -31,16 +31,16 @@ SCHEMA = {
     "val_n": Param("int", "held-out real training images the real arm's lr / momentum are chosen on", low=10, high=60000),
     # NAS proxy study
     "nas_n": Param("int", "architectures in the search space sample", low=2, high=144),
-    "nas_seed": Param("int", "seed of the search-space sample", low=0),
-    "gt_steps": Param("int", "ground truth: AdamW steps on real training images per architecture", low=1),
-    "gt_batch": Param("int", "ground truth: batch size", low=1),
+    "nas_seed": Param("int", "seed of the search-space sample", low=0, high=SEED_MAX),
+    "gt_steps": Param("int", "ground truth: AdamW steps on real training images per architecture", low=1, high=100_000),
+    "gt_batch": Param("int", "ground truth: batch size", low=1, high=4096),
     "gt_lr": Param("float", "ground truth: AdamW learning rate (cosine)", low=0.0, high=1.0),
     "proxy_sets": Param("list[str]", "published ipc-10 sets used as proxies (dd_matching)", choices=("dc", "dsa", "dm")),
     "proxy_ipc": Param("int", "images per class of the random and published proxy sets", low=1, high=50),
-    "proxy_steps": Param("int", "proxy training: AdamW steps on the small set", low=1),
-    "proxy_batch": Param("int", "proxy training: batch size", low=1),
+    "proxy_steps": Param("int", "proxy training: AdamW steps on the small set", low=1, high=100_000),
+    "proxy_batch": Param("int", "proxy training: batch size", low=1, high=4096),
     "proxy_lr": Param("float", "proxy training: AdamW learning rate (cosine)", low=0.0, high=1.0),
-    "nas_test_n": Param("int", "class-balanced test images every NAS training is tested on (0: all 10,000)", low=0),
+    "nas_test_n": Param("int", "class-balanced test images every NAS training is tested on (0: all 10,000)", low=0, high=10_000),
 }
 
 

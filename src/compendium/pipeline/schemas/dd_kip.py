@@ -1,4 +1,4 @@
-from compendium.pipeline.schemas import DD_EVAL, DD_HARD
+from compendium.pipeline.schemas import DD_EVAL, DD_HARD, SEED_MAX
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_kip"
@@ -16,5 +16,5 @@ SCHEMA = {
     "p_corrupt": Param("list[float]", "KIP_p corruption fractions (0: plain KIP)", low=0.0, high=0.99, nonempty=True),
     "ls_target": Param("int", "LS target set size", low=10, high=60000),
     "krr_seeds": Param("list[int]", "seeds of the KIP and LS syntheses compared by KRR (each draws the real images KIP starts "
-                                "from and LS labels)", low=0, nonempty=True),
+                                "from and LS labels)", low=0, high=SEED_MAX, nonempty=True),
 }

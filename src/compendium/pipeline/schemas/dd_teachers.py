@@ -1,9 +1,10 @@
+from compendium.pipeline.schemas import SEED_MAX
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_teachers"
 DATA = ("fashion-mnist",)
 SCHEMA = {
-    "seed": Param("int", "training seed", low=0),
+    "seed": Param("int", "training seed", low=0, high=SEED_MAX),
     "teachers": Param("list[str]", "teacher architectures", nonempty=True, choices=("convnet", "resnet18", "vit_bn")),
     "convnet_width": Param("int", "Conv-3 width (BatchNorm)", low=4, high=1024),
     "resnet_width_mult": Param("float", "ResNet-18 width multiplier", low=0.01, high=4.0),
@@ -13,9 +14,9 @@ SCHEMA = {
     "vit_patch": Param("int", "ViT-BN patch size in pixels (4 at paper scale; must divide 28)", choices=(2, 4, 7, 14)),
     "train_n": Param("int", "training images (60000 = all)", low=100, high=60000),
     "epochs": Param("int", "training epochs", low=1, high=1000),
-    "batch_size": Param("int", "batch size", low=8),
+    "batch_size": Param("int", "batch size", low=8, high=16_384),
     "lr": Param("float", "AdamW learning rate (cosine)", low=0.0, high=1.0),
-    "weight_decay": Param("float", "AdamW weight decay", low=0.0),
+    "weight_decay": Param("float", "AdamW weight decay", low=0.0, high=1.0),
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }

@@ -1,3 +1,4 @@
+from compendium.pipeline.schemas import SEED_MAX
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_text"
@@ -20,7 +21,7 @@ SCHEMA = {
     "archs": Param("list[str]", "learners distilled with (TDD at the smallest ipc; larger ipcs: textconvnet)",
                nonempty=True, choices=("textconvnet", "bilstm")),
     "distill_seeds": Param("list[int]", "replicate distillations at the smallest ipc (fixed: theta_0 = Xavier draw of the seed)",
-                       low=0, nonempty=True),
+                       low=0, high=SEED_MAX, nonempty=True),
     "iterations": Param("int", "outer Adam iterations, TextConvNet", low=1, high=100000),
     "lstm_iterations": Param("int", "outer Adam iterations, Bi-LSTM", low=1, high=100000),
     "epochs": Param("int", "inner epochs over the distilled set (one step each, its own learned rate)", low=1, high=100),
@@ -32,11 +33,11 @@ SCHEMA = {
     "real_batch": Param("int", "real sentences per outer iteration", low=1, high=100000),
     "dd_hard": Param("bool", "also distil with fixed hard labels (DD) at the smallest ipc, TextConvNet"),
     # evaluation
-    "seeds": Param("list[int]", "evaluation seeds (fresh learners)", low=0, nonempty=True),
-    "eval_steps": Param("int", "Adam steps of a learner trained on a small set", low=1),
+    "seeds": Param("list[int]", "evaluation seeds (fresh learners)", low=0, high=SEED_MAX, nonempty=True),
+    "eval_steps": Param("int", "Adam steps of a learner trained on a small set", low=1, high=100_000),
     "eval_lr": Param("float", "Adam learning rate of the evaluation learners", low=0.0, high=1.0),
-    "eval_batch": Param("int", "evaluation batch size", low=1),
-    "full_steps": Param("int", "Adam steps of the full-train upper bound", low=1),
+    "eval_batch": Param("int", "evaluation batch size", low=1, high=4096),
+    "full_steps": Param("int", "Adam steps of the full-train upper bound", low=1, high=100_000),
     "show_rows": Param("int", "rows (tokens) shown per decoded sentence", low=1, high=256),
     "workers": Param("int", "single-threaded worker processes (0: in the notebook's process)", low=0, high=64),
     "dpi": Param("int", "PNG resolution", low=50, high=150),

@@ -1,10 +1,10 @@
-from compendium.pipeline.schemas import DATASET, LAMBDA_SCHEDULES, PROTOCOL
+from compendium.pipeline.schemas import DATASET, LAMBDA_SCHEDULES, PROTOCOL, SEED_MAX, priors_param
 from compendium.pipeline.spec import Param
 
 SECTION = "rela_arch"
 DATA = ("fashion-mnist",)
 SCHEMA = {
-    "seeds": Param("list[int]", "training seeds", low=0, nonempty=True),
+    "seeds": Param("list[int]", "training seeds", low=0, high=SEED_MAX, nonempty=True),
     **DATASET,
     **PROTOCOL,
     "students": Param("list[str]", "student architectures (Table 2 rows)", nonempty=True,
@@ -17,7 +17,7 @@ SCHEMA = {
     "vit_width_mult": Param("float", "ViT-Tiny width multiplier (1.0: 192-d)", low=0.01, high=4.0),
     "vit_depth": Param("int", "ViT-Tiny blocks (12 in ViT-Ti/16)", low=1, high=24),
     "budget": Param("float", "training budget of every cell", low=0.001, high=1.0),
-    "priors": Param("list[str]", "ReLA priors (trained ones need targets from the priors stage)", nonempty=True),
+    "priors": priors_param("ReLA priors (trained ones need targets from the priors stage)"),
     "schedule": Param("str", "lambda schedule", choices=LAMBDA_SCHEDULES),
 }
 

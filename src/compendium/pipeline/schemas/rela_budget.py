@@ -1,15 +1,15 @@
-from compendium.pipeline.schemas import DATASET, LAMBDA_SCHEDULES, PROTOCOL
+from compendium.pipeline.schemas import DATASET, LAMBDA_SCHEDULES, PROTOCOL, SEED_MAX, priors_param
 from compendium.pipeline.spec import Param
 
 SECTION = "rela_budget"
 DATA = ("fashion-mnist",)
 SCHEMA = {
-    "seeds": Param("list[int]", "seeds of the headline cells (the first seed runs every cell)", low=0, nonempty=True),
+    "seeds": Param("list[int]", "seeds of the headline cells (the first seed runs every cell)", low=0, high=SEED_MAX, nonempty=True),
     "full_seeds": Param("int", "BYOL* (100%) runs on the first full_seeds of seeds", low=1, high=100),
     **DATASET,
     **PROTOCOL,
     "budgets": Param("list[float]", "training budgets below 100% (Table 1 rows)", low=0.001, high=0.999, nonempty=True),
-    "priors": Param("list[str]", "ReLA priors (each needs targets from the priors stage)", nonempty=True),
+    "priors": priors_param("ReLA priors (each needs targets from the priors stage)"),
     "same_dataset_prior": Param("str", "the prior of the headline gap closure (BYOL* of the priors stage)", nonempty=True),
     "cross_dataset_prior": Param("str", "the prior of the half-cost claim (trained on another dataset)", nonempty=True),
     "headline_budget": Param("float", "the budget of the headline cells (one of budgets)", low=0.001, high=0.999),

@@ -1,9 +1,10 @@
+from compendium.pipeline.schemas import SEED_MAX
 from compendium.pipeline.spec import Param
 
 SECTION = "ssdd_distill"
 DATA = ("fashion-mnist",)
 SCHEMA = {
-    "seed": Param("int", "seed of every synthesis", low=0),
+    "seed": Param("int", "seed of every synthesis", low=0, high=SEED_MAX),
     "budget_n": Param("int", "the main storage budget N, in images' worth of floats (N x 784)", low=1, high=100000),
     "budgets": Param("list[int]", "Table 2's budgets (must include budget_n)", low=1, high=100000, nonempty=True),
     "basis_mult": Param("int", "U = V = basis_mult x N, at most the dimension (Table 5: 2)", low=1, high=100),
@@ -11,15 +12,15 @@ SCHEMA = {
     "augmentation": Param("str", "the predefined views", choices=("none", "rotation", "jigsaw", "crop")),
     "hidden": Param("int", "hidden width of the approximation networks (4 for CIFAR-100)", low=1, high=1024),
     "approx_variants": Param("list[str]", "Table 11's other variants: same, bias, ideal or q<hidden> (e.g. q2, q8)"),
-    "approx_steps": Param("int", "Adam steps fitting each approximation model", low=1),
+    "approx_steps": Param("int", "Adam steps fitting each approximation model", low=1, high=100_000),
     "ablation_augmentations": Param("list[str]", "Table 12's other augmentations", choices=("none", "rotation", "jigsaw", "crop")),
     "ablation_inits": Param("list[str]", "Table 4's other initialisations", choices=("real", "random")),
     "free_teachers": Param("list[str]", "free teachers (names of the ssdd_teacher targets: rand, digits_byol)"),
     "steps": Param("int", "outer steps (30,000 in the paper)", low=0, high=1_000_000),
     "lr": Param("float", "SSDD outer AdamW learning rate (1e-3, linear decay)", low=0.0, high=1.0),
     "krrst_lr": Param("float", "KRR-ST outer learning rate (its README: 1e-4 for 160,000 steps)", low=0.0, high=1.0),
-    "real_batch": Param("int", "real images per outer step (1,024 in KRR-ST's code)", low=2),
-    "lam_rel": Param("float", "KRR ridge: lam_rel x tr(K) (1e-6)", low=0.0),
+    "real_batch": Param("int", "real images per outer step (1,024 in KRR-ST's code)", low=2, high=16_384),
+    "lam_rel": Param("float", "KRR ridge: lam_rel x tr(K) (1e-6)", low=0.0, high=1.0),
     "inner_width": Param("int", "width of the inner ConvNet-3 (BatchNorm, flattened features)", low=4, high=1024),
     "pool_size": Param("int", "L, the model pool (10)", low=1, high=100),
     "pool_steps": Param("int", "Z, steps before a pool model is reset (1,000)", low=2, high=100000),
