@@ -53,3 +53,15 @@ def test_with_a_resume_folder_the_first_failure_in_call_order_is_raised_after_th
     # no folder: no file anywhere, the same results as before
     assert run_calls([(_fail_odd, (i,), {}) for i in (0, 2, 4)], workers=0) == [0, 2, 4]
     assert run_calls([(_fail_odd, (i,), {}) for i in (0, 2, 4)], workers=0, resume_dir=tmp_path) == [0, 2, 4]
+
+
+def _local_result(i):
+    return lambda: i   # does not pickle
+
+
+def test_calls_that_cannot_be_kept_for_resume_still_run(tmp_path):
+    with pytest.warns(RuntimeWarning, match="without resume"):   # an argument that does not pickle
+        assert run_calls([(len, ([lambda: 0],), {})], workers=0, resume_dir=tmp_path) == [1]
+    with pytest.warns(RuntimeWarning, match="not kept for resume"):
+        out = run_calls([(_local_result, (4,), {})], workers=0, resume_dir=tmp_path)
+    assert out[0]() == 4 and not list(tmp_path.glob("*.pt"))

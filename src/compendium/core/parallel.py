@@ -18,6 +18,8 @@ stage, run again, computes only the calls it had not finished, to the same resul
 from __future__ import annotations
 
 import os
+import pickle
+import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Sequence
 
@@ -51,7 +53,8 @@ def run_calls(calls: Sequence[Call], workers: int = 2, costs: Sequence[float] | 
     call stores nothing; with workers, the others still finish and are stored before the first failure,
     in the order of ``calls``, is raised). Each key counts ``resume_context`` besides the call: by
     default ``(initializer, initargs)``; pass what the initializer sets up instead where its arguments
-    differ with ``workers`` (e.g. a thread count)."""
+    differ with ``workers`` (e.g. a thread count). Calls whose arguments do not pickle run without resume,
+    with a warning."""
     if workers < 0:
         raise ValueError(f"workers must be >= 0, got {workers}")
     for i, call in enumerate(calls):
@@ -63,7 +66,13 @@ def run_calls(calls: Sequence[Call], workers: int = 2, costs: Sequence[float] | 
         resume_dir = resume.env_dir()
     if resume_dir is not None:
         context = (initializer, initargs) if resume_context is _NO_CONTEXT else resume_context
-        return _run_resumable(calls, workers, costs, initializer, initargs, resume_dir, context)
+        try:
+            shared = resume.digest(context)   # once: a context is often large (a data set)
+            keys = [resume.call_key(fn, args, kwargs, shared) for fn, args, kwargs in calls]
+        except (ValueError, pickle.PicklingError, TypeError, AttributeError) as e:
+            warnings.warn(f"these {len(calls)} calls run without resume: {e}", RuntimeWarning, stacklevel=2)
+        else:
+            return _run_resumable(calls, keys, workers, costs, initializer, initargs, resume_dir)
     if workers == 0:
         return [fn(*args, **kwargs) for fn, args, kwargs in calls]
     order = sorted(range(len(calls)), key=lambda i: -costs[i]) if costs is not None else range(len(calls))
@@ -76,17 +85,15 @@ def run_calls(calls: Sequence[Call], workers: int = 2, costs: Sequence[float] | 
     return out
 
 
-def _run_resumable(calls: Sequence[Call], workers: int, costs: Sequence[float] | None, initializer: Callable | None,
-                   initargs: tuple, folder: str | os.PathLike, context: Any) -> list:
-    shared = resume.digest(context)   # once: a context is often large (a data set)
-    keys = [resume.call_key(fn, args, kwargs, shared) for fn, args, kwargs in calls]
+def _run_resumable(calls: Sequence[Call], keys: list[str], workers: int, costs: Sequence[float] | None,
+                   initializer: Callable | None, initargs: tuple, folder: str | os.PathLike) -> list:
     out: list = [resume.load(folder, call[0], k) for call, k in zip(calls, keys)]
     todo = [i for i, r in enumerate(out) if r is resume.MISSING]
     if workers == 0:
         for i in todo:
             fn, args, kwargs = calls[i]
             out[i] = fn(*args, **kwargs)
-            resume.store(folder, fn, keys[i], out[i])
+            _keep(folder, fn, keys[i], out[i])
         return out
     if costs is not None:
         todo.sort(key=lambda i: -costs[i])
@@ -103,7 +110,17 @@ def _run_resumable(calls: Sequence[Call], workers: int, costs: Sequence[float] |
                     failed[i] = e
                     continue
                 out[i] = f.result()
-                resume.store(folder, calls[i][0], keys[i], out[i])
+                _keep(folder, calls[i][0], keys[i], out[i])
     if failed:
         raise failed[min(failed)]
     return out
+
+
+def _keep(folder: str | os.PathLike, fn: Callable, key: str, result: Any) -> None:
+    """Store a completed call's result; one that cannot be stored (it does not pickle, the disk is
+    full) is only not resumable: a warning, and the run goes on."""
+    try:
+        resume.store(folder, fn, key, result)
+    except Exception as e:  # noqa: BLE001 - resume is an optimisation; the result is in hand
+        warnings.warn(f"the result of {resume.function_name(fn)} is not kept for resume ({type(e).__name__}: "
+                      f"{str(e):.200})", RuntimeWarning, stacklevel=2)
