@@ -246,7 +246,7 @@ def stage_inputs(stage: str, notebook: Path) -> list[Path]:
     if stage in stages:
         deps = [paths.ROOT / str(d) for d in stages[stage].get("deps", [])]
     else:
-        deps = [paths.ROOT / f for f in stagedeps.stage_sources(stage)]
+        deps = [paths.ROOT / f for f in stagedeps.stage_sources(stage, Path(notebook))]
     return [Path(notebook), *deps]
 
 

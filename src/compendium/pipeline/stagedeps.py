@@ -96,9 +96,10 @@ def notebook_source(path: Path) -> str:
     return "\n".join(lines)
 
 
-def stage_sources(stage: str) -> list[str]:
-    """The package files stage ``stage`` runs, relative to the project root, sorted."""
-    roots = imported_modules(notebook_source(paths.NOTEBOOKS / f"{stage}.ipynb"))
+def stage_sources(stage: str, notebook: Path | None = None) -> list[str]:
+    """The package files stage ``stage`` runs (its notebook, by default ``notebooks/<stage>.ipynb``,
+    the runner and the stage's schema, with what they import), relative to the project root, sorted."""
+    roots = imported_modules(notebook_source(notebook or paths.NOTEBOOKS / f"{stage}.ipynb"))
     roots |= {RUNNER, f"{PACKAGE}.pipeline.schemas.{stage}"}
     files = {module_file(m) for m in closure(roots)}
     return sorted(str(f.relative_to(paths.ROOT)) for f in files if f is not None)
