@@ -10,8 +10,8 @@ import torch
 
 from compendium.core import resume
 from compendium.core.parallel import run_calls
-from compendium.distill import evaluate as E
 from compendium.distill import runner, sets
+from test_distill_runner import CFG, _toy   # the same toy set and student
 
 
 def _job(i: int, log: str, scale: float = 1.0) -> dict:
@@ -136,20 +136,6 @@ def test_the_resume_folder_comes_from_the_environment_when_not_given(monkeypatch
     assert resume.env_dir() is None
     monkeypatch.setenv(resume.RESUME_ENV, str(tmp_path / "stage"))
     assert resume.env_dir() == tmp_path / "stage"
-
-
-def _toy(n_per_class=6, size=8, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    labels = torch.arange(3).repeat_interleave(n_per_class)
-    base = torch.zeros(3, 1, size, size)
-    for c in range(3):
-        base[c, 0, :, c * size // 3:(c + 1) * size // 3] = 200
-    images = (base[labels] + 30 * torch.rand(len(labels), 1, size, size, generator=g)).clamp(0, 255).to(torch.uint8)
-    return images, labels
-
-
-CFG = E.EvalConfig(arch="convnet", arch_kwargs={"width": 4, "depth": 2, "norm": "batch"}, steps=8, batch_size=6,
-                   augmentation="none", device="cpu")
 
 
 def test_evaluate_many_resumes_from_stored_rows_with_any_number_of_workers(tmp_path, monkeypatch):
