@@ -33,7 +33,7 @@ def test_a_good_stage_publishes_everything_at_once(tmp_path, fake_stage):
         "rep.table(pd.DataFrame({'x': [x]}), 't')\nrep.metrics({'x': x})\nprint('x is', x)",
     ])
     out = tmp_path / "reports"
-    written = nbrun.run_stage("good_stage", output_root=out, notebook=nb, log_output=False)
+    written = nbrun.run_stage("good_stage", output_root=out, notebook=nb, progress=False)
     assert (out / "metrics/good_stage.json").read_text().strip().endswith("}")
     assert '"x": 2' in (out / "metrics/good_stage.json").read_text()
     assert (out / "tables/good_stage/t.csv").is_file() and (out / "tables/good_stage/t.md").is_file()
@@ -52,7 +52,7 @@ def test_two_runs_of_one_stage_stage_apart(tmp_path, monkeypatch, fake_stage):
     monkeypatch.setattr(nbrun.tempfile, "mkdtemp", lambda **kw: seen.append(real(**kw)) or seen[-1])
     nb = _notebook(tmp_path / "nb.ipynb", ["x = 1", "from compendium.pipeline import report\nreport.Reporter('good_stage').metrics({'x': x})"])
     for i in range(2):
-        nbrun.run_stage("good_stage", output_root=tmp_path / f"out{i}", notebook=nb, log_output=False)
+        nbrun.run_stage("good_stage", output_root=tmp_path / f"out{i}", notebook=nb, progress=False)
     assert len(set(seen)) == 2 and all(paths.BUILD / "staging" in Path(p).parents for p in seen)
 
 
@@ -65,7 +65,7 @@ def test_a_failing_cell_names_the_cell_and_leaves_no_output(tmp_path, fake_stage
     ])
     out = tmp_path / "reports"
     with pytest.raises(pm.PapermillExecutionError) as e:
-        nbrun.run_stage("bad_stage", output_root=out, notebook=nb, log_output=False)
+        nbrun.run_stage("bad_stage", output_root=out, notebook=nb, progress=False)
     assert "boom in cell three" in str(e.value) and "ValueError" in str(e.value)
     assert e.value.cell_index is not None
     assert not out.exists() or not any(p.is_file() for p in out.rglob("*"))
@@ -75,7 +75,7 @@ def test_a_failing_cell_names_the_cell_and_leaves_no_output(tmp_path, fake_stage
     old.parent.mkdir(parents=True)
     old.write_text('{"old": 1}')
     with pytest.raises(pm.PapermillExecutionError):
-        nbrun.run_stage("bad_stage", output_root=out, notebook=nb, log_output=False)
+        nbrun.run_stage("bad_stage", output_root=out, notebook=nb, progress=False)
     assert old.read_text() == '{"old": 1}'
 
 
@@ -165,7 +165,7 @@ def test_unknown_stage_and_missing_data_are_clear(tmp_path, monkeypatch, capsys)
 def test_data_overview_stage_at_smoke_scale(tmp_path):
     out = tmp_path / "reports"
     nbrun.run_stage("data_overview", output_root=out, scale="smoke",
-                    notebook=paths.NOTEBOOKS / "data_overview.ipynb", log_output=False)
+                    notebook=paths.NOTEBOOKS / "data_overview.ipynb", progress=False)
     for rel in ("html/data_overview.html", "notebooks/data_overview.ipynb", "metrics/data_overview.json",
                 "figures/data_overview/samples_per_class.png", "figures/data_overview/class_balance.pdf",
                 "tables/data_overview/split_sizes.csv", "tables/data_overview/pixel_stats.md",
@@ -185,3 +185,23 @@ def test_split_css_moves_the_page_styles_to_one_stylesheet():
     assert "a{color:red}" not in body and "<style scoped>td{y:2}</style>" in body   # cell styles stay
     assert body.index("<link") < body.index("<title>")
     assert nbrun.split_css("<html><body>x</body></html>") == ("<html><body>x</body></html>", "")
+
+
+@pytest.mark.slow
+def test_progress_streams_to_the_console_and_stays_out_of_the_page(tmp_path, fake_stage, capsys):
+    """Library progress lines (core.progress.say, from the kernel and from its worker processes) reach
+    the runner's console while the stage runs, and neither the executed notebook nor its page holds them."""
+    nb = _notebook(tmp_path / "nb.ipynb", [
+        "x = 1",
+        "from compendium.core.parallel import run_calls\nfrom compendium.core.progress import say\n"
+        "say('[demo] epoch 1/2  kernel line')\nrun_calls([(say, ('[demo] worker line',), {})], workers=1)\n"
+        "print('a result for the page')",
+    ])
+    out = tmp_path / "reports"
+    nbrun.run_stage("good_stage", output_root=out, notebook=nb, progress=True)
+    console = capsys.readouterr().out
+    assert "  [demo] epoch 1/2  kernel line" in console and "  [demo] worker line" in console
+    page = (out / "html/good_stage.html").read_text()
+    executed = (out / "notebooks/good_stage.ipynb").read_text()
+    assert "a result for the page" in page
+    assert "kernel line" not in page and "worker line" not in page and "kernel line" not in executed

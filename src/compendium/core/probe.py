@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from compendium.core.progress import say
+
 
 def to_float(images: torch.Tensor, mean: float | list[float], std: float | list[float]) -> torch.Tensor:
     """``uint8 [B, C, H, W]`` to normalised float."""
@@ -108,7 +110,7 @@ def linear_probe(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Ten
         accs.append(acc)
         losses.append(total / n)
         if log_every and (epoch + 1) % log_every == 0:
-            print(f"[probe] epoch {epoch + 1}/{epochs}  loss {losses[-1]:.4f}  test acc {acc:.4f}", flush=True)
+            say(f"[probe] epoch {epoch + 1}/{epochs}  loss {losses[-1]:.4f}  test acc {acc:.4f}")
     return ProbeResult(accs, losses)
 
 

@@ -18,6 +18,7 @@ import torch
 from sklearn.manifold import TSNE
 
 from compendium.core.parallel import run_calls
+from compendium.core.progress import say
 from compendium.distill import continual, inversion, runner, teachers
 from compendium.distill import evaluate as E
 
@@ -73,7 +74,7 @@ def synthesize(specs: dict, teachers_by_name: dict, images: torch.Tensor, labels
     calls = [(s[0], (teachers_by_name[s[1]], images, labels, s[2], mean, std), specs[uniq[s][0]][3]) for s in order]
     t0 = time.perf_counter()
     made = run_calls(calls, workers=workers)
-    print(f"{len(calls)} syntheses ({len(specs)} named) in {time.perf_counter() - t0:.1f} s wall")
+    say(f"[dwa] {len(calls)} syntheses ({len(specs)} named) in {time.perf_counter() - t0:.1f} s wall")
     sets = {}
     for s, d in zip(order, made):
         for key in uniq[s]:

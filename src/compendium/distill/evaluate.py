@@ -47,6 +47,7 @@ from compendium.core import augment as aug
 from compendium.core import models
 from compendium.core.device import pick_device
 from compendium.core.probe import seed_summary, to_float
+from compendium.core.progress import Rate, say
 from compendium.distill.sets import DistilledSet
 
 OPTIMIZERS = ("adamw", "sgd")
@@ -359,6 +360,7 @@ def _fit(train_x: torch.Tensor, train_y: torch.Tensor, soft: torch.Tensor | None
                                  steps=cfg.steps)
         _sync(device)
         t0 = time.perf_counter()
+        rate = Rate(total)
         net.train()
         for idx in batches:
             idx = idx.to(device)
@@ -402,7 +404,7 @@ def _fit(train_x: torch.Tensor, train_y: torch.Tensor, soft: torch.Tensor | None
                 history.append(rec)
                 loss_sum, loss_n = torch.zeros((), device=device), 0
                 if log:
-                    print(f"[{log}] step {step}/{total}  loss {rec['train_loss']:.4f}  test acc {acc:.4f}", flush=True)
+                    say(f"[{log}] step {step}/{total}  loss {rec['train_loss']:.4f}  test acc {acc:.4f}  {rate.update(step)}")
                 _sync(device)
                 t0 = time.perf_counter()
     best = max(history, key=lambda r: r["test_acc"])

@@ -12,6 +12,11 @@
 4. Only when all of that succeeded, replace the stage's previous products in the output root
    (``reports/``) by the new ones.
 
+Progress: the library's progress lines (epochs with throughput and time left, arms, syntheses;
+:mod:`compendium.core.progress`), from the kernel and its worker processes, go to
+``build/progress/<stage>.log`` and are streamed to this console as they come (``--quiet``: not
+streamed). They are not cell outputs, so the pages show results, not logs.
+
 While it runs the stage holds ``build/locks/<stage>.lock`` (a second run of the same stage stops at
 once, naming the process). Every call the notebook runs through
 :func:`compendium.core.parallel.run_calls` (training arms, evaluations) is stored as it completes in
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -43,6 +49,7 @@ from pathlib import Path
 import yaml
 
 from compendium.core import data, paths, resume
+from compendium.core.progress import PROGRESS_ENV, Follower
 from compendium.pipeline import params, stagedeps
 
 KERNEL = "compendium"  # registered into .venv by `make setup` (ipykernel install --sys-prefix)
@@ -275,8 +282,10 @@ def _move_tree(src: Path, dst: Path) -> list[Path]:
 
 def run_stage(stage: str, params_file: Path | None = None, output_root: Path | None = None,
               notebook: Path | None = None, scale: str | None = None, hide_input: bool = False,
-              timeout: int | None = None, log_output: bool = True) -> list[Path]:
-    """Run ``stage`` and return the paths it wrote under ``output_root`` (default ``reports/``)."""
+              timeout: int | None = None, progress: bool = True) -> list[Path]:
+    """Run ``stage`` and return the paths it wrote under ``output_root`` (default ``reports/``).
+    The progress lines of the run (:mod:`compendium.core.progress`) go to ``build/progress/<stage>.log``,
+    not into the pages, and with ``progress`` they are streamed to this process's console as they come."""
     import papermill as pm
 
     output_root = Path(output_root) if output_root is not None else paths.REPORTS
@@ -307,9 +316,14 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
         if resume_dir.is_dir() and any(resume_dir.iterdir()):
             print(f"[nbrun] stage {stage!r}: resuming; {sum(1 for _ in resume_dir.rglob('*.pt'))} completed calls "
                   f"of an interrupted run with the same inputs are in {resume_dir}", flush=True)
+        progress_file = paths.BUILD / "progress" / f"{stage}.log"
+        progress_file.parent.mkdir(parents=True, exist_ok=True)
+        progress_file.write_text("")
         env_before = {k: os.environ.get(k) for k in (paths.OUTPUT_ROOT_ENV, paths.MODELS_ROOT_ENV, "COMPENDIUM_STAGE",
-                                                     paths.SCALE_ENV, "TQDM_DISABLE", resume.RESUME_ENV)}
+                                                     paths.SCALE_ENV, "TQDM_DISABLE", resume.RESUME_ENV,
+                                                     PROGRESS_ENV)}
         os.environ[resume.RESUME_ENV] = str(resume_dir)
+        os.environ[PROGRESS_ENV] = str(progress_file)
         os.environ[paths.OUTPUT_ROOT_ENV] = str(staging)
         os.environ[paths.MODELS_ROOT_ENV] = str(artifacts_dest)
         os.environ["COMPENDIUM_STAGE"] = stage
@@ -317,9 +331,10 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
         os.environ["TQDM_DISABLE"] = "1"
         t0 = time.perf_counter()
         try:
-            pm.execute_notebook(str(notebook), str(executed), parameters=values, kernel_name=kernel_name(),
-                                log_output=log_output, progress_bar=False, cwd=str(paths.ROOT),
-                                execution_timeout=timeout)
+            with Follower(progress_file, "  ", out=sys.stdout if progress else io.StringIO()):
+                pm.execute_notebook(str(notebook), str(executed), parameters=values, kernel_name=kernel_name(),
+                                    log_output=False, progress_bar=False, cwd=str(paths.ROOT),
+                                    execution_timeout=timeout)
         except pm.PapermillExecutionError:
             failed = paths.BUILD / "failed" / f"{stage}.ipynb"
             failed.parent.mkdir(parents=True, exist_ok=True)
@@ -362,10 +377,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scale", choices=params.SCALES, default=None, help="override params.yaml's scale")
     ap.add_argument("--hide-input", action="store_true", help="render the HTML without code")
     ap.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
+    ap.add_argument("--quiet", action="store_true", help="do not stream the progress lines to the console")
     args = ap.parse_args(argv)
     try:
         run_stage(args.stage, args.params, args.output_root, args.notebook, args.scale,
-                  args.hide_input, args.timeout)
+                  args.hide_input, args.timeout, progress=not args.quiet)
     except (params.ParamsError, data.DataError, StageLocked, PublishError) as e:
         print(f"[nbrun] {e}", file=sys.stderr)
         return 2

@@ -27,6 +27,7 @@ import torch
 from compendium.core import augment, data, models, probe, resume
 from compendium.core.device import pick_device
 from compendium.core.parallel import run_calls
+from compendium.core.progress import say
 from compendium.rela import priors, schedule, targets
 from compendium.rela.targets import TargetBank
 from compendium.ssl import methods, train
@@ -213,8 +214,7 @@ def run(arm: Arm, setup: Setup, bank: TargetBank | None = None, keep_backbone: b
            "steps": n_steps, "switch step": switch, "train seconds": train_seconds, "reused": arm.reuse,
            "total seconds": time.perf_counter() - t0}
     if log:
-        print(f"[{arm.name}] seed {arm.seed}: probe {res.final:.4f}  {n_steps} steps  "
-              f"({row['total seconds']:.0f} s)", flush=True)
+        say(f"[{arm.name}] seed {arm.seed}: probe {res.final:.4f}  {n_steps} steps  ({row['total seconds']:.0f} s)")
     return Result(row, steps, copy.deepcopy(bb) if keep_backbone else None, made)
 
 

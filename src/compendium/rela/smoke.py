@@ -21,6 +21,7 @@ import pandas as pd
 import torch
 
 from compendium.core import augment, models, probe
+from compendium.core.progress import say
 from compendium.rela import schedule, targets
 from compendium.ssl import methods, train
 
@@ -156,7 +157,7 @@ def run_smoke(arms: list[dict], seeds: list[int], monitor: Monitor, target_value
                             "probe last-3 mean": last3[0], "probe last-3 std": last3[1], "kNN": monitor.knn(bb),
                             "steps": n_steps, "switch step": switch, "train seconds": train_seconds,
                             "total seconds": time.perf_counter() - t0})
-            print(f"[rela_smoke] seed {seed} {arm}: probe {res.final:.4f}  ({time.perf_counter() - t0:.0f} s)", flush=True)
+            say(f"[rela_smoke] seed {seed} {arm}: probe {res.final:.4f}  ({time.perf_counter() - t0:.0f} s)")
     return pd.DataFrame(results), pd.DataFrame(curves), pd.DataFrame(steps)
 
 

@@ -27,6 +27,7 @@ import pandas as pd
 import torch
 
 from compendium.core import probe
+from compendium.core.progress import say
 from compendium.rela import experiment, similarity
 from compendium.rela import priors as prior_models
 from compendium.rela.experiment import Arm, Result, Setup
@@ -45,7 +46,7 @@ def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int
             full = Arm("BYOL 100%", arch_kwargs=arch_kwargs, budget=1.0, seed=s)
             if experiment.reusable(same_dataset_prior, full, setup):  # the same-dataset prior is this very run
                 full.reuse = same_dataset_prior
-                print(f"BYOL* seed {s}: reusing {same_dataset_prior}, trained by the priors stage with exactly this configuration")
+                say(f"[rela] BYOL* seed {s}: reusing {same_dataset_prior}, trained by the priors stage with exactly this configuration")
             arms.append(full)
         for b in budgets:
             if b == headline_budget or s == seeds[0]:

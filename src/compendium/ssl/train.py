@@ -25,6 +25,7 @@ from typing import Callable, Protocol
 import torch
 
 from compendium.core import augment
+from compendium.core.progress import Rate, say
 from compendium.core.device import init_distributed, pick_device
 from compendium.core.probe import to_float
 from compendium.ssl.methods import ReLA, SSLMethod, check_optimizer_covers, cosine_momentum
@@ -163,7 +164,7 @@ def pretrain(model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig,
             schedule.load_state_dict(state["schedule"])
         history = History(**state["history"])
         start = state["epoch"]
-        print(f"[{cfg.log_prefix}] resumed after epoch {start} from {ckpt}", flush=True)
+        say(f"[{cfg.log_prefix}] resumed after epoch {start} from {ckpt}")
     method = model.method if is_rela else model
     momentum_base = method.momentum_base
     steps_per_epoch = sampler.steps_per_epoch(cfg.batch_size)
@@ -180,6 +181,7 @@ def pretrain(model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig,
     images_dev = images.to(device)
     targets_dev = targets.to(device) if targets is not None else None
 
+    rate = Rate(cfg.epochs, start)
     for epoch in range(start, cfg.epochs):
         model.train()
         t0, n_seen, sums = time.perf_counter(), 0, {"loss": 0.0}
@@ -229,9 +231,8 @@ def pretrain(model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig,
             record.update(on_epoch(epoch + 1, model) or {})
         history.epochs.append(record)
         extras = "  ".join(f"{k} {v:.4g}" for k, v in record.items() if k not in ("epoch", "images", "seconds"))
-        if rank == 0:
-            print(f"[{cfg.log_prefix}] epoch {epoch + 1}/{cfg.epochs}  {extras}  "
-                  f"{world * n_seen / record['seconds']:.0f} img/s", flush=True)
+        if rank == 0 and cfg.log_prefix:
+            say(f"[{cfg.log_prefix}] epoch {epoch + 1}/{cfg.epochs}  {extras}  {rate.update(epoch + 1, world * n_seen)}")
         if ckpt and rank == 0:
             ckpt.parent.mkdir(parents=True, exist_ok=True)
             tmp = ckpt.with_suffix(".tmp")
@@ -268,7 +269,7 @@ def train_classifier(backbone: torch.nn.Module, images: torch.Tensor, labels: to
     x_all, y_all = images.to(device), labels.to(device)
     mean_t = torch.as_tensor(mean, device=device).view(1, -1, 1, 1)
     std_t = torch.as_tensor(std, device=device).view(1, -1, 1, 1)
-    records = []
+    records, rate = [], Rate(cfg.epochs)
     for epoch in range(cfg.epochs):
         net.train()
         t0, total, seen = time.perf_counter(), 0.0, 0
@@ -295,8 +296,8 @@ def train_classifier(backbone: torch.nn.Module, images: torch.Tensor, labels: to
                     correct += int((net(xb).argmax(1).cpu() == test[1][j:j + 1024]).sum())
             rec["test_acc"] = correct / len(test[1])
         records.append(rec)
-        print(f"[{cfg.log_prefix}] epoch {epoch + 1}/{cfg.epochs}  " +
-              "  ".join(f"{k} {v:.4g}" for k, v in rec.items() if k not in ("epoch",)) +
-              f"  {seen / rec['seconds']:.0f} img/s", flush=True)
+        say(f"[{cfg.log_prefix}] epoch {epoch + 1}/{cfg.epochs}  " +
+            "  ".join(f"{k} {v:.4g}" for k, v in rec.items() if k not in ("epoch", "seconds")) +
+            f"  {rate.update(epoch + 1, seen)}")
     backbone.to("cpu")
     return records

@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from compendium.core.progress import Rate, say
 from compendium.distill.matching import dsa as dsa_mod
 from compendium.distill.networks import build_network, matching_arch_kwargs
 from compendium.distill.sets import DistilledSet, measure
@@ -162,9 +163,9 @@ def _trace(values: list[float]) -> list[float]:
     return [round(sum(values[i:i + k]) / len(values[i:i + k]), 6) for i in range(0, len(values), k)]
 
 
-def _log(tag: str, it: int, total: int, loss: float, every: int) -> None:
+def _log(tag: str, it: int, total: int, loss: float, every: int, rate: Rate) -> None:
     if every and (it % every == 0 or it == total - 1):
-        print(f"[{tag}] iteration {it + 1}/{total}  loss {loss:.4f}", flush=True)
+        say(f"[{tag}] iteration {it + 1}/{total}  loss {loss:.4f}  {rate.update(it + 1)}")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -258,6 +259,7 @@ def dc_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_c
         syn = x0.clone().requires_grad_(True)
         y_syn = torch.arange(num_classes, device=dev).repeat_interleave(ipc)
         opt_img = torch.optim.SGD([syn], lr=lr_img, momentum=0.5)
+        rate = Rate(iterations)
         for it in range(iterations):
             net = build_network(ch, h, num_classes, _seed(g), arch, net_kw).to(dev)
             net.train()
@@ -286,7 +288,7 @@ def dc_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_c
                     break
                 _train_on_synthetic(net, opt_net, syn.detach(), y_syn, inner_loop, batch_train, strategy, dparams, g)
             losses.append(float(it_loss) / (num_classes * outer_loop))
-            _log(method, it, iterations, losses[-1], log_every)
+            _log(method, it, iterations, losses[-1], log_every, rate)
     out_params = {"ipc": ipc, "iterations": iterations, "outer_loop": outer_loop, "inner_loop": inner_loop,
                   "batch_real": batch_real, "batch_train": batch_train, "lr_img": lr_img, "lr_net": lr_net,
                   "init": init, "distance": distance, "dsa_strategy": strategy or "none",
@@ -347,6 +349,7 @@ def dm_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_c
         syn = x0.clone().requires_grad_(True)
         y_syn = torch.arange(num_classes, device=dev).repeat_interleave(ipc)
         opt_img = torch.optim.SGD([syn], lr=lr_img, momentum=0.5)
+        rate = Rate(iterations)
         for it in range(iterations):
             embed = build_network(ch, h, None, _seed(g), arch, net_kw).to(dev)
             embed.requires_grad_(False)
@@ -366,7 +369,7 @@ def dm_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_c
             loss.backward()
             opt_img.step()
             losses.append(float(loss.detach()) / num_classes)
-            _log("dm", it, iterations, losses[-1], log_every)
+            _log("dm", it, iterations, losses[-1], log_every, rate)
     out_params = {"ipc": ipc, "iterations": iterations, "batch_real": batch_real, "lr_img": lr_img, "init": init,
                   "dsa_strategy": strategy or "none", "dsa_params": dparams.as_dict() if strategy else None,
                   "arch": arch,

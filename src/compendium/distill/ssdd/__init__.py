@@ -34,6 +34,7 @@ from torch import nn
 
 from compendium.core import data, models
 from compendium.core.probe import linear_probe, to_float
+from compendium.core.progress import Rate, say
 from compendium.distill import coresets
 from compendium.distill.sets import SetError, load_tensors, measure, save_tensors
 
@@ -436,6 +437,7 @@ def distill(synset: nn.Module, real: torch.Tensor, real_targets: torch.Tensor,
     g = torch.Generator().manual_seed(cfg.seed + 1)
     n = real.shape[0]
     losses = []
+    rate = Rate(cfg.steps)
     for t in range(cfg.steps):
         j = pool.sample()
         idx = torch.randint(0, n, (min(cfg.real_batch, n),), generator=g)
@@ -449,7 +451,7 @@ def distill(synset: nn.Module, real: torch.Tensor, real_targets: torch.Tensor,
             xs, ys = synset.build()
         pool.update(j, xs, ys)
         if cfg.log_every and (t + 1) % cfg.log_every == 0:
-            print(f"[distill {synset.method}] step {t + 1}/{cfg.steps}  outer loss {losses[-1]:.4f}", flush=True)
+            say(f"[distill {synset.method}] step {t + 1}/{cfg.steps}  outer loss {losses[-1]:.4f}  {rate.update(t + 1)}")
     return {"losses": losses, "seconds": time.perf_counter() - t0, "pool_initial_steps": pool.initial_steps}
 
 

@@ -27,6 +27,7 @@ from torch import nn
 from torch.func import functional_call
 
 from compendium.core.probe import to_float
+from compendium.core.progress import Rate, say
 from compendium.distill.networks import build_network
 from compendium.distill.sets import load_tensors, save_tensors
 from compendium.distill.unrolled import unroll as U
@@ -204,6 +205,7 @@ def distill(model: nn.Module, sampler: Sampler, x_real: torch.Tensor, y_real: to
     opt = torch.optim.Adam(groups, betas=(0.5, 0.999))
     trace = []
     n_real = x_real.shape[0]
+    rate = Rate(cfg.iterations)
     for it in range(cfg.iterations):
         idx = torch.randint(n_real, (min(cfg.batch_real, n_real),), generator=g)
         xr, yr = x_real[idx], y_real[idx]
@@ -221,7 +223,7 @@ def distill(model: nn.Module, sampler: Sampler, x_real: torch.Tensor, y_real: to
         opt.step()
         trace.append(float(loss.detach()))
         if log_every and (it + 1) % log_every == 0:
-            print(f"[dd] {it + 1}/{cfg.iterations} loss {trace[-1]:.4f}", flush=True)
+            say(f"[dd] {it + 1}/{cfg.iterations} loss {trace[-1]:.4f}  {rate.update(it + 1)}")
     targets = y_logit.detach().softmax(1) if y_logit is not None else labels.clone()
     return DDResult(x.detach(), labels, targets, F.softplus(raw_lr).detach(), trace, asdict(cfg),
                     time.perf_counter() - t0)

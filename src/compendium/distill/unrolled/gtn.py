@@ -39,6 +39,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from compendium.core.probe import to_float
+from compendium.core.progress import Rate, say
 from compendium.distill.networks import build_network
 from compendium.distill.unrolled import unroll as U
 
@@ -320,6 +321,7 @@ def meta_train(images_u8: torch.Tensor, labels: torch.Tensor, cfg: GTNConfig, me
     max_loss = cfg.diverge_factor * math.log(num_classes)
     curve, diverged = [], 0
     t0 = time.perf_counter()
+    rate = Rate(cfg.iterations)
     for it in range(cfg.iterations):
         arch = cfg.learners[int(torch.randint(len(cfg.learners), (), generator=g))]
         learner = make_learner(arch, int(torch.randint(2 ** 31 - 1, (), generator=g)), cfg.weight_norm,
@@ -331,8 +333,8 @@ def meta_train(images_u8: torch.Tensor, labels: torch.Tensor, cfg: GTNConfig, me
             diverged += 1
         curve.append(value)
         if log_every and (it + 1) % log_every == 0:
-            print(f"[gtn {tag}] {it + 1}/{cfg.iterations} meta-loss {value:.3f} lr {gtn.lr.item():.4f} "
-                  f"momentum {gtn.momentum.item():.3f}", flush=True)
+            say(f"[gtn {tag}] {it + 1}/{cfg.iterations} meta-loss {value:.3f} lr {gtn.lr.item():.4f} "
+                f"momentum {gtn.momentum.item():.3f}  {rate.update(it + 1)}")
     return {"gtn": gtn.eval(), "meta_loss": curve, "diverged": diverged, "lr": gtn.lr.item(),
             "momentum": gtn.momentum.item(), "seconds": time.perf_counter() - t0, "config": asdict(cfg)}
 
