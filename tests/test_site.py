@@ -1,0 +1,62 @@
+"""compendium.pipeline.site: the pages the results site is built from."""
+import nbformat
+import pandas as pd
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from compendium.pipeline import site
+
+
+def _ledger():
+    return pd.DataFrame([
+        {"paper": "ReLA", "location": "Table 1", "claim": "A beats B", "verdict": "holds", "tested": "yes", "seeds": "3",
+         "effect": "+1.2", "interval": "[0.3, 2.1]", "ours": "61.0 vs 59.8", "paper_numbers": "60 vs 55",
+         "condition": "", "stage": "rela_budget", "scale": "cpu", "preconditions": "met"},
+        {"paper": "DC", "location": "Fig. 2", "claim": "<b>x</b> & y", "verdict": "not tested at this scale", "tested": "no",
+         "seeds": "1", "effect": "", "interval": "", "ours": "", "paper_numbers": "", "condition": "needs 1,000 iterations",
+         "stage": "dd_matching", "scale": "cpu", "preconditions": "unmet"},
+    ])
+
+
+def test_a_page_drops_the_default_parameters_folds_code_and_keeps_results():
+    nb = new_notebook(cells=[new_code_cell("scale = 'smoke'"), new_code_cell("scale = 'cpu'"), new_markdown_cell("# Title"),
+                             new_code_cell("print(1)", outputs=[new_output("stream", name="stdout", text="1\n"),
+                                                                new_output("stream", name="stderr", text="warn\n")]),
+                             new_code_cell("hidden")])
+    nb.cells[0].metadata["tags"] = ["parameters"]
+    nb.cells[1].metadata["tags"] = ["injected-parameters"]
+    nb.cells[4].metadata["tags"] = ["remove-cell"]
+    page = site.clean_notebook(nb)
+    assert [c.source for c in page.cells] == ["scale = 'cpu'", "# Title", "print(1)"]
+    assert all("hide-input" in c.metadata["tags"] for c in page.cells if c.cell_type == "code")
+    assert [o["name"] for o in page.cells[2].outputs] == ["stdout"]
+    assert nb.cells[0].metadata["tags"] == ["parameters"] and len(nb.cells) == 5   # the input is left as it was
+
+
+def test_the_ledger_table_escapes_text_and_links_each_row_to_its_stage():
+    text = site.ledger_html(_ledger())
+    assert "&lt;b&gt;x&lt;/b&gt; &amp; y" in text and "<b>x</b>" not in text
+    assert '<a href="stages/rela-budget.html">rela_budget</a>' in text
+    assert 'class="verdict-holds"' in text and text.count("<tr>") == 3
+    assert 'id="ledger-filter"' in text
+
+
+def test_the_home_page_counts_every_verdict_and_lists_every_stage_by_family():
+    page = site.home_page(_ledger(), ["rela_budget", "dd_matching", "theory_pca"])
+    assert "**2 claims checked at `cpu` scale; 1 tested.**" in page
+    assert "[ReLA](papers/rela.md)" in page and "[DC](papers/dc.md)" in page
+    assert ":caption: Labeled distillation" in page and "stages/theory-pca" in page
+    assert site.slug("SLDD/TDD") == "sldd-tdd" and site.family("priors") == "ReLA"
+
+
+def test_the_site_source_is_written_from_the_reports(tmp_path):
+    reports = tmp_path / "reports"
+    (reports / "notebooks").mkdir(parents=True)
+    _ledger().to_csv(reports / "claims.csv", index=False)
+    for st in ("rela_budget", "dd_matching"):
+        nbformat.write(new_notebook(cells=[new_markdown_cell(f"# {st}")]), reports / "notebooks" / f"{st}.ipynb")
+    stages = site.write_source(tmp_path / "src", reports)
+    assert stages == ["rela_budget", "dd_matching"]
+    src = tmp_path / "src"
+    assert {p.name for p in (src / "stages").iterdir()} == {"rela-budget.ipynb", "dd-matching.ipynb"}
+    assert {p.name for p in (src / "papers").iterdir()} == {"rela.md", "dc.md"}
+    assert "myst_nb" in (src / "conf.py").read_text() and (src / "_static" / "ledger.js").is_file()
