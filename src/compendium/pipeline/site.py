@@ -75,6 +75,8 @@ myst_enable_extensions = ["colon_fence"]
 suppress_warnings = ["mystnb.unknown_mime_type", "myst.header"]
 html_show_sourcelink = False
 html_copy_source = False
+html_use_index = False
+html_domain_indices = False
 '''
 
 SITE_CSS = """\
