@@ -17,13 +17,14 @@ export PYTHONDONTWRITEBYTECODE := 1
 export PIP_CONSTRAINT := $(CURDIR)/requirements-lock.txt
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup data repro test test-fast lint-notebooks clean-build help
+.PHONY: setup data browser repro test test-fast site-check lint-notebooks clean-build help
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make repro   set up on first use, then regenerate reports/ (dvc repro)"
 	@echo "make test    set up on first use, then run every test"
-	@echo "make setup   only the set-up: .venv, Jupyter kernel, data/ checked against data.dvc"
+	@echo "make setup   only the set-up: .venv, Jupyter kernel, data/ checked against data.dvc, chromium"
+	@echo "make site-check   open every page of reports/site in headless Chromium"
 
 $(STAMP): requirements.txt requirements-lock.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "Python >= 3.10 is needed"'
@@ -36,7 +37,14 @@ $(STAMP): requirements.txt requirements-lock.txt pyproject.toml
 	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ReLA compendium)" >/dev/null
 	touch $(STAMP)
 
-setup: $(STAMP) data
+setup: $(STAMP) data browser
+
+# Debian's chromium for the results site's browser check (compendium.pipeline.sitecheck)
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium (the results site's browser check)"; \
+	  apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; } || \
+	  echo "could not install chromium (apt-get install chromium as root): the site check needs it"; }
 
 data: $(STAMP)
 	$(BIN)/python -m compendium.pipeline.fetch_data --dvc
@@ -46,6 +54,9 @@ repro: setup
 
 test: setup
 	$(BIN)/python -m pytest
+
+site-check: setup
+	$(BIN)/python -m compendium.pipeline.sitecheck
 
 test-fast: setup
 	$(BIN)/python -m pytest -m "not slow"

@@ -11,6 +11,7 @@ import yaml
 from conftest import requires_data
 
 from compendium.core import paths
+from compendium.pipeline import sitecheck
 
 BIN = Path(sys.executable).parent
 
@@ -98,6 +99,10 @@ def test_whole_pipeline_at_smoke_scale_in_a_copy(tmp_path):
     assert r2.returncode == 0 and "Running stage" not in r2.stdout, r2.stdout
     print(f"smoke dvc repro: first {first:.1f} s, second {second:.1f} s")
     assert second < 30
+    # the results site the pipeline built, opened page by page in headless Chromium
+    seen = sitecheck.check(proj / "reports" / "site", screenshot=tmp_path / "home.png")
+    assert seen.pages > 40 and seen.images > 0 and not seen.problems, "\n".join(seen.problems[:20])
+    print(f"site: {seen.pages} pages, {seen.links} local links, {seen.images} images, screenshot {seen.screenshot}")
     # an identical rerun of the stages that train what others read changes nothing they depend on
     # (no timings in checkpoints, targets or the tables read downstream): every stage stays up to date
     for stage in ("priors", "dd_teachers", "ssdd_teacher"):

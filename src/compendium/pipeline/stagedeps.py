@@ -127,13 +127,34 @@ def declared_sources(text: str, stage: str) -> list[str]:
     return SRC_DEP.findall(text[a:b])
 
 
+#: Stages that run a module of the package rather than a notebook: their src/ deps are its imports.
+MODULE_STAGES = {"site": f"{PACKAGE}.pipeline.site"}
+
+
+def module_sources(module: str) -> list[str]:
+    """The package files ``python -m <module>`` runs, relative to the project root, sorted."""
+    files = {module_file(m) for m in closure({module})}
+    return sorted(str(f.relative_to(paths.ROOT)) for f in files if f is not None)
+
+
+def sources(stage: str) -> list[str]:
+    """The package files ``stage`` runs: a notebook stage's (:func:`stage_sources`) or a module stage's."""
+    return module_sources(MODULE_STAGES[stage]) if stage in MODULE_STAGES else stage_sources(stage)
+
+
+def checked_stages(dvc_yaml: Path | None = None) -> list[str]:
+    """The notebook stages of ``dvc.yaml`` and the module stages it declares."""
+    text = (dvc_yaml or paths.DVC_YAML).read_text()
+    return notebook_stages(dvc_yaml) + [s for s in MODULE_STAGES if re.search(rf"^  {re.escape(s)}:\n", text, flags=re.M)]
+
+
 def problems(dvc_yaml: Path | None = None) -> list[str]:
     """Each stage whose declared ``src/`` deps differ from the files it runs."""
     path = dvc_yaml or paths.DVC_YAML
     text = path.read_text()
     out = []
-    for stage in notebook_stages(path):
-        want, have = set(stage_sources(stage)), set(declared_sources(text, stage))
+    for stage in checked_stages(path):
+        want, have = set(sources(stage)), set(declared_sources(text, stage))
         if want - have:
             out.append(f"{stage}: runs but does not depend on {sorted(want - have)}")
         if have - want:
@@ -150,7 +171,7 @@ def rewrite(text: str, stages: list[str]) -> str:
         first = SRC_DEP.search(block)
         if first is None:
             raise ValueError(f"stage {stage!r} declares no src/ deps to replace")
-        new = "".join(f"      - {f}\n" for f in stage_sources(stage))
+        new = "".join(f"      - {f}\n" for f in sources(stage))
         block = block[:first.start()] + new + SRC_DEP.sub("", block[first.start():])
         text = text[:a] + block + text[b:]
     return text
@@ -162,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write", action="store_true", help="rewrite the deps in dvc.yaml")
     args = ap.parse_args(argv)
     if args.write:
-        paths.DVC_YAML.write_text(rewrite(paths.DVC_YAML.read_text(), notebook_stages()))
+        paths.DVC_YAML.write_text(rewrite(paths.DVC_YAML.read_text(), checked_stages()))
     found = problems()
     for p in found:
         print(p, file=sys.stderr)
