@@ -60,3 +60,14 @@ def test_the_site_source_is_written_from_the_reports(tmp_path):
     assert {p.name for p in (src / "stages").iterdir()} == {"rela-budget.ipynb", "dd-matching.ipynb"}
     assert {p.name for p in (src / "papers").iterdir()} == {"rela.md", "dc.md"}
     assert "myst_nb" in (src / "conf.py").read_text() and (src / "_static" / "ledger.js").is_file()
+
+
+def test_a_table_on_a_page_is_rounded_without_row_numbers_and_the_same_every_run():
+    from compendium.pipeline import report
+
+    plain = pd.DataFrame({"acc": [96.281038, 1.0], "arm": ["BYOL", "ReLA"]})
+    html_ = report.table_html(plain)
+    assert "96.281<" in html_ and "96.2810" not in html_ and ">0<" not in html_ and ">1<" not in html_
+    assert html_ == report.table_html(plain.copy())
+    labelled = pd.DataFrame({"acc": [0.5]}, index=["rand prior"])
+    assert "rand prior" in report.table_html(labelled)

@@ -11,6 +11,7 @@ staging area in the pipeline), in a folder named after the stage::
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -18,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import pandas as pd
+from pandas.io.formats.style import Styler
 
 from compendium.core import paths
 from compendium.pipeline.claims import to_frame
@@ -28,12 +31,30 @@ PDF_METADATA = {"CreationDate": None, "Producer": None, "Creator": None}
 
 
 def setup_style() -> None:
-    """One look for every figure: seaborn's whitegrid theme, modest inline size."""
+    """One look for every figure (seaborn's whitegrid theme, modest inline size, legible legends) and
+    every table a notebook shows (:func:`table_html`)."""
     import seaborn as sns
 
     sns.set_theme(style="whitegrid", context="notebook")
     matplotlib.rcParams.update({"figure.dpi": 80, "savefig.bbox": "tight", "pdf.fonttype": 42,
-                                "svg.hashsalt": "compendium"})
+                                "svg.hashsalt": "compendium", "legend.fontsize": 10, "legend.title_fontsize": 10})
+    try:
+        from IPython import get_ipython   # inside a kernel: DataFrames are shown as table_html renders them
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None:
+        shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, table_html)
+
+
+def table_html(df: pd.DataFrame, digits: int = 3) -> str:
+    """A DataFrame as a page shows it: floats to ``digits`` significant decimals, and no index where
+    it is only row numbers (a RangeIndex); a labelled index stays."""
+    uuid = hashlib.sha1(df.to_csv().encode()).hexdigest()[:8]   # the same page for the same table
+    styler = Styler(df, uuid=uuid, cell_ids=False).format(precision=digits, na_rep="")
+    if isinstance(df.index, pd.RangeIndex):
+        styler = styler.hide(axis="index")
+    return styler.to_html()
 
 
 def _clean(value: Any) -> Any:
