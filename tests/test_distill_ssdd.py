@@ -112,7 +112,7 @@ def test_basis_set_shapes_and_pca_init(init):
 
 
 def test_basis_set_with_identity_bases_is_krr_st():
-    """Spec check 5: A = 0, identity bases at full dimension (s = 1, U = d_x, V = d_y) give KRR-ST's loss."""
+    """check 5: A = 0, identity bases at full dimension (s = 1, U = d_x, V = d_y) give KRR-ST's loss."""
     real, t = _real(), _teacher()
     y = t(real)
     m = 6

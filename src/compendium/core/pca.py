@@ -6,7 +6,7 @@ batch by batch. Memory is O(d²) whatever the number of rows. The sums are accum
 around a shift (the first batch's mean), so one pass suffices and stays exact:
 sum (x − s)(x − s)ᵀ − n (μ − s)(μ − s)ᵀ = sum (x − μ)(x − μ)ᵀ.
 
-ReLA-D's targets (camera-ready eq. 10; spec rela.md §3.7, §4.1, §6 item 11) come in two orders:
+ReLA-D's targets (camera-ready eq. 10) come in two orders:
 
 * ``"code"`` (canonical, the released code): project the centred targets onto the top-k
   eigenvectors, then z-score each component with its population std (PCA whitening);

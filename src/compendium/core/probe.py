@@ -2,7 +2,7 @@
 
 * :func:`extract_features`: the backbone in eval mode, no augmentation, no gradients, batched.
 * :func:`linear_probe`: a linear layer on frozen features, trained with Adam (lr 3e-4, 100
-  epochs, batch 128 in the ReLA code, spec rela.md §7.11). The test accuracy is measured every
+  epochs, batch 128 in the ReLA code). The test accuracy is measured every
   epoch. :class:`ProbeResult` gives the paper's statistic (mean and std of the last 3 epochs of
   one run) and the per-epoch curve. The honest statistic, mean and std over seeds, is
   :func:`seed_summary` of several runs.

@@ -1,6 +1,6 @@
-"""Coreset selection and the simple DD-style baselines (spec dd-baselines.md §2.2 DC row,
-§5.2-5.3, §6 item 7). Every method returns a :class:`~compendium.distill.sets.DistilledSet` with
-exactly ``ipc`` images per class, its cost measured by :func:`~compendium.distill.sets.measure`.
+"""Coreset selection and the simple DD-style baselines. Every method returns a
+:class:`~compendium.distill.sets.DistilledSet` with exactly ``ipc`` images per class, its cost measured
+by :func:`~compendium.distill.sets.measure`.
 
 Coresets (real images, ``source_index`` set; DC's Table 1 baselines):
 
@@ -296,7 +296,7 @@ class ForgettingConfig:
     """The small network that records forgetting events: Conv-3 (``models.build('convnet')``, instance
     norm as DC's ConvNet; on CPU also faster than batch norm here), SGD with momentum, no augmentation;
     every example is presented once per epoch (seeded order). Defaults: 5 epochs at width 16, about
-    22 CPU-s per Fashion-MNIST epoch (1 thread), as the spec's "about 5 full epochs"."""
+    22 CPU-s per Fashion-MNIST epoch (1 thread), within our budget of about 5 full epochs."""
     epochs: int = 5
     width: int = 16
     norm: str = "instance"

@@ -1,7 +1,7 @@
 """The shared evaluation of labeled dataset distillation: train a fresh student on a
 :class:`~compendium.distill.sets.DistilledSet` and report its test accuracy.
 
-One protocol for every method (dwa.md §7.4: the post-training protocol dominates the published numbers,
+One protocol for every method (the post-training protocol dominates the published numbers,
 so every set goes through this one loop):
 
 * student = ``models.build(arch)`` backbone + ``Linear(feature_dim, num_classes)``, initialised from the
@@ -11,21 +11,21 @@ so every set goes through this one loop):
   ``augment(x, generator)`` on normalised images (a DSA module written elsewhere plugs in here);
   then mixup (one Beta(alpha, alpha) weight per batch, Zhang et al. 2018; alpha 0 = off);
 * labels: ``hard`` (cross-entropy on the set's labels), ``soft`` (the set's stored soft labels:
-  KL(p || softmax(z_s / T))), or ``teacher``: online relabelling as SRe2L / RDED / DWA evaluate
-  (dwa.md §2.7 "Relabel details"): the teacher sees the SAME augmented and mixed batch as the student and
+  KL(p || softmax(z_s / T))), or ``teacher``: online relabelling as SRe2L / RDED / DWA evaluate:
+  the teacher sees the SAME augmented and mixed batch as the student and
   the loss is KL(softmax(z_t / T) || softmax(z_s / T)) = ``kl_div(log_softmax(z_s/T), softmax(z_t/T))``,
   batch mean, optionally x T^2 (Hinton et al. 2015); teacher in eval mode by default;
 * length: ``epochs`` (one epoch = one pass over a fresh permutation, the last batch partial, batches of
   ``min(batch_size, N)``: the papers' "400 epochs x batch 128" on 100 images is 400 steps of 100 images),
-  or ``steps`` (a fixed number of optimiser steps, dwa.md §6.3 schedule caveat; the index stream is a
+  or ``steps`` (a fixed number of optimiser steps; the index stream is a
   concatenation of fresh permutations cut into full batches, so every image is drawn equally often up to
   one, and a batch larger than the set holds repeats, each with its own augmentation);
-* test accuracy of the final student (the honest number, dwa.md §6.3) and the best over the optional
+* test accuracy of the final student (the honest number) and the best over the optional
   periodic evaluations (parity with the official validators, which print the best).
 
 Accuracies are fractions in [0, 1]; :func:`evaluate_seeds` gives mean and *sample* std over seeds
 (``evaluation.seed_summary``) and a percent cell text ``"82.3 ± 0.4"``. SLDD's metrics (Sucholutsky &
-Schonlau 2021; dd-baselines.md §2): the distillation ratio r_M (:func:`distillation_ratio`) and the A%
+Schonlau 2021): the distillation ratio r_M (:func:`distillation_ratio`) and the A%
 distillation size d_A (:func:`distillation_size`).
 """
 
@@ -61,7 +61,7 @@ Augment = Callable[[torch.Tensor, torch.Generator], torch.Tensor]
 @dataclass
 class EvalConfig:
     """How a student is trained on a distilled set. Defaults: the Fashion-MNIST CPU protocol (Conv-3 width
-    32, AdamW 1e-3 / wd 0.01, cosine, RandomCrop(pad 2) + flip; dwa.md §6.3)."""
+    32, AdamW 1e-3 / wd 0.01, cosine, RandomCrop(pad 2) + flip)."""
 
     arch: str = "convnet"
     arch_kwargs: dict = field(default_factory=lambda: {"width": 32, "depth": 3, "norm": "instance"})
@@ -103,7 +103,7 @@ def preset(name: str, **overrides) -> EvalConfig:
     """Named protocols: ``dc`` (DC/DSA: SGD 0.01, momentum 0.9, wd 5e-4, 300 epochs, batch 256, lr x0.1 at
     half, no augmentation, hard labels), ``dwa`` (DWA CIFAR validator, Table 6 + code: AdamW 1e-3, wd 0.01,
     cosine, 400 epochs, batch 128, crop + flip, mixup 0.8, online teacher at T = 30) and ``dwa_steps`` (the
-    same with a fixed 3000 steps of batch 64, dwa.md §6.3 schedule caveat)."""
+    same with a fixed 3000 steps of batch 64)."""
     base = {
         "dc": dict(optimizer="sgd", lr=0.01, momentum=0.9, weight_decay=5e-4, epochs=300, batch_size=256,
                    schedule="step", augmentation="none", label_mode="hard"),

@@ -1,26 +1,26 @@
 """Teacher inversion: SRe2L, DWA and RDED, all producing a :class:`~.sets.DistilledSet`.
 
-* **SRe2L** (Yin, Xing, Shen, NeurIPS 2023; dwa.md §2.2): "squeeze -> recover -> relabel". Recover
+* **SRe2L** (Yin, Xing, Shen, NeurIPS 2023): "squeeze -> recover -> relabel". Recover
   optimises synthetic pixels against a frozen BN teacher with cross-entropy plus the BatchNorm
   statistic loss (:func:`recover`): Adam lr 0.25, betas (0.5, 0.9), cosine decay to 0, 1,000
   iterations at paper scale, random-roll jitter, pixels clipped to the valid range, last iterate kept.
   Initialisation N(0, 1) in normalised space, coupled BN weights (``r_var = 1``).
-* **DWA** (Du et al., NeurIPS 2024; dwa.md §2.3-2.6): SRe2L with real-image initialisation (one
+* **DWA** (Du et al., NeurIPS 2024): SRe2L with real-image initialisation (one
   random real image per class per ipc index), a decoupled variance weight (``r_var = 11``) and the
   directed weight adjustment of §3.3 (:func:`weight_adjustment`, K = 12 normalised CE-ascent steps of
   total length rho = 15e-3 on the jittered initial batch, once at t = 0 on a fresh teacher copy per
   ipc index). ``weight_adjust='random'`` is Table 3's Gaussian arm (its sigma is not given: we draw
-  N(0, I) over every parameter and rescale it to global norm rho, dwa.md §6.4 F).
+  N(0, I) over every parameter and rescale it to global norm rho).
 * **RDED** (Sun, Shi, Yu, Lin, CVPR 2024, "On the Diversity and Realism of Distilled Dataset"):
   no optimisation. Random square crops of real class images are scored by the observer (teacher) with
   -CE (realism), the best crop of each image is kept, the top ``ipc * factor**2`` crops of a class are
   downsized and stitched ``factor x factor`` into full-resolution images (:func:`rded_select`,
   :func:`stitch`), then relabelled by the teacher. The paper relabels region-wise (soft labels per
   patch); we store image-level soft labels (documented deviation).
-* :func:`feature_distance`: DWA's diversity metric D_fea (App. A.2.2, Eq. 21) with the normalisation
-  that dwa.md §3 proposes for its Fig. 4.
+* :func:`feature_distance`: DWA's diversity metric D_fea (App. A.2.2, Eq. 21) with our normalisation
+  for its Fig. 4 (the paper leaves it undefined).
 
-Behaviour taken from DWA's code where the paper is silent (dwa.md §2.3, §2.4, §2.6), all reproduced here:
+Behaviour taken from DWA's code where the paper is silent, all reproduced here:
 the BN statistics are those of the *input* of every BatchNorm layer (per-channel mean and biased
 variance over all dims but the channel), the per-layer term is ``||mu - mu_run||_2 + r_var ||var -
 var_run||_2`` with unsquared norms, the total is ``CE + r_bn * sum_l m_l * term_l`` with r_bn = 0.01 and
@@ -79,7 +79,7 @@ def batchnorm_layers(model: nn.Module) -> list[_BatchNorm]:
 
 
 class BNStatHook:
-    """Forward pre-hooks on the input of every BatchNorm layer of ``model`` (DWA code, dwa.md §2.3).
+    """Forward pre-hooks on the input of every BatchNorm layer of ``model`` (DWA code).
 
     Use as a context manager; the hooks are removed on exit (also after an exception). Each forward
     records, per layer, the per-channel mean and biased variance of the layer's input over all dims
@@ -165,7 +165,7 @@ def weight_adjustment(model: nn.Module, x: torch.Tensor, y: torch.Tensor, rho: f
                       mode: str = "directed", generator: torch.Generator | None = None) -> tuple[nn.Module, float]:
     """A perturbed **copy** of ``model`` (the argument is untouched) and the global L2 norm of the delta.
 
-    * ``directed`` (DWA Alg. 1 line 8 as its code does it, dwa.md §2.4): K steps
+    * ``directed`` (DWA Alg. 1 line 8 as its code does it): K steps
       theta <- theta + (rho/K) g / (||g||_2 + 1e-12), g the gradient of the CE on (x, y) over *all*
       parameters (global norm), in eval mode (BN running statistics fixed). Computed by
       :func:`compendium.theory.dwa.directed_adjustment` on the summed CE; the code uses the mean CE, which
@@ -255,7 +255,7 @@ def recover(teacher: nn.Module, init_images: torch.Tensor, labels: torch.Tensor,
             crop_scale: tuple[float, float] | None = None, weight_adjust: str | None = None, rho: float = 15e-3,
             K: int = 12, clip_range: tuple[torch.Tensor, torch.Tensor] | None = None,
             generator: torch.Generator | None = None) -> Recovery:
-    """SRe2L's recover / DWA's Algorithm 1 inner loop (dwa.md §2.6) for one batch.
+    """SRe2L's recover / DWA's Algorithm 1 inner loop for one batch.
 
     Minimises CE(f(A(X)), y) + r_bn sum_l m_l (||mu_l - mu_run||_2 + r_var ||var_l - var_run||_2) over the
     pixels X (Eq. 16 with the code's weights) with Adam(lr, betas, eps 1e-8) and cosine decay, clipping X
@@ -356,7 +356,7 @@ def _index_seed(seed: int, *index: int) -> int:
 
 def real_init_index(labels: torch.Tensor, classes: Sequence[int], ipc: int, seed: int) -> torch.Tensor:
     """[C, ipc] indices of distinct random real images per class (one seeded permutation per class, so
-    index i is the same image whatever the ipc). DWA §2.5: one random real image per class per ipc index."""
+    index i is the same image whatever the ipc). DWA: one random real image per class per ipc index."""
     g = torch.Generator().manual_seed(seed)
     rows = []
     for c in classes:
@@ -376,14 +376,14 @@ def inversion_synthesize(teacher: nn.Module, images_u8: torch.Tensor, labels: to
                          rho: float = 15e-3, K: int = 12, classes_per_batch: int | None = None,
                          relabel_temperature: float | None = 1.0, clip: bool = True, seed: int = 0,
                          dataset: str = "fashion-mnist") -> DistilledSet:
-    """SRe2L/DWA synthesis (dwa.md §2.6): for each ipc index, a fresh teacher copy and one batch of one image
+    """SRe2L/DWA synthesis: for each ipc index, a fresh teacher copy and one batch of one image
     per class (``classes_per_batch`` splits the classes into chunks, each with its own fresh copy; DWA's
     ImageNet code instead keeps one perturbed teacher across the chunks of an ipc index), recovered by
     :func:`recover`; the last iterates are the set. Every argument is recorded in ``params``, with the
     per-batch adjustment norms, ``||theta_T||``, the per-batch final losses and ``loss_curve``, the total
     recovery loss per iteration averaged over the batches (empty with ``iterations=0``).
 
-    ``init``: ``noise`` (N(0, 1) in normalised space, SRe2L) or ``real`` (DWA §2.5). Arms C-G of dwa.md §6.4:
+    ``init``: ``noise`` (N(0, 1) in normalised space, SRe2L) or ``real`` (DWA). Arms C-G of DWA Table 3:
     C = defaults; D = ``init='real'``; E = D + ``r_var=11``; F = E + ``weight_adjust='random'``;
     G = E + ``weight_adjust='directed'`` (= :func:`dwa_synthesize`). ``iterations=0`` with real init is
     arm B's image set (a random real subset)."""
@@ -442,7 +442,7 @@ def sre2l_synthesize(teacher: nn.Module, images_u8: torch.Tensor, labels: torch.
 def dwa_synthesize(teacher: nn.Module, images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, mean, std,
                    **kw) -> DistilledSet:
     """DWA (arm G): real init, decoupled r_var = 11 (lambda_var = 0.11), directed adjustment K = 12,
-    rho = 15e-3 (dwa.md §2.7); ``weight_adjust='random'`` gives Table 3's Gaussian arm (F)."""
+    rho = 15e-3; ``weight_adjust='random'`` gives Table 3's Gaussian arm (F)."""
     base = dict(method="dwa", init="real", r_var=11.0, weight_adjust="directed", rho=15e-3, K=12)
     return inversion_synthesize(teacher, images_u8, labels, ipc, mean, std, **{**base, **kw})
 
@@ -586,9 +586,9 @@ def feature_distance(features: torch.Tensor, labels: torch.Tensor, num_classes: 
 
     Raw (``normalise=False``): D^c = sum_i sum_j ||g_i - g_j||_2^2 over the ipc_c synthetic features of class
     c, computed as 2 n_c sum_i ||g_i - mean_c||^2 (the same sum, O(n d)).
-    Normalised (default; Fig. 4's normalisation is undefined, dwa.md §3 R): D^c / n_c^2 / s_c, i.e. the mean
-    pairwise squared distance divided by s_c = mean_{r in real class c} ||g(r)||^2 when reference
-    features are given (s_c = 1 otherwise). Features are flattened; computed in float64."""
+    Normalised (default; ours, as the paper leaves Fig. 4's normalisation undefined): D^c / n_c^2 / s_c,
+    i.e. the mean pairwise squared distance divided by s_c = mean_{r in real class c} ||g(r)||^2 when
+    reference features are given (s_c = 1 otherwise). Features are flattened; computed in float64."""
     f = features.reshape(features.shape[0], -1).double()
     if labels.shape != (f.shape[0],):
         raise ValueError(f"labels {tuple(labels.shape)} do not match {f.shape[0]} features")

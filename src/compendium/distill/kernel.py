@@ -1,5 +1,5 @@
 """Kernel Inducing Points (KIP), Label Solve (LS) and KIP_p (Nguyen, Chen, Lee, ICLR 2021, "Dataset
-Meta-Learning from Kernel Ridge-Regression"); spec dd-baselines.md §2.2 (KIP row) and §5.2.
+Meta-Learning from Kernel Ridge-Regression").
 
 KIP learns a small *support* set (X_s, y_s) such that kernel ridge regression (KRR) fitted on it
 predicts a large *target* set well (paper eq. 7):

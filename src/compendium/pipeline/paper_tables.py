@@ -1,5 +1,5 @@
 """The ReLA papers' printed numbers (top-1 linear-probe %, "mean ± std" as printed; the ± is the
-std over the last 3 probe epochs of one run, spec rela.md §2.2), copied from the spec (§5.1-5.4).
+std over the last 3 probe epochs of one run), copied from the papers' tables.
 
 Shown only beside ours and always labelled "paper". :func:`table` parses one into a DataFrame;
 :func:`value` reads one cell as a float (the mean).

@@ -1,4 +1,4 @@
-"""Prior models for ReLA-D: where the targets come from (camera-ready §4.1, spec rela.md §4.1, §7.4).
+"""Prior models for ReLA-D: where the targets come from (camera-ready §4.1).
 
 A prior is named by a spec string:
 
@@ -178,7 +178,7 @@ def load(spec: str, *, student_arch: str | None = None, student_kwargs: dict | N
         clip, _, _ = open_clip.create_model_and_transforms(model_name, pretrained=str(p))
         visual = clip.visual
         size = visual.image_size[0] if isinstance(visual.image_size, (tuple, list)) else visual.image_size
-        # the ReLA code normalises CLIP's input with ImageNet statistics (spec §7.4); we do the same
+        # the ReLA code normalises CLIP's input with ImageNet statistics; we do the same
         return Prior(spec, _frozen(_CLIPImage(clip)), clip.visual.output_dim, size, 3, IMAGENET_MEAN, IMAGENET_STD)
     raise PriorError(f"unknown prior kind {kind!r} in {spec!r}; use rand, trained, torchvision or open_clip")
 

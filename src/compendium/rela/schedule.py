@@ -1,6 +1,6 @@
 """ReLA's loss weighting: L = lam * L_ReLA + (1 - lam) * L_SSL, with lam from a schedule.
 
-* :class:`EMASwitch`: the camera-ready's Algorithm 1 and the released code (spec rela.md §3.9, §7.7).
+* :class:`EMASwitch`: the camera-ready's Algorithm 1 and the released code.
   A one-way switch from lam = 1 (only L_ReLA) to lam = 0 (only L_SSL). While in the ReLA phase,
   each step's ReLA loss l_c updates l_f <- 0.999 l_f + 0.001 l_c and l_s <- 0.99 l_s + 0.01 l_f
   (initial l_s = 2.0, l_f = 1.0). The switch fires once exp(-max(l_s - l_f, 0)) >= 0.995. In the

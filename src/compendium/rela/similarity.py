@@ -22,7 +22,7 @@ def linear_cka(x: torch.Tensor, y: torch.Tensor) -> float:
 def transport_similarity(src_fit: torch.Tensor, tgt_fit: torch.Tensor, src_eval: torch.Tensor,
                          tgt_eval: torch.Tensor, ridge: float = 1e-3) -> float:
     """How well a linear map carries the source representation to the target's (camera-ready
-    Def. 4, D_Rep, with the 0-1 loss replaced by the spec's resolution, rela.md §6.3 item 22):
+    Def. 4, D_Rep, with the 0-1 loss replaced by our resolution):
     the target features are PCA-standardised (as ReLA's targets, eq. 10), a ridge map W, b is fitted
     from the source on ``*_fit``, and the score is the mean cosine similarity between W phi_S(x) + b
     and the standardised target on the held-out ``*_eval`` (1 = perfectly transportable).

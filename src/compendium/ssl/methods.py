@@ -7,7 +7,7 @@ A method owns a backbone and its heads and declares
 
 :func:`check_optimizer_covers` then asserts that every trainable parameter of the method is in
 the optimizer. That is the omission of the released ReLA code, whose linear map W, b never reached
-the optimizer (spec rela.md §7.6).
+the optimizer.
 
 ``loss(x1, x2)`` takes two augmented views and returns ``(loss, logs)``. Head sizes follow each
 paper, scaled by ``head_mult`` for the ``cpu`` profile (1.0 at ``paper`` scale).

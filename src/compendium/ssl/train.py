@@ -57,7 +57,7 @@ class Schedule(Protocol):
 
 
 class BudgetSampler:
-    """ReLA's budget semantics (code; spec rela.md §7.9): each epoch trains on a uniformly random
+    """ReLA's budget semantics (the released code): each epoch trains on a uniformly random
     subset of ``floor(ratio * n)`` examples drawn without replacement, redrawn every epoch
     (``dynamic``) or drawn once (``static``). The step count therefore scales with the ratio."""
 

@@ -1,5 +1,5 @@
 """ReLA's Gaussian-mixture toy task and its theory (camera-ready §3.2, Thm 1-2, App B, C, E;
-v1 §3.2, Thm 1-2, App A, B, G; spec rela.md §2.1, §3.1-3.3, §6.1).
+v1 §3.2, Thm 1-2, App A, B, G).
 
 Task (Tables 6-7 / 7-8): y ~ Bernoulli(1/2), x = mu_y + Sigma eps with mu_0 = (1, 1),
 mu_1 = (2, 2), eps ~ N(0, I_2); model 2 -> 50 (ReLU) -> 1 (sigmoid); MSE; SGD lr 0.002, momentum

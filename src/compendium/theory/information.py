@@ -2,7 +2,6 @@
 
 v1 only: Conjecture 1, Theorem 3 and App C-D (normalised mutual information, NMI). Camera-ready
 App D / D.1: the Rademacher term against Sigma, the D_TV term, and the NTK convergence argument.
-Spec rela.md §3.4-3.5.
 
 The mixture is 1-D: y in {0, 1} with equal priors and x | y ~ N(mu_y, Sigma^2), mu_0 = 1, mu_1 = 2.
 

@@ -17,7 +17,7 @@ objective from L_outer(W*_all), because W* is nonlinear in the inner data. :func
 measures ||E[g_sampled] - g_enum|| / ||g_enum||.
 
 :func:`krr_predict_dual` and :func:`krr_predict_primal` are the two forms of the KRR head
-(primal/dual identity, SSDD spec check 1).
+(the primal/dual identity).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Self-supervised dataset distillation: KRR-ST (Lee et al., ICLR 2024) and SSDD-PAA (Yu, Yao, Chiu,
 ICLR 2025, "Boost self-supervised dataset distillation via parameterization, predefined augmentation,
-and approximation"). Both share this code; the spec is ``ssdd.md``.
+and approximation"). Both share this code.
 
 * :func:`krr_predict`: the closed-form KRR head of the outer loss (SSDD Eq. 3; KRR-ST code:
   ``lambda = 1e-6 tr(K)`` with the trace detached, a bias column of ones).
@@ -9,12 +9,12 @@ and approximation"). Both share this code; the spec is ``ssdd.md``.
 * :class:`FreeSet` (KRR-ST: free images and free targets) and :class:`BasisSet` (SSDD: images and
   targets as coefficients over PCA-initialised bases, Sec. 3.2; targets of the augmented views
   ``C^y_a``, Sec. 3.3); both ``build()`` the training pairs ``(X~, Y~)``.
-* :class:`ModelPool`: KRR-ST's pool of partially trained inner models (Sec. 2.3 of the spec).
+* :class:`ModelPool`: KRR-ST's pool of partially trained inner models.
 * :func:`distill`: Algorithm 1 (outer AdamW on the set, linear decay; one pool model per step).
 * :class:`Approx` / :func:`fit_approx`: the approximation networks ``Q_a`` (Sec. 3.4) and the
   Table 11 alternatives (same / bias / ideal).
 * :func:`ssdd_floats`, :func:`images_for_budget`, :func:`free_images_for_budget`: the storage budget
-  in floats (both accounting modes of the baselines, spec Sec. 2.5).
+  in floats (both accounting modes of the baselines).
 * :class:`TargetSet`: the released set (images, regression targets, method, params, cost) on disk, in
   the one set format (:func:`compendium.distill.sets.save_tensors`, kind ``targets``).
 * :mod:`compendium.distill.ssdd.experiments`: the stages' orchestration (jobs, tables, evaluations).
@@ -147,7 +147,7 @@ def ssdd_floats(m: int, u: int, v: int, d_xb: int, d_y: int, a: int, approx: str
 def images_for_budget(budget: int, u: int, v: int, d_xb: int, d_y: int, a: int, approx: str = "q",
                       hidden: int = 4) -> int:
     """The largest m whose :func:`ssdd_floats` fits ``budget`` (the paper fills the budget; m is
-    never stated, spec Sec. 2.5). Raises if not even one image fits."""
+    never stated). Raises if not even one image fits."""
     per = u + v + (a * v if approx == "ideal" else 0)
     fixed = u * d_xb + v * d_y + (0 if approx == "ideal" else approx_floats(approx, v, a, hidden))
     m = (budget - fixed) // per
@@ -753,7 +753,7 @@ def synthesize(job: dict, real: torch.Tensor, real_targets: torch.Tensor, teache
     """One set (or, for SSDD, one per approximation variant of the same distillation) for ``job``:
 
     * ``random`` / ``kmeans``: m real images with teacher targets (k-means in target space: the
-      centroid as target and the nearest pool image as input, spec Sec. 2.6);
+      centroid as target and the nearest pool image as input);
     * ``krr_st``: :class:`FreeSet` distilled by :func:`distill`;
     * ``ssdd``: :func:`init_basis_set` (``init``), :func:`distill` unless ``steps`` is 0 (the T = 0
       control), then :func:`fit_approx` per ``approx`` variant ``[mode, hidden]``.

@@ -1,5 +1,5 @@
 """Generative Teaching Networks (Such, Rawal, Lehman, Stanley & Clune, ICML 2020; the reading notes' GTN
-section, dd-baselines.md §2.2).
+section).
 
 A generator G(z, y) writes training images for a learner; it is meta-trained so that a *freshly
 initialised* learner, trained for T SGD-with-momentum steps on G's batches only, does well on real data

@@ -1,8 +1,7 @@
 """Label distillation (LD): Bohdal, Yang & Hospedales 2020, "Flexible Dataset Distillation: Learn Labels
-Instead of Images" (the reading notes' "Flexible DD / Label Distillation" section; spec dd-baselines.md
-§2.2 LD row, §5.2). The images are fixed real *base* examples (possibly from another dataset); only their
-labels, distributions over the target task's C classes, are learned so that a model trained on
-(base images, labels) does well on the target task.
+Instead of Images" (the reading notes' "Flexible DD / Label Distillation" section). The images are fixed
+real *base* examples (possibly from another dataset); only their labels, distributions over the target
+task's C classes, are learned so that a model trained on (base images, labels) does well on the target task.
 
 Two meta-learners, both *online* (the model trains alongside the labels, no long inner loop):
 

@@ -1,5 +1,5 @@
 """Neural-architecture-search proxies (the reading notes: DC "NAS", DSA "Neural Architecture Search",
-GTN's aim; dd-baselines.md §2.2): rank a space of small ConvNets by cheap training on a small set and
+GTN's aim): rank a space of small ConvNets by cheap training on a small set and
 compare the ranking with the one of a (longer) training on the whole training set.
 
 * The space (DC's NAS space, reduced): ``compendium.core.models.convnet`` kwargs over width, depth, activation,

@@ -64,7 +64,7 @@ def samples_claims(tr_G: dict, lin: pd.DataFrame, risk: pd.DataFrame, bnd: pd.Da
     v, cond = verdict(quad_mono and own_mono, quad_mono and g_mono,
                       "with the proof's quadratic loss, or with the 0-1 risk measured on the original data G; "
                       "the 0-1 excess risk on the modified data G′ itself is not monotone in Σ")
-    claims.append(Claim("ReLA", "both", "Thm 1 (bound Õ(Σ²)); spec C2",
+    claims.append(Claim("ReLA", "both", "Thm 1 (bound Õ(Σ²))",
                         "The excess risk after t steps grows with Σ (is O(Σ²)).",
                         "excess risk of the same chains: quadratic loss; 0-1 risk on G′(Σ); 0-1 risk on G(Σ=0.5)",
                         v, "; ".join(f"Σ={s:g}: {q:.2e} / {a:.2e} (G′) / {b:.2e} (G)" for s, q, a, b in

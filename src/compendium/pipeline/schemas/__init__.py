@@ -64,7 +64,7 @@ DD_RUN = {
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
-# Stages whose sets carry hard labels: their students' own batch size (dwa.md §6.3 reductions).
+# Stages whose sets carry hard labels: their students' own batch size (a reduction of ours).
 DD_HARD = {
     "eval_batch_hard": Param("int", "batch size of the hard-label students (cpu: 32, within seed noise of 64 for hard "
                                 "labels and half the cost; online-teacher students keep eval_batch)", low=1, high=4096),
