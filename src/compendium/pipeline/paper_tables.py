@@ -149,3 +149,40 @@ def prior_label(spec: str) -> str:
 def paper_column(spec: str) -> str | None:
     """The camera-ready Table 1 column our prior stands in for."""
     return ANALOGUES[spec][1] if spec in ANALOGUES else None
+
+
+# Our students and the camera-ready Table 2 rows they stand in for.
+ARCH_ANALOGUES = {"ResNet-18": "ResNet-18", "MobileNet-V2": "MobileNet-V2", "EfficientNet-B0": "EfficientNet-B0",
+                  "ViT-Tiny": "ViT T/16"}
+
+
+def cells(name: str, keep: dict, row_col: str, pairs: dict) -> dict:
+    """``{our key: the paper's mean}`` for ``pairs`` ``{our key: (label in row_col, column)}`` of table
+    ``name``, its rows restricted to those matching ``keep``; a cell the paper lacks (no such row or
+    column, or an empty cell) is left out."""
+    t = table(name)
+    for k, v in keep.items():
+        t = t[t[k] == v]
+    out = {}
+    for key, (row, col) in pairs.items():
+        r = t[t[row_col] == row]
+        v = value(r.iloc[0][col]) if col in t.columns and len(r) == 1 else None
+        if v is not None:
+            out[key] = v
+    return out
+
+
+def table2_cells(students: list[str], priors: list[str], data: str = "CF-10") -> dict:
+    """Camera-ready Table 2's printed cells that ours stand for, keyed as the ``rela_arch`` figure is:
+    ``{(student, column): %}``, columns ``"Original (BYOL)"`` and ``"+ReLA <prior label>"``, for the
+    students with a paper row (:data:`ARCH_ANALOGUES`) and the priors whose analogue is a column."""
+    cols = {"Original (BYOL)": "Original", **{f"+ReLA {prior_label(p)}": paper_column(p) for p in priors}}
+    return cells("v2_table2", {"Data": data}, "Arch",
+                 {(s, c): (ARCH_ANALOGUES.get(s), pc) for s in students for c, pc in cols.items()})
+
+
+def table3_cells(methods: list[str], priors: list[str], data: str = "CF-10") -> dict:
+    """Camera-ready Table 3's printed cells that ours stand for, keyed as the ``rela_methods`` figure
+    is: ``{(method, variant): %}``, variants ``"Original"`` and the priors' labels."""
+    rows = {"Original": "Original", **{prior_label(p): paper_column(p) for p in priors}}
+    return cells("v2_table3", {"Data": data}, "Variant", {(m, v): (pv, m) for m in methods for v, pv in rows.items()})
