@@ -67,7 +67,7 @@ def test_class_prefix_keeps_the_first_images_of_each_class():
 def test_seed_cell_and_tables():
     res = pd.DataFrame([
         {"part": "sweep", "set": "sre2l / decoupled / 0.01", "acc": 0.4}, {"part": "sweep", "set": "sre2l / decoupled / 0.01", "acc": 0.6},
-        {"part": "grid", "set": "0 / 0.0", "acc": 0.3}, {"part": "grid", "set": "1 / 0.015", "acc": 0.5},
+        {"part": "grid", "set": "0 / 0.0", "seed": 0, "acc": 0.3}, {"part": "grid", "set": "1 / 0.015", "seed": 0, "acc": 0.5},
         {"part": "continual", "set": "sre2l", "task": 1, "acc": 0.8}, {"part": "continual", "set": "dwa", "task": 1, "acc": 0.9},
         {"part": "continual", "set": "dwa", "task": 1, "acc": 0.7}])
     mu, sd = dwa.seed_cell(res, "sweep", "sre2l / coupled / 0.01")  # read under its decoupled name
@@ -76,7 +76,11 @@ def test_seed_cell_and_tables():
     sweep = dwa.sweep_table(res, [0.01])
     assert sweep[sweep["method"] == "sre2l"]["mean"].round(12).tolist() == [0.5, 0.5]
     grid, none = dwa.grid_table(res, [1], [0.015])
-    assert none == 0.3 and grid.iloc[0]["mean"] == 0.5
+    assert none == 0.3 and grid.iloc[0]["mean"] == 0.5 and abs(grid.iloc[0]["delta"] - 0.2) < 1e-12 and grid.iloc[0]["seeds"] == 1
+    paired = pd.DataFrame([{"part": "grid", "set": n, "seed": s, "acc": a} for n, accs in
+                           (("0 / 0.0", (0.5, 0.7, 0.6)), ("1 / 0.015", (0.52, 0.71, 0.63))) for s, a in enumerate(accs)])
+    d, sd, n = dwa.paired_delta(paired, "grid", "1 / 0.015", "0 / 0.0")
+    assert n == 3 and abs(d - 0.02) < 1e-12 and abs(sd - 0.01) < 1e-12  # the seed noise of the pairs, not of the arms
     cl, t10 = dwa.continual_table(res, [(0, 1)])
     assert t10.set_index("method").loc["sre2l", "2 classes"] == "80.0 ± 0.0"
     assert t10.set_index("method").loc["dwa", "2 classes"] == "80.0 ± 14.1"
@@ -109,5 +113,8 @@ def test_feature_distance_and_figures():
     sweep = pd.DataFrame([{"method": m, "lambda": l, "weights": w, "mean": 0.5, "std": 0.1}
                           for m in ("sre2l", "dwa") for l in (0.01, 0.11) for w in ("coupled", "decoupled")])
     assert len(plots.lambda_sweep(sweep, 2, 3).axes) == 2
-    grid = pd.DataFrame([[0.5, 0.6]], index=[1], columns=[0.01, 0.02])
-    assert "ρ = 0 gives 40.0%" in plots.grid_heatmap(grid, 0.4, 1).axes[0].get_title()
+    grid = pd.DataFrame([{"K": 1, "rho": r, "delta": d, "delta std": 0.004, "seeds": 3} for r, d in ((0.01, 0.1), (0.02, -0.003))])
+    ax = plots.grid_heatmap(grid, (0.4, 0.02), 1).axes[0]
+    assert "ρ = 0 gives 40.0 ± 2.0% (3 seeds)" in ax.get_title()
+    assert sorted(t.get_text() for t in ax.texts) == ["+10.0 ± 0.4", "−0.3 ± 0.4"]
+    assert "3 seeds" in ax.figure.axes[1].get_ylabel()

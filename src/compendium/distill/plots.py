@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import seaborn as sns
 import torch
 
@@ -63,10 +64,23 @@ def feature_distance_bars(f4, lam: float, ipc: int):
     return fig
 
 
-def grid_heatmap(M, none_mu: float, ipc: int):
-    """DWA Fig. 5: accuracy over the K × ρ grid minus the no-adjustment arm (ρ = 0), in points."""
-    fig, ax = plt.subplots(figsize=(4.8, 3.6))
-    sns.heatmap(100 * (M - none_mu), annot=True, fmt="+.1f", cmap="RdBu", center=0, ax=ax, cbar_kws={"label": "Δ vs ρ = 0 (points)"})
-    ax.set(title=f"DWA Fig. 5 (ours): ipc {ipc}; ρ = 0 gives {100 * none_mu:.1f}%")
+def grid_heatmap(grid, none: tuple[float, float], ipc: int):
+    """DWA Fig. 5: accuracy over the K × ρ grid minus the no-adjustment arm (ρ = 0), in points, each cell
+    annotated "Δ ± s", s the std over seeds of the paired per-seed difference (``grid``: columns K, rho,
+    delta, delta std, seeds, as :func:`compendium.distill.dwa_experiments.grid_table` returns);
+    ``none``: the no-adjustment arm's mean and std over seeds (fractions,
+    :func:`compendium.distill.dwa_experiments.seed_cell`)."""
+    delta = 100 * grid.pivot(index="K", columns="rho", values="delta")
+    sd = 100 * grid.pivot(index="K", columns="rho", values="delta std")
+    n = int(grid["seeds"].min())
+    annot = np.vectorize(lambda m, s: f"{m:+.1f} ± {s:.1f}".replace("-", "−"))(delta.to_numpy(), sd.to_numpy())
+    lim = max(float(np.abs(delta.to_numpy()).max()), 1e-9)
+    fig, ax = plt.subplots(figsize=(5.6, 3.9))
+    sns.heatmap(delta, annot=annot, fmt="", cmap="RdBu", center=0, vmin=-lim, vmax=lim, ax=ax,
+                annot_kws={"fontsize": 11}, cbar_kws={"label": f"Δ vs ρ = 0 (points); ± = std of the\npaired Δ over {n} seeds"})
+    mu0, sd0 = none
+    ax.set(title=f"DWA Fig. 5 (ours): ipc {ipc}; ρ = 0 gives {100 * mu0:.1f} ± {100 * sd0:.1f}% ({n} seeds)",
+           xlabel="ρ", ylabel="K")
+    ax.title.set_fontsize(10)
     fig.tight_layout()
     return fig
