@@ -8,7 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from compendium.distill import plots as distill_plots
 from compendium.pipeline import paper_tables as PT
+from compendium.pipeline.checks import ssdd as ssdd_checks
 from compendium.rela import plots as rela_plots
 
 matplotlib.use("Agg")
@@ -98,3 +100,31 @@ def test_ablation_panels_bars_from_zero_and_legends_under_the_panels():
     assert fig.axes[0].get_ylim()[0] == 0 and "±1 std of 2 seeds" in fig.axes[0].get_title()
     for ax in fig.axes:
         assert min(t.get_fontsize() for t in ax.get_legend().get_texts()) >= 10
+
+
+class _Run:
+    """The two read-outs :func:`compendium.distill.plots.probe_bars` needs."""
+
+    def mean(self, name, target=None):
+        return {"SSDD": 0.6, "untrained": 0.5}[name] + (0.05 if target == "b" else 0.0)
+
+    def sd(self, name, target=None):
+        return 0.02
+
+
+def test_probe_bars_start_at_zero_and_tick_the_paper_in_its_panel():
+    fig = distill_plots.probe_bars(_Run(), ["SSDD", "untrained"], ["a", "b"], budget_n=10, paper={"SSDD": 52.4},
+                                   paper_target="a", paper_label="paper (CIFAR-100)")
+    a, b = fig.axes[:2]
+    assert a.get_xlim()[0] == 0 and b.get_xlim()[0] == 0
+    assert all(p.get_x() == 0 for p in a.patches)
+    ticks = [c for c in a.collections if isinstance(c, matplotlib.collections.LineCollection)
+             and np.allclose(c.get_segments()[0][:, 0], 52.4)]
+    assert len(ticks) == 1 and not any(isinstance(c, matplotlib.collections.LineCollection)
+                                       and np.allclose(c.get_segments()[0][:, 0], 52.4) for c in b.collections)
+    assert "paper (CIFAR-100)" in [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def test_ssdd_paper_convnet_column_is_table1s_first():
+    p = ssdd_checks.paper_t1_convnet()
+    assert p["SSDD"] == float(ssdd_checks.PAPER_T1["SSDD"].split(" / ")[0]) and set(p) == set(ssdd_checks.PAPER_T1)

@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 import torch
+from matplotlib.lines import Line2D
 
 from compendium.core import viz
 from compendium.distill.sets import DistilledSet
@@ -83,4 +84,39 @@ def grid_heatmap(grid, none: tuple[float, float], ipc: int):
            xlabel="ρ", ylabel="K")
     ax.title.set_fontsize(10)
     fig.tight_layout()
+    return fig
+
+
+def probe_bars(run, order, targets, *, budget_n: int, highlight: str = "SSDD", baseline: str = "untrained",
+               paper: dict | None = None, paper_target: str | None = None, paper_label: str = "paper"):
+    """SSDD Table 1's first column as bars: a ConvNet student pre-trained on each set of ``order``, its
+    linear-probe accuracy per target (one panel each), bars from zero, ±1 std over seeds; ``run`` gives
+    ``mean(name, target=)`` and ``sd(name, target=)`` as fractions. ``paper`` ``{name: %}``: the
+    paper's printed value of the same cell, a black tick across the bar in the ``paper_target`` panel."""
+    paper = dict(paper or {})
+    fig, axes = plt.subplots(1, len(targets), figsize=(3.8 * len(targets), 0.34 * len(order) + 2.2), sharey=True,
+                             squeeze=False)
+    axes = axes[0]
+    top = 0.0
+    for ax, t in zip(axes, targets):
+        mu = [100 * run.mean(n, target=t) for n in order]
+        sd = [100 * run.sd(n, target=t) for n in order]
+        ax.barh(order, mu, xerr=sd, capsize=2,
+                color=["tab:red" if n == highlight else "tab:gray" if n == baseline else "tab:blue" for n in order])
+        ax.axvline(100 * run.mean(baseline, target=t), color="k", lw=0.8, ls="--")
+        if t == paper_target:
+            for i, n in enumerate(order):
+                if n in paper:
+                    ax.vlines(paper[n], i - 0.42, i + 0.42, color="k", lw=2.5, zorder=5)
+        top = max(top, max(m + s for m, s in zip(mu, sd)), max(paper.values(), default=0.0))
+        ax.set(xlabel="linear probe accuracy (%)", title=t)
+    for ax in axes:
+        ax.set_xlim(0, min(100.0, 1.05 * top))
+    axes[0].invert_yaxis()
+    handles = [Line2D([], [], color="k", lw=0.8, ls="--", label=f"{baseline} student")]
+    if paper and paper_target in targets:
+        handles.append(Line2D([], [], color="k", lw=2.5, label=paper_label))
+    fig.suptitle(f"ConvNet student pre-trained on each set (N = {budget_n}); bars: mean ±1 std over seeds", fontsize=11)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=10, frameon=False)
     return fig

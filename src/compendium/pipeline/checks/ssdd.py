@@ -65,6 +65,11 @@ PAPER_T13 = {"DSA": ("81", "3561"), "DM": ("78", "2571"), "KRR-ST": ("189", "448
 PAPER_T12 = {"none": "48.57±0.18", "rotation": "52.41±0.10", "jigsaw": "50.93±0.21", "crop": "51.03±0.40"}
 
 
+def paper_t1_convnet() -> dict:
+    """The paper's Table 1 ConvNet column (CIFAR-100 source and target, N = 100): ``{method: %}``."""
+    return {m: float(v.split(" / ")[0]) for m, v in PAPER_T1.items()}
+
+
 def set_records(sets: Mapping) -> dict:
     """``{name: record}`` of the ``ssdd_eval`` stage's sets (:class:`compendium.distill.ssdd.TargetSet`):
     method, outer steps and the outer-loss curve ``ssdd_distill`` recorded, the Table 11 fields."""
