@@ -13,6 +13,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+from compendium.core import data  # noqa: E402
 from compendium.distill import evaluate as E  # noqa: E402
 from compendium.distill import runner  # noqa: E402
 from compendium.distill.sets import DistilledSet, SetError  # noqa: E402
@@ -427,4 +428,18 @@ def test_figures_draw_from_small_inputs():
                                                          "init": "fixed"}, _tdd(losses=[1.0] * 6))],
                                                chance=1 / 6, num_classes=6, first_seed=0, ipc0=1))
     assert [len(f.axes) for f in figs] == [4, 8, 1, 12, 1, 1, 1, 3, 3, 2]
+    plt.close("all")
+
+
+def test_set_figures_name_classes_in_full_and_legibly():
+    names = list(data.FASHION_MNIST_CLASSES)
+    res = {"SLDD": _dd_result(True), "DD fixed": _dd_result(False)}
+    for fig in (figures.labelled_sets(res, [("SLDD", "soft"), ("DD fixed", "hard")], names, 0.3, 0.35),
+                figures.learned_labels({"within": _ld_set()}, {"within": torch.arange(10) % 10}, names, 10)):
+        titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+        text = "\n".join(titles)
+        assert "Pullover" in text or "Ankle boot" in text or "T-shirt/top" in text
+        assert all(line.split(" ")[0] in names or line.rsplit(" ", 1)[0] in names
+                   for t in titles for line in t.split("\n"))  # whole names, never cut
+        assert min(ax.title.get_fontsize() for ax in fig.axes if ax.get_title()) >= 8
     plt.close("all")

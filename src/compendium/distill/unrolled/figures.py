@@ -6,6 +6,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
 
 from compendium.core import viz
 from compendium.distill import plots
@@ -25,10 +26,9 @@ def dd_regime_images(res: dict, regimes, mean: float, std: float):
 
 def labelled_sets(res: dict, shown, classes, mean: float, std: float):
     """The images of the runs ``shown`` (``[(key, row name)]``), titled by their class or their top-2 label
-    probabilities (soft labels)."""
-    short = [c.split("/")[0].split(" ")[0][:7] for c in classes]
+    probabilities (soft labels), with the classes' full names."""
     n_col = max(len(res[k].images) for k, _ in shown)
-    fig, axes = plt.subplots(len(shown), n_col, figsize=(0.95 * n_col, 1.25 * len(shown) + 0.2), squeeze=False)
+    fig, axes = plt.subplots(len(shown), n_col, figsize=(1.2 * n_col, 1.45 * len(shown) + 0.2), squeeze=False)
     for row, (key, name) in zip(axes, shown):
         r = res[key]
         for j, ax in enumerate(row):
@@ -38,23 +38,23 @@ def labelled_sets(res: dict, shown, classes, mean: float, std: float):
             ax.imshow((r.images[j, 0] * std + mean).clamp(0, 1).numpy(), cmap="gray", vmin=0, vmax=1)
             if r.targets.is_floating_point():
                 top = r.targets[j].topk(2)
-                ax.set_title(f"{short[int(top.indices[0])]} {float(top.values[0]):.2f}\n"
-                             f"{short[int(top.indices[1])]} {float(top.values[1]):.2f}", fontsize=6)
+                ax.set_title(f"{classes[int(top.indices[0])]} {float(top.values[0]):.2f}\n"
+                             f"{classes[int(top.indices[1])]} {float(top.values[1]):.2f}", fontsize=8)
             else:
-                ax.set_title(short[int(r.targets[j])], fontsize=6)
-        row[0].text(-0.15, 0.5, name, transform=row[0].transAxes, ha="right", va="center", fontsize=7)
+                ax.set_title(classes[int(r.targets[j])], fontsize=8)
+        row[0].text(-0.15, 0.5, name, transform=row[0].transAxes, ha="right", va="center", fontsize=9)
     fig.tight_layout()
     return fig
 
 
 def poisoning_bars(poison, title: str):
     """Mean poisoning metrics per data arm (before, DD poison, label-flipped real)."""
-    fig, ax = plt.subplots(figsize=(6, 2.6))
+    fig, ax = plt.subplots(figsize=(8.4, 2.8))
     mean_p = poison.groupby("data", sort=False)[["acc on K", "K predicted as T", "acc on other classes"]].mean()
     mean_p.T.plot.bar(ax=ax, rot=0)
     ax.set_ylabel("fraction of test images")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     return fig
 
@@ -62,9 +62,8 @@ def poisoning_bars(poison, title: str):
 def learned_labels(show: dict, true_of: dict, classes, num_classes: int, k: int = 6):
     """Base images with their learned label distributions (title: source label, then the top-2 learned classes;
     bars: the distribution, the true class in red for the within-dataset base)."""
-    short = [c.split("/")[0][:7] for c in classes]
-    fig, axes = plt.subplots(2 * len(show), k, figsize=(1.05 * k, 2.3 * len(show)), squeeze=False,
-                             gridspec_kw={"height_ratios": [1.0, 0.55] * len(show)})
+    fig, axes = plt.subplots(2 * len(show), k, figsize=(1.6 * k, 3.4 * len(show)), squeeze=False,
+                             gridspec_kw={"height_ratios": [1.0, 0.4] * len(show)})
     for r, (b, d) in enumerate(show.items()):
         idx = torch.arange(0, len(d), max(1, len(d) // k))[:k]
         px, src = d.pixels(), (classes if b == "within" else [str(i) for i in range(10)])
@@ -75,15 +74,16 @@ def learned_labels(show: dict, true_of: dict, classes, num_classes: int, k: int 
             ax = axes[2 * r, j]
             ax.imshow(px[i, 0], cmap="gray_r", interpolation="nearest")
             ax.set_xticks([]), ax.set_yticks([])
-            ax.set_title(f"{src[int(true[i])][:7]}\n" + "\n".join(f"{short[int(c)]} {float(v):.2f}" for v, c in zip(*top)),
-                         fontsize=5.5)
+            ax.set_title(f"{src[int(true[i])]}\n" + "\n".join(f"{classes[int(c)]} {float(v):.2f}" for v, c in zip(*top)),
+                         fontsize=8)
             bx_ = axes[2 * r + 1, j]
             bx_.bar(range(num_classes), p.numpy(),
                     color=["C3" if c == int(true[i]) and b == "within" else "C0" for c in range(num_classes)])
-            bx_.set_ylim(0, 1), bx_.set_xticks(range(num_classes)), bx_.set_xticklabels(range(num_classes), fontsize=4)
-            bx_.tick_params(labelsize=4)
-        axes[2 * r, 0].set_ylabel("within\n(Fashion-MNIST)" if b == "within" else "cross\n(digits base)", fontsize=6)
-    fig.suptitle("LD-RR labels of base images (title: source label, then the top-2 learned classes)", fontsize=7)
+            bx_.set_ylim(0, 1), bx_.set_xticks(range(num_classes)), bx_.set_xticklabels(range(num_classes), fontsize=6)
+            bx_.tick_params(labelsize=6)
+        axes[2 * r, 0].set_ylabel("within\n(Fashion-MNIST)" if b == "within" else "cross\n(digits base)", fontsize=9)
+    fig.suptitle("LD-RR labels of base images (title: source label, then the top-2 learned classes;\n"
+                 "bars: the learned distribution over classes 0-9)", fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -91,14 +91,17 @@ def learned_labels(show: dict, true_of: dict, classes, num_classes: int, k: int 
 def steps_curve(flex, arch: str):
     """Accuracy of the learned and the true labels against the learner's number of Adam steps."""
     fm = flex[(flex.student == arch) & (flex.optimizer == "adam")].sort_values("mult")
-    fig, ax = plt.subplots(figsize=(3.6, 2.4))
+    fig, ax = plt.subplots(figsize=(4.6, 3.0))
     for col, sd, lab in (("ld_mean", "ld_std", "LD-RR labels"), ("true_mean", "true_std", "true one-hot labels")):
         ax.errorbar(fm["steps"], 100 * fm[col], yerr=100 * fm[sd], marker="o", ms=3, capsize=2, label=lab)
     ax.set_xscale("log")
-    ax.set_xlabel(f"{arch} training steps (Adam)", fontsize=7)
-    ax.set_ylabel("test accuracy (%)", fontsize=7)
-    ax.tick_params(labelsize=6)
-    ax.legend(fontsize=6)
+    ax.xaxis.set_major_locator(FixedLocator(sorted(set(fm["steps"]))))  # the steps run, unclipped
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel(f"{arch} training steps (Adam)", fontsize=9)
+    ax.set_ylabel("test accuracy (%)", fontsize=9)
+    ax.tick_params(labelsize=8)
+    ax.legend(fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -114,10 +117,10 @@ def text_accuracy_and_loss(sched, sets, *, chance: float, num_classes: int, firs
         sub = g[g["method"] == m].set_index("label").reindex(labels)
         axes[0].bar(np.arange(len(labels)) + (k - 1) * 0.27, sub["mean"], 0.27, yerr=sub["std"].fillna(0), color=col, label=m)
     axes[0].axhline(chance, color="k", ls=":", lw=1, label="chance")
-    axes[0].set_xticks(range(len(labels)), labels, fontsize=6, rotation=60, ha="right")
+    axes[0].set_xticks(range(len(labels)), labels, fontsize=8, rotation=60, ha="right")
     axes[0].set_ylabel("test accuracy")
-    axes[0].set_title("own schedule (DD protocol)", fontsize=9)
-    axes[0].legend(fontsize=6)
+    axes[0].set_title("own schedule (DD protocol)", fontsize=10)
+    axes[0].legend(fontsize=9, loc="upper left", bbox_to_anchor=(0.0, -0.45), ncol=4, frameon=False)
     for r, d in sets:
         if r["method"] == "TDD" and r["rep"] == first_seed and r["ipc"] == ipc0:
             loss = np.convolve(d.losses, np.ones(5) / 5, mode="valid") if len(d.losses) >= 5 else d.losses
@@ -125,7 +128,7 @@ def text_accuracy_and_loss(sched, sets, *, chance: float, num_classes: int, firs
     axes[1].axhline(np.log(num_classes), color="k", ls=":", lw=1)
     axes[1].set_xlabel("outer iteration")
     axes[1].set_ylabel("real-data loss after the unroll")
-    axes[1].legend(fontsize=7)
+    axes[1].legend(fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -142,7 +145,7 @@ def gtn_images_and_meta_loss(sets_show, classes, per_class: int, arm_curves: lis
         axes[2].fill_between(range(cur.shape[1]), np.nanmin(cur, 0), np.nanmax(cur, 0), color=col, alpha=0.15)
     axes[2].set_xlabel("outer step")
     axes[2].set_ylabel("meta-loss (moving average)")
-    axes[2].legend(fontsize=6)
+    axes[2].legend(fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -166,8 +169,8 @@ def accuracy_per_phase(curve, methods, title: str):
         ax.plot(curve.index, 100 * curve[m], marker="o", ms=3, lw=1.2 if m != "mnemonics" else 2.2, label=m)
     ax.set_xlabel("classes seen")
     ax.set_ylabel("test accuracy on seen classes (%)")
-    ax.set_title(title, fontsize=8)
-    ax.legend(fontsize=6, ncol=2)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     return fig
 
