@@ -17,7 +17,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 export PIP_CONSTRAINT := $(CURDIR)/requirements-lock.txt
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup data browser repro test test-fast site-check lint-notebooks clean-build help
+.PHONY: setup data browser repro results test test-fast site-check lint-notebooks clean-build help
 .DEFAULT_GOAL := help
 
 help:
@@ -51,6 +51,12 @@ data: $(STAMP)
 
 repro: setup
 	$(BIN)/dvc repro
+	$(BIN)/python -m compendium.pipeline.readme
+
+# the family metrics, then the parameters and metrics that differ between experiments
+results: setup
+	$(BIN)/dvc metrics show
+	$(BIN)/dvc exp show --no-pager --only-changed --drop 'src/|notebooks/|build/|data|requirements'
 
 test: setup
 	$(BIN)/python -m pytest

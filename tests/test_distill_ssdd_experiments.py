@@ -114,6 +114,14 @@ def test_sets_table_and_metrics(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["random.pt", "ssdd.pt", "ssdd___ideal.pt"]
 
 
+def test_loss_curves_one_row_per_set_and_step_and_none_for_sets_without_a_loop():
+    made = [_set("SSDD"), _set("Random", method="random", losses=())]
+    curves = experiments.loss_curves(made)
+    assert list(curves.columns) == ["set", "step", "loss"]
+    assert set(curves["set"]) == {"SSDD"} and list(curves["step"]) == list(range(1, len(made[0].extra["losses"]) + 1))
+    assert experiments.loss_curves([made[1]]).empty
+
+
 # --- ssdd_eval ------------------------------------------------------------------------------------
 
 

@@ -1,16 +1,31 @@
 from compendium.pipeline import claims, readme
 
 
-def test_readme_results_block_is_what_the_ledger_says():
-    """The README's results block equals the one rendered from reports/claims.csv: rerun the
-    pipeline, then `python -m compendium.pipeline.readme`, and commit both."""
-    assert readme.current(readme.README.read_text()) == readme.block(readme.read_ledger())
+def test_readme_results_block_is_what_the_pipeline_produced():
+    """The README's results block equals the one rendered from reports/claims.csv and
+    reports/summary/headlines.json: rerun the pipeline (`make repro` rewrites the block), and commit both."""
+    assert readme.current(readme.README.read_text()) == readme.rendered()
 
 
-def test_block_counts_the_ledger():
+def _headlines(minutes):
+    return {"scale": "cpu", "total_minutes": sum(minutes.values()), "stage_minutes": minutes,
+            "rows": [{"family": "rela", "paper": "ReLA", "what": "Table 1: BYOL", "ours": 66.84, "paper_value": 58.3,
+                      "paper_setting": "CIFAR-10"}]}
+
+
+def test_block_counts_the_ledger_and_shows_headlines_time_figure_and_site():
     rows = [claims.Claim("ReLA", "v", "a", "c", "x", verdict="holds", ours="1", scale="cpu"),
             claims.Claim("DC", "v", "b", "c", "x", ours="1", scale="cpu",
                          **claims.not_tested([claims.reached("iterations", 10, 1000, "1,000 iterations")]))]
-    b = readme.block(claims.to_frame(rows))
+    b = readme.block(claims.to_frame(rows), _headlines({"rela_budget": 3.0, "dd_kip": 0.5, "theory_pca": 0.25}))
     assert "**2 claims checked at `cpu` scale; 1 of them tested" in b
     assert b.startswith(readme.START) and b.endswith(readme.END)
+    assert "Table 1: BYOL" in b
+    assert "66.8" in b and "58.3" in b and "**4 min**" in b
+    assert readme.FIGURE in b and readme.SITE in b
+
+
+def test_family_times_sum_each_family():
+    t = readme.family_times({"rela_budget": 3.0, "priors": 1.5, "dd_kip": 0.5, "odd": 1.0})
+    assert dict(zip(t["stages"], t["minutes"])) == {"ReLA (priors to ablations)": "4.5", "labelled distillation": "0.5",
+                                                   "other": "1.0"}

@@ -1,4 +1,6 @@
 """compendium.pipeline.site: the pages the results site is built from."""
+from pathlib import Path
+
 import nbformat
 import pandas as pd
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
@@ -71,3 +73,17 @@ def test_a_table_on_a_page_is_rounded_without_row_numbers_and_the_same_every_run
     assert html_ == report.table_html(plain.copy())
     labelled = pd.DataFrame({"acc": [0.5]}, index=["rand prior"])
     assert "rand prior" in report.table_html(labelled)
+
+
+def test_home_and_paper_pages_show_the_headline_numbers_beside_the_papers():
+    h = {"scale": "cpu", "total_minutes": 33.2, "stage_minutes": {"rela_budget": 3.0},
+         "rows": [{"family": "rela", "paper": "ReLA", "what": "Table 1: BYOL", "ours": 66.84, "paper_value": 58.3,
+                   "paper_setting": "CIFAR-10"},
+                  {"family": "labelled", "paper": "DC", "what": "DC, ipc 10", "ours": 70.5, "paper_value": None,
+                   "paper_setting": "Fashion-MNIST"}]}
+    home = site.home_page(_ledger(), ["rela_budget"], h)
+    assert "| ReLA | Table 1: BYOL | 66.8 | 58.3 | CIFAR-10 |" in home and "| DC | DC, ipc 10 | 70.5 | – |" in home
+    assert "ran 33 min in all" in home
+    page = site.paper_page("ReLA", _ledger(), Path("/nonexistent"), h)
+    assert "Table 1: BYOL" in page and "DC, ipc 10" not in page
+    assert "Headline" not in site.paper_page("KIP", _ledger(), Path("/nonexistent"), h)

@@ -1,41 +1,77 @@
-"""The README's results block, generated from the claims ledger (``reports/claims.csv``).
+"""The README's results block, generated from what the pipeline produced: the claims ledger
+(``reports/claims.csv``) and the summary stage's headlines (``reports/summary/headlines.json``).
 
-The block between ``<!-- ledger:start -->`` and ``<!-- ledger:end -->`` in README.md is what
-:func:`block` renders from the ledger; a test fails when they differ, so the README never states a
-verdict the pipeline did not produce. ``python -m compendium.pipeline.readme`` rewrites the block in place.
+The block between ``<!-- results:start -->`` and ``<!-- results:end -->`` in README.md is what
+:func:`block` renders; a test fails when they differ, so the README never states a verdict, a number or
+a time the pipeline did not produce. ``make repro`` ends with ``python -m compendium.pipeline.readme``,
+which rewrites the block in place.
 """
 
 from __future__ import annotations
 
 import sys
 
+import pandas as pd
+
 from compendium.core import paths
-from compendium.pipeline import claims
+from compendium.pipeline import claims, summary
 from compendium.pipeline.tables import markdown_table
 
-START, END = "<!-- ledger:start -->", "<!-- ledger:end -->"
+START, END = "<!-- results:start -->", "<!-- results:end -->"
 README = paths.ROOT / "README.md"
+#: The figure the README shows (a product of the rela_budget stage).
+FIGURE = "reports/figures/rela_budget/budget_curves_and_cost.png"
+SITE = "reports/site/index.html"
+
+FAMILY_NAMES = {"theory": "theory checks (data overview included)", "rela": "ReLA (priors to ablations)",
+                "labelled": "labelled distillation", "unrolled": "the reading notes' methods", "ssdd": "SSDD"}
 
 
-def block(ledger) -> str:
-    """Verdict counts per paper, the tested share, and the scale of the run."""
+def family_times(minutes: dict[str, float]) -> pd.DataFrame:
+    """Measured minutes per stage family, in the order of :data:`summary.FAMILIES`."""
+    per: dict[str, float] = {}
+    n: dict[str, int] = {}
+    for stage, m in minutes.items():
+        try:
+            fam = summary.family(stage)
+        except KeyError:
+            fam = "other"
+        per[fam] = per.get(fam, 0.0) + m
+        n[fam] = n.get(fam, 0) + 1
+    order = [f for f in (*summary.FAMILIES, "other") if f in per]
+    return pd.DataFrame({"stages": [FAMILY_NAMES.get(f, f) for f in order], "count": [n[f] for f in order],
+                         "minutes": [f"{per[f]:.1f}" for f in order]})
+
+
+def block(ledger: pd.DataFrame, headlines: dict) -> str:
+    """Verdict counts per paper, the tested share, the headline numbers beside the papers', the
+    measured time, one figure and the site."""
     s = claims.summary(ledger)
     total, tested = len(ledger), int((ledger["tested"] == "yes").sum())
     scales = ", ".join(sorted(set(ledger["scale"]))) or "-"
     comp = ledger[ledger["preconditions"] != ""]  # comparisons of trained arms (exact checks have none)
+    minutes = headlines.get("stage_minutes", {})
     lines = [START,
              f"**{total} claims checked at `{scales}` scale; {tested} of them tested in the regime the claim is about**",
              f"({len(comp)} comparisons of trained arms, of which {int((comp['tested'] == 'yes').sum())} tested; the "
              "others name the setting they need in [`reports/claims.md`](reports/claims.md)).", "",
-             markdown_table(s), END]
+             markdown_table(s), "",
+             "Headline numbers, ours beside the paper's (top-1 %; ours are Fashion-MNIST runs at this scale, "
+             "theirs the paper's own dataset and network, so they are not expected to agree; whether a "
+             "comparison is tested is the ledger's verdict, not these numbers):", "",
+             markdown_table(summary.headline_table(headlines), text=True), ""]
+    if minutes:
+        lines += [f"Measured time of the stages' notebooks: **{headlines['total_minutes']:.0f} min** on this "
+                  f"machine ({len(minutes)} stages; each stage's minutes in `reports/summary/headlines.json`):", "",
+                  markdown_table(family_times(minutes), text=True), ""]
+    lines += [f"![ReLA Table 1 at this scale: linear probe against the budget, and its cost]({FIGURE})", "",
+              f"Every page, figure and the sortable ledger: open [`{SITE}`]({SITE}) after `make repro`.", END]
     return "\n".join(lines)
 
 
-def read_ledger():
+def read_ledger() -> pd.DataFrame:
     """The ledger the ``claims_ledger`` stage wrote (``reports/claims.csv``: every stage's rows, combined
     with a disjoint-seed rerun where there is one)."""
-    import pandas as pd
-
     return pd.read_csv(paths.REPORTS / "claims.csv", dtype=str, keep_default_na=False)
 
 
@@ -45,11 +81,15 @@ def current(text: str) -> str:
     return text[text.index(START): text.index(END) + len(END)]
 
 
+def rendered() -> str:
+    """The block as the committed products render it."""
+    return block(read_ledger(), summary.read())
+
+
 def main() -> int:
-    ledger = read_ledger()
     text = README.read_text()
-    README.write_text(text.replace(current(text), block(ledger)))
-    print(f"[readme] results block rewritten from {len(ledger)} claims")
+    README.write_text(text.replace(current(text), rendered()))
+    print(f"[readme] results block rewritten from {len(read_ledger())} claims and the summary's headlines")
     return 0
 
 

@@ -3,8 +3,9 @@ from the executed notebooks and the claims ledger. ``python -m compendium.pipeli
 
 Pages:
 
-* the home page: what the compendium checks, the verdicts per paper, links to each paper's page,
-  the ledger and every stage;
+* the home page: what the compendium checks, the verdicts per paper, the headline numbers beside the
+  papers' (the summary stage's ``reports/summary/headlines.json``), links to each paper's page, the
+  ledger and every stage;
 * one page per paper: its claims with their verdicts, our numbers beside the paper's, a key figure
   and the stages that compute them;
 * one page per stage: its executed notebook, code folded, the notebook's own default parameters left
@@ -33,7 +34,7 @@ import nbformat
 import pandas as pd
 
 from compendium.core import paths
-from compendium.pipeline import claims
+from compendium.pipeline import claims, summary
 
 #: The papers in the order the home page lists them, each with a one-line description and the
 #: figure (stage, file stem) its page shows first.
@@ -184,7 +185,19 @@ def _md_table(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def home_page(ledger: pd.DataFrame, stages: list[str]) -> str:
+def _headlines_md(headlines: dict | None, paper: str | None = None) -> list[str]:
+    """The summary stage's headline rows (all, or one paper's) as a Markdown table, ours beside the paper's."""
+    if not headlines or not headlines.get("rows"):
+        return []
+    h = dict(headlines, rows=[r for r in headlines["rows"] if paper is None or r["paper"] == paper])
+    if not h["rows"]:
+        return []
+    return ["Headline numbers, ours beside the paper's (top-1 %). Ours are Fashion-MNIST runs at this scale, the "
+            "paper's on its own dataset and network: the ledger's verdicts, not these numbers, say whether a claim "
+            "is tested.", "", _md_table(summary.headline_table(h)), ""]
+
+
+def home_page(ledger: pd.DataFrame, stages: list[str], headlines: dict | None = None) -> str:
     s = claims.summary(ledger)
     tested = int((ledger["tested"] == "yes").sum())
     scales = ", ".join(sorted(set(ledger["scale"]))) or "-"
@@ -195,7 +208,11 @@ def home_page(ledger: pd.DataFrame, stages: list[str]) -> str:
              "ledger; a claim is tested only where the run is in the regime the claim is about.", "",
              f"**{len(ledger)} claims checked at `{scales}` scale; {tested} tested.** "
              "[The full ledger](ledger.md) lists every row.", "",
-             _md_table(s), "", "## Papers", ""]
+             _md_table(s), "", *_headlines_md(headlines)]
+    if headlines and headlines.get("stage_minutes"):
+        lines += [f"The stages' notebooks ran {headlines['total_minutes']:.0f} min in all on the machine that built "
+                  "this site.", ""]
+    lines += ["## Papers", ""]
     lines += [f"- [{p}](papers/{slug(p)}.md): {PAPERS.get(p, ('',))[0]}" for p in papers]
     lines += ["", "```{toctree}", ":hidden:", ":caption: Papers", "", *[f"papers/{slug(p)}" for p in papers], "```", "",
               "```{toctree}", ":hidden:", "", "ledger", "```", ""]
@@ -205,12 +222,13 @@ def home_page(ledger: pd.DataFrame, stages: list[str]) -> str:
     return "\n".join(lines)
 
 
-def paper_page(paper: str, ledger: pd.DataFrame, figures: Path) -> str:
+def paper_page(paper: str, ledger: pd.DataFrame, figures: Path, headlines: dict | None = None) -> str:
     rows = ledger[ledger["paper"] == paper]
     desc, (fig_stage, fig_stem) = PAPERS.get(paper, ("", ("", "")))
     counts = rows["verdict"].value_counts().reindex(list(claims.VERDICTS), fill_value=0)
     lines = [f"# {paper}", "", desc, "",
-             ", ".join(f"**{n}** {v}" for v, n in counts.items() if n) + f" ({len(rows)} claims).", ""]
+             ", ".join(f"**{n}** {v}" for v, n in counts.items() if n) + f" ({len(rows)} claims).", "",
+             *_headlines_md(headlines, paper)]
     fig = figures / fig_stage / f"{fig_stem}.png"
     if fig.is_file():
         lines += [f"```{{figure}} ../_figures/{fig_stage}/{fig_stem}.png", f":alt: {fig_stem}", "",
@@ -239,6 +257,8 @@ def write_source(src: Path, reports: Path) -> list[str]:
     if not nb_dir.is_dir():
         raise FileNotFoundError(f"{nb_dir} is missing: the executed notebooks come from `dvc repro` (or `dvc pull`)")
     ledger = pd.read_csv(ledger_file, dtype=str, keep_default_na=False)
+    head_file = reports / summary.SUMMARY / "headlines.json"
+    headlines = json.loads(head_file.read_text()) if head_file.is_file() else None
     shutil.rmtree(src, ignore_errors=True)
     (src / "stages").mkdir(parents=True)
     (src / "papers").mkdir()
@@ -252,16 +272,18 @@ def write_source(src: Path, reports: Path) -> list[str]:
     (src / "conf.py").write_text(CONF)
     (src / "_static" / "ledger.js").write_text(LEDGER_JS)
     (src / "_static" / "site.css").write_text(SITE_CSS)
-    (src / "index.md").write_text(home_page(ledger, stages))
+    (src / "index.md").write_text(home_page(ledger, stages, headlines))
     (src / "ledger.md").write_text(ledger_page(ledger))
     for p in set(ledger["paper"]):
-        (src / "papers" / f"{slug(p)}.md").write_text(paper_page(p, ledger, reports / paths.FIGURES))
+        (src / "papers" / f"{slug(p)}.md").write_text(paper_page(p, ledger, reports / paths.FIGURES, headlines))
     return stages
 
 
 def build(out: Path | None = None, reports: Path | None = None, src: Path | None = None) -> Path:
     """Build the site into ``out`` (default ``reports/site``) and return its home page."""
-    from sphinx.cmd.build import build_main   # the builder is needed here only, and slow to import
+    from sphinx.cmd.build import (
+        build_main,  # the builder is needed here only, and slow to import
+    )
 
     reports = reports or paths.REPORTS
     out = out or reports / "site"

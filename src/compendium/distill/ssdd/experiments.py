@@ -160,6 +160,13 @@ def sets_table(made: Sequence[ssdd.TargetSet]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def loss_curves(made: Sequence[ssdd.TargetSet]) -> pd.DataFrame:
+    """The outer loss (Eq. 3) of every set that has one, one row per set and outer step (a DVC plot)."""
+    rows = [{"set": ts.extra["name"], "step": i + 1, "loss": float(v)}
+            for ts in made for i, v in enumerate(ts.extra["losses"])]
+    return pd.DataFrame(rows, columns=["set", "step", "loss"])
+
+
 def sets_metrics(sets_df: pd.DataFrame) -> dict:
     """The stage's metrics: m, floats and cost per set, and whether every set but *ideal* (which stores
     every C^y_a, Table 11) fits its budget."""

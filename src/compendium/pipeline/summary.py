@@ -1,0 +1,241 @@
+"""The results at a glance: headline numbers beside the papers', verdict counts per stage family, and the
+measured time of the run.
+
+Reads what the stages published (``reports/tables/<stage>/*.csv``, the ledger ``reports/claims.csv``, the
+executed notebooks' papermill durations) and writes ``reports/summary/``:
+
+- ``<family>.json`` for ``rela``, ``labelled``, ``unrolled``, ``ssdd`` and ``theory``: one small file per
+  stage family with the same keys (verdict counts, tested claims, and the family's headline number, ours
+  and the paper's). DVC declares them as the project's metrics, so ``dvc metrics show`` and
+  ``dvc exp show`` print one row per family with a dozen columns.
+- ``headlines.json``: every headline row (what, ours, the paper's, both settings) and the measured minutes
+  per stage. The README's results block and the site's home page render this file.
+
+Headline numbers are read from the stages' own tables, which already hold the paper's printed value
+beside ours (``table1_paper_cifar10.csv``, the ``paper ...`` columns); no number is typed here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from compendium.core import paths
+from compendium.pipeline import claims
+
+SUMMARY = "summary"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of a stage's table: ``reports/tables/<stage>/<table>.csv``, the row whose column
+    ``key`` equals ``value`` (and ``also``'s columns their values), column ``column``. ``part`` picks one
+    of several ``/``-separated numbers."""
+
+    stage: str
+    table: str
+    key: str
+    value: str
+    column: str
+    part: int = 0
+    also: tuple[tuple[str, str], ...] = ()
+
+    def read(self, reports: Path) -> float | None:
+        f = reports / paths.TABLES / self.stage / f"{self.table}.csv"
+        if not f.is_file():
+            raise FileNotFoundError(f"{f} is missing: the {self.stage} stage writes it (dvc repro {self.stage})")
+        df = pd.read_csv(f, dtype=str, keep_default_na=False)
+        where = ((self.key, self.value), *self.also)
+        for col in (*(k for k, _ in where), self.column):
+            if col not in df.columns:
+                raise KeyError(f"{f} has no column {col!r} (columns: {list(df.columns)})")
+        rows = df
+        for k, v in where:
+            rows = rows[rows[k] == v]
+        if len(rows) != 1:
+            raise KeyError(f"{f}: {len(rows)} rows with {dict(where)}, expected one")
+        return number(rows.iloc[0][self.column], self.part)
+
+
+def number(text: str, part: int = 0) -> float | None:
+    """The leading number of a printed cell (``"**<u>77.1 (1 seed)</u>**"`` → 77.1, ``"66.8 ± 3.7"`` →
+    66.8); with ``part``, the number after that many ``/`` separators. ``None`` for an empty cell."""
+    pieces = str(text).split(" / ")
+    if part >= len(pieces):
+        return None
+    m = re.search(r"[-+]?\d+(?:\.\d+)?", re.sub(r"<[^>]+>|\*", "", pieces[part]))
+    return float(m.group()) if m else None
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A number the papers lead with, ours beside theirs. ``setting`` and ``paper_setting`` say what
+    each was measured on, since ours are Fashion-MNIST runs at the pipeline's scale."""
+
+    family: str
+    paper: str
+    what: str
+    ours: Cell
+    theirs: Cell
+    paper_setting: str
+
+
+def _t1(col: str, paper_col: str) -> tuple[Cell, Cell]:
+    return (Cell("rela_budget", "table1", "budget", "10%", col),
+            Cell("rela_budget", "table1_paper_cifar10", "budget", "10%", paper_col))
+
+
+def _classic(method: str, ipc: int) -> tuple[Cell, Cell]:
+    return (Cell("dd_tables", "classic", "method", method, f"ipc {ipc}"),
+            Cell("dd_tables", "classic", "method", method, f"paper FMNIST ipc {ipc}"))
+
+
+def _dwa(method: str, ipc: int) -> tuple[Cell, Cell]:
+    return (Cell("dd_tables", "dwa_table1", "method", method, f"ipc {ipc}"),
+            Cell("dd_tables", "dwa_table1", "method", method, f"paper CF-10 R18 ipc {ipc}"))
+
+
+def _ssdd(method: str) -> tuple[Cell, Cell]:
+    col = "paper (CIFAR-100 → CIFAR-100)"
+    on = (("target", "fashion-mnist"),)  # the set distilled for, and probed on, Fashion-MNIST
+    return (Cell("ssdd_eval", "table1", "method", method, "ConvNet", also=on),
+            Cell("ssdd_eval", "table1", "method", method, col, part=0, also=on))
+
+
+#: The headline rows, in the order the README shows them. The first of each family is its metric.
+HEADLINES = (
+    Headline("rela", "ReLA", "Table 1, 10% budget: BYOL", *_t1("BYOL", "BYOL"), "CIFAR-10, ResNet-18"),
+    Headline("rela", "ReLA", "Table 1, 10% budget: BYOL + ReLA (Rand. prior)", *_t1("+ReLA Rand.", "+ReLA Rand."),
+             "CIFAR-10, ResNet-18"),
+    Headline("rela", "ReLA", "Table 1, 10% budget: BYOL + ReLA (strongest prior)",
+             *_t1("+ReLA strong (supervised)", "+ReLA CLIP-RN50"), "CIFAR-10, ResNet-18, CLIP-RN50 prior"),
+    Headline("labelled", "DWA", "Table 1: DWA, 10 images per class", *_dwa("DWA", 10), "CIFAR-10, ResNet-18"),
+    Headline("labelled", "DWA", "Table 1: SRe2L, 10 images per class", *_dwa("SRe2L", 10), "CIFAR-10, ResNet-18"),
+    Headline("labelled", "DC", "DC, 10 images per class", *_classic("DC", 10), "Fashion-MNIST, ConvNet"),
+    Headline("labelled", "DSA", "DSA, 10 images per class", *_classic("DSA", 10), "Fashion-MNIST, ConvNet"),
+    Headline("ssdd", "SSDD", "Table 1: SSDD, ConvNet linear probe", *_ssdd("SSDD"), "CIFAR-100, ConvNet"),
+    Headline("ssdd", "SSDD", "Table 1: KRR-ST, ConvNet linear probe", *_ssdd("KRR-ST"), "CIFAR-100, ConvNet"),
+)
+
+#: Stage families by stage name; every stage of the ledger belongs to one.
+FAMILIES = {
+    "rela": ("priors", "rela_"),
+    "labelled": ("dd_teachers", "dd_coresets", "dd_inversion", "dd_matching", "dd_kip", "dd_dwa", "dd_crossarch",
+                 "dd_dc_arch", "dd_tables"),
+    "unrolled": ("dd_unrolled", "dd_labels", "dd_mnemonics", "dd_gtn", "dd_text"),
+    "ssdd": ("ssdd_",),
+    "theory": ("theory_", "data_"),
+}
+
+
+def family(stage: str) -> str:
+    for fam, names in FAMILIES.items():
+        if any(stage == n or (n.endswith("_") and stage.startswith(n)) for n in names):
+            return fam
+    raise KeyError(f"stage {stage!r} is in no family of compendium.pipeline.summary.FAMILIES")
+
+
+#: Short metric names of the verdicts (``dvc metrics show`` prints one column each).
+KEYS = {claims.HOLDS: "holds", claims.FAILS: "fails", claims.CONDITIONAL: "conditional",
+        claims.INCONCLUSIVE: "inconclusive", claims.NOT_TESTED: "not_tested"}
+
+
+def verdict_counts(ledger: pd.DataFrame) -> dict:
+    """The ledger's claims, tested claims and each verdict's count (keys without spaces)."""
+    out = {"claims": len(ledger), "tested": int((ledger["tested"] == "yes").sum())}
+    for v in claims.VERDICTS:
+        out[KEYS[v]] = int((ledger["verdict"] == v).sum())
+    return out
+
+
+def stage_minutes(notebooks: Path) -> dict[str, float]:
+    """Each executed notebook's papermill duration, in minutes (the stage's measured time)."""
+    out = {}
+    for nb in sorted(notebooks.glob("*.ipynb")):
+        meta = json.loads(nb.read_text()).get("metadata", {}).get("papermill", {})
+        if meta.get("duration") is not None:
+            out[nb.stem] = round(float(meta["duration"]) / 60, 2)
+    return out
+
+
+def headline_rows(reports: Path) -> list[dict]:
+    rows = []
+    for h in HEADLINES:
+        rows.append({"family": h.family, "paper": h.paper, "what": h.what, "ours": h.ours.read(reports),
+                     "paper_value": h.theirs.read(reports), "paper_setting": h.paper_setting})
+    return rows
+
+
+def family_metrics(ledger: pd.DataFrame, rows: list[dict]) -> dict[str, dict]:
+    """One dict per family with the same keys: verdict counts, then ``headline_ours`` and
+    ``headline_paper`` (the family's first headline row; absent where the family has none)."""
+    fams = ledger["stage"].map(family)
+    out = {}
+    for fam in FAMILIES:
+        m = verdict_counts(ledger[fams == fam])
+        first = next((r for r in rows if r["family"] == fam), None)
+        if first is not None:
+            m["headline_ours"], m["headline_paper"] = first["ours"], first["paper_value"]
+        out[fam] = m
+    return out
+
+
+def build(reports: Path | None = None) -> dict:
+    """Everything ``reports/summary/`` holds, computed from ``reports``."""
+    reports = reports or paths.REPORTS
+    ledger_file = reports / "claims.csv"
+    if not ledger_file.is_file():
+        raise FileNotFoundError(f"{ledger_file} is missing: run `dvc repro claims_ledger` first")
+    ledger = pd.read_csv(ledger_file, dtype=str, keep_default_na=False)
+    rows = headline_rows(reports)
+    minutes = stage_minutes(reports / paths.EXECUTED)
+    scales = sorted(set(ledger["scale"]))
+    return {"families": family_metrics(ledger, rows),
+            "headlines": {"scale": ", ".join(scales) or "-", "rows": rows, "stage_minutes": minutes,
+                          "total_minutes": round(sum(minutes.values()), 1)}}
+
+
+def write(result: dict, reports: Path | None = None) -> Path:
+    out = (reports or paths.REPORTS) / SUMMARY
+    out.mkdir(parents=True, exist_ok=True)
+    for fam, m in result["families"].items():
+        (out / f"{fam}.json").write_text(json.dumps(m, indent=2, sort_keys=True) + "\n")
+    (out / "headlines.json").write_text(json.dumps(result["headlines"], indent=2, ensure_ascii=False) + "\n")
+    return out
+
+
+def read(reports: Path | None = None) -> dict:
+    """``reports/summary/headlines.json`` as the summary stage wrote it."""
+    f = (reports or paths.REPORTS) / SUMMARY / "headlines.json"
+    if not f.is_file():
+        raise FileNotFoundError(f"{f} is missing: run `dvc repro summary` first")
+    return json.loads(f.read_text())
+
+
+def headline_table(h: dict) -> pd.DataFrame:
+    """The headline rows as printed: ours at the run's scale beside the paper's value and setting."""
+    df = pd.DataFrame(h["rows"])
+    if not len(df):
+        return pd.DataFrame(columns=["paper", "what", "ours", "paper's", "the paper's setting"])
+    fmt = lambda v: "–" if v is None or pd.isna(v) else f"{v:.1f}"
+    return pd.DataFrame({"paper": df["paper"], "what": df["what"],
+                         f"ours (Fashion-MNIST, {h['scale']})": df["ours"].map(fmt),
+                         "paper's": df["paper_value"].map(fmt), "the paper's setting": df["paper_setting"]})
+
+
+def main(argv: list[str] | None = None) -> int:
+    result = build()
+    out = write(result)
+    h = result["headlines"]
+    print(f"[summary] {len(h['rows'])} headline numbers, {len(result['families'])} family metrics, "
+          f"{h['total_minutes']} min of stages -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,100 @@
+import json
+
+import pandas as pd
+import pytest
+import yaml
+
+from compendium.core import paths
+from compendium.pipeline import stagedeps, summary
+
+
+def test_number_reads_the_leading_value_of_a_printed_cell():
+    assert summary.number("**<u>77.1 (1 seed)</u>**") == 77.1
+    assert summary.number("66.8 ± 3.7 (5 seeds)") == 66.8
+    assert summary.number("43.66 / 23.76 / 19.26", part=1) == 23.76
+    assert summary.number("") is None and summary.number("–") is None
+    assert summary.number("1 / 2", part=5) is None
+
+
+def _table(reports, stage, name, text):
+    d = reports / paths.TABLES / stage
+    d.mkdir(parents=True, exist_ok=True)
+    (d / f"{name}.csv").write_text(text)
+
+
+def test_a_cell_names_the_file_and_the_stage_that_makes_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match="dvc repro dd_tables"):
+        summary.Cell("dd_tables", "classic", "method", "DC", "ipc 10").read(tmp_path)
+    _table(tmp_path, "dd_tables", "classic", "method,ipc 10\nDC,70.5 ± 0.4\nDC,1\n")
+    with pytest.raises(KeyError, match="no column 'ipc 50'"):
+        summary.Cell("dd_tables", "classic", "method", "DC", "ipc 50").read(tmp_path)
+    with pytest.raises(KeyError, match="2 rows"):
+        summary.Cell("dd_tables", "classic", "method", "DC", "ipc 10").read(tmp_path)
+
+
+def test_build_reads_every_headline_from_the_stages_tables(tmp_path):
+    for h in summary.HEADLINES:
+        for c in (h.ours, h.theirs):
+            f = tmp_path / paths.TABLES / c.stage / f"{c.table}.csv"
+            cols = [c.key, *(k for k, _ in c.also), c.column]
+            df = pd.read_csv(f, dtype=str, keep_default_na=False) if f.is_file() else pd.DataFrame()
+            row = {c.key: c.value, **dict(c.also)}
+            match = df[(df[list(row)] == pd.Series(row)).all(axis=1)] if len(df) and set(row) <= set(df.columns) else df.iloc[0:0]
+            if len(match):
+                df.loc[match.index, c.column] = "12.5 / 7.0" if c.part else "12.5 ± 1.0"
+            else:
+                df = pd.concat([df, pd.DataFrame([{**row, c.column: "42.0 (1 seed)"}])], ignore_index=True)
+            for col in cols:
+                if col not in df.columns:
+                    df[col] = ""
+            f.parent.mkdir(parents=True, exist_ok=True)
+            df.to_csv(f, index=False)
+    (tmp_path / "claims.csv").write_text(
+        "paper,verdict,tested,scale,stage\nReLA,holds,yes,cpu,rela_budget\nDC,not tested at this scale,no,cpu,dd_matching\n"
+        "ReLA,fails,yes,cpu,theory_samples\n")
+    nb = tmp_path / paths.EXECUTED
+    nb.mkdir(parents=True)
+    (nb / "rela_budget.ipynb").write_text(json.dumps({"metadata": {"papermill": {"duration": 180.0}}}))
+    (nb / "dd_kip.ipynb").write_text(json.dumps({"metadata": {"papermill": {"duration": 30.0}}}))
+    r = summary.build(tmp_path)
+    fam = r["families"]
+    assert fam["rela"] == {"claims": 1, "tested": 1, "holds": 1, "fails": 0, "conditional": 0, "inconclusive": 0,
+                           "not_tested": 0, "headline_ours": fam["rela"]["headline_ours"],
+                           "headline_paper": fam["rela"]["headline_paper"]}
+    assert fam["labelled"]["not_tested"] == 1 and fam["theory"]["fails"] == 1
+    assert "headline_ours" not in fam["unrolled"]  # no headline row: the keys are absent, not null
+    assert r["headlines"]["stage_minutes"] == {"dd_kip": 0.5, "rela_budget": 3.0} and r["headlines"]["total_minutes"] == 3.5
+    assert all(row["ours"] is not None and row["paper_value"] is not None for row in r["headlines"]["rows"])
+    out = summary.write(r, tmp_path)
+    assert sorted(p.name for p in out.iterdir()) == sorted([f"{f}.json" for f in summary.FAMILIES] + ["headlines.json"])
+    assert summary.read(tmp_path) == json.loads(json.dumps(r["headlines"]))
+    assert list(summary.headline_table(r["headlines"]).columns)[2] == "ours (Fashion-MNIST, cpu)"
+
+
+def test_every_metrics_file_has_the_same_keys_so_dvc_metrics_show_stays_narrow():
+    keys = set(summary.verdict_counts(pd.DataFrame({"verdict": [], "tested": []})))
+    assert keys == {"claims", "tested", "holds", "fails", "conditional", "inconclusive", "not_tested"}
+
+
+def test_every_stage_is_in_one_family():
+    stages = yaml.safe_load(paths.DVC_YAML.read_text())["stages"]
+    for st in stages:
+        if st in ("clean_notebooks", "claims_ledger", "summary", "site"):  # they write no claim rows
+            continue
+        assert summary.family(st) in summary.FAMILIES
+    with pytest.raises(KeyError, match="no family"):
+        summary.family("nonsense")
+
+
+def test_the_summary_stage_depends_on_its_tables_and_every_executed_notebook_and_declares_the_metrics():
+    stage = yaml.safe_load(paths.DVC_YAML.read_text())["stages"]["summary"]
+    deps = set(stage["deps"])
+    assert {f"reports/tables/{h.ours.stage}" for h in summary.HEADLINES} <= deps
+    assert {f"reports/tables/{h.theirs.stage}" for h in summary.HEADLINES} <= deps
+    assert {f"reports/notebooks/{st}.ipynb" for st in stagedeps.notebook_stages()} <= deps
+    assert "reports/claims.csv" in deps
+    metrics = {next(iter(m)) for m in stage["metrics"]}
+    assert metrics == {f"reports/summary/{f}.json" for f in summary.FAMILIES}
+    every = yaml.safe_load(paths.DVC_YAML.read_text())["stages"]
+    others = [s for n, s in every.items() if n != "summary" and isinstance(s, dict) and s.get("metrics")]
+    assert not others, "only the summary stage declares metrics; the stages' own files are plain outputs"
