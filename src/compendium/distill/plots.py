@@ -60,7 +60,7 @@ def feature_distance_bars(f4, lam: float, ipc: int):
     fig, ax = plt.subplots(figsize=(7, 3.2))
     sns.barplot(data=f4, x="class", y="feature distance", hue=f4["method"] + " " + f4["weights"], ax=ax, errorbar=None)
     ax.set(title=f"DWA Fig. 4 (ours): normalised feature distance per class, λ = {lam:g}, ipc {ipc}")
-    ax.legend(fontsize=7, ncols=2)
+    ax.legend(fontsize=9, ncols=2)
     fig.tight_layout()
     return fig
 

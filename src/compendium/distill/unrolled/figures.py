@@ -109,9 +109,9 @@ def steps_curve(flex, arch: str):
 def text_accuracy_and_loss(sched, sets, *, chance: float, num_classes: int, first_seed: int, ipc0: int):
     """Left: accuracy under each set's own schedule (TDD, DD, random real); right: the outer loss of the TDD
     runs at the smallest ipc (moving average of 5)."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     g = sched.groupby(["distilled with", "init", "ipc", "theta0", "method"], sort=False)["acc"].agg(["mean", "std"]).reset_index()
-    g["label"] = [f"{w[:4]} {i} ipc{p}\nθ0 {t}" for w, i, p, t in zip(g["distilled with"], g["init"], g["ipc"], g["theta0"])]
+    g["label"] = [f"{w} {i} ipc{p}\nθ0 {t}" for w, i, p, t in zip(g["distilled with"], g["init"], g["ipc"], g["theta0"])]
     labels = list(dict.fromkeys(g["label"]))
     for k, (m, col) in enumerate([("TDD", "C0"), ("DD (hard labels)", "C2"), ("random real", "C7")]):
         sub = g[g["method"] == m].set_index("label").reindex(labels)
@@ -120,7 +120,8 @@ def text_accuracy_and_loss(sched, sets, *, chance: float, num_classes: int, firs
     axes[0].set_xticks(range(len(labels)), labels, fontsize=8, rotation=60, ha="right")
     axes[0].set_ylabel("test accuracy")
     axes[0].set_title("own schedule (DD protocol)", fontsize=10)
-    axes[0].legend(fontsize=9, loc="upper left", bbox_to_anchor=(0.0, -0.45), ncol=4, frameon=False)
+    axes[0].set_ylim(0, 1.3 * axes[0].get_ylim()[1])  # headroom for the legend above the bars
+    axes[0].legend(fontsize=9, loc="upper center", ncol=4)
     for r, d in sets:
         if r["method"] == "TDD" and r["rep"] == first_seed and r["ipc"] == ipc0:
             loss = np.convolve(d.losses, np.ones(5) / 5, mode="valid") if len(d.losses) >= 5 else d.losses
