@@ -25,6 +25,7 @@ help:
 	@echo "make test    set up on first use, then run every test"
 	@echo "make setup   only the set-up: .venv, Jupyter kernel, data/ checked against data.dvc, chromium"
 	@echo "make site-check   open every page of reports/site in headless Chromium"
+	@echo "make results   the family metrics (dvc metrics show) and what differs between experiments"
 
 $(STAMP): requirements.txt requirements-lock.txt pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 10), "Python >= 3.10 is needed"'

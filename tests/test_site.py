@@ -5,7 +5,7 @@ import nbformat
 import pandas as pd
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from compendium.pipeline import site
+from compendium.pipeline import report, site
 
 
 def _ledger():
@@ -34,10 +34,17 @@ def test_a_page_drops_the_default_parameters_folds_code_and_keeps_results():
     assert nb.cells[0].metadata["tags"] == ["parameters"] and len(nb.cells) == 5   # the input is left as it was
 
 
+def test_the_cell_that_writes_the_ledger_rows_gets_the_anchor_the_ledger_links_to():
+    nb = new_notebook(cells=[new_code_cell("x = 1"), new_code_cell("rows = []\nrep.claims(rows)"), new_code_cell("rep.claims(more)")])
+    page = site.clean_notebook(nb)
+    assert [c.cell_type for c in page.cells] == ["code", "markdown", "code", "code"]
+    assert page.cells[1].source.startswith(f"({site.CLAIMS_ANCHOR})=")
+
+
 def test_the_ledger_table_escapes_text_and_links_each_row_to_its_stage():
     text = site.ledger_html(_ledger())
     assert "&lt;b&gt;x&lt;/b&gt; &amp; y" in text and "<b>x</b>" not in text
-    assert '<a href="stages/rela-budget.html">rela_budget</a>' in text
+    assert '<a href="stages/rela-budget.html#ledger-rows">rela_budget</a>' in text
     assert 'class="verdict-holds"' in text and text.count("<tr>") == 3
     assert 'id="ledger-filter"' in text
 
@@ -65,8 +72,6 @@ def test_the_site_source_is_written_from_the_reports(tmp_path):
 
 
 def test_a_table_on_a_page_is_rounded_without_row_numbers_and_the_same_every_run():
-    from compendium.pipeline import report
-
     plain = pd.DataFrame({"acc": [96.281038, 1.0], "arm": ["BYOL", "ReLA"]})
     html_ = report.table_html(plain)
     assert "96.281<" in html_ and "96.2810" not in html_ and ">0<" not in html_ and ">1<" not in html_
@@ -87,3 +92,11 @@ def test_home_and_paper_pages_show_the_headline_numbers_beside_the_papers():
     page = site.paper_page("ReLA", _ledger(), Path("/nonexistent"), h)
     assert "Table 1: BYOL" in page and "DC, ipc 10" not in page
     assert "Headline" not in site.paper_page("KIP", _ledger(), Path("/nonexistent"), h)
+
+
+def test_table_cells_escape_text_and_keep_the_papers_marks():
+    assert report.cell_html("**<u>77.1 (1 seed)</u>**") == "<b><u>77.1 (1 seed)</u></b>"
+    assert report.cell_html("p < 0.05 & <script>") == "p &lt; 0.05 &amp; &lt;script&gt;"
+    assert report.cell_html(0.123456) == "0.123" and report.cell_html(float("nan")) == "" and report.cell_html(7) == "7"
+    page = report.table_html(pd.DataFrame({"BYOL": ["66.8 ± 3.7"], "+ReLA": ["**<u>77.1</u>**"]}))
+    assert "<b><u>77.1</u></b>" in page and "**" not in page

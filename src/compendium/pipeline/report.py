@@ -12,13 +12,16 @@ staging area in the pipeline), in a folder named after the stage::
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import matplotlib
+import numpy as np
 import pandas as pd
 from pandas.io.formats.style import Styler
 
@@ -47,11 +50,24 @@ def setup_style() -> None:
         shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, table_html)
 
 
+def cell_html(value: Any, digits: int = 3) -> str:
+    """One table cell as HTML: floats to ``digits`` decimals, missing values empty, text escaped, and the
+    papers' table marks the tables use kept as marks (``**best**`` bold, ``<u>second</u>`` underlined)."""
+    if value is None or (isinstance(value, (float, np.floating)) and math.isnan(value)):
+        return ""
+    if isinstance(value, (float, np.floating)):
+        return f"{value:.{digits}f}"
+    text = html.escape(str(value), quote=False)
+    text = text.replace("&lt;u&gt;", "<u>").replace("&lt;/u&gt;", "</u>")
+    return re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
+
+
 def table_html(df: pd.DataFrame, digits: int = 3) -> str:
-    """A DataFrame as a page shows it: floats to ``digits`` significant decimals, and no index where
-    it is only row numbers (a RangeIndex); a labelled index stays."""
+    """A DataFrame as a page shows it: each cell by :func:`cell_html` (rounded floats, escaped text,
+    the table marks as bold and underline), and no index where it is only row numbers (a RangeIndex);
+    a labelled index stays."""
     uuid = hashlib.sha1(df.to_csv().encode()).hexdigest()[:8]   # the same page for the same table
-    styler = Styler(df, uuid=uuid, cell_ids=False).format(precision=digits, na_rep="")
+    styler = Styler(df, uuid=uuid, cell_ids=False).format(lambda v: cell_html(v, digits))
     if isinstance(df.index, pd.RangeIndex):
         styler = styler.hide(axis="index")
     return styler.to_html()

@@ -68,6 +68,7 @@ nb_execution_mode = "off"
 html_theme = "sphinx_book_theme"
 html_title = "Efficiency for free: results"
 html_theme_options = {"show_toc_level": 2, "home_page_in_toc": True}
+html_context = {"default_mode": "light"}   # a first visit has no stored mode: start light, not ""
 html_static_path = ["_static"]
 html_js_files = ["ledger.js"]
 html_css_files = ["site.css"]
@@ -132,13 +133,24 @@ def family(stage: str) -> str:
     return next((f for prefix, f in FAMILIES if stage.startswith(prefix)), "Other")
 
 
+#: The anchor of a stage page's ledger rows (MyST target; the HTML id of the paragraph before the cell).
+CLAIMS_ANCHOR = "ledger-rows"
+
+
 def clean_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """The executed notebook as its page shows it: the notebook's own default parameters (the cell
     tagged ``parameters``) dropped, since the injected cell after it holds what ran; cells tagged
-    ``remove-cell`` dropped; every code cell's input folded (``hide-input``); stderr streams dropped."""
+    ``remove-cell`` dropped; every code cell's input folded (``hide-input``); stderr streams dropped.
+    The cell that writes the stage's ledger rows gets the anchor :data:`CLAIMS_ANCHOR` before it, which
+    the ledger's rows link to."""
     out = nbformat.from_dict(json.loads(json.dumps(nb)))   # a deep copy
     cells = []
+    anchored = False
     for c in out.cells:
+        if not anchored and c.cell_type == "code" and "rep.claims(" in "".join(c.get("source", "")):
+            cells.append(nbformat.v4.new_markdown_cell(f"({CLAIMS_ANCHOR})=\nThe next cell computes this stage's rows "
+                                                       "of the [claims ledger](../ledger.md)."))
+            anchored = True
         tags = list(c.get("metadata", {}).get("tags", []))
         if "parameters" in tags or "remove-cell" in tags:
             continue
@@ -158,7 +170,7 @@ def _cell(value) -> str:
 
 def ledger_html(ledger: pd.DataFrame, table_id: str = "ledger", link_prefix: str = "stages/") -> str:
     """The ledger as one HTML table (``class="ledger"``, sorted and filtered by ``ledger.js``); the
-    stage column links to the stage's page."""
+    stage column links to the cell of the stage's page that computes the row."""
     cols = [c for c in LEDGER_COLUMNS if c in ledger.columns]
     head = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in cols)
     rows = []
@@ -166,7 +178,7 @@ def ledger_html(ledger: pd.DataFrame, table_id: str = "ledger", link_prefix: str
         cells = []
         for c in cols:
             if c == "stage" and r.get("stage"):
-                cells.append(f'<td><a href="{link_prefix}{slug(str(r["stage"]))}.html">{_cell(r["stage"])}</a></td>')
+                cells.append(f'<td><a href="{link_prefix}{slug(str(r["stage"]))}.html#{CLAIMS_ANCHOR}">{_cell(r["stage"])}</a></td>')
             elif c == "verdict":
                 cells.append(f'<td class="verdict-{slug(str(r[c]))}">{_cell(r[c])}</td>')
             else:
