@@ -92,6 +92,11 @@ def test_whole_pipeline_at_smoke_scale_in_a_copy(tmp_path):
             assert any(f.stat().st_size > 0 for f in out.rglob("*") if f.is_file()), f"{out} is empty"
         else:
             assert out.stat().st_size > 0, f"{out} is empty"
+    # nothing lands in reports/ that no stage declares (a tool's side folder, such as myst-nb's jupyter_execute/)
+    reports = proj / "reports"
+    declared = {o.relative_to(reports).parts[0] for o in outs if o.is_relative_to(reports)}
+    stray = sorted(p.name for p in reports.iterdir() if p.name not in declared | {".gitignore", "claims_rerun"})
+    assert not stray, f"undeclared products in reports/: {stray}"
     t0 = time.perf_counter()
     r2 = _dvc(["repro"], proj, env)
     assert (proj / "reports" / "metrics" / "data_overview.json").is_file()

@@ -301,13 +301,17 @@ def build(out: Path | None = None, reports: Path | None = None, src: Path | None
     out = out or reports / "site"
     src = src or paths.BUILD / "site-src"
     write_source(src, reports)
-    tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    code = build_main(["-q", "-b", "html", "-d", str(paths.BUILD / "site-doctrees"), str(src), str(tmp)])
+    # myst-nb writes the notebooks' outputs into a folder beside Sphinx's output folder (jupyter_execute/):
+    # build in build/site-html/, so that folder stays out of reports/, then move the pages into place
+    work = paths.BUILD / "site-html"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    code = build_main(["-q", "-b", "html", "-d", str(paths.BUILD / "site-doctrees"), str(src), str(work / "html")])
     if code != 0:
         raise RuntimeError(f"sphinx-build failed (exit {code}); the source is in {src}")
     shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(work / "html", out)
     return out / "index.html"
 
 
