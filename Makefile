@@ -57,7 +57,7 @@ repro: setup
 # the family metrics, then the parameters and metrics that differ between experiments
 results: setup
 	$(BIN)/dvc metrics show
-	$(BIN)/dvc exp show --no-pager --only-changed --drop 'src/|notebooks/|build/|data|requirements'
+	$(BIN)/dvc exp show --no-pager --only-changed --drop '^(src|notebooks|build|data|models)/|^data$$|requirements|reports/(tables|notebooks|claims|figures|metrics)|headlines.json'
 
 test: setup
 	$(BIN)/python -m pytest

@@ -1,5 +1,6 @@
 """The DVC pipeline: dvc.lock is current, and the whole pipeline reruns at smoke scale in a copy."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -109,10 +110,11 @@ def test_whole_pipeline_at_smoke_scale_in_a_copy(tmp_path):
     assert seen.pages > 40 and seen.images > 0 and not seen.problems, "\n".join(seen.problems[:20])
     print(f"site: {seen.pages} pages, {seen.links} local links, {seen.images} images, screenshot {seen.screenshot}")
     # an identical rerun of the stages that train what others read changes nothing they depend on
-    # (no timings in checkpoints, targets or the tables read downstream): every stage stays up to date
+    # (no timings in checkpoints, targets or the tables read downstream): no computing stage goes stale.
+    # Only the two presentation stages do, since they show each executed notebook and its measured time.
     for stage in ("priors", "dd_teachers", "ssdd_teacher"):
         r3 = _dvc(["repro", "--force", "--single-item", stage], proj, env)
         assert r3.returncode == 0, r3.stdout[-4000:] + r3.stderr[-2000:]
     r4 = _dvc(["repro", "--dry"], proj, env)
-    assert r4.returncode == 0 and "Running stage" not in r4.stdout, \
-        "an identical rerun made these stages stale:\n" + "\n".join(l for l in r4.stdout.splitlines() if "Running stage" in l)
+    stale = set(re.findall(r"Running stage '([^']+)'", r4.stdout))
+    assert r4.returncode == 0 and stale <= {"summary", "site"}, f"an identical rerun made these stages stale: {sorted(stale)}"

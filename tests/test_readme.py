@@ -28,4 +28,4 @@ def test_block_counts_the_ledger_and_shows_headlines_time_figure_and_site():
 def test_family_times_sum_each_family():
     t = readme.family_times({"rela_budget": 3.0, "priors": 1.5, "dd_kip": 0.5, "odd": 1.0})
     assert dict(zip(t["stages"], t["minutes"])) == {"ReLA (priors to ablations)": "4.5", "labelled distillation": "0.5",
-                                                   "other": "1.0"}
+                                                   "the claims ledger": "1.0"}

@@ -24,7 +24,8 @@ FIGURE = "reports/figures/rela_budget/budget_curves_and_cost.png"
 SITE = "reports/site/index.html"
 
 FAMILY_NAMES = {"theory": "theory checks (data overview included)", "rela": "ReLA (priors to ablations)",
-                "labelled": "labelled distillation", "unrolled": "the reading notes' methods", "ssdd": "SSDD"}
+                "labelled": "labelled distillation", "unrolled": "the reading notes' methods", "ssdd": "SSDD",
+                "other": "the claims ledger"}
 
 
 def family_times(minutes: dict[str, float]) -> pd.DataFrame:
@@ -34,7 +35,7 @@ def family_times(minutes: dict[str, float]) -> pd.DataFrame:
     for stage, m in minutes.items():
         try:
             fam = summary.family(stage)
-        except KeyError:
+        except KeyError:   # the claims ledger, which gathers the others' rows
             fam = "other"
         per[fam] = per.get(fam, 0.0) + m
         n[fam] = n.get(fam, 0) + 1
