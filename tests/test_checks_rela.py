@@ -100,15 +100,36 @@ def test_budget_claims_not_tested_without_the_ssl_phase_and_tested_with_it():
 
 
 def test_gap_closures_and_cost_use_matched_seeds():
-    runs = _budget_runs(byol10=0.70)
-    runs = pd.concat([runs, pd.DataFrame([_row(9, 0.10), _row(9, 0.99, prior=RAND)])])  # seed 9: no BYOL*
+    runs = _budget_runs(byol10=0.70, fired=True, steps=4000)
+    runs = pd.concat([runs, pd.DataFrame([_row(9, 0.10), _row(9, 0.99, prior=RAND, steps=4000, switch=100)])])  # no BYOL*
     g = CR.gap_closures(runs, [RAND], [0.1])
-    assert g.loc[0, "seeds"] == "0-2"
+    assert g.loc[0, "seeds"] == "0-2" and g.loc[0, "ReLA-only seeds"] == 0
     assert g.loc[0, "gap closure (ours)"] == pytest.approx((0.733 - 0.702) / (0.741 - 0.702))
     cost = CR.cost_table(runs, [RAND, STRONG], [0.1, 0.5]).set_index("arm")
     assert cost.loc["+ReLA strong (supervised)", "matching budget"] == 0.1
     assert cost.loc["+ReLA Rand.", "matching budget"] == 0.5
     assert pd.isna(cost.loc["BYOL", "matching budget"])
+
+
+def test_gap_closure_and_matching_budget_only_from_runs_with_an_ssl_phase():
+    runs = _budget_runs(byol10=0.70, fired=True, steps=4000)
+    cell = (runs["prior"] == RAND) & (runs["budget"] == 0.1) & (runs["seed"] == 1)
+    runs.loc[cell, "switch step"] = None             # seed 1's Rand. run at 10% never switched: ReLA only
+    g = CR.gap_closures(runs, [RAND], [0.1])
+    assert g.loc[0, "seeds"] == "0,2" and g.loc[0, "ReLA-only seeds"] == 1
+    assert g.loc[0, "gap closure (ours)"] == pytest.approx((0.733 - 0.702) / (0.741 - 0.702))   # seeds 0 and 2
+    cost = CR.cost_table(runs, [RAND], [0.1, 0.5]).set_index("arm")
+    assert cost.loc["+ReLA Rand.", "seeds"] == "0,2"
+    none = _budget_runs(byol10=0.70)                 # no run switched: no closure, no matching budget
+    assert pd.isna(CR.gap_closures(none, [RAND], [0.1]).loc[0, "gap closure (ours)"])
+    assert pd.isna(CR.cost_table(none, [RAND], [0.1, 0.5]).set_index("arm").loc["+ReLA Rand.", "matching budget"])
+
+
+def test_the_scaled_switch_counts_as_a_switch():
+    row = _row(0, 0.7, prior=RAND, steps=4000, switch=500, schedule="switch_scaled")
+    assert CR.ssl_phase_steps(row) == 3500
+    pre = CR.ssl_phase_ran(pd.DataFrame([row, _row(1, 0.7, prior=RAND, steps=4000, schedule="switch_scaled")]))
+    assert not pre.met and "fired in 1 of 2 runs" in pre.measured
 
 
 def test_transport_claim_over_seeds():

@@ -127,19 +127,54 @@ def test_budget_arms_run_the_headline_cells_on_every_seed():
     assert not any(a.reuse for a in arms)
 
 
+def test_budget_arms_grid_seeds_and_the_switch_variant():
+    s = tiny_setup()
+    arms = tables.budget_arms(s, KW, seeds=[0, 1, 2], full_seeds=3, budgets=[0.1, 0.2], priors=["rand", "p"],
+                              headline_budget=0.1, same_dataset_prior="p", schedule="switch_scaled", label=str.upper,
+                              grid_seeds=2, variant_schedule="switch")
+    by_seed = {k: [a.name for a in arms if a.seed == k] for k in (0, 1, 2)}
+    variant = tables.variant_name("ReLA P 10%", "switch")
+    assert by_seed[1] == ["untrained", "BYOL 100%", "BYOL 10%", "ReLA RAND 10%", "ReLA P 10%", "BYOL 20%", "ReLA RAND 20%",
+                          "ReLA P 20%", variant]
+    assert by_seed[2] == ["untrained", "BYOL 100%", "BYOL 10%", "ReLA P 10%", variant]
+    sched = {a.name: a.schedule for a in arms if a.seed == 0 and a.prior}
+    assert set(sched.values()) == {"switch_scaled", "switch"} and sched[variant] == "switch"
+    names = pd.Series([a.name for a in arms])
+    assert list(names[tables.is_variant(names)]) == [variant] * 3
+    runs = pd.DataFrame([{"arm": a.name, "prior": a.prior, "budget": a.budget, "seed": a.seed, "schedule": a.schedule,
+                          "untrained": a.untrained, "steps": 460, "probe": 0.7 if a.schedule == "switch" else 0.74,
+                          "switch step": None if a.schedule == "switch" else 400} for a in arms
+                         if a.prior == "p" and a.budget == 0.1])
+    v = tables.switch_variants(runs).set_index("schedule")
+    assert v.loc["camera-ready switch", "switch fired"] == "0 of 3"
+    assert v.loc["camera-ready switch", "SSL-phase steps (mean)"] == 0
+    assert v.loc["switch, EMAs scaled to the run", "switch fired"] == "3 of 3"
+    assert v.loc["switch, EMAs scaled to the run", "SSL-phase steps (mean)"] == 60
+
+
+def test_ablation_arms_run_every_setting_on_the_schedule_seeds():
+    arms = tables.ablation_arms(KW, seeds=[0, 1, 2], priors=["rand"], budget=0.1, lambdas=[0.2], fractions=[0, 0.5, 1],
+                                label=lambda p: "R", schedule="switch_scaled", schedule_seeds=2)
+    n = {k: [a.name for a in arms if a.seed == k] for k in (0, 1, 2)}
+    assert n[1] == ["untrained", "BYOL", "R: adaptive switch", "R: switch, static subset", "R: v1 continuous",
+                    "R: constant λ=0.2", "R: first 50% ReLA"]
+    assert n[0] == n[1] + ["R: switch, W and b frozen", "R: switch, paper target order"] and n[2] == n[1][:4]
+    assert {a.schedule for a in arms if "switch" in a.name} == {"switch_scaled"}
+
+
 def test_ablation_arms_repeat_the_reference_arms_on_later_seeds():
     arms = tables.ablation_arms(KW, seeds=[0, 1], priors=["rand"], budget=0.1, lambdas=[0.2, 1.0], fractions=[0, 0.5, 1],
                                 label=lambda p: "R")
     names = [a.name for a in arms if a.seed == 0]
-    assert names == ["untrained", "BYOL", "R: switch (camera-ready)", "R: switch, static subset", "R: v1 continuous",
+    assert names == ["untrained", "BYOL", "R: adaptive switch", "R: switch, static subset", "R: v1 continuous",
                      "R: constant λ=0.2", "R: constant λ=1", "R: first 50% ReLA", "R: switch, W and b frozen",
                      "R: switch, paper target order"]
     assert [a.name for a in arms if a.seed == 1] == names[:4]
     by = {a.name: a for a in arms if a.seed == 0}
     assert by["R: switch, static subset"].budget_mode == "static" and by["R: first 50% ReLA"].w == 0.5
     assert not by["R: switch, W and b frozen"].transfer_trainable and by["R: switch, paper target order"].order == "paper"
-    assert tables.dynamics_arms(["R"], [0, 0.5, 1]) == ["R: switch (camera-ready)", "R: v1 continuous", "R: first 50% ReLA"]
-    assert tables.dynamics_arms(["R"], [0, 1]) == ["R: switch (camera-ready)", "R: v1 continuous"]
+    assert tables.dynamics_arms(["R"], [0, 0.5, 1]) == ["R: adaptive switch", "R: v1 continuous", "R: first 50% ReLA"]
+    assert tables.dynamics_arms(["R"], [0, 1]) == ["R: adaptive switch", "R: v1 continuous"]
 
 
 def test_table1_marks_the_best_and_what_beats_the_full_budget():

@@ -28,11 +28,11 @@ from compendium.core import augment, data, models, probe, resume
 from compendium.core.device import pick_device
 from compendium.core.parallel import run_calls
 from compendium.core.progress import say
-from compendium.rela import priors, schedule, targets
+from compendium.rela import priors, scaled_switch, schedule, targets
 from compendium.rela.targets import TargetBank
 from compendium.ssl import methods, train
 
-SCHEDULES = tuple(schedule.KINDS)
+SCHEDULES = (*schedule.KINDS, scaled_switch.NAME)
 
 
 @dataclass
@@ -74,7 +74,7 @@ class Arm:
     budget: float = 0.1
     seed: int = 0
     prior: str = ""
-    schedule: str = "switch"          # switch (camera-ready) | v1 | epochs / first (ReLA for the first w of
+    schedule: str = "switch"          # switch (camera-ready) | switch_scaled (its EMAs scaled to the run) | v1 | epochs / first (ReLA for the first w of
     #                                   the epochs / steps) | constant (lambda = w)
     w: float = 0.0
     budget_mode: str = "dynamic"      # dynamic (fresh subset each epoch, code) | static (v1 Fig. 4a)
@@ -103,6 +103,9 @@ class Arm:
             return schedule.make("first", w=self.w, total=max(1, setup.epochs * per_epoch))
         if self.schedule == "constant":
             return schedule.make("constant", value=self.w)
+        if self.schedule == scaled_switch.NAME:  # one time scale for every budget, as the paper's constants are
+            full = train.BudgetSampler(len(setup.images), 1.0).steps_per_epoch(setup.batch_size) * setup.epochs
+            return scaled_switch.scaled(scaled_switch.time_scale(full))
         return schedule.make(self.schedule)
 
 
@@ -279,7 +282,7 @@ class _FixedTargets:
 def cost(arm: Arm) -> float:
     """A rough relative cost, to start the longest arms first."""
     per_arch = {"convnet": 1.0, "resnet18": 5.0, "mobilenet_v2": 7.0, "efficientnet_b0": 11.0, "vit_tiny": 6.0}
-    c = 0.2 if arm.untrained else arm.budget * (0.7 if arm.prior and arm.schedule == "switch" else 1.0)
+    c = 0.2 if arm.untrained else arm.budget * (0.7 if arm.prior and arm.schedule in ("switch", scaled_switch.NAME) else 1.0)
     return c * per_arch.get(arm.arch, 5.0) + 0.05
 
 

@@ -182,8 +182,8 @@ def ablation_panels(runs: pd.DataFrame, acc: Mapping[tuple, float], labels: Sequ
     ax = axes[0]
     xs = np.arange(len(labels))
     sta = [stat(f"{L}: switch, static subset") for L in labels]
-    dyn = [stat(f"{L}: switch (camera-ready)") for L in labels]
-    n = max(len(runs[runs["arm"] == f"{L}: switch (camera-ready)"]) for L in labels)
+    dyn = [stat(f"{L}: adaptive switch") for L in labels]
+    n = max(len(runs[runs["arm"] == f"{L}: adaptive switch"]) for L in labels)
     for off, vals, lab in ((-0.2, sta, "static subset"), (0.2, dyn, "dynamic subset")):
         ax.bar(xs + off, [100 * m for m, _ in vals], 0.4, yerr=[100 * s for _, s in vals] if n > 1 else None, capsize=3,
                label=lab)
@@ -201,7 +201,7 @@ def ablation_panels(runs: pd.DataFrame, acc: Mapping[tuple, float], labels: Sequ
         c = f"C{i}"
         ax.plot(lambdas, [100 * acc[(f"{L}: constant λ={lam:g}", s0)] for lam in lambdas], "o-", color=c, label=f"{L}: constant λ")
         ax.axhline(100 * acc[(f"{L}: v1 continuous", s0)], color=c, ls="--", lw=1, label=f"{L}: v1 adaptive λ")
-        ax.axhline(100 * acc[(f"{L}: switch (camera-ready)", s0)], color=c, ls="-.", lw=1, label=f"{L}: camera-ready switch")
+        ax.axhline(100 * acc[(f"{L}: adaptive switch", s0)], color=c, ls="-.", lw=1, label=f"{L}: adaptive switch")
     ax.axhline(100 * acc[("BYOL", s0)], color="k", ls=":", lw=1, label="BYOL")
     ax.set(xlabel="constant λ (weight of the ReLA loss at every step)", ylabel="linear probe (%)",
            title=f"(b) constant λ vs adaptive (v1 Fig. 4b), seed {s0}")
@@ -212,7 +212,7 @@ def ablation_panels(runs: pd.DataFrame, acc: Mapping[tuple, float], labels: Sequ
         ys = [acc[("BYOL", s0)] if w == 0 else acc[(f"{L}: constant λ=1", s0)] if w == 1 and 1.0 in lambdas
               else acc.get((f"{L}: first {w:.0%} ReLA", s0)) for w in fractions]
         ax.plot([100 * w for w in fractions], [100 * y for y in ys], "o-", color=c, label=f"{L}: ReLA for the first w")
-        ax.axhline(100 * acc[(f"{L}: switch (camera-ready)", s0)], color=c, ls="--", lw=1, label=f"{L}: adaptive (switch)")
+        ax.axhline(100 * acc[(f"{L}: adaptive switch", s0)], color=c, ls="--", lw=1, label=f"{L}: adaptive (switch)")
     ax.set(xlabel="w: share of the steps trained by ReLA (%)", ylabel="linear probe (%)",
            title=f"(c) first-w strategies vs adaptive (camera-ready Fig. 4b), seed {s0}")
     _below(ax, pad=0.14)

@@ -34,46 +34,84 @@ from compendium.rela.experiment import Arm, Result, Setup
 
 
 def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int, budgets: list, priors: list,
-                headline_budget: float, same_dataset_prior: str, schedule: str, label: Callable[[str], str]) -> list[Arm]:
+                headline_budget: float, same_dataset_prior: str, schedule: str, label: Callable[[str], str],
+                grid_seeds: int = 1, variant_schedule: str = "") -> list[Arm]:
     """Camera-ready Table 1's arms: per seed the untrained student, BYOL* (100%) on the first
     ``full_seeds`` seeds (reusing the same-dataset prior when it is that very run, as CF10-T is BYOL*),
-    and at each budget BYOL and + ReLA per prior; seeds after the first run only the headline cells
-    (BYOL and the same-dataset prior at ``headline_budget``)."""
+    and at each budget BYOL and + ReLA per prior on the first ``grid_seeds`` seeds; later seeds run
+    only the headline cells (BYOL and the same-dataset prior at ``headline_budget``). With
+    ``variant_schedule``, every seed also runs the same-dataset prior at the headline budget with that
+    λ schedule (named by :func:`variant_name`), so both switch variants are reported side by side."""
     arms = []
-    for s in seeds:
+    for i, s in enumerate(seeds):
         arms.append(Arm("untrained", arch_kwargs=arch_kwargs, seed=s, untrained=True))
-        if s in seeds[:full_seeds]:
+        if i < full_seeds:
             full = Arm("BYOL 100%", arch_kwargs=arch_kwargs, budget=1.0, seed=s)
             if experiment.reusable(same_dataset_prior, full, setup):  # the same-dataset prior is this very run
                 full.reuse = same_dataset_prior
                 say(f"[rela] BYOL* seed {s}: reusing {same_dataset_prior}, trained by the priors stage with exactly this configuration")
             arms.append(full)
         for b in budgets:
-            if b == headline_budget or s == seeds[0]:
+            if b == headline_budget or i < grid_seeds:
                 arms.append(Arm(f"BYOL {b:.0%}", arch_kwargs=arch_kwargs, budget=b, seed=s))
             for p in priors:
-                if s == seeds[0] or (p == same_dataset_prior and b == headline_budget):
+                if i < grid_seeds or (p == same_dataset_prior and b == headline_budget):
                     arms.append(Arm(f"ReLA {label(p)} {b:.0%}", arch_kwargs=arch_kwargs, budget=b, seed=s,
                                     prior=p, schedule=schedule))
+        if variant_schedule:
+            arms.append(Arm(variant_name(f"ReLA {label(same_dataset_prior)} {headline_budget:.0%}", variant_schedule),
+                            arch_kwargs=arch_kwargs, budget=headline_budget, seed=s, prior=same_dataset_prior,
+                            schedule=variant_schedule))
     return arms
 
 
+SCHEDULE_NAMES = {"switch": "camera-ready switch", "switch_scaled": "switch, EMAs scaled to the run"}
+
+
+def variant_name(name: str, schedule: str) -> str:
+    """An arm's name when it runs a second λ schedule beside the stage's own."""
+    return f"{name} [{SCHEDULE_NAMES.get(schedule, schedule)}]"
+
+
+def is_variant(names: pd.Series) -> pd.Series:
+    """Which runs (by arm name) are :func:`variant_name` arms."""
+    return names.str.endswith("]")
+
+
+def switch_variants(runs: pd.DataFrame) -> pd.DataFrame:
+    """Both switch variants side by side, per (prior, budget) the variant arms ran at: the seeds, the
+    mean probe, in how many runs the switch fired, and the SSL-phase steps."""
+    var = runs[is_variant(runs["arm"])]
+    out = []
+    for (p, b), _ in var.groupby(["prior", "budget"]):
+        same = runs[(runs["prior"] == p) & (runs["budget"] == b) & ~runs["untrained"].astype(bool)]
+        for sched, d in same.groupby("schedule"):
+            fired = d["switch step"].notna()
+            out.append({"prior": p, "budget": f"{b:.0%}", "schedule": SCHEDULE_NAMES.get(sched, sched),
+                        "seeds": ",".join(str(int(x)) for x in sorted(d["seed"])), "probe mean": float(d["probe"].mean()),
+                        "switch fired": f"{int(fired.sum())} of {len(d)}",
+                        "switch step (mean)": float(d["switch step"].mean()) if fired.any() else float("nan"),
+                        "SSL-phase steps (mean)": float((d["steps"] - d["switch step"].fillna(d["steps"])).mean())})
+    return pd.DataFrame(out)
+
+
 def ablation_arms(arch_kwargs: dict, *, seeds: list, priors: list, budget: float, lambdas: list, fractions: list,
-                  label: Callable[[str], str]) -> list[Arm]:
+                  label: Callable[[str], str], schedule: str = "switch", schedule_seeds: int = 1) -> list[Arm]:
     """The ablations' arms (v1 Fig. 4a-b, camera-ready Fig. 4b, and W, b frozen / the paper's target
     order): every seed runs untrained, BYOL and the switch with the dynamic and the static subset;
-    the first seed also v1's continuous λ, each constant λ, each first-w schedule (0 < w < 1), the
-    switch with W and b frozen and the switch with the paper's target order."""
+    the first ``schedule_seeds`` also v1's continuous λ, each constant λ and each first-w schedule
+    (0 < w < 1); the first seed also the switch with W and b frozen and the switch with the paper's
+    target order. ``schedule``: the switch every "switch" arm runs (``switch`` or ``switch_scaled``)."""
     arms = []
-    for seed in seeds:
+    for i, seed in enumerate(seeds):
         arms.append(Arm("untrained", arch_kwargs=arch_kwargs, budget=budget, seed=seed, untrained=True))
         arms.append(Arm("BYOL", arch_kwargs=arch_kwargs, budget=budget, seed=seed))
         for p in priors:
             name = label(p)
             base = dict(arch_kwargs=arch_kwargs, budget=budget, seed=seed, prior=p)
-            arms.append(Arm(f"{name}: switch (camera-ready)", schedule="switch", **base))
-            arms.append(Arm(f"{name}: switch, static subset", schedule="switch", budget_mode="static", **base))
-            if seed != seeds[0]:
+            arms.append(Arm(f"{name}: adaptive switch", schedule=schedule, **base))
+            arms.append(Arm(f"{name}: switch, static subset", schedule=schedule, budget_mode="static", **base))
+            if i >= schedule_seeds:
                 continue
             arms.append(Arm(f"{name}: v1 continuous", schedule="v1", **base))
             for lam in lambdas:
@@ -81,15 +119,17 @@ def ablation_arms(arch_kwargs: dict, *, seeds: list, priors: list, budget: float
             for w in fractions:
                 if 0 < w < 1:
                     arms.append(Arm(f"{name}: first {w:.0%} ReLA", schedule="first", w=w, **base))
-            arms.append(Arm(f"{name}: switch, W and b frozen", schedule="switch", transfer_trainable=False, **base))
-            arms.append(Arm(f"{name}: switch, paper target order", schedule="switch", order="paper", **base))
+            if i > 0:
+                continue
+            arms.append(Arm(f"{name}: switch, W and b frozen", schedule=schedule, transfer_trainable=False, **base))
+            arms.append(Arm(f"{name}: switch, paper target order", schedule=schedule, order="paper", **base))
     return arms
 
 
 def dynamics_arms(labels: list[str], fractions: list) -> list[str]:
     """Per prior label, the arms of camera-ready Fig. 5 (App. J): the switch, v1's continuous λ and
     the first first-w schedule with 0 < w < 1 (if any), without repeats."""
-    show = [(f"{L}: {k}") for L in labels for k in ("switch (camera-ready)", "v1 continuous",
+    show = [(f"{L}: {k}") for L in labels for k in ("adaptive switch", "v1 continuous",
                                                      f"first {[w for w in fractions if 0 < w < 1][0]:.0%} ReLA" if any(0 < w < 1 for w in fractions) else "v1 continuous")]
     return list(dict.fromkeys(show))
 

@@ -1,10 +1,15 @@
-from compendium.pipeline.schemas import DATASET, PROTOCOL, SEED_MAX, priors_param
+from compendium.pipeline.schemas import DATASET, LAMBDA_SCHEDULES, PROTOCOL, SEED_MAX, priors_param
 from compendium.pipeline.spec import Param
+from compendium.rela import scaled_switch
+
+SCHEDULES = (*LAMBDA_SCHEDULES, scaled_switch.NAME)   # + the camera-ready switch with EMAs scaled to the run
 
 SECTION = "rela_ablations"
 DATA = ("fashion-mnist",)
 SCHEMA = {
-    "seeds": Param("list[int]", "the first runs every arm, the others the untrained network, BYOL and both subsets of the switch (v1 Fig. 4a, seed noise)", low=0, high=SEED_MAX, nonempty=True),
+    "seeds": Param("list[int]", "the first schedule_seeds run every λ setting, the others the untrained network, BYOL and both subsets of the switch (v1 Fig. 4a, seed noise); W, b frozen and the paper's target order run on the first", low=0, high=SEED_MAX, nonempty=True),
+    "schedule_seeds": Param("int", "every λ setting (constant λ, first w, v1) runs on the first schedule_seeds of seeds", low=1, high=100),
+    "schedule": Param("str", "the adaptive λ switch of the switch arms", choices=SCHEDULES),
     **DATASET,
     **PROTOCOL,
     "budget": Param("float", "training budget of every arm", low=0.001, high=1.0),

@@ -1,11 +1,15 @@
 from compendium.pipeline.schemas import DATASET, LAMBDA_SCHEDULES, PROTOCOL, SEED_MAX, priors_param
 from compendium.pipeline.spec import Param
+from compendium.rela import scaled_switch
+
+SCHEDULES = (*LAMBDA_SCHEDULES, scaled_switch.NAME)   # + the camera-ready switch with EMAs scaled to the run
 
 SECTION = "rela_budget"
 DATA = ("fashion-mnist",)
 SCHEMA = {
-    "seeds": Param("list[int]", "seeds of the headline cells (the first seed runs every cell)", low=0, high=SEED_MAX, nonempty=True),
+    "seeds": Param("list[int]", "seeds of the headline cells (the first grid_seeds run every cell)", low=0, high=SEED_MAX, nonempty=True),
     "full_seeds": Param("int", "BYOL* (100%) runs on the first full_seeds of seeds", low=1, high=100),
+    "grid_seeds": Param("int", "every cell of the grid runs on the first grid_seeds of seeds", low=1, high=100),
     **DATASET,
     **PROTOCOL,
     "budgets": Param("list[float]", "training budgets below 100% (Table 1 rows)", low=0.001, high=0.999, nonempty=True),
@@ -13,7 +17,9 @@ SCHEMA = {
     "same_dataset_prior": Param("str", "the prior of the headline gap closure (BYOL* of the priors stage)", nonempty=True),
     "cross_dataset_prior": Param("str", "the prior of the half-cost claim (trained on another dataset)", nonempty=True),
     "headline_budget": Param("float", "the budget of the headline cells (one of budgets)", low=0.001, high=0.999),
-    "schedule": Param("str", "lambda schedule", choices=LAMBDA_SCHEDULES),
+    "schedule": Param("str", "lambda schedule", choices=SCHEDULES),
+    "variant_schedule": Param("str", "a second lambda schedule for the same-dataset prior at the headline budget, "
+                              "every seed ('' for none)", choices=("", *SCHEDULES)),
     "similarity_images": Param("int", "test images of the representation-similarity matrix", low=20, high=10000),
     "gap_goal": Param("float", "the gap-closure goal of the headline claim", low=0.0, high=1.0),
     "cost_goal": Param("float", "the budget at or below which ReLA should match BYOL*", low=0.0, high=1.0),
@@ -30,4 +36,6 @@ def check(values: dict) -> list[str]:
     if values["headline_budget"] not in values["budgets"]:
         errs.append(f"headline_budget: {values['headline_budget']} must be one of `budgets` {values['budgets']}; "
                     "add it there")
+    if values["variant_schedule"] == values["schedule"]:
+        errs.append(f"variant_schedule: {values['variant_schedule']!r} is the stage's own schedule; use another or ''")
     return errs
