@@ -224,7 +224,8 @@ def transport_per_seed(source: torch.Tensor, arms: list[Arm], results: list[Resu
     headline student (BYOL and + ReLA with the same-dataset prior, every seed), ``out``, and back, ``in``."""
     rows = []
     for a, r in zip(arms, results):
-        if a.budget == headline_budget and not (a.untrained or a.reuse) and a.prior in ("", same_dataset_prior):
+        if (a.budget == headline_budget and not (a.untrained or a.reuse) and a.prior in ("", same_dataset_prior)
+                and not a.name.endswith("]")):   # not a variant_name arm: the stage's own schedule only
             f = probe.extract_features(r.backbone, images, setup.mean, setup.std)
             rows.append({"seed": a.seed, "student": a.name, "probe": r.row["probe"],
                          "out": similarity.transport_similarity(source[:half], f[:half], source[half:], f[half:]),
