@@ -122,7 +122,8 @@ def _seed_values(df: pd.DataFrame, what: str) -> pd.Series:
 
 
 def matched_runs(frame: pd.DataFrame, keys: Sequence[str] = ("method", "ipc"), by: Sequence[str] = (),
-                 weight: float = DEFAULT_WEIGHT) -> pd.DataFrame:
+                 weight: float = DEFAULT_WEIGHT, *, full_by: Sequence[str] | None = None,
+                 ior_defined: bool = True) -> pd.DataFrame:
     """Per-seed HLR, IOR and LRS from a long frame of evaluations, one row per (``keys``, ``by``, seed).
 
     ``frame`` columns: ``keys`` (method, ipc), ``by`` (further columns every arm shares, e.g. the student),
@@ -134,6 +135,12 @@ def matched_runs(frame: pd.DataFrame, keys: Sequence[str] = ("method", "ipc"), b
     ``method`` (the ipc) and ``by``, evaluated with E (their ``method`` is not read); its full arm the
     ``full`` rows with hard labels at the same ``by`` (their ``ipc`` is not read). Only seeds all four arms
     ran are kept (matched seeds); a missing arm raises, naming it.
+
+    ``full_by``: the columns of ``by`` the full arm is matched on (default: all of ``by``), for a ``by``
+    column the real pool does not depend on (e.g. the teacher that distilled the set: the student on the
+    real pool with hard labels is the same whichever teacher relabels the sets). ``ior_defined=False``: IOR is not
+    defined (no random arm under the method's evaluation, e.g. learned labels without a teacher): the
+    random arm is not looked up and ``random``, ``IOR`` and ``LRS`` are NaN; HLR as always.
 
     Output columns: ``keys``, ``by``, ``evaluation`` (E), ``seed``, ``syn`` (Acc syn-E), ``random``
     (Acc rdm-E), ``syn hard``, ``full hard``, ``IOR``, ``HLR``, ``LRS`` (fractions; LRS in [0, 1]).
@@ -147,6 +154,9 @@ def matched_runs(frame: pd.DataFrame, keys: Sequence[str] = ("method", "ipc"), b
     [[0.0, 0.1, 0.4], [1.0, 0.14, 0.4]]
     """
     keys, by = list(keys), list(by)
+    full_by = by if full_by is None else list(full_by)
+    if extra := set(full_by) - set(by):
+        raise ValueError(f"full_by {sorted(extra)} not among the by columns {by}")
     need = {*keys, *by, "evaluation", "set", "seed", "acc"}
     if missing := need - set(frame.columns):
         raise ValueError(f"the frame lacks the column(s) {sorted(missing)}")
@@ -167,11 +177,13 @@ def matched_runs(frame: pd.DataFrame, keys: Sequence[str] = ("method", "ipc"), b
         for k in [k for k in keys if k != "method"] + by:
             shared &= (rand[k] == gkey[k]).to_numpy()
         fshared = np.ones(len(full), bool)
-        for k in by:
+        for k in full_by:
             fshared &= (full[k] == gkey[k]).to_numpy()
         arms = {"syn": g[g["evaluation"] == mode], "syn hard": g[g["evaluation"] == HARD],
                 "random": rand[shared & (rand["evaluation"] == mode).to_numpy()],
                 "full hard": full[fshared & (full["evaluation"] == HARD).to_numpy()]}
+        if not ior_defined:
+            del arms["random"]
         if empty := [a for a, d in arms.items() if d.empty]:
             raise ValueError(f"{name}: no rows for the arm(s) {empty} (evaluation {mode!r} / 'hard')")
         vals = {a: _seed_values(d, f"{name}, {a}") for a, d in arms.items()}
@@ -179,7 +191,7 @@ def matched_runs(frame: pd.DataFrame, keys: Sequence[str] = ("method", "ipc"), b
         if not seeds:
             raise ValueError(f"{name}: the arms share no seed ({ {a: sorted(v.index) for a, v in vals.items()} })")
         for s in seeds:
-            v = {a: float(vals[a][s]) for a in vals}
+            v = {"random": math.nan} | {a: float(vals[a][s]) for a in vals}
             i, h = ior(v["syn"], v["random"]), hlr(v["full hard"], v["syn hard"])
             rows.append({**gkey, "evaluation": mode, "seed": s, **v, "IOR": i, "HLR": h,
                          "LRS": label_robust_score(i, h, weight)})

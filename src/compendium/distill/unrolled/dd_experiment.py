@@ -9,6 +9,8 @@ SLDD with labels sharing mass within groups of similar classes, and DD's poisoni
 * :class:`Accuracies`: the per-theta_0 accuracy rows the claims pair over.
 * :func:`regimes_experiment`, :func:`sizes_experiment`, :func:`similar_experiment`, :func:`poison_experiment`:
   the notebook's tables, in the order the notebook computes them.
+* :func:`sldd_ranking_frame`: DD-Ranking's hard label recovery (HLR) of SLDD's sets (IOR is not defined: no
+  teacher).
 * :func:`save_sets`: every distilled set under ``models/distilled/unrolled/``.
 """
 
@@ -27,6 +29,7 @@ from compendium.core.parallel import run_calls
 from compendium.core.probe import to_float
 from compendium.distill import coresets
 from compendium.distill import evaluate as E
+from compendium.distill import ranking
 from compendium.distill.unrolled import dd as D
 from compendium.distill.unrolled import unroll as U
 
@@ -239,6 +242,40 @@ def sizes_experiment(res: dict, d: SimpleNamespace, ev: dict, acc: Accuracies, b
     d_tab = pd.DataFrame([{"regime": r, "method": meth, f"d_{d_A:g}": E.distillation_size(g["M"], g["mean"], whole_acc, d_A)}
                           for (r, meth), g in sizes_t.groupby(["regime", "method"], sort=False)])
     return sizes_t, d_tab
+
+
+SLDD_WHOLE = "whole data (r_M's reference)"
+SLDD_RANKING_NOTE = ("syn hard: the SLDD images with the argmax of their learned labels through the same schedule "
+                     "(learned rates, the same theta_0); full hard: the stage's whole-data LeNet (r_M's denominator, "
+                     "one network), the same for every theta_0")
+
+
+def sldd_ranking_frame(res: dict, d: SimpleNamespace, ev: dict, acc: Accuracies, whole_acc: float, *, arch: str,
+                       sl_sizes, sl_epochs: int) -> pd.DataFrame:
+    """The long frame of :func:`compendium.distill.ranking.matched_runs` for DD-Ranking's HLR of SLDD (learned
+    labels, no teacher: IOR is not defined, ``ior_defined=False``), per regime (fixed, random) and size M, the theta_0
+    names as the seeds: SLDD's own accuracies (``acc``'s "sizes" rows, evaluation ``soft``); the same images
+    with the argmax of their learned labels (hard) trained by the same schedule (learned rates, 1 step x
+    ``sl_epochs``) from the same theta_0 of ``ev``; and the whole-data LeNet's ``whole_acc`` (r_M's reference,
+    one network) as the full arm of every theta_0 (its regime is NaN: match the full arm on no column).
+    Columns: method, M, regime, evaluation, set, seed, acc."""
+    own = acc.frame()
+    own = own[(own["experiment"] == "sizes") & (own["method"] == "SLDD")]
+    rows = [{"method": "SLDD", "M": r.M, "regime": r.regime, "evaluation": "soft", "set": ranking.DISTILLED,
+             "seed": r.theta, "acc": r.acc} for r in own.itertuples()]
+    thetas = set()
+    for r in ("fixed", "random"):
+        for m in sl_sizes:
+            if (rs := res.get(f"SLDD M={m} {r}")) is None:
+                continue
+            accs = D.eval_thetas(arch, ev[r], rs.images, rs.targets.argmax(1), rs.lrs, 1, sl_epochs, d.x_test, d.te_y)
+            names = acc.theta_names[r]
+            rows += [{"method": "SLDD", "M": m, "regime": r, "evaluation": ranking.HARD, "set": ranking.DISTILLED,
+                      "seed": t, "acc": a} for t, a in zip(names, accs)]
+            thetas |= set(names)
+    rows += [{"method": SLDD_WHOLE, "M": 0, "regime": np.nan, "evaluation": ranking.HARD, "set": ranking.FULL,
+              "seed": t, "acc": whole_acc} for t in sorted(thetas, key=str)]
+    return pd.DataFrame(rows, columns=["method", "M", "regime", "evaluation", "set", "seed", "acc"])
 
 
 def group_mate_mass(targets: torch.Tensor, labels: torch.Tensor, groups) -> float:

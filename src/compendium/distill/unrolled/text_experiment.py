@@ -8,6 +8,8 @@ Dataset Distillation and Text Dataset Distillation", Algorithm 1a on embedded se
 * :func:`schedule_table`, :func:`adam_table`: the two evaluation protocols' tables; :func:`decoded_table`,
   :func:`decoded_per_row`: the distilled sentences read back token by token; :func:`learner_budget`,
   :func:`metrics`.
+* :func:`hard_label_calls`, :func:`ranking_frame`: DD-Ranking's hard label recovery (HLR) of the TDD sets (IOR
+  is not defined: no teacher).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pandas as pd
 import torch
 
 from compendium.core import paths, text
+from compendium.distill import ranking
 from compendium.distill.unrolled import textdd
 
 SCHEDULE_KEYS = ["distilled with", "init", "ipc", "theta0", "method"]
@@ -220,3 +223,34 @@ def metrics(res: pd.DataFrame, sched: pd.DataFrame, adam_df: pd.DataFrame, sets,
             "adam": {f"{s} ipc{p} {l}": float(v) for (s, p, l), v in adam_df.groupby(["set", "ipc", "learner"])["acc"].mean().items()},
             "full_train": {k: float(v) for k, v in full.items()},
             "distill_seconds": float(sum(d.seconds for _, d in sets))}
+
+
+TDD_RANKING_NOTE = ("own-schedule protocol (DD's); syn hard: the TDD sentences with the argmax of their learned labels "
+                    "through the same schedule (learned rates, the same theta_0); full hard: the stage's full-train "
+                    "upper bound (the same learner, fixed Adam recipe, full_steps steps, same seed)")
+
+
+def hard_label_calls(sets, x_te, y_te, seeds) -> list:
+    """One :func:`textdd.evaluate_set` per TDD set with its argmax hard labels (:func:`textdd.with_hard_labels`):
+    the set's own schedule from the same theta_0 (the fixed one once, fresh draws per seed), no baselines."""
+    return [(textdd.evaluate_set, (textdd.with_hard_labels(d), r, x_te, y_te, seeds), {}) for r, d in sets
+            if r["method"] == "TDD"]
+
+
+def ranking_frame(res: pd.DataFrame, hard_rows) -> pd.DataFrame:
+    """The long frame of :func:`compendium.distill.ranking.matched_runs` for the TDD sets' HLR under the
+    own-schedule protocol (keys method, ipc; by distilled with, init, rep, theta0; the full arm matched on the
+    learner only, ``full_by=["distilled with"]``): the TDD rows of ``res`` (soft), the ``hard_rows`` of
+    :func:`hard_label_calls` (hard) and the full-train rows (hard, the Adam recipe, "distilled with" = their
+    learner). Columns: method, ipc, distilled with, init, rep, theta0, evaluation, set, seed, acc."""
+    cols = ["method", "ipc", "distilled with", "init", "rep", "theta0", "seed", "acc"]
+    hard = pd.DataFrame(hard_rows)
+    syn = res[res["protocol"].eq("schedule") & res["method"].eq("TDD") & res["set"].eq("TDD")][cols]
+    syn_hard = hard[hard["protocol"].eq("schedule") & hard["method"].eq(f"TDD {textdd.HARD_SUFFIX}")][cols]
+    full = res[res["method"].eq("full train")]
+    full = pd.DataFrame({"method": "full train", "ipc": 0, "distilled with": full["learner"], "init": np.nan,
+                         "rep": np.nan, "theta0": np.nan, "seed": full["seed"], "acc": full["acc"]})
+    out = pd.concat([syn.assign(evaluation="soft", set=ranking.DISTILLED),
+                     syn_hard.assign(method="TDD", evaluation=ranking.HARD, set=ranking.DISTILLED),
+                     full.assign(evaluation=ranking.HARD, set=ranking.FULL)], ignore_index=True)
+    return out[cols[:6] + ["evaluation", "set", "seed", "acc"]]

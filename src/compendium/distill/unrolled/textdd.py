@@ -238,6 +238,18 @@ def with_real(ds: TextDistilled, x_real: torch.Tensor, y_real: torch.Tensor) -> 
                          soft=False, method="random real")
 
 
+HARD_SUFFIX = "(argmax hard labels)"   # the method name's suffix of a set's hard-label version
+
+
+def with_hard_labels(ds: TextDistilled) -> TextDistilled:
+    """The same sentences with the argmax of their learned labels as hard labels, the same schedule, learned
+    step sizes and theta_0 regime (DD-Ranking's syn-hard arm of a soft-label set); method ``"<method> (argmax
+    hard labels)"``. Kept as label logits log(one-hot) (0 / -inf: the targets are exactly one-hot, the loss
+    the cross-entropy), so the learner keeps all C outputs even where an argmax never picks a class."""
+    onehot = F.one_hot(ds.hard_labels(), ds.num_classes).float()
+    return TextDistilled(**{**ds.state(), "labels": onehot.log(), "soft": True, "method": f"{ds.method} {HARD_SUFFIX}"})
+
+
 def evaluate_set(ds: TextDistilled, row: dict, x_test, y_test, seeds, real: dict | None = None,
                  learners: dict | None = None, adam: dict | None = None) -> list[dict]:
     """Test accuracies of one distilled set, one row each (``row`` + set (``ds.method``), method (of the
