@@ -66,7 +66,8 @@ def test_build_reads_every_headline_from_the_stages_tables(tmp_path):
     assert r["headlines"]["stage_minutes"] == {"dd_kip": 0.5, "rela_budget": 3.0} and r["headlines"]["total_minutes"] == 3.5
     assert all(row["ours"] is not None and row["paper_value"] is not None for row in r["headlines"]["rows"])
     out = summary.write(r, tmp_path)
-    assert sorted(p.name for p in out.iterdir()) == sorted([f"{f}.json" for f in summary.FAMILIES] + ["headlines.json"])
+    assert sorted(p.name for p in out.iterdir()) == sorted([f"{f}.json" for f in summary.FAMILIES]
+                                                           + ["headlines.json", "ior_hlr.csv"])
     assert summary.read(tmp_path) == json.loads(json.dumps(r["headlines"]))
     assert list(summary.headline_table(r["headlines"]).columns)[2] == "ours (Fashion-MNIST, cpu)"
 
@@ -93,8 +94,28 @@ def test_the_summary_stage_depends_on_its_tables_and_every_executed_notebook_and
     assert {f"reports/tables/{h.theirs.stage}" for h in summary.HEADLINES} <= deps
     assert {f"reports/notebooks/{st}.ipynb" for st in stagedeps.notebook_stages()} <= deps
     assert "reports/claims.csv" in deps
+    assert {f"reports/tables/{st}" for st in summary.IOR_HLR_STAGES} <= deps
+    assert {"reports/summary/ior_hlr.csv"} <= {next(iter(o)) for o in stage["outs"]}
     metrics = {next(iter(m)) for m in stage["metrics"]}
     assert metrics == {f"reports/summary/{f}.json" for f in summary.FAMILIES}
     every = yaml.safe_load(paths.DVC_YAML.read_text())["stages"]
     others = [s for n, s in every.items() if n != "summary" and isinstance(s, dict) and s.get("metrics")]
     assert not others, "only the summary stage declares metrics; the stages' own files are plain outputs"
+
+
+def test_ior_hlr_gathers_every_stage_table_with_its_keys_in_one_cell_column(tmp_path):
+    a = tmp_path / paths.TABLES / "dd_inversion"
+    a.mkdir(parents=True)
+    pd.DataFrame([{"method": "dwa", "ipc": 10, "student": "convnet", "evaluation": "teacher", "seeds": "0, 1, 2", "n": 3,
+                   "acc syn": 0.68, "acc random": 0.6, "acc syn hard": 0.3, "acc full hard": 0.8, "IOR": 0.08,
+                   "HLR": 0.5, "LRS": 0.4}]).to_csv(a / "ior_hlr.csv", index=False)
+    b = tmp_path / paths.TABLES / "dd_text"
+    b.mkdir(parents=True)
+    pd.DataFrame([{"learner": "bilstm", "ipc": 1, "n": 2, "acc syn hard": 0.5, "acc full hard": 0.7, "HLR": 0.2,
+                   "note": "IOR not defined (no teacher)"}]).to_csv(b / "ior_hlr.csv", index=False)
+    t = summary.ior_hlr(tmp_path)
+    assert list(t["stage"]) == ["dd_inversion", "dd_text"]     # the order of IOR_HLR_STAGES; absent stages skipped
+    assert t.loc[0, "cell"] == "method=dwa; ipc=10; student=convnet; evaluation=teacher"
+    assert t.loc[1, "cell"] == "learner=bilstm; ipc=1" and pd.isna(t.loc[1, "IOR"]) and t.loc[1, "HLR"] == 0.2
+    assert list(t.columns) == ["stage", "cell", *summary.IOR_HLR_VALUES]
+    assert summary.ior_hlr(tmp_path / "empty").empty

@@ -10,6 +10,9 @@ executed notebooks' papermill durations) and writes ``reports/summary/``:
   ``dvc exp show`` print one row per family with a dozen columns.
 - ``headlines.json``: every headline row (what, ours, the paper's, both settings) and the measured minutes
   per stage. The README's results block and the site's home page render this file.
+- ``ior_hlr.csv``: DD-Ranking's IOR, HLR and label-robust score of every set evaluated with teacher or soft
+  labels, gathered from the stages' ``ior_hlr`` tables (:data:`IOR_HLR_STAGES`), one row per cell, its
+  stage's own key columns joined into ``cell``; accuracies, IOR and HLR as fractions, as the stages write them.
 
 Headline numbers are read from the stages' own tables, which already hold the paper's printed value
 beside ours (``table1_paper_cifar10.csv``, the ``paper ...`` columns); no number is typed here.
@@ -185,6 +188,29 @@ def family_metrics(ledger: pd.DataFrame, rows: list[dict]) -> dict[str, dict]:
     return out
 
 
+#: The stages that write DD-Ranking's IOR / HLR table (``reports/tables/<stage>/ior_hlr.csv``).
+IOR_HLR_STAGES = ("dd_coresets", "dd_inversion", "dd_dwa", "dd_crossarch", "dd_labels", "dd_unrolled", "dd_text")
+IOR_HLR_VALUES = ("seeds", "n", "acc syn", "acc random", "acc syn hard", "acc full hard", "IOR", "IOR low", "IOR high",
+                  "HLR", "HLR low", "HLR high", "LRS", "LRS low", "LRS high", "note")
+
+
+def ior_hlr(reports: Path | None = None) -> pd.DataFrame:
+    """Every stage's ``ior_hlr`` table in one frame: ``stage``, ``cell`` (the stage's key columns as
+    ``key=value`` pairs) and the value columns of :data:`IOR_HLR_VALUES` (empty where a stage has none)."""
+    reports = reports or paths.REPORTS
+    rows = []
+    for st in IOR_HLR_STAGES:
+        f = reports / paths.TABLES / st / "ior_hlr.csv"
+        if not f.is_file():
+            continue
+        t = pd.read_csv(f, keep_default_na=True)
+        keys = [c for c in t.columns if c not in IOR_HLR_VALUES]
+        for _, r in t.iterrows():
+            rows.append({"stage": st, "cell": "; ".join(f"{k}={r[k]}" for k in keys),
+                         **{c: r.get(c, float("nan")) for c in IOR_HLR_VALUES}})
+    return pd.DataFrame(rows, columns=["stage", "cell", *IOR_HLR_VALUES])
+
+
 def build(reports: Path | None = None) -> dict:
     """Everything ``reports/summary/`` holds, computed from ``reports``."""
     reports = reports or paths.REPORTS
@@ -195,7 +221,7 @@ def build(reports: Path | None = None) -> dict:
     rows = headline_rows(reports)
     minutes = stage_minutes(reports / paths.EXECUTED)
     scales = sorted(set(ledger["scale"]))
-    return {"families": family_metrics(ledger, rows),
+    return {"families": family_metrics(ledger, rows), "ior_hlr": ior_hlr(reports),
             "headlines": {"scale": ", ".join(scales) or "-", "rows": rows, "stage_minutes": minutes,
                           "total_minutes": round(sum(minutes.values()), 1)}}
 
@@ -206,6 +232,7 @@ def write(result: dict, reports: Path | None = None) -> Path:
     for fam, m in result["families"].items():
         (out / f"{fam}.json").write_text(json.dumps(m, indent=2, sort_keys=True) + "\n")
     (out / "headlines.json").write_text(json.dumps(result["headlines"], indent=2, ensure_ascii=False) + "\n")
+    result["ior_hlr"].to_csv(out / "ior_hlr.csv", index=False, float_format="%.4f")
     return out
 
 
@@ -233,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     out = write(result)
     h = result["headlines"]
     print(f"[summary] {len(h['rows'])} headline numbers, {len(result['families'])} family metrics, "
-          f"{h['total_minutes']} min of stages -> {out}")
+          f"{len(result['ior_hlr'])} IOR / HLR cells, {h['total_minutes']} min of stages -> {out}")
     return 0
 
 
