@@ -38,9 +38,12 @@ def test_a_verdict_that_flips_on_the_disjoint_seeds_is_inconclusive(tmp_path):
     rerun = [row("a", "holds"), row("b", "inconclusive"), row("c", "holds"), claims.Claim("ReLA", "v", "d", "c", "x", ours="1", **nt)]
     report.Reporter("s", root=tmp_path / "main").claims(main)
     report.Reporter("s", root=tmp_path / "rerun").claims(rerun)
-    (tmp_path / "rerun" / "claims" / "run.json").write_text(json.dumps({"offset": 1000}))
+    tree = {"scale": "cpu", "s": {"seeds": [0, 1, 2], "iterations": 10}}
+    used = seedsets.shift_seeds(tree, 1000)   # the parameters the rerun ran with
+    (tmp_path / "rerun" / "claims" / "run.json").write_text(
+        json.dumps({"offset": 1000, "stages": ["s"], "params": {"s": seedsets.fingerprint(used, "s")}}))
     ledger = claims.read_all(tmp_path / "main" / "claims")
-    out, changed = seedsets.combine(ledger, tmp_path / "rerun" / "claims")
+    out, changed = seedsets.combine(ledger, tmp_path / "rerun" / "claims", tree)
     v = dict(zip(out["location"], out["verdict"]))
     assert v == {"a": "holds", "b": "inconclusive", "c": "inconclusive", "d": claims.NOT_TESTED}
     assert out.set_index("location").loc["d", "tested"] == "no"
@@ -49,3 +52,23 @@ def test_a_verdict_that_flips_on_the_disjoint_seeds_is_inconclusive(tmp_path):
     # without a rerun the ledger is unchanged
     same, none = seedsets.combine(ledger, tmp_path / "absent")
     assert same.equals(ledger) and none.empty
+
+    # the stage's parameters changed since the rerun: its rows are no replicate, the ledger keeps this run's verdicts
+    changed_tree = {"scale": "cpu", "s": {"seeds": [0, 1, 2], "iterations": 1000}}
+    assert seedsets.current_stages(tmp_path / "rerun" / "claims", changed_tree) == (set(), {"s"})
+    same, none = seedsets.combine(ledger, tmp_path / "rerun" / "claims", changed_tree)
+    assert same.equals(ledger) and none.empty
+    # a rerun without fingerprints (the parameters it used unknown) counts for nothing
+    (tmp_path / "rerun" / "claims" / "run.json").write_text(json.dumps({"offset": 1000, "stages": ["s"]}))
+    assert seedsets.combine(ledger, tmp_path / "rerun" / "claims", tree)[0].equals(ledger)
+
+
+def test_a_stage_fingerprint_covers_its_upstream_sections():
+    dvc = {"stages": {"a": {"cmd": "x", "outs": ["models/a"]}, "b": {"cmd": "y", "deps": ["models/a/f.pt"], "outs": [{"r/b": {}}]},
+                      "c": {"cmd": "z", "deps": ["r/b"]}, "d": {"cmd": "w"}}}
+    assert seedsets.upstream("c", dvc) == {"a", "b"} and seedsets.upstream("a", dvc) == set()
+    tree = {"scale": "cpu", "a": {"seed": 1}, "b": {}, "c": {}, "d": {"x": 1}}
+    fp = seedsets.fingerprint(tree, "c", dvc)
+    assert seedsets.fingerprint({**tree, "d": {"x": 2}}, "c", dvc) == fp          # an unrelated section
+    assert seedsets.fingerprint({**tree, "a": {"seed": 2}}, "c", dvc) != fp       # an upstream one
+    assert seedsets.fingerprint({**tree, "scale": "smoke"}, "c", dvc) != fp

@@ -14,7 +14,10 @@ skipped, so the run resumes stage by stage::
 
 The rerun's rows are then copied to ``reports/claims_rerun/``, and the ``claims_ledger`` stage gives
 every claim both runs judged the verdict they agree on, ``inconclusive`` where they disagree
-(:func:`combine`): a verdict that flips on other seeds is not a verdict.
+(:func:`combine`): a verdict that flips on other seeds is not a verdict. ``run.json`` keeps a fingerprint
+of the parameters each stage's rerun used (its section and its upstream stages', :func:`fingerprint`);
+a stage whose parameters changed since is not a replicate of this run, and its rerun rows are left out
+until the rerun is repeated.
 
 Theory stages check statements exactly; they are left out unless named.
 """
@@ -22,6 +25,7 @@ Theory stages check statements exactly; they are left out unless named.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 import sys
@@ -70,6 +74,47 @@ def write_params(offset: int, root: Path, source: Path | None = None) -> Path:
 RERUN = "claims_rerun"  # under reports/: the rerun's claim rows, committed, read by the claims_ledger stage
 
 
+def _outs(stage: dict) -> list[str]:
+    return [next(iter(o)) if isinstance(o, dict) else o for o in stage.get("outs") or []]
+
+
+def upstream(stage: str, dvc: dict | None = None) -> set[str]:
+    """The stages whose outputs ``stage`` reads, transitively (from ``dvc.yaml``'s deps and outs)."""
+    stages = {k: v for k, v in (dvc or yaml.safe_load(paths.DVC_YAML.read_text()))["stages"].items()
+              if isinstance(v, dict) and "foreach" not in v}
+    made = {o.rstrip("/"): k for k, v in stages.items() for o in _outs(v)}
+
+    def direct(s):
+        out = set()
+        for d in stages.get(s, {}).get("deps") or []:
+            d = d.rstrip("/")
+            out |= {k for o, k in made.items() if k != s and (d == o or d.startswith(o + "/") or o.startswith(d + "/"))}
+        return out
+    seen, todo = set(), [stage]
+    while todo:
+        for u in direct(todo.pop()) - seen:
+            seen.add(u)
+            todo.append(u)
+    return seen
+
+
+def fingerprint(tree: dict, stage: str, dvc: dict | None = None) -> str:
+    """A hash of the parameters ``stage``'s claims depend on in the params tree ``tree`` (the scale, its
+    section and its upstream stages' sections)."""
+    part = {"scale": tree.get("scale"), **{s: tree.get(s) for s in sorted({stage} | upstream(stage, dvc))}}
+    return hashlib.sha256(json.dumps(part, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def current_stages(folder: Path, tree: dict | None = None, dvc: dict | None = None) -> tuple[set, set]:
+    """(the rerun's stages whose parameters are this run's, shifted; the others): a stage's rerun counts
+    only when the fingerprint ``run.json`` stored equals that of ``params.yaml`` shifted by the offset."""
+    run = json.loads((folder / "run.json").read_text())
+    shifted = shift_seeds(tree if tree is not None else params.load(), run["offset"])
+    stored = run.get("params", {})
+    same = {s for s, fp in stored.items() if fp == fingerprint(shifted, s, dvc)}
+    return same, set(run.get("stages", stored)) - same
+
+
 def publish(root: Path, offset: int) -> Path:
     """Copy the rerun's claim rows to ``reports/claims_rerun/`` (with the offset in ``run.json``), where
     the ``claims_ledger`` stage combines them with the pipeline's (:func:`combine`)."""
@@ -78,22 +123,28 @@ def publish(root: Path, offset: int) -> Path:
     out.mkdir(parents=True)
     for f in sorted((root / paths.CLAIMS).glob("*.csv")):
         shutil.copy2(f, out / f.name)
-    (out / "run.json").write_text(json.dumps({"offset": offset, "stages": sorted(f.stem for f in out.glob("*.csv"))},
-                                             indent=2) + "\n")
+    stages = sorted(f.stem for f in out.glob("*.csv"))
+    used = yaml.safe_load((root / "params.yaml").read_text())   # the shifted parameters the rerun ran with
+    (out / "run.json").write_text(json.dumps({"offset": offset, "stages": stages,
+                                              "params": {s: fingerprint(used, s) for s in stages}}, indent=2) + "\n")
     return out
 
 
-def combine(ledger, folder: Path):
+def combine(ledger, folder: Path, tree: dict | None = None):
     """The ledger with every claim that the disjoint-seed rerun in ``folder`` also judged given the verdict
     of both runs (:func:`compendium.pipeline.claims.combine_runs`: a verdict that flips is ``inconclusive``), and
-    the table of claims whose verdict that changed. Claims the rerun did not reach keep their verdict."""
+    the table of claims whose verdict that changed. Claims the rerun did not reach, and those of stages
+    whose parameters changed since the rerun (:func:`current_stages`; ``tree``: the params, default
+    ``params.yaml``), keep their verdict."""
     import pandas as pd
 
     empty = pd.DataFrame(columns=["paper", "location", "claim", "stage", "this run", "disjoint seeds", "ledger"])
     if not (folder / "run.json").is_file():
         return ledger, empty
     offset = json.loads((folder / "run.json").read_text())["offset"]
+    same, _ = current_stages(folder, tree)
     rerun = claims.read_all(folder)
+    rerun = rerun[rerun["stage"].isin(same)]
     key = ["stage", "location", "claim", "scale"]  # a rerun at another scale is not this run's replicate
     other = {tuple(r[k] for k in key): r["verdict"] for _, r in rerun.iterrows()}
     out, changed = ledger.copy(), []
