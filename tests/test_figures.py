@@ -92,7 +92,7 @@ def test_learning_curves_legends_are_legible_and_below_the_axes():
 def test_ablation_panels_bars_from_zero_and_legends_under_the_panels():
     labels, lambdas, fractions, seeds = ["Rand.", "strong"], [0.5, 1.0], [0.0, 0.5, 1.0], [0, 1]
     names = (["BYOL", "untrained"] + [f"{L}: {v}" for L in labels for v in
-             ("switch, static subset", "switch (camera-ready)", "v1 continuous", "first 50% ReLA")]
+             ("switch, static subset", "adaptive switch", "v1 continuous", "first 50% ReLA")]
              + [f"{L}: constant λ={lam:g}" for L in labels for lam in lambdas])
     runs = pd.DataFrame([{"arm": a, "seed": s, "probe": 0.7 + 0.01 * s} for a in names for s in seeds])
     acc = {(a, s): p for a, s, p in zip(runs["arm"], runs["seed"], runs["probe"])}
