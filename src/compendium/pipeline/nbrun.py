@@ -10,7 +10,10 @@
    cells tagged ``hide-input`` always lose their input). The page styles, the same for every page,
    live once in ``html/notebook.css``.
 4. Only when all of that succeeded, replace the stage's previous products in the output root
-   (``reports/``) by the new ones.
+   (``reports/``) by the new ones, and move its heavy products (checkpoints, targets, sets) to the models
+   root (``models/``; ``models/faithful/`` for the faithful profile, :func:`artifacts_destination`), where the
+   stages downstream read them. The notebook sees the output root as ``COMPENDIUM_PUBLISHED_ROOT``
+   (:func:`compendium.core.paths.published_root`): the upstream stages' tables and claim rows are there.
 
 Progress: the library's progress lines (epochs with throughput and time left, arms, syntheses;
 :mod:`compendium.core.progress`), from the kernel and its worker processes, go to
