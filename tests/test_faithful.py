@@ -3,7 +3,6 @@ order from dvc.yaml, the done records that skip a finished stage and redo a chan
 artifacts root it publishes to and reads from, and the time estimate."""
 import json
 import types
-from pathlib import Path
 
 import nbformat
 import pytest

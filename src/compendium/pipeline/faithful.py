@@ -629,6 +629,10 @@ def main(argv: list[str] | None = None) -> int:
     except nbrun.StageLocked as e:
         print(f"[faithful] {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("[faithful] interrupted: finished stages keep their records; the interrupted one resumes from its "
+              "completed calls when the same command runs again", file=sys.stderr)
+        return 130
     except Exception as e:  # the stage's own message (nbrun names the failing cell) came first
         print(f"[faithful] stopped: {type(e).__name__}: {str(e)[:500]}", file=sys.stderr)
         return 1
