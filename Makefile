@@ -17,11 +17,12 @@ export PYTHONDONTWRITEBYTECODE := 1
 export PIP_CONSTRAINT := $(CURDIR)/requirements-lock.txt
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup data browser repro results test test-fast site-check lint-notebooks clean-build help
+.PHONY: setup data browser repro faithful results test test-fast site-check lint-notebooks clean-build help
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make repro   set up on first use, then regenerate reports/ (dvc repro)"
+	@echo "make faithful   the papers' iteration counts into reports/faithful/ (days; resumable; FAITHFUL_ARGS='--hours 2 --fit')"
 	@echo "make test    set up on first use, then run every test"
 	@echo "make setup   only the set-up: .venv, Jupyter kernel, data/ checked against data.dvc, chromium"
 	@echo "make site-check   open every page of reports/site in headless Chromium"
@@ -53,6 +54,12 @@ data: $(STAMP)
 repro: setup
 	$(BIN)/dvc repro
 	$(BIN)/python -m compendium.pipeline.readme
+
+# the faithful profile: every stage at the papers' iteration counts into reports/faithful/ (artifacts in
+# models/faithful/), resumable stage by stage; e.g. make faithful FAITHFUL_ARGS="--hours 2 --fit", or "--dry-run"
+FAITHFUL_ARGS ?=
+faithful: setup
+	$(BIN)/python -m compendium.pipeline.faithful $(FAITHFUL_ARGS)
 
 # the family metrics, then the parameters and metrics that differ between experiments
 results: setup

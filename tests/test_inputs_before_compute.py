@@ -140,7 +140,7 @@ def test_verify_refuses_a_name_that_is_not_a_shipped_dataset(tiny_data):
         data.verify(("digit",), tiny_data)
 
 
-@pytest.mark.parametrize("scale", ["smoke", "cpu", "paper"])
+@pytest.mark.parametrize("scale", params.SCALES)
 def test_every_rela_stage_verifies_the_shipped_datasets_it_reads(scale):
     """The priors stage reads `dataset` and `cross_dataset` (the digits at cpu scale): both, when
     shipped, must be in its DATA, which nbrun verifies before the kernel starts."""

@@ -13,7 +13,7 @@ def values(section, scale="smoke", **change):
     return {"scale": scale, **params.resolve(p, section), **change}
 
 
-@pytest.mark.parametrize("scale", ["smoke", "cpu", "paper"])
+@pytest.mark.parametrize("scale", params.SCALES)
 def test_the_project_parameters_pass(scale):
     for module in (priors, rela_arch, rela_budget):
         assert module.check(values(module.SECTION, scale)) == []

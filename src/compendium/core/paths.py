@@ -52,6 +52,7 @@ CLAIMS = "claims"
 OUTPUT_ROOT_ENV = "COMPENDIUM_OUTPUT_ROOT"
 MODELS_ROOT_ENV = "COMPENDIUM_MODELS_ROOT"
 SCALE_ENV = "COMPENDIUM_SCALE"  # the scale nbrun runs a stage at; claim rows record it
+PUBLISHED_ROOT_ENV = "COMPENDIUM_PUBLISHED_ROOT"  # the output root nbrun publishes the stage to
 ARTIFACTS = "artifacts"
 
 
@@ -59,6 +60,18 @@ def output_root() -> Path:
     """Root under which the current stage writes its products."""
     env = os.environ.get(OUTPUT_ROOT_ENV)
     return Path(env).resolve() if env else BUILD / "interactive"
+
+
+def published_root() -> Path:
+    """The output root the current stage publishes to, where the stages upstream of it published their
+    tables and claim rows: ``COMPENDIUM_PUBLISHED_ROOT`` (set by nbrun: ``reports/`` for the pipeline,
+    ``reports/faithful/`` for the faithful profile), else the folder of an ``artifacts/`` models root (an
+    older nbrun's products beside another output root), else ``reports/``."""
+    env = os.environ.get(PUBLISHED_ROOT_ENV)
+    if env:
+        return Path(env).resolve()
+    models_root = os.environ.get(MODELS_ROOT_ENV)
+    return Path(models_root).parent if models_root and Path(models_root).name == ARTIFACTS else REPORTS
 
 
 def resolve(path: str | os.PathLike) -> Path:

@@ -111,11 +111,6 @@ def dsa_eval_augment(x: torch.Tensor, generator: torch.Generator) -> torch.Tenso
 
 def published_tables():
     """Where the other stages' published tables are: ``reports/tables`` for the pipeline, else (a run of
-    nbrun with another ``--output-root``, as the tests do) that root's ``tables``, which nbrun reveals by
-    the artifacts folder it publishes to."""
-    from pathlib import Path
-
-
-    mr = os.environ.get(paths.MODELS_ROOT_ENV)
-    base = Path(mr).parent if mr and Path(mr).name == paths.ARTIFACTS else paths.REPORTS
-    return base / paths.TABLES
+    nbrun with another ``--output-root``: the tests, the faithful profile's ``reports/faithful``) that
+    root's ``tables`` (:func:`compendium.core.paths.published_root`)."""
+    return paths.published_root() / paths.TABLES

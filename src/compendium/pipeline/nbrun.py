@@ -10,7 +10,10 @@
    cells tagged ``hide-input`` always lose their input). The page styles, the same for every page,
    live once in ``html/notebook.css``.
 4. Only when all of that succeeded, replace the stage's previous products in the output root
-   (``reports/``) by the new ones.
+   (``reports/``) by the new ones, and move its heavy products (checkpoints, targets, sets) to the models
+   root (``models/``; ``models/faithful/`` for the faithful profile, :func:`artifacts_destination`), where the
+   stages downstream read them. The notebook sees the output root as ``COMPENDIUM_PUBLISHED_ROOT``
+   (:func:`compendium.core.paths.published_root`): the upstream stages' tables and claim rows are there.
 
 Progress: the library's progress lines (epochs with throughput and time left, arms, syntheses;
 :mod:`compendium.core.progress`), from the kernel and its worker processes, go to
@@ -246,28 +249,47 @@ def _hash_path(h, p: Path) -> None:
                 h.update(chunk)
 
 
-def stage_inputs(stage: str, notebook: Path) -> list[Path]:
+def stage_inputs(stage: str, notebook: Path, models_root: Path | None = None) -> list[Path]:
     """What a run of ``stage`` reads: its dvc.yaml deps (notebook, src files, data, upstream models),
-    else, for a stage dvc.yaml does not declare, its notebook and the src files it imports."""
+    else, for a stage dvc.yaml does not declare, its notebook and the src files it imports. With
+    ``models_root`` (a run that reads and publishes its artifacts there, not in ``models/``) the upstream
+    models are those under it."""
     stages = yaml.safe_load(paths.DVC_YAML.read_text()).get("stages", {}) if paths.DVC_YAML.is_file() else {}
     if stage in stages:
-        deps = [paths.ROOT / str(d) for d in stages[stage].get("deps", [])]
+        deps = [_models_dep(str(d), models_root) for d in stages[stage].get("deps", [])]
     else:
         deps = [paths.ROOT / f for f in stagedeps.stage_sources(stage, Path(notebook))]
     return [Path(notebook), *deps]
 
 
-def resume_folder(stage: str, values: dict, notebook: Path, output_root: Path) -> Path:
+def _models_dep(dep: str, models_root: Path | None) -> Path:
+    """A dvc.yaml dep as a path: one under ``models/`` moved under ``models_root`` when given."""
+    rel = Path(dep)
+    if models_root is not None and rel.parts[:1] == (paths.MODELS.name,):
+        return Path(models_root) / Path(*rel.parts[1:])
+    return paths.ROOT / rel
+
+
+def resume_folder(stage: str, values: dict, notebook: Path, output_root: Path, models_root: Path | None = None) -> Path:
     """``build/resume/<stage>/<fingerprint>``: where a run of the stage stores each completed call
     (:mod:`compendium.core.resume`), so that the same run, interrupted and started again, goes on
     from the calls it had finished. The fingerprint covers the resolved parameters, the output root,
     and the contents of every input (:func:`stage_inputs`: code, notebook, data, upstream models),
-    so a change to any of them starts afresh rather than reuse a result computed from other inputs."""
-    h = hashlib.sha256(json.dumps({"stage": stage, "values": values, "output_root": str(Path(output_root).resolve())},
-                                  sort_keys=True, default=str).encode())
-    for p in stage_inputs(stage, notebook):
+    so a change to any of them starts afresh rather than reuse a result computed from other inputs.
+
+    A run into another output root than ``reports/`` (the faithful profile, a seed-set rerun) keeps its
+    calls in ``build/resume/<stage>@<root tag>/``: the pipeline's run of the same stage, which clears the
+    other fingerprints of its folder, leaves them alone (and the other way round)."""
+    key = {"stage": stage, "values": values, "output_root": str(Path(output_root).resolve())}
+    if models_root is not None:
+        key["models_root"] = str(Path(models_root).resolve())
+    h = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode())
+    for p in stage_inputs(stage, notebook, models_root):
         _hash_path(h, p)
-    return paths.BUILD / "resume" / stage / h.hexdigest()[:20]
+    folder = stage
+    if Path(output_root).resolve() != paths.REPORTS.resolve():
+        folder += "@" + hashlib.sha256(str(Path(output_root).resolve()).encode()).hexdigest()[:10]
+    return paths.BUILD / "resume" / folder / h.hexdigest()[:20]
 
 
 def _move_tree(src: Path, dst: Path) -> list[Path]:
@@ -280,12 +302,23 @@ def _move_tree(src: Path, dst: Path) -> list[Path]:
     return moved
 
 
+def artifacts_destination(output_root: Path, models_root: Path | None = None) -> Path:
+    """Where a run publishes its heavy products (checkpoints, targets) and reads its upstream ones
+    (``COMPENDIUM_MODELS_ROOT``, :func:`compendium.core.paths.find_artifact`): ``models_root`` when given (the
+    faithful profile: ``models/faithful/``), else ``models/`` for the pipeline (output root ``reports/``),
+    else the ``artifacts/`` folder beside another output root. Never under ``reports/``'s own products."""
+    if models_root is not None:
+        return Path(models_root)
+    return paths.MODELS if Path(output_root).resolve() == paths.REPORTS.resolve() else Path(output_root) / paths.ARTIFACTS
+
+
 def run_stage(stage: str, params_file: Path | None = None, output_root: Path | None = None,
               notebook: Path | None = None, scale: str | None = None, hide_input: bool = False,
-              timeout: int | None = None, progress: bool = True) -> list[Path]:
+              timeout: int | None = None, progress: bool = True, models_root: Path | None = None) -> list[Path]:
     """Run ``stage`` and return the paths it wrote under ``output_root`` (default ``reports/``).
     The progress lines of the run (:mod:`compendium.core.progress`) go to ``build/progress/<stage>.log``,
-    not into the pages, and with ``progress`` they are streamed to this process's console as they come."""
+    not into the pages, and with ``progress`` they are streamed to this process's console as they come.
+    ``models_root``: where the artifacts go and the upstream ones are read (:func:`artifacts_destination`)."""
     import papermill as pm
 
     output_root = Path(output_root) if output_root is not None else paths.REPORTS
@@ -307,9 +340,9 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
         executed = staging / paths.EXECUTED / f"{stage}.ipynb"
         executed.parent.mkdir(parents=True)
         # heavy products (checkpoints, targets) go to models/ for the pipeline, elsewhere beside the output root
-        artifacts_dest = paths.MODELS if output_root.resolve() == paths.REPORTS.resolve() else output_root / paths.ARTIFACTS
+        artifacts_dest = artifacts_destination(output_root, models_root)
         # an earlier run of this stage that was interrupted left its completed calls here, if its inputs were these
-        resume_dir = resume_folder(stage, values, notebook, output_root)
+        resume_dir = resume_folder(stage, values, notebook, output_root, models_root)
         for other in (resume_dir.parent.iterdir() if resume_dir.parent.is_dir() else ()):
             if other != resume_dir:
                 shutil.rmtree(other, ignore_errors=True)   # from other inputs: never reused
@@ -321,11 +354,12 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
         progress_file.write_text("")
         env_before = {k: os.environ.get(k) for k in (paths.OUTPUT_ROOT_ENV, paths.MODELS_ROOT_ENV, "COMPENDIUM_STAGE",
                                                      paths.SCALE_ENV, "TQDM_DISABLE", resume.RESUME_ENV,
-                                                     PROGRESS_ENV)}
+                                                     PROGRESS_ENV, paths.PUBLISHED_ROOT_ENV)}
         os.environ[resume.RESUME_ENV] = str(resume_dir)
         os.environ[PROGRESS_ENV] = str(progress_file)
         os.environ[paths.OUTPUT_ROOT_ENV] = str(staging)
         os.environ[paths.MODELS_ROOT_ENV] = str(artifacts_dest)
+        os.environ[paths.PUBLISHED_ROOT_ENV] = str(output_root.resolve())   # the upstream stages' tables and claims
         os.environ["COMPENDIUM_STAGE"] = stage
         os.environ[paths.SCALE_ENV] = str(values.get("scale", ""))
         os.environ["TQDM_DISABLE"] = "1"
@@ -378,10 +412,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hide-input", action="store_true", help="render the HTML without code")
     ap.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
     ap.add_argument("--quiet", action="store_true", help="do not stream the progress lines to the console")
+    ap.add_argument("--models-root", type=Path, default=None,
+                    help="where artifacts go and upstream ones are read (default: models/ for reports/, "
+                         "else <output-root>/artifacts)")
     args = ap.parse_args(argv)
     try:
         run_stage(args.stage, args.params, args.output_root, args.notebook, args.scale,
-                  args.hide_input, args.timeout, progress=not args.quiet)
+                  args.hide_input, args.timeout, progress=not args.quiet, models_root=args.models_root)
     except (params.ParamsError, data.DataError, StageLocked, PublishError) as e:
         print(f"[nbrun] {e}", file=sys.stderr)
         return 2

@@ -2,7 +2,7 @@
 
 Layout of ``params.yaml`` (one section per stage, DVC's example-get-started style)::
 
-    scale: cpu                 # smoke | cpu | paper: the one switch for the whole pipeline
+    scale: cpu                 # smoke | cpu | paper | faithful: the one switch for the whole pipeline
     data_overview:             # a stage's section: its defaults (the `cpu` values) ...
       seed: 0
       grid_per_class: 8
@@ -33,7 +33,7 @@ from compendium.core import paths
 from compendium.pipeline import schemas as stage_schemas
 from compendium.pipeline.spec import Param, ParamsError, describe
 
-SCALES = ("smoke", "cpu", "paper")
+SCALES = ("smoke", "cpu", "paper", "faithful")
 SCALE_KEY = "scale"
 OVERRIDES_KEY = "scales"
 

@@ -1,0 +1,643 @@
+"""The faithful profile: every stage at the papers' iteration counts and schedules, resumable stage by stage.
+
+``python -m compendium.pipeline.faithful`` (``make faithful``) runs the stages of ``dvc.yaml`` at scale
+``faithful`` (params.yaml: the ``cpu`` scale's datasets and networks, the papers' optimisation lengths) in
+the order their deps and outs give, each through :func:`compendium.pipeline.nbrun.run_stage`:
+
+* the products go to ``reports/faithful/`` (beside the default results; the claims ledger of the run is
+  ``reports/faithful/claims.csv``, built from ``reports/faithful/claims/``), the heavy ones (checkpoints,
+  targets, distilled sets) to ``models/faithful/``, where the stages downstream read them;
+* a stage that finished leaves a done record, ``reports/faithful/done/<stage>.json``: its resolved
+  parameters, the hashes of the source files and notebook its dvc.yaml deps name, the records of the stages
+  it reads from, and the measured minutes. A rerun skips every stage whose record still matches and redoes
+  one whose parameters, code, notebook or upstream stage changed;
+* a stage interrupted midway (Ctrl-C, a killed job, a lost machine) is resumed call by call by nbrun
+  (``build/resume/<stage>@<root tag>/``), so no finished training is lost.
+
+Options: ``--stages a b`` (with every stage upstream of them, unless ``--only``), ``--hours H`` (start no new
+stage after H hours: a piece of work; run the same command again to go on), ``--dry-run`` (what would run,
+with an estimated time per stage; ``--write`` also writes the estimate table to
+``benchmarks/faithful_estimate.md``) and ``--status``.
+
+The time estimates are extrapolations, not measurements: the cpu run's measured minutes of a stage times
+the ratio (faithful / cpu) of the work of its dominant loop (:data:`WORK`). See :func:`estimate_rows`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+from compendium.core import paths
+from compendium.pipeline import nbrun, params, site, summary
+
+SCALE = "faithful"
+ROOT = paths.REPORTS / SCALE             # the products, beside the default ones
+MODELS_ROOT = paths.MODELS / SCALE       # the heavy products (checkpoints, targets, sets)
+DONE = "done"                            # <root>/done/<stage>.json: the done records
+ESTIMATE_MD = paths.ROOT / "benchmarks" / "faithful_estimate.md"
+SKIPPED = frozenset({"clean_notebooks"})  # the runner cleans each notebook itself (build/faithful/nb/)
+MODULE_STAGES = ("summary", "site")       # presentation stages that run a module, not a notebook
+RECORD_KEYS = ("scale", "params", "sources", "upstream")   # what a record must match to be skipped
+
+
+# --- the DAG ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    deps: tuple[str, ...]
+    outs: tuple[str, ...]
+
+
+def _paths_of(entries) -> tuple[str, ...]:
+    """dvc.yaml's deps / outs: plain strings or one-key mappings ``{path: {options}}``."""
+    out = []
+    for e in entries or ():
+        out += [str(k) for k in e] if isinstance(e, dict) else [str(e)]
+    return tuple(out)
+
+
+def read_stages(dvc: dict) -> dict[str, Stage]:
+    """The stages of a parsed ``dvc.yaml`` in its order, without :data:`SKIPPED` and ``foreach`` templates."""
+    out = {}
+    for name, body in (dvc.get("stages") or {}).items():
+        if name in SKIPPED or "foreach" in body or "matrix" in body:
+            continue
+        out[name] = Stage(name, _paths_of(body.get("deps")), _paths_of(body.get("outs")) + _paths_of(body.get("metrics")))
+    return out
+
+
+def _under(a: str, b: str) -> bool:
+    """Whether path ``a`` is ``b`` or inside it."""
+    a, b = a.rstrip("/"), b.rstrip("/")
+    return a == b or a.startswith(b + "/")
+
+
+def upstream(stages: dict[str, Stage]) -> dict[str, set[str]]:
+    """For each stage, the stages it reads from: one of its deps is, holds or lies inside another's out."""
+    return {s.name: {o.name for o in stages.values() if o.name != s.name
+                     and any(_under(d, out) or _under(out, d) for d in s.deps for out in o.outs)}
+            for s in stages.values()}
+
+
+def dag_order(stages: dict[str, Stage], up: dict[str, set[str]]) -> list[str]:
+    """The stages upstream first (Kahn's algorithm; ties in dvc.yaml's order). A cycle is an error."""
+    names = list(stages)
+    left = {n: set(up.get(n, ())) & set(names) for n in names}
+    order: list[str] = []
+    while left:
+        ready = [n for n in names if n in left and not left[n]]
+        if not ready:
+            raise ValueError(f"dvc.yaml's stages form a cycle among {sorted(left)}")
+        n = ready[0]
+        order.append(n)
+        del left[n]
+        for deps in left.values():
+            deps.discard(n)
+    return order
+
+
+def ancestors(names, up: dict[str, set[str]]) -> set[str]:
+    """The given stages and every stage upstream of them, transitively."""
+    todo, seen = list(names), set()
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo += list(up.get(n, ()))
+    return seen
+
+
+def select(order: list[str], up: dict[str, set[str]], wanted=None, only: bool = False) -> list[str]:
+    """The stages to consider, in ``order``: all of them, or ``wanted`` with everything upstream of them
+    (``only``: just ``wanted``). An unknown name is an error naming the known ones."""
+    if not wanted:
+        return list(order)
+    unknown = sorted(set(wanted) - set(order))
+    if unknown:
+        raise ValueError(f"unknown stage(s) {unknown}; known: {order}")
+    keep = set(wanted) if only else ancestors(wanted, up)
+    return [s for s in order if s in keep]
+
+
+# --- done records -----------------------------------------------------------------------------------------
+
+def file_digest(path: Path) -> str:
+    if not path.is_file():
+        return "missing"
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def notebook_digest(path: Path) -> str:
+    """A notebook's code as the pipeline runs it: each cell's type, source and tags (outputs, execution
+    counts and metadata, which opening and saving it in Jupyter changes, are left out)."""
+    if not path.is_file():
+        return "missing"
+    nb = json.loads(path.read_text())
+    cells = [[c.get("cell_type"), "".join(c.get("source", [])), sorted(c.get("metadata", {}).get("tags", []))]
+             for c in nb.get("cells", [])]
+    return hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def source_deps(stage: Stage) -> list[str]:
+    """The deps of a stage that are its code: ``src/`` files, its notebook (``build/nb/<stage>.ipynb`` is the
+    clean copy of ``notebooks/<stage>.ipynb``) and the pinned requirements. Data is pinned by data.dvc; the
+    upstream models, tables and claims are covered by the upstream stages' records."""
+    out = []
+    for d in stage.deps:
+        if d.startswith("build/nb/") and d.endswith(".ipynb"):
+            out.append(f"notebooks/{Path(d).name}")
+        elif d.startswith("src/") or d == "requirements-lock.txt" or d.startswith("notebooks/"):
+            out.append(d)
+    return sorted(set(out))
+
+
+def sources_digest(stage: Stage, root: Path | None = None) -> dict[str, str]:
+    root = root or paths.ROOT
+    return {d: notebook_digest(root / d) if d.endswith(".ipynb") else file_digest(root / d) for d in source_deps(stage)}
+
+
+def record_file(root: Path, stage: str) -> Path:
+    return root / DONE / f"{stage}.json"
+
+
+def read_record(root: Path, stage: str) -> dict | None:
+    f = record_file(root, stage)
+    try:
+        return json.loads(f.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def record_digest(record: dict | None) -> str | None:
+    """One record as a short hash (a downstream record keeps it: a redone upstream stage changes it)."""
+    if record is None:
+        return None
+    return hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def fingerprint(stage: Stage, values: dict, up_records: dict[str, dict | None], scale: str = SCALE,
+                root: Path | None = None) -> dict:
+    """What a done record of ``stage`` holds about its inputs (:data:`RECORD_KEYS`)."""
+    return {"scale": scale, "params": values, "sources": sources_digest(stage, root),
+            "upstream": {u: record_digest(r) for u, r in sorted(up_records.items())}}
+
+
+def differences(record: dict | None, fp: dict) -> list[str]:
+    """Why a record does not cover the inputs ``fp`` ([] when it does): what changed, named."""
+    if record is None:
+        return ["no record"]
+    out = []
+    if record.get("scale") != fp["scale"]:
+        out.append(f"scale {record.get('scale')!r} -> {fp['scale']!r}")
+    old, new = record.get("params") or {}, fp["params"]
+    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if changed:
+        out.append("params " + ", ".join(changed[:6]) + (" ..." if len(changed) > 6 else ""))
+    old, new = record.get("sources") or {}, fp["sources"]
+    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if changed:
+        out.append("code " + ", ".join(Path(c).name for c in changed[:4]) + (" ..." if len(changed) > 4 else ""))
+    old, new = record.get("upstream") or {}, fp["upstream"]
+    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    if changed:
+        out.append("upstream " + ", ".join(changed) + " redone")
+    return out
+
+
+def write_record(root: Path, stage: str, fp: dict, minutes: float) -> Path:
+    f = record_file(root, stage)
+    f.parent.mkdir(parents=True, exist_ok=True)
+    rec = {"stage": stage, **fp, "minutes": round(minutes, 2), "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
+    tmp = f.with_suffix(".tmp")
+    tmp.write_text(json.dumps(rec, indent=2, sort_keys=True, default=str) + "\n")
+    tmp.replace(f)
+    return f
+
+
+# --- the time estimate ------------------------------------------------------------------------------------
+
+def _n(v, key, default=0):
+    x = v.get(key, default)
+    return len(x) if isinstance(x, (list, tuple)) else x
+
+
+def _dc_loops(v: dict, ipc: int, key10: str = "loops_ipc10", key50: str = "loops_ipc50") -> tuple[int, int]:
+    """DC/DSA (outer, inner) loops at an ipc: the stage's keys at 10 and 50, the code's (1, 1) at ipc 1."""
+    if ipc == 10:
+        return tuple(v[key10])
+    if ipc == 50:
+        return tuple(v[key50])
+    return (1, 1)
+
+
+def _dc_work(v: dict) -> float:
+    """DC/DSA: iterations x per ipc, outer loops x (10 per-class matching steps + inner network steps)."""
+    n = sum(m in ("dc", "dsa") for m in v["methods"])
+    return n * v["iterations"] * sum(o * (10 + i) for o, i in (_dc_loops(v, ipc) for ipc in v["ipcs"]))
+
+
+def _rela_budget_work(v: dict) -> float:
+    g = v.get("grid_seeds", 1)
+    arms = _n(v, "priors") + 1
+    rest = max(_n(v, "seeds") - g, 0)
+    variant = _n(v, "seeds") * v["headline_budget"] if v.get("variant_schedule") else 0
+    return v["epochs"] * (g * arms * sum(v["budgets"]) + rest * arms * v["headline_budget"] + v["full_seeds"] + variant)
+
+
+def _rela_ablations_work(v: dict) -> float:
+    ss, p = v.get("schedule_seeds", 1), _n(v, "priors")
+    return v["epochs"] * (ss * p * (_n(v, "lambdas") + _n(v, "fractions") + 1) + _n(v, "seeds") * (1 + 2 * p) + 2)
+
+
+DIGITS_TRAIN = 1347   # the cross-dataset BYOL prior's images (the digits' training split)
+
+#: Per stage, its dominant loops: (the keys that set it, its work as a function of the resolved parameters).
+#: A stage's ratio is the largest faithful / cpu ratio of its parts; stages not listed keep their cpu values
+#: (ratio 1). These are cost models for an extrapolation, not measurements.
+WORK: dict[str, tuple[tuple[str, Callable[[dict], float]], ...]] = {
+    "priors": (("byol_epochs x train_n + cross_byol_epochs x 1,347 (BYOL image passes)",
+                lambda v: v["byol_epochs"] * v["train_n"] + v["cross_byol_epochs"] * DIGITS_TRAIN),),
+    "rela_smoke": (("len(seeds) x epochs", lambda v: _n(v, "seeds") * v["epochs"]),),
+    "rela_budget": (("epochs x (grid_seeds x arms x sum(budgets) + other seeds x arms x headline_budget + full_seeds "
+                     "+ variant arms)", _rela_budget_work),),
+    "rela_arch": (("len(seeds) x epochs x len(students) x (len(priors) + 1)",
+                   lambda v: _n(v, "seeds") * v["epochs"] * _n(v, "students") * (_n(v, "priors") + 1)),),
+    "rela_methods": (("len(seeds) x epochs x len(methods) x (len(priors) + 1)",
+                      lambda v: _n(v, "seeds") * v["epochs"] * _n(v, "methods") * (_n(v, "priors") + 1)),),
+    "rela_ablations": (("epochs x (schedule_seeds x priors x (lambdas + fractions + 1) + seeds x (1 + 2 priors) + 2)",
+                        _rela_ablations_work),),
+    "dd_teachers": (("epochs x train_n x len(teachers)", lambda v: v["epochs"] * v["train_n"] * _n(v, "teachers")),),
+    "dd_coresets": (("len(seeds) x eval_steps", lambda v: _n(v, "seeds") * v["eval_steps"]),
+                    ("forgetting_epochs x pool_n", lambda v: v["forgetting_epochs"] * v["pool_n"])),
+    "dd_inversion": (("iterations x sum(ipcs) x len(methods)", lambda v: v["iterations"] * sum(v["ipcs"]) * _n(v, "methods")),
+                     ("len(seeds) x eval_steps x len(students)", lambda v: _n(v, "seeds") * v["eval_steps"] * _n(v, "students"))),
+    "dd_matching": (("iterations x sum over ipcs of outer x (10 + inner) loops (DC, DSA)", _dc_work),
+                    ("dm_iterations x len(ipcs)", lambda v: v["dm_iterations"] * _n(v, "ipcs") * ("dm" in v["methods"])),
+                    ("len(seeds) x eval_steps", lambda v: _n(v, "seeds") * v["eval_steps"])),
+    "dd_kip": (("iterations x len(krr_seeds) x len(kernels)", lambda v: v["iterations"] * _n(v, "krr_seeds") * _n(v, "kernels")),
+               ("len(seeds) x eval_steps", lambda v: _n(v, "seeds") * v["eval_steps"])),
+    "dd_dwa": (("iterations (recovery)", lambda v: v["iterations"]),
+               ("(len(seeds) + len(sweep_seeds)) x eval_steps", lambda v: (_n(v, "seeds") + _n(v, "sweep_seeds")) * v["eval_steps"])),
+    "dd_crossarch": (("len(seeds) x eval_steps", lambda v: _n(v, "seeds") * v["eval_steps"]),),
+    "dd_dc_arch": (("iterations x outer x (10 + inner) loops x len(variants)",
+                    lambda v: v["iterations"] * v["loops"][0] * (10 + v["loops"][1]) * _n(v, "variants")),
+                   ("len(seeds) x eval_steps x len(variants)", lambda v: _n(v, "seeds") * v["eval_steps"] * _n(v, "variants"))),
+    "dd_unrolled": (("iterations x steps x epochs (DD's four regimes)", lambda v: v["iterations"] * v["steps"] * v["epochs"]),
+                    ("sl_iterations x sl_epochs x len(sl_sizes)", lambda v: v["sl_iterations"] * v["sl_epochs"] * _n(v, "sl_sizes")),
+                    ("pretrain_steps x (pool_size + pool_eval)", lambda v: v["pretrain_steps"] * (v["pool_size"] + v["pool_eval"])),
+                    ("poison_iterations x poison_pool", lambda v: v["poison_iterations"] * v["poison_pool"]),
+                    ("ref_steps", lambda v: v["ref_steps"])),
+    "dd_labels": (("rr_steps + so_steps", lambda v: v["rr_steps"] + v["so_steps"]),
+                  ("len(seeds) x eval_steps", lambda v: _n(v, "seeds") * v["eval_steps"])),
+    "dd_mnemonics": (("len(seeds) x (base_steps + 5 inc_steps)", lambda v: _n(v, "seeds") * (v["base_steps"] + 5 * v["inc_steps"])),
+                     ("len(seeds) x (mn_iterations + mn_adjust_iterations) x mn_inner_steps",
+                      lambda v: _n(v, "seeds") * (v["mn_iterations"] + v["mn_adjust_iterations"]) * v["mn_inner_steps"])),
+    "dd_gtn": (("meta runs x iterations x inner_steps",
+                lambda v: (2 * _n(v, "meta_seeds") + _n(v, "variant_seeds") * (_n(v, "curricula") - 1)) * v["iterations"] * v["inner_steps"]),
+               ("nas_n x gt_steps", lambda v: v["nas_n"] * v["gt_steps"]),
+               ("nas_n x proxy_steps x (len(proxy_sets) + 1)", lambda v: v["nas_n"] * v["proxy_steps"] * (_n(v, "proxy_sets") + 1))),
+    "dd_text": (("len(distill_seeds) x (iterations + lstm_iterations) x epochs",
+                 lambda v: _n(v, "distill_seeds") * (v["iterations"] + v["lstm_iterations"]) * v["epochs"]),
+                ("len(seeds) x eval_steps + full_steps", lambda v: _n(v, "seeds") * v["eval_steps"] + v["full_steps"])),
+    "ssdd_teacher": (("epochs x train_n", lambda v: v["epochs"] * v["train_n"]),),
+    "ssdd_distill": (("steps (outer, per set)", lambda v: v["steps"]),
+                     ("approx_steps", lambda v: v["approx_steps"]),
+                     ("pool_size x pool_steps (the pool's start)", lambda v: v["pool_size"] * v["pool_steps"])),
+    "ssdd_eval": (("pre_epochs x (seeds + ablation_seeds + cross_seeds x other archs)",
+                   lambda v: v["pre_epochs"] * (_n(v, "seeds") + _n(v, "ablation_seeds") + _n(v, "cross_seeds") * (_n(v, "archs") - 1))),),
+}
+
+
+def ratio(stage: str, cpu: dict, faithful: dict) -> tuple[float, str]:
+    """(faithful / cpu work of the part of ``stage`` that grows most, that part's keys). A part whose cpu work
+    is zero (not run at cpu scale) cannot be extrapolated and is left out; 1.0 for a stage without parts."""
+    parts = WORK.get(stage, ())
+    best, label = 1.0, parts[0][0] if parts else "none (no faithful override: its cpu values stand)"
+    for name, fn in parts:
+        try:
+            c, f = float(fn(cpu)), float(fn(faithful))
+        except (KeyError, TypeError, IndexError, ValueError):
+            continue
+        if c > 0 and f / c > best:
+            best, label = f / c, name
+    return best, label
+
+
+@dataclass
+class Measured:
+    """A stage's measured cpu minutes and the parameters it ran with (where they come from, in words)."""
+    minutes: float | None
+    values: dict
+    source: str
+
+
+def headlines_commit(root: Path | None = None) -> str | None:
+    """The last git commit that wrote ``reports/summary/headlines.json`` (its stage_minutes were measured
+    with that commit's params.yaml), or None outside a git checkout."""
+    root = root or paths.ROOT
+    try:
+        r = subprocess.run(["git", "log", "-1", "--format=%H", "--", "reports/summary/headlines.json"], cwd=root,
+                           capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (r.stdout.strip() or None) if r.returncode == 0 else None
+
+
+def params_at(commit: str, root: Path | None = None) -> dict | None:
+    try:
+        r = subprocess.run(["git", "show", f"{commit}:params.yaml"], cwd=root or paths.ROOT, capture_output=True,
+                           text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return yaml.safe_load(r.stdout) if r.returncode == 0 else None
+
+
+def cpu_values(raw: dict, stage: str) -> dict:
+    """A section of a params tree resolved at cpu scale (no validation: an older file's keys may differ)."""
+    if stage not in raw:
+        return {}
+    return {"scale": "cpu", **params.resolve({**raw, params.SCALE_KEY: "cpu"}, stage)}
+
+
+def measured(stages: list[str], reports: Path | None = None, root: Path | None = None) -> dict[str, Measured]:
+    """The cpu run's minutes per stage with the parameters they were measured with: a stage's executed
+    notebook under ``reports/notebooks/`` (papermill's duration and injected parameters) where present, else
+    ``reports/summary/headlines.json``'s ``stage_minutes`` with params.yaml of the commit that wrote it, else
+    (no git) the current params.yaml at cpu scale."""
+    reports = reports or paths.REPORTS
+    head = reports / summary.SUMMARY / "headlines.json"
+    minutes = json.loads(head.read_text()).get("stage_minutes", {}) if head.is_file() else {}
+    commit = headlines_commit(root)
+    old = params_at(commit, root) if commit else None
+    current = params.load(paths.PARAMS if root is None else Path(root) / "params.yaml")
+    out = {}
+    for st in stages:
+        nb = reports / paths.EXECUTED / f"{st}.ipynb"
+        meta = json.loads(nb.read_text()).get("metadata", {}).get("papermill", {}) if nb.is_file() else {}
+        if meta.get("duration") is not None and meta.get("parameters"):
+            out[st] = Measured(round(float(meta["duration"]) / 60, 2), dict(meta["parameters"]),
+                               f"the executed notebook {nb.relative_to(reports.parent)}")
+        elif old is not None and st in minutes:
+            out[st] = Measured(minutes[st], cpu_values(old, st),
+                               f"reports/summary/headlines.json (stage_minutes) with params.yaml of {commit[:7]}, the "
+                               "commit that wrote it")
+        else:
+            out[st] = Measured(minutes.get(st), cpu_values(current, st),
+                               "reports/summary/headlines.json with the current params.yaml" if st in minutes
+                               else "not measured")
+    return out
+
+
+@dataclass
+class Estimate:
+    stage: str
+    keys: str
+    ratio: float
+    cpu_minutes: float | None
+    minutes: float | None       # the faithful estimate (None: not measured at cpu scale)
+
+
+def estimate_rows(stages: list[str], faithful_values: dict[str, dict], cpu: dict[str, Measured]) -> list[Estimate]:
+    """Per stage: the measured cpu minutes times the work ratio of its dominant loop (:func:`ratio`)."""
+    rows = []
+    for st in stages:
+        m = cpu.get(st)
+        r, keys = ratio(st, m.values if m else {}, faithful_values.get(st, {}))
+        mins = None if m is None or m.minutes is None else m.minutes * r
+        rows.append(Estimate(st, keys, r, m.minutes if m else None, mins))
+    return rows
+
+
+def fmt_minutes(m: float | None) -> str:
+    if m is None:
+        return "–"
+    return f"{m:.1f} min" if m < 90 else f"{m / 60:.1f} h"
+
+
+def estimate_markdown(rows: list[Estimate], cpu: dict[str, Measured]) -> str:
+    known = [r.minutes for r in rows if r.minutes is not None]
+    total = sum(known)
+    sources = sorted({"the executed notebooks under reports/notebooks/ (papermill's duration and parameters)"
+                      if m.source.startswith("the executed notebook") else m.source
+                      for m in cpu.values() if m.minutes is not None})
+    lines = [
+        "# The faithful profile: estimated time per stage", "",
+        "Generated by `python -m compendium.pipeline.faithful --dry-run --write`; do not edit by hand.", "",
+        "**This is an extrapolation, not a measurement.** Each stage's minutes measured at `cpu` scale on this",
+        "project's 2-core machines are multiplied by the ratio (faithful / cpu) of the work of the stage's dominant",
+        "loop, computed from the resolved parameters of both runs (the keys in the second column; the cost models",
+        "are `compendium.pipeline.faithful.WORK`). Where a stage has several loops, the one that grows most sets",
+        "the ratio and is applied to the whole measured time, including the parts that do not grow (data loading,",
+        "test passes, figures): that over-estimates a stage whose dominant loop was a small share of its cpu time,",
+        "and under-estimates one where other loops grow too. Per-step costs are assumed constant (the same networks",
+        "and batch sizes at both scales). Seeds raised to 3 are in the work where the model counts seeds.",
+        "",
+        f"The cpu minutes and the parameters they were measured with: {'; '.join(sources) or '-'}.", "",
+        "| stage | dominant loop (keys scaled) | ratio | cpu (measured) | faithful (estimated) |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for r in rows:
+        keys = "presentation stage (a module; not measured)" if r.stage in MODULE_STAGES else r.keys
+        lines.append(f"| {r.stage} | {keys} | {r.ratio:,.1f}x | {fmt_minutes(r.cpu_minutes)} | {fmt_minutes(r.minutes)} |")
+    unmeasured = [r.stage for r in rows if r.minutes is None]
+    lines += ["", f"**Total: about {total / 60:,.0f} hours** ({total / 60 / 24:.1f} days) on 2 cores"
+              + (f", plus {', '.join(unmeasured)} (not measured at cpu scale; minutes each)" if unmeasured else "")
+              + ".", "",
+              "`make faithful FAITHFUL_ARGS='--hours 2 --fit'` runs it in pieces of about two hours: no stage starts",
+              "after two hours, nor one whose estimate would end the piece past them (the first stage of a piece always",
+              "starts). A stage longer than a piece (dd_matching, dd_dc_arch, ssdd_distill and the ReLA stages above) can",
+              "be stopped (Ctrl-C, `timeout`) and resumes from its completed calls; a single call (one DC/DSA synthesis at",
+              "ipc 50, one 100-epoch pre-training) is not split further.", ""]
+    return "\n".join(lines)
+
+
+# --- running ----------------------------------------------------------------------------------------------
+
+def clean_notebook(stage: str) -> Path:
+    """The notebook as the pipeline runs it (outputs and volatile metadata stripped, as ``clean_notebooks``
+    does), in ``build/faithful/nb/``."""
+    out = paths.BUILD / SCALE / "nb" / f"{stage}.ipynb"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "wb") as f:
+        subprocess.run([sys.executable, "-m", "nbstripout", "-t", "--extra-keys", "metadata.language_info",
+                        str(paths.NOTEBOOKS / f"{stage}.ipynb")], stdout=f, check=True)
+    return out
+
+
+def run_one(stage: str, root: Path, models_root: Path, scale: str = SCALE) -> None:
+    """Run one stage into ``root`` (artifacts in ``models_root``): a notebook stage through nbrun, the
+    presentation stages through their modules."""
+    if stage == "summary":
+        summary.write(summary.build(root), root)
+    elif stage == "site":
+        site.build(reports=root)
+    else:
+        nbrun.run_stage(stage, output_root=root, notebook=clean_notebook(stage), scale=scale, models_root=models_root)
+
+
+def stage_values(stage: str, scale: str = SCALE, params_file: Path | None = None) -> dict:
+    """The resolved parameters of a stage at ``scale`` ({} for the module stages, which have none)."""
+    return {} if stage in MODULE_STAGES else params.stage_params(stage, params_file, scale)
+
+
+def say(msg: str) -> None:
+    print(f"[faithful] {msg}", flush=True)
+
+
+def run(selected: list[str], stages: dict[str, Stage], up: dict[str, set[str]], root: Path, models_root: Path,
+        run_fn: Callable[[str, Path, Path], None], values_fn: Callable[[str], dict], hours: float | None = None,
+        clock: Callable[[], float] = time.monotonic, estimates: dict[str, float | None] | None = None,
+        scale: str = SCALE, fit: bool = False) -> dict:
+    """Run ``selected`` in order: skip a stage whose done record matches its inputs, run the others with
+    ``run_fn(stage, root, models_root)`` and write their records. With ``hours``, no stage starts once that
+    many hours have passed; with ``fit`` too, none whose estimate (minutes) would end past them, unless it is
+    the first of this run. A failing stage stops the run (the stages after it read its products). Returns
+    ``{"ran": [...], "skipped": [...], "left": [...], "failed": name or None}``."""
+    estimates = estimates or {}
+    t0 = clock()
+    out = {"ran": [], "skipped": [], "left": [], "failed": None}
+    for i, st in enumerate(selected):
+        fp = fingerprint(stages[st], values_fn(st), {u: read_record(root, u) for u in sorted(up.get(st, ()))}, scale)
+        why = differences(read_record(root, st), fp)
+        if not why:
+            say(f"{i + 1}/{len(selected)} {st}: done before (its record matches), skipped")
+            out["skipped"].append(st)
+            continue
+        elapsed = (clock() - t0) / 3600
+        late = hours is not None and elapsed >= hours
+        too_long = (hours is not None and fit and out["ran"] and estimates.get(st) is not None
+                    and elapsed + estimates[st] / 60 > hours)
+        if late or too_long:
+            out["left"] = [s for s in selected[i:]]
+            why_stop = (f"{elapsed:.2f} h passed (--hours {hours:g})" if late else
+                        f"{st} (estimated {fmt_minutes(estimates[st])}) would end past --hours {hours:g} (--fit)")
+            say(f"stopping: {why_stop}; {len(out['left'])} stage(s) left ({', '.join(out['left'])}); "
+                "run the same command again to go on")
+            return out
+        say(f"{i + 1}/{len(selected)} {st}: start ({'; '.join(why)}; estimated {fmt_minutes(estimates.get(st))}; "
+            f"{elapsed:.2f} h into this run)")
+        t = clock()
+        try:
+            run_fn(st, root, models_root)
+        except BaseException:
+            out["failed"] = st
+            out["left"] = [s for s in selected[i:]]
+            say(f"{st}: failed after {(clock() - t) / 60:.1f} min; no record written. Fix it and run the same "
+                "command again: finished stages are skipped and this one resumes from its completed calls")
+            raise
+        minutes = (clock() - t) / 60
+        f = write_record(root, st, fp, minutes)
+        out["ran"].append(st)
+        say(f"{i + 1}/{len(selected)} {st}: done in {fmt_minutes(minutes)}; record {f}")
+    say(f"finished: {len(out['ran'])} ran, {len(out['skipped'])} skipped; products in {root}")
+    return out
+
+
+def status_rows(selected: list[str], stages: dict[str, Stage], up: dict[str, set[str]], root: Path,
+                values_fn: Callable[[str], dict], scale: str = SCALE) -> list[tuple[str, str, str]]:
+    """(stage, state, detail) per stage: ``done`` (its record matches), ``to run`` (no record, or what
+    changed) or ``after upstream`` (a stage it reads from runs first, so it will run too)."""
+    rows, redo = [], set()
+    for st in selected:
+        rec = read_record(root, st)
+        fp = fingerprint(stages[st], values_fn(st), {u: read_record(root, u) for u in sorted(up.get(st, ()))}, scale)
+        why = differences(rec, fp)
+        later = sorted(set(up.get(st, ())) & redo)
+        if not why and not later:
+            rows.append((st, "done", f"{fmt_minutes(rec.get('minutes'))}, finished {rec.get('finished', '?')}"))
+            continue
+        redo.add(st)
+        if later and not why:
+            rows.append((st, "after upstream", f"{', '.join(later)} run(s) first"))
+        else:
+            rows.append((st, "to run", "; ".join(why)))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Run the pipeline's stages at the faithful scale (the papers' "
+                                             "iteration counts), resumable stage by stage, into reports/faithful/.")
+    ap.add_argument("--stages", nargs="+", default=None, help="these stages and every stage upstream of them")
+    ap.add_argument("--only", action="store_true", help="with --stages: just those, not their upstream stages")
+    ap.add_argument("--hours", type=float, default=None, help="start no new stage after this many hours")
+    ap.add_argument("--fit", action="store_true", help="with --hours: nor one whose estimate would end past them "
+                                                       "(the first stage always starts)")
+    ap.add_argument("--dry-run", action="store_true", help="list what would run, with an estimated time per stage")
+    ap.add_argument("--write", action="store_true", help=f"with --dry-run: write {ESTIMATE_MD.relative_to(paths.ROOT)}")
+    ap.add_argument("--status", action="store_true", help="each stage: done, to run (and why), or after its upstream")
+    ap.add_argument("--root", type=Path, default=ROOT, help="output root (default reports/faithful)")
+    ap.add_argument("--models-root", type=Path, default=MODELS_ROOT, help="artifacts (default models/faithful)")
+    ap.add_argument("--scale", choices=params.SCALES, default=SCALE,
+                    help="another scale, to check the wiring quickly (smoke) into a scratch --root")
+    args = ap.parse_args(argv)
+    stages = read_stages(yaml.safe_load(paths.DVC_YAML.read_text()))
+    up = upstream(stages)
+    order = dag_order(stages, up)
+    try:
+        selected = select(order, up, args.stages, args.only)
+        values = {st: stage_values(st, args.scale) for st in (order if args.write else selected)}
+    except (ValueError, params.ParamsError) as e:
+        print(f"[faithful] {e}", file=sys.stderr)
+        return 2
+    root, models_root = args.root.resolve(), args.models_root.resolve()
+    est_stages = order if args.write else selected
+    cpu = measured(est_stages)
+    rows = estimate_rows(est_stages, values, cpu)
+    est = {r.stage: r.minutes for r in rows}
+    if args.status or args.dry_run:
+        state = status_rows(selected, stages, up, root, values.__getitem__, args.scale)
+        left = [(st, s) for st, s, _ in state if s != "done"]
+        width = max(len(s) for s in selected)
+        for st, s, detail in state:
+            e = "" if s == "done" else f"  est. {fmt_minutes(est.get(st))}"
+            print(f"  {st:<{width}}  {s:<14}{e}  ({detail})")
+        todo = [est.get(st) for st, _ in left]
+        known = sum(m for m in todo if m is not None)
+        print(f"[faithful] {len(left)} of {len(selected)} stage(s) to run, estimated {fmt_minutes(known)}"
+              + (f" (+ {sum(m is None for m in todo)} not estimated)" if any(m is None for m in todo) else "")
+              + " on 2 cores (an extrapolation from the cpu run: benchmarks/faithful_estimate.md)")
+        if args.hours is not None and left:
+            t, fits = 0.0, []
+            for st, _ in left:
+                e = est.get(st) or 0.0
+                if t >= args.hours * 60 or (args.fit and fits and t + e > args.hours * 60):
+                    break
+                fits.append(st)
+                t += e
+            print(f"[faithful] with --hours {args.hours:g}: starts {', '.join(fits)} (about {fmt_minutes(t)})")
+        if args.write:
+            ESTIMATE_MD.parent.mkdir(parents=True, exist_ok=True)
+            ESTIMATE_MD.write_text(estimate_markdown(rows, cpu))
+            print(f"[faithful] wrote {ESTIMATE_MD}")
+        return 0
+    try:
+        with nbrun.stage_lock(f"{SCALE}-runner"):
+            result = run(selected, stages, up, root, models_root,
+                         run_fn=lambda st, r, m: run_one(st, r, m, args.scale), values_fn=values.__getitem__,
+                         hours=args.hours, estimates=est, scale=args.scale, fit=args.fit)
+    except nbrun.StageLocked as e:
+        print(f"[faithful] {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("[faithful] interrupted: finished stages keep their records; the interrupted one resumes from its "
+              "completed calls when the same command runs again", file=sys.stderr)
+        return 130
+    except Exception as e:  # the stage's own message (nbrun names the failing cell) came first
+        print(f"[faithful] stopped: {type(e).__name__}: {str(e)[:500]}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
