@@ -217,6 +217,30 @@ def test_tables_claims_follow_the_run():
     assert all(r.verdict == claims.NOT_TESTED for r in two)
 
 
+def _with_inversion_ceiling(acc, cfg="teacher", seeds=(0, 1, 2)):
+    """:func:`_records` plus dd_inversion's own ceiling (the ladder's schedule) at ``acc``, evaluated with ``cfg``."""
+    rec = _records()
+    rows = [{"method": L.CEILING, "ipc": 0, "student": st, "labels": "teacher", "seed": s, "acc": acc, "stage": "dd_inversion"}
+            for st in ("convnet", "resnet18") for s in seeds]
+    ev = [{"method": L.CEILING, "ipc": "0", "student": st, "labels": "teacher", "augmentation": cfg, "stage": "dd_inversion"}
+          for st in ("convnet", "resnet18")]
+    rec["results"] = pd.concat([rec["results"], pd.DataFrame(rows)], ignore_index=True)
+    rec["evaluation"] = pd.concat([rec["evaluation"], pd.DataFrame(ev)], ignore_index=True)
+    return rec
+
+
+def test_the_ladder_uses_the_ceiling_of_its_own_schedule():
+    # dd_coresets' ceiling (0.80) leaves room; dd_inversion's own (0.70, the ladder's schedule) does not: not tested
+    t3 = _by_location(L.tables_claims(_with_inversion_ceiling(0.70)))["Table 3"]
+    assert t3.verdict == claims.NOT_TESTED and "ceiling" in t3.condition
+    assert _by_location(L.tables_claims(_with_inversion_ceiling(0.80)))["Table 3"].verdict == claims.HOLDS
+    # a ceiling evaluated otherwise than the ladder: not tested
+    t3 = _by_location(L.tables_claims(_with_inversion_ceiling(0.80, cfg="other")))["Table 3"]
+    assert t3.verdict == claims.NOT_TESTED and "with its ceiling" in t3.condition
+    # the other rows keep dd_coresets' ceiling (no "several rows per seed")
+    assert _by_location(L.tables_claims(_with_inversion_ceiling(0.70)))["DC results"].verdict == claims.NOT_TESTED
+
+
 # --------------------------------------------------------------------------- dd_dc_arch's rows
 
 

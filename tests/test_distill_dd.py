@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from compendium.distill.unrolled import dd as D
+from compendium.pipeline import claims
 from compendium.distill.unrolled import unroll as U
 
 
@@ -71,6 +72,32 @@ def test_config_errors():
         D.distill(D.classifier(0), D.random_init(), x, y, D.DDConfig(size=5, steps=1, iterations=1), num_classes=10)
     with pytest.raises(ValueError, match="equal steps"):
         D.distill(D.classifier(0), D.random_init(), x, y, D.DDConfig(size=10, steps=3, iterations=1))
+
+
+def test_plateau_stop_checks_every_k_steps_with_the_claims_test():
+    plateaued = claims.plateaued
+    flat = [2.0 - 1.0 * min(i, 20) / 20 for i in range(60)]      # falls for 20 steps, then flat
+    falling = [2.0 - i / 60 for i in range(60)]
+    on = D.DDConfig(plateau_every=10, min_iterations=30)
+    assert plateaued("x", flat, "n").met and not plateaued("x", falling, "n").met
+    assert D.plateau_reached(flat[:60], on) and not D.plateau_reached(flat[:59], on)      # only every 10th step
+    assert not D.plateau_reached(flat[:20], on)                                             # before min_iterations
+    assert not D.plateau_reached(falling, on)
+    assert not D.plateau_reached(flat, D.DDConfig())                                        # off by default
+    with pytest.raises(ValueError, match="plateau_every"):
+        D._check(D.DDConfig(size=10, steps=1, plateau_every=-1), 10)
+
+
+def test_distill_stops_at_a_plateau_within_its_cap():
+    x, y = _toy()
+    net = D.classifier(0, num_classes=3)
+    theta = U.initial_params(D.classifier(0, num_classes=3, init="xavier"))
+    cfg = dict(size=6, steps=2, epochs=2, iterations=400, batch_real=64, lr_img=0.1, init_lr=0.05)
+    r = D.distill(net, D.fixed_init(theta), x, y, D.DDConfig(**cfg, plateau_every=10, min_iterations=20), num_classes=3)
+    n = len(r.loss_trace)
+    assert 20 <= n < 400 and n % 10 == 0 and D.plateau_reached(r.loss_trace, D.DDConfig(plateau_every=10))
+    r_cap = D.distill(net, D.fixed_init(theta), x, y, D.DDConfig(**dict(cfg, iterations=15), plateau_every=10), num_classes=3)
+    assert len(r_cap.loss_trace) <= 15
 
 
 def test_dd_learns_images_and_rates_and_is_deterministic():

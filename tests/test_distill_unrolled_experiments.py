@@ -111,6 +111,15 @@ def test_eval_thetas_and_distill_calls_name_every_run():
     assert calls[2][2]["pool"] == ["p0", "p1"] and calls[0][2]["pool"] is None
     assert calls[10][1][1]["groups"] == ((0, 2),) and calls[10][1][1]["label_mode"] == "shared"
     assert calls[-1][2]["poison"] == (7, 5) and calls[-1][2]["pool"] == ["f0"] and calls[-1][1][1]["init_lr"] == 0.01
+    # replicate distillations: DD fixed and every sizes run per extra seed, each fixed one at its own theta_0
+    names2, calls2 = dd_experiment.distill_calls(_splits(), pools, **kw, fixed_seeds=[0, 1], plateau_every=5, min_iterations=10)
+    assert names2[:2] == ["DD fixed", "DD fixed seed 1"] and calls2[1][2]["fixed_seed"] == 1 and calls2[1][1][1]["seed"] == 1
+    assert [n for n in names2 if n.endswith("seed 1")] == ["DD fixed seed 1", "SLDD M=5 fixed seed 1", "SLDD M=10 fixed seed 1",
+                                                           "DD M=10 fixed seed 1", "SLDD M=5 random seed 1",
+                                                           "SLDD M=10 random seed 1", "DD M=10 random seed 1"]
+    assert all(c[1][1]["plateau_every"] == 5 and c[1][1]["min_iterations"] == 10 for c in calls2)
+    assert dd_experiment.replicate_seeds(dict.fromkeys(names2), "SLDD M=10 fixed", 0) == [0, 1]
+    assert dd_experiment.replicate_seeds(dict.fromkeys(names2), "SLDD M=10 random", 0) == [0, 1]   # not "... shared"
 
 
 def test_curves_summary_accuracies_and_file_names(tmp_path):
@@ -261,6 +270,20 @@ def test_text_specs_kwargs_and_names():
     assert len(text_experiment.loss_curves(sets)) == 3
     budget = text_experiment.learner_budget(sets, kw_for)
     assert budget == {"bilstm": {"outer iterations": 2, "epochs": 2, "real batch": 16, "lr0": 1.0}}
+
+
+def test_text_specs_distill_every_replicate_at_every_ipc():
+    def kw_for(a, i, s, soft=True):
+        return {"arch": a, "init": i, "seed": s, "soft": soft}
+
+    specs = text_experiment.distill_specs(kw_for, archs=["textconvnet", "bilstm"], inits=["fixed", "random"],
+                                          distill_seeds=[0, 1, 2], ipcs=[1, 3], dd_hard=True)
+    rows = [(r["method"], r["distilled with"], r["init"], r["ipc"], r["rep"]) for r, _ in specs]
+    assert len(rows) == len(set(rows)) == 2 * 2 * 3 + 2 * 3 + 3
+    for init in ("fixed", "random"):  # the larger ipc: the TextConvNet, every replicate (the claims pair over them)
+        assert [r[4] for r in rows if r[3] == 3 and r[2] == init] == [0, 1, 2]
+        assert all(r[1] == "textconvnet" for r in rows if r[3] == 3)
+    assert all(kw["seed"] == r["rep"] for r, kw in specs)
 
 
 def test_text_baseline_and_eval_calls():

@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, stats
 
+from compendium.core import plateau
 from compendium.pipeline.tables import markdown_table
 
 HOLDS = "holds"
@@ -367,21 +368,15 @@ def below_ceiling(name: str, value: float, ceiling: float, headroom: float, need
 
 
 def plateaued(name: str, curve: Sequence[float], needs: str, window: int | None = None,
-              rel_tol: float = 0.02) -> Precondition:
-    """An optimisation reached a plateau: the least-squares slope over the last two windows (default a
-    fifth of the curve each), projected over one window, is at most ``rel_tol`` of the curve's total
-    decrease. A line fitted through ``2 * window`` points is far less noisy than the difference of two
-    window means, so a noisy curve that is still falling is not mistaken for a flat one. Curves shorter
-    than two windows of 2 have not plateaued (there is nothing to see)."""
-    c = np.asarray(list(curve), dtype=float)
-    c = c[np.isfinite(c)]
-    w = window or max(2, len(c) // 5)
-    if len(c) < 2 * w or w < 2:
-        return Precondition(name, False, f"{len(c)} points logged", needs)
-    tail = c[-2 * w:]
-    slope = np.polyfit(np.arange(tail.size, dtype=float), tail, 1)[0]
-    total = abs(c[:w].mean() - c[-w:].mean()) or 1e-12
-    change = abs(slope) * w / total
+              rel_tol: float = plateau.REL_TOL) -> Precondition:
+    """An optimisation reached a plateau (:func:`compendium.core.plateau.trend_ratio`): the least-squares
+    slope over the last two windows (default a fifth of the curve each), projected over one window, is at
+    most ``rel_tol`` of the curve's total decrease. Curves shorter than two windows of 2 have not plateaued
+    (there is nothing to see)."""
+    change = plateau.trend_ratio(curve, window)
+    if change is None:
+        n = int(np.isfinite(np.asarray(list(curve), dtype=float)).sum())
+        return Precondition(name, False, f"{n} points logged", needs)
     return Precondition(name, change <= rel_tol, f"trend over the last window {change:.1%} of the total decrease", needs)
 
 

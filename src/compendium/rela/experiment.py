@@ -282,7 +282,7 @@ class _FixedTargets:
 def cost(arm: Arm) -> float:
     """A rough relative cost, to start the longest arms first."""
     per_arch = {"convnet": 1.0, "resnet18": 5.0, "mobilenet_v2": 7.0, "efficientnet_b0": 11.0, "vit_tiny": 6.0}
-    c = 0.2 if arm.untrained else arm.budget * (0.7 if arm.prior and arm.schedule in ("switch", scaled_switch.NAME) else 1.0)
+    c = 0.2 if arm.untrained else arm.budget * (0.7 if arm.prior and arm.schedule in scaled_switch.SWITCHES else 1.0)
     return c * per_arch.get(arm.arch, 5.0) + 0.05
 
 

@@ -20,6 +20,8 @@ from __future__ import annotations
 from compendium.rela.schedule import EMASwitch
 
 NAME = "switch_scaled"
+#: the one-way EMA switches (Algorithm 1): the camera-ready constants and this scaled variant
+SWITCHES = ("switch", NAME)
 
 #: The camera-ready CIFAR-10 full budget: 100 epochs (App. K) of 50,000 images at batch 128 (390 steps).
 PAPER_FULL_STEPS = 100 * 390

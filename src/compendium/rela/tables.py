@@ -73,9 +73,14 @@ def variant_name(name: str, schedule: str) -> str:
     return f"{name} [{SCHEDULE_NAMES.get(schedule, schedule)}]"
 
 
+def is_variant_name(name: str) -> bool:
+    """Whether an arm's name is a :func:`variant_name`."""
+    return name.endswith("]")
+
+
 def is_variant(names: pd.Series) -> pd.Series:
     """Which runs (by arm name) are :func:`variant_name` arms."""
-    return names.str.endswith("]")
+    return names.map(is_variant_name).astype(bool)
 
 
 def switch_variants(runs: pd.DataFrame) -> pd.DataFrame:
@@ -225,7 +230,7 @@ def transport_per_seed(source: torch.Tensor, arms: list[Arm], results: list[Resu
     rows = []
     for a, r in zip(arms, results):
         if (a.budget == headline_budget and not (a.untrained or a.reuse) and a.prior in ("", same_dataset_prior)
-                and not a.name.endswith("]")):   # not a variant_name arm: the stage's own schedule only
+                and not is_variant_name(a.name)):   # the stage's own schedule only
             f = probe.extract_features(r.backbone, images, setup.mean, setup.std)
             rows.append({"seed": a.seed, "student": a.name, "probe": r.row["probe"],
                          "out": similarity.transport_similarity(source[:half], f[:half], source[half:], f[half:]),

@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.func import functional_call
 
+from compendium.core import plateau
 from compendium.core.probe import to_float
 from compendium.core.progress import Rate, say
 from compendium.distill.networks import build_network
@@ -133,6 +134,12 @@ class DDConfig:
     groups: tuple = ()
     thetas_per_iter: int = 1
     seed: int = 0
+    #: stop at a measured plateau of the outer loss: every ``plateau_every`` outer steps (from
+    #: ``min_iterations`` on) the trace is tested with the claims' criterion
+    #: (:func:`compendium.core.plateau.is_plateau`, 2% of the total decrease); ``iterations`` is then the
+    #: cap. 0: run all ``iterations``.
+    plateau_every: int = 0
+    min_iterations: int = 0
 
 
 @dataclass
@@ -175,10 +182,22 @@ def _check(cfg: DDConfig, num_classes: int) -> None:
                          "fewer images than classes need learned labels (SLDD)")
     if cfg.init_lr <= 0:
         raise ValueError(f"init_lr must be > 0, got {cfg.init_lr}")
+    if cfg.plateau_every < 0 or cfg.min_iterations < 0:
+        raise ValueError(f"plateau_every and min_iterations must be >= 0: {cfg}")
 
 
 def _softplus_inv(v: float) -> float:
     return float(torch.tensor(v).expm1().log())
+
+
+def plateau_reached(trace: Sequence[float], cfg: DDConfig) -> bool:
+    """The early stop of :func:`distill`: with ``cfg.plateau_every`` > 0, at every ``plateau_every``-th outer
+    step from ``cfg.min_iterations`` on, whether ``trace`` passes the claims' plateau test
+    (:func:`compendium.core.plateau.is_plateau`, the test the stage's regime precondition applies)."""
+    n = len(trace)
+    if cfg.plateau_every <= 0 or n < max(cfg.min_iterations, 1) or n % cfg.plateau_every:
+        return False
+    return plateau.is_plateau(trace)
 
 
 def distill(model: nn.Module, sampler: Sampler, x_real: torch.Tensor, y_real: torch.Tensor, cfg: DDConfig,
@@ -224,6 +243,8 @@ def distill(model: nn.Module, sampler: Sampler, x_real: torch.Tensor, y_real: to
         trace.append(float(loss.detach()))
         if log_every and (it + 1) % log_every == 0:
             say(f"[dd] {it + 1}/{cfg.iterations} loss {trace[-1]:.4f}  {rate.update(it + 1)}")
+        if plateau_reached(trace, cfg):
+            break
     targets = y_logit.detach().softmax(1) if y_logit is not None else labels.clone()
     return DDResult(x.detach(), labels, targets, F.softplus(raw_lr).detach(), trace, asdict(cfg),
                     time.perf_counter() - t0)

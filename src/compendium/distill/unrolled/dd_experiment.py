@@ -81,32 +81,54 @@ def eval_thetas_by_regime(pools: SimpleNamespace, *, arch: str, init: str, seed:
     return ev, theta, rand_eval
 
 
+def seed_suffix(s: int, seed: int) -> str:
+    """The run-name suffix of a replicate distillation: none for the stage's ``seed``, " seed <s>" otherwise
+    (``"DD fixed seed 1"``; the claims gather a run's replicates by this suffix)."""
+    return "" if int(s) == int(seed) else f" seed {int(s)}"
+
+
+def distill_seeds(seed: int, fixed_seeds: Sequence[int] | None) -> list[int]:
+    """The distillation seeds of the replicated arms: ``seed`` first, then the others of ``fixed_seeds``."""
+    return [int(seed)] + [int(s) for s in (fixed_seeds or ()) if int(s) != int(seed)]
+
+
 def distill_calls(d: SimpleNamespace, pools: SimpleNamespace, *, seed: int, arch: str, init: str, size: int, steps: int,
                   epochs: int, iterations: int, batch_real: int, lr_img: float, lr_label: float, lr_lr: float,
                   init_lr: float, label_own: float, sl_sizes: Sequence[int], sl_epochs: int, sl_iterations: int,
                   similar_groups, poison_attacked: int, poison_target: int, poison_size: int,
-                  poison_iterations: int, poison_lr: float) -> tuple[list, list]:
+                  poison_iterations: int, poison_lr: float, fixed_seeds: Sequence[int] | None = None,
+                  plateau_every: int = 0, min_iterations: int = 0) -> tuple[list, list]:
     """``(names, calls)`` of every run: DD in the four regimes (``size`` images, ``steps`` x ``epochs``); SLDD
     (and DD from 10 images) at ``sl_sizes`` (one batch per epoch) in the fixed and random regimes; SLDD with
-    labels sharing mass within ``similar_groups``; the poisoning images against the Fashion-MNIST pool."""
+    labels sharing mass within ``similar_groups``; the poisoning images against the Fashion-MNIST pool.
+    ``fixed_seeds``: the distillation seeds (= fixed theta_0) of the replicated arms, DD fixed and every
+    SLDD / DD run of the sizes experiment (fixed and random, so the fixed − random comparison pairs per seed);
+    the replicates of seed s != ``seed`` are named with :func:`seed_suffix`. ``plateau_every`` /
+    ``min_iterations``: the outer loops stop at a measured plateau (:func:`dd.plateau_reached`); the
+    iteration counts are then caps."""
     base = dict(lr_img=lr_img, lr_label=lr_label, lr_lr=lr_lr, init_lr=init_lr, batch_real=batch_real, seed=seed,
-                label_own=label_own)
+                label_own=label_own, plateau_every=plateau_every, min_iterations=min_iterations)
     pool_of = {"fixed_pretrained": pools.digit_pool, "random_pretrained": pools.digit_pool}
     names, calls = [], []
+    seeds = distill_seeds(seed, fixed_seeds)
 
     def add(name, regime, cfg, **kw):
         names.append(name)
+        kw.setdefault("fixed_seed", cfg["seed"])
         calls.append((D.distill_job, (regime, cfg, d.X_u8, d.Y, d.MEAN, d.STD),
-                      dict(pool=pool_of.get(regime), fixed_seed=seed, init=init, arch=arch, **kw)))
+                      dict(pool=pool_of.get(regime), init=init, arch=arch, **kw)))
 
     for r in D.REGIMES:
-        add(f"DD {r}", r, dict(base, size=size, steps=steps, epochs=epochs, iterations=iterations))
-    for r in ("fixed", "random"):
-        for m in sl_sizes:
-            sl = dict(base, size=m, steps=1, epochs=sl_epochs, iterations=sl_iterations)
-            add(f"SLDD M={m} {r}", r, dict(sl, learn_labels=True))
-            if m >= 10:
-                add(f"DD M={m} {r}", r, sl)
+        for s in (seeds if r == "fixed" else seeds[:1]):
+            add(f"DD {r}{seed_suffix(s, seed)}", r, dict(base, size=size, steps=steps, epochs=epochs, iterations=iterations,
+                                                         seed=s))
+    for s in seeds:
+        for r in ("fixed", "random"):
+            for m in sl_sizes:
+                sl = dict(base, size=m, steps=1, epochs=sl_epochs, iterations=sl_iterations, seed=s)
+                add(f"SLDD M={m} {r}{seed_suffix(s, seed)}", r, dict(sl, learn_labels=True))
+                if m >= 10:
+                    add(f"DD M={m} {r}{seed_suffix(s, seed)}", r, sl)
     m_sim = max(m for m in sl_sizes)
     add(f"SLDD M={m_sim} random shared", "random",
         dict(base, size=m_sim, steps=1, epochs=sl_epochs, iterations=sl_iterations, learn_labels=True,
@@ -139,12 +161,15 @@ class Accuracies:
     def __init__(self, seed: int, theta_names: dict):
         self.rows, self.lr, self.seed, self.theta_names = [], {}, seed, theta_names
 
-    def record(self, exp, regime, method, M, accs, thetas=None, grouped=None, lr=None) -> None:
+    def record(self, exp, regime, method, M, accs, thetas=None, grouped=None, lr=None, seed=None) -> None:
+        """``seed``: the distillation's seed (a replicate; default the stage's); its rate is not kept."""
         for i, a in enumerate(accs):
-            self.rows.append({"experiment": exp, "regime": regime, "method": method, "M": M, "seed": self.seed,
+            self.rows.append({"experiment": exp, "regime": regime, "method": method, "M": M,
+                              "seed": self.seed if seed is None else seed,
                               "theta": (thetas or self.theta_names[regime])[i], "acc": a,
                               "acc grouped": grouped[i] if grouped else np.nan})
-        self.lr[(exp, regime, method, M)] = lr
+        if seed is None or seed == self.seed:
+            self.lr[(exp, regime, method, M)] = lr
 
     def summary(self, exp: str, keys: list) -> pd.DataFrame:
         """Mean, population std and count of the accuracies of ``exp`` per ``keys``."""
@@ -184,9 +209,20 @@ class Baselines:
             [U.initial_params(D.classifier(s, self.arch, None, self.init)) for s in (7, 8)]
 
 
+def fixed_theta(seed: int, arch: str, init: str):
+    """The fixed regime's theta_0 of distillation seed ``seed``."""
+    return U.initial_params(D.classifier(seed, arch, None, init))
+
+
+def replicate_seeds(res: dict, key: str, seed: int) -> list[int]:
+    """The distillation seeds of the replicates of run ``key`` in ``res`` (``seed`` first)."""
+    extra = sorted(int(k[len(key) + 6:]) for k in res if k.startswith(f"{key} seed ") and k[len(key) + 6:].isdigit())
+    return [int(seed)] + extra
+
+
 def regimes_experiment(res: dict, d: SimpleNamespace, ev: dict, rand_eval: list, eval_inits, acc: Accuracies,
                        bl: Baselines, *, arch: str, size: int, steps: int, epochs: int,
-                       baseline_lr_grid) -> pd.DataFrame:
+                       baseline_lr_grid, init: str = "xavier") -> pd.DataFrame:
     """DD in each regime against DD's baselines (same number of GD steps, rate tuned on validation) and, for the
     pre-trained regimes, the networks without adaptation; the fixed-init images also trained from unseen
     random inits (SLDD's observation). Returns the regimes table (mean, std, n, rate)."""
@@ -208,6 +244,19 @@ def regimes_experiment(res: dict, d: SimpleNamespace, ev: dict, rand_eval: list,
     fx = res["DD fixed"]
     acc.record("regimes", "fixed -> unseen random init", "DD", size,
                eval_set(fx.images, fx.targets, fx.lrs, steps, epochs, rand_eval), list(eval_inits), lr=float(fx.lrs.mean()))
+    # the replicate fixed-init distillations (seed s: its own theta_0), each also from the unseen random inits;
+    # random real at each own theta_0 at the rate tuned for the first
+    rr_lr = acc.lr.get(("regimes", "fixed", "random real", size))
+    rr = bl.sets_for(size // 10)[0]["random real"]
+    for s in replicate_seeds(res, "DD fixed", acc.seed)[1:]:
+        fs, th = res[f"DD fixed seed {s}"], [fixed_theta(s, arch, init)]
+        acc.record("regimes", "fixed", "DD", size, eval_set(fs.images, fs.targets, fs.lrs, steps, epochs, th), seed=s)
+        acc.record("regimes", "fixed -> unseen random init", "DD", size,
+                   eval_set(fs.images, fs.targets, fs.lrs, steps, epochs, rand_eval), list(eval_inits), seed=s)
+        if rr_lr is not None:
+            xr, yr = D.class_cyclic(rr.images, rr.labels)
+            acc.record("regimes", "fixed", "random real", size,
+                       eval_set(xr, yr, torch.full((steps * epochs,), rr_lr), steps, epochs, th), seed=s)
     regimes = acc.summary("regimes", ["regime", "method"])
     regimes["lr"] = [acc.lr[("regimes", r, m, size)] for r, m in zip(regimes["regime"], regimes["method"])]
     return regimes
@@ -215,7 +264,7 @@ def regimes_experiment(res: dict, d: SimpleNamespace, ev: dict, rand_eval: list,
 
 def sizes_experiment(res: dict, d: SimpleNamespace, ev: dict, acc: Accuracies, bl: Baselines, *, arch: str,
                      sl_sizes, sl_epochs: int, knn_k: int, baseline_lr_grid, whole_acc: float,
-                     d_A: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+                     d_A: float, init: str = "xavier") -> tuple[pd.DataFrame, pd.DataFrame]:
     """SLDD against DD and random real at equal size M (fixed and random regimes), with the distillation ratio
     r_M, the kNN accuracy of each set and the distillation size d_A (SLDD's metrics). Returns
     ``(sizes table, d_A table)``."""
@@ -230,6 +279,11 @@ def sizes_experiment(res: dict, d: SimpleNamespace, ev: dict, acc: Accuracies, b
                 if (rs := res.get(f"{meth} M={m} {r}")) is not None:
                     acc.record("sizes", r, meth, m, eval_set(rs.images, rs.targets, rs.lrs, 1, sl_epochs, ev[r]))
                     knn[(r, m, meth)] = D.knn_accuracy(rs.images, rs.targets, d.x_test, d.te_y, k=min(knn_k, m))
+                    # replicate distillations: the fixed ones at their own theta_0, the random ones from the same unseen inits
+                    for s in replicate_seeds(res, f"{meth} M={m} {r}", acc.seed)[1:]:
+                        rx = res[f"{meth} M={m} {r} seed {s}"]
+                        th = [fixed_theta(s, arch, init)] if r == "fixed" else ev[r]
+                        acc.record("sizes", r, meth, m, eval_set(rx.images, rx.targets, rx.lrs, 1, sl_epochs, th), seed=s)
             if m >= 10:
                 rr = bl.sets_for(m // 10)[0]["random real"]
                 xr, yr = D.class_cyclic(rr.images, rr.labels)
@@ -260,7 +314,7 @@ def sldd_ranking_frame(res: dict, d: SimpleNamespace, ev: dict, acc: Accuracies,
     one network) as the full arm of every theta_0 (its regime is NaN: match the full arm on no column).
     Columns: method, M, regime, evaluation, set, seed, acc."""
     own = acc.frame()
-    own = own[(own["experiment"] == "sizes") & (own["method"] == "SLDD")]
+    own = own[(own["experiment"] == "sizes") & (own["method"] == "SLDD") & (own["seed"] == acc.seed)]
     rows = [{"method": "SLDD", "M": r.M, "regime": r.regime, "evaluation": "soft", "set": ranking.DISTILLED,
              "seed": r.theta, "acc": r.acc} for r in own.itertuples()]
     thetas = set()

@@ -71,8 +71,9 @@ def tdd_kwargs(arch: str, init: str, s: int, soft: bool = True, *, arch_kw: dict
 
 def distill_specs(kw_for, *, archs, inits, distill_seeds, ipcs, dd_hard: bool) -> list[tuple[dict, dict]]:
     """``[(row, kwargs)]`` of every distillation: TDD with each learner (the Bi-LSTM first, it is the dearest),
-    init and replicate at the smallest ipc; TDD with the TextConvNet at the larger ipcs; DD with hard labels
-    (TextConvNet, smallest ipc). ``kw_for(arch, init, seed, soft=True)`` gives the kwargs."""
+    init and replicate at the smallest ipc; TDD with the TextConvNet at the larger ipcs, every replicate too
+    (the claims pair every arm over the replicates); DD with hard labels (TextConvNet, smallest ipc).
+    ``kw_for(arch, init, seed, soft=True)`` gives the kwargs."""
     ipc0 = min(ipcs)
     specs = []
     for arch in sorted(archs, key=lambda a: a != "bilstm"):
@@ -82,8 +83,9 @@ def distill_specs(kw_for, *, archs, inits, distill_seeds, ipcs, dd_hard: bool) -
                               kw_for(arch, init, s)))
     for ipc in sorted(set(ipcs) - {ipc0}):
         for init in inits:
-            specs.append(({"method": "TDD", "distilled with": "textconvnet", "init": init, "ipc": ipc, "rep": distill_seeds[0]},
-                          kw_for("textconvnet", init, distill_seeds[0])))
+            for s in distill_seeds:
+                specs.append(({"method": "TDD", "distilled with": "textconvnet", "init": init, "ipc": ipc, "rep": s},
+                              kw_for("textconvnet", init, s)))
     if dd_hard:
         init_dd = "fixed" if "fixed" in inits else inits[0]
         for s in distill_seeds:

@@ -108,7 +108,7 @@ def ssl_phase_steps(row: Mapping) -> int:
 
 
 SSL_PHASE = "+ReLA arms ran their SSL phase (the λ switch fired)"
-SWITCHES = ("switch", scaled_switch.NAME)   # the one-way EMA switches: the camera-ready constants and the scaled variant
+SWITCHES = scaled_switch.SWITCHES   # the one-way EMA switches: the camera-ready constants and the scaled variant
 
 
 def ssl_phase_seeds(runs: pd.DataFrame, prior: str, budget: float) -> set:

@@ -188,7 +188,9 @@ def dd_unrolled_claims(acc: pd.DataFrame, poison: pd.DataFrame, curves: pd.DataF
     iters = {r: len(g) for r, g in curves.groupby("run")}
 
     def reg(name, *runs, target=DD_ITERATIONS, method="DD / SLDD"):
-        n = ", ".join(sorted({str(iters.get(r, 0)) for r in runs}))
+        # a run and its replicate distillations ("<run> seed <s>", the stage's extra fixed-init seeds)
+        runs = tuple(dict.fromkeys(x for r in runs for x in [r, *sorted(k for k in iters if k.startswith(f"{r} seed "))]))
+        n = ", ".join(sorted({str(iters.get(r, 0)) for r in runs}, key=int))
         return regime(name, curves_of(curves, runs), target, _iters_needs(method, target, n))
 
     def arm(exp, regime_name, method, M=None, value="acc"):

@@ -5,6 +5,9 @@ SECTION = "dd_unrolled"
 DATA = ("fashion-mnist", "digits")
 SCHEMA = {
     "seed": Param("int", "seed of the splits, the distilled images and the fixed init", low=0, high=SEED_MAX),
+    "fixed_seeds": Param("list[int]", "distillation seeds (= fixed theta_0) of the replicated arms: DD fixed and every SLDD / DD run of the size study (the stage's seed is always one)", low=0, high=SEED_MAX, nonempty=True),
+    "plateau_every": Param("int", "test the outer loss for a plateau (the claims' test) every this many outer steps and stop there; the iteration counts are then caps (0: off)", low=0, high=100_000),
+    "min_iterations": Param("int", "outer steps before the first plateau test", low=0, high=100_000),
     "arch": Param("str", "the unrolled learner (DD/SLDD: LeNet; convnet = Conv-3 width 32, instance norm)", choices=("lenet", "convnet")),
     "init": Param("str", "p(theta_0) of the random regime: xavier (SLDD) or default (PyTorch's Kaiming-uniform)", choices=("xavier", "default")),
     "size": Param("int", "distilled images of the four-regime DD runs (class-cyclic, >= 10)", low=10, high=10000),
