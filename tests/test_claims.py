@@ -166,3 +166,17 @@ def test_plateau_sees_a_noisy_trend_and_a_noisy_floor():
     # still falling (1.45 -> 1.32) with noise of the size of the last windows' difference
     assert not claims.plateaued("p", 1.45 - 0.0013 * t + rng.normal(0, 0.01, 100), "more steps").met
     assert claims.plateaued("p", np.r_[np.linspace(2, 1.3, 40), 1.3 + rng.normal(0, 0.01, 60)], "more steps").met
+
+
+def test_the_early_stop_and_the_precondition_share_one_plateau_test():
+    import numpy as np
+
+    from compendium.core import plateau
+
+    rng = np.random.default_rng(1)
+    curves = [np.r_[np.linspace(2, 1.3, 40), 1.3 + rng.normal(0, 0.01, 60)], 1.45 - 0.0013 * np.arange(100),
+              [1.0, 0.9], [float("nan")] * 3 + [1.0 / (1 + t) for t in range(30)]]
+    for c in curves:
+        assert plateau.is_plateau(c) == claims.plateaued("p", c, "x").met
+    assert plateau.trend_ratio([1.0, 0.9, 0.8]) is None and claims.plateaued("p", [1.0, 0.9], "x").measured == "2 points logged"
+    assert not plateau.is_plateau(curves[0], rel_tol=0.0)   # the tolerance is the caller's to tighten
