@@ -152,6 +152,22 @@ def test_dd_labels_regime_gates_every_row():
     assert "200 of 20,000" in rows[0].condition
 
 
+def test_dd_labels_converged_labels_count_as_the_regime():
+    """A sawtooth target loss (model resets) with labels that stopped moving is in LD's regime; with labels
+    still moving it is not."""
+    res, runs = labels_inputs()
+    names = [f"{v} {b}" for b in ("within", "cross") for v in ("rr", "second_order")]
+    saw = curve_table({n: [1.0 + 0.5 * (i % 7 == 0) + 0.3 * (i % 3) for i in range(50)] for n in names})
+    settled = curve_table({n: [min(i, 20) / 20 for i in range(50)] for n in names})
+    moving = curve_table({n: [i / 50 for i in range(50)] for n in names})
+    rows = CU.dd_labels_claims(res, runs, saw, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0], drift=settled)
+    first = by_claim(rows, "beat the base images' true labels")
+    assert first.verdict == claims.HOLDS and "labels converged" in first.preconditions
+    rows = CU.dd_labels_claims(res, runs, saw, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0], drift=moving)
+    assert all(r.verdict == claims.NOT_TESTED for r in rows)
+    assert "labels not converged" in rows[0].condition
+
+
 def test_dd_labels_two_seeds_are_not_tested():
     res, runs = labels_inputs(seeds=(0, 1))
     flat = curve_table({f"{v} {b}": FLAT for b in ("within", "cross") for v in ("rr", "second_order")})

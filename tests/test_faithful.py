@@ -350,3 +350,20 @@ def test_the_cli_dry_run_lists_the_stages_with_estimates(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "dd_teachers" in out and "dd_coresets" in out and "est." in out and "to run" in out
     assert "rela_budget" not in out and not (tmp_path / "r").exists()
+
+
+def test_gpu_extrapolation_divides_by_the_measured_speedup():
+    row = lambda loop, variant, dev, s, shape="cpu": {"loop": loop, "variant": variant, "device": dev,  # noqa: E731
+                                                      "seconds_per_step": s, "shape": shape}
+    cpu = [row("byol", "byol", "cpu", 0.06), row("dc", "dc", "cpu", 33.0), row("dd", "dd", "cpu", 0.18)]
+    gpu = [row("byol", "byol", "GPU X", 0.01), row("dc", "dc", "GPU X", 2.0), row("dd", "dd", "cpu", 0.12),
+           row("byol", "byol", "GPU X", 0.5, shape="paper")]
+    F = faithful
+    sp = F.bench_speedups(cpu, gpu)
+    assert sp["priors"] == pytest.approx(6.0) and sp["dd_matching"] == pytest.approx(16.5)
+    assert "dd_unrolled" not in sp                     # no GPU case: its loops stay on the CPU
+    rows = [F.Estimate("priors", "k", 2.0, 10.0, 60.0), F.Estimate("dd_unrolled", "k", 3.0, 10.0, 30.0)]
+    text = "\n".join(F.gpu_section(rows, sp, "GPU X"))
+    assert "| priors | byol/byol | 6.0x | 60.0 min | 10.0 min |" in text
+    assert "| dd_unrolled | none (CPU) | 1.0x | 30.0 min | 30.0 min |" in text
+    assert "about 0.7 hours**, 0.5 of them" in text

@@ -17,7 +17,8 @@ the order their deps and outs give, each through :func:`compendium.pipeline.nbru
 Options: ``--stages a b`` (with every stage upstream of them, unless ``--only``), ``--hours H`` (start no new
 stage after H hours: a piece of work; run the same command again to go on), ``--dry-run`` (what would run,
 with an estimated time per stage; ``--write`` also writes the estimate table to
-``benchmarks/faithful_estimate.md``) and ``--status``.
+``benchmarks/faithful_estimate.md``, with a GPU column where ``benchmarks/bench_steps_{cpu,gpu}.json`` hold
+per-step timings) and ``--status``.
 
 The time estimates are extrapolations, not measurements: the cpu run's measured minutes of a stage times
 the ratio (faithful / cpu) of the work of its dominant loop (:data:`WORK`). See :func:`estimate_rows`.
@@ -319,6 +320,30 @@ WORK: dict[str, tuple[tuple[str, Callable[[dict], float]], ...]] = {
 }
 
 
+#: For the GPU extrapolation: the case of ``benchmarks/bench_steps.py`` (loop, variant) that stands for each
+#: stage's dominant loop. Stages not listed run their loops on the CPU on a GPU machine too (the unrolled
+#: family, KRR-ST / SSDD and the theory stages build their tensors there), so their time is the cpu one.
+BENCH_LOOP: dict[str, tuple[str, str]] = {
+    **{st: ("byol", "byol") for st in ("priors", "rela_smoke", "rela_budget", "rela_arch", "rela_methods",
+                                       "rela_ablations", "ssdd_teacher")},
+    "dd_teachers": ("student", "resnet18"),
+    **{st: ("student", "convnet") for st in ("dd_coresets", "dd_kip", "dd_crossarch", "ssdd_eval")},
+    **{st: ("recovery", "sre2l/dwa") for st in ("dd_inversion", "dd_dwa")},
+    **{st: ("dc", "dc") for st in ("dd_matching", "dd_dc_arch")},
+}
+
+
+def bench_speedups(cpu_rows: list[dict], gpu_rows: list[dict], shape: str = "cpu") -> dict[str, float]:
+    """Per stage of :data:`BENCH_LOOP`: the bench case's seconds per step on the CPU over those on the GPU (rows of
+    ``benchmarks/bench_steps.py --out``, at ``shape``); a case missing from either, or timed on the CPU in the
+    GPU run, gives no entry (1.0: no speed-up)."""
+    def table(rows, on_gpu):
+        return {(r["loop"], r["variant"]): float(r["seconds_per_step"]) for r in rows
+                if r.get("shape") == shape and r.get("seconds_per_step") and (r.get("device") != "cpu") == on_gpu}
+    c, g = table(cpu_rows, False), table(gpu_rows, True)
+    return {st: c[case] / g[case] for st, case in BENCH_LOOP.items() if case in c and case in g}
+
+
 def ratio(stage: str, cpu: dict, faithful: dict) -> tuple[float, str]:
     """(faithful / cpu work of the part of ``stage`` that grows most, that part's keys). A part whose cpu work
     is zero (not run at cpu scale) cannot be extrapolated and is left out; 1.0 for a stage without parts."""
@@ -425,7 +450,42 @@ def fmt_minutes(m: float | None) -> str:
     return f"{m:.1f} min" if m < 90 else f"{m / 60:.1f} h"
 
 
-def estimate_markdown(rows: list[Estimate], cpu: dict[str, Measured]) -> str:
+BENCH_CPU = paths.ROOT / "benchmarks" / "bench_steps_cpu.json"      # benchmarks/bench_steps.py on 2 cores
+BENCH_GPU = paths.ROOT / "benchmarks" / "bench_steps_gpu.json"      # the same on one GPU
+
+
+def read_bench(path: Path) -> list[dict]:
+    """The rows of a ``benchmarks/bench_steps.py --out`` file ([] when it is absent)."""
+    return json.loads(path.read_text()) if path.is_file() else []
+
+
+def gpu_section(rows: list[Estimate], speedups: dict[str, float], gpu: str) -> list[str]:
+    """The estimate's GPU part: per stage, its faithful minutes over its bench case's speed-up (1 where none)."""
+    lines = ["## On one GPU (extrapolated)", "",
+             f"Each stage's faithful estimate above divided by the speed-up of its dominant loop, measured with",
+             f"`benchmarks/bench_steps.py` on 2 cores here (`{BENCH_CPU.name}`) and on {gpu} (`{BENCH_GPU.name}`),",
+             "at the `cpu` profile's shapes. A stage without a case runs its loops on the CPU on a GPU machine too",
+             "(the library builds the unrolled family's and KRR-ST / SSDD's tensors there), at its 2-core time.",
+             "The whole stage is scaled by its loop's speed-up, so parts that do not speed up (data loading,",
+             "figures, CPU-bound evaluation) make the real time longer. **Not a measurement of the profile.**", "",
+             "| stage | bench case | speed-up | faithful on 2 cores | faithful on one GPU |", "|---|---|---:|---:|---:|"]
+    total = on_cpu = 0.0
+    for r in rows:
+        if r.minutes is None:
+            continue
+        sp = speedups.get(r.stage, 1.0)
+        case = "/".join(BENCH_LOOP[r.stage]) if r.stage in speedups else "none (CPU)"
+        total += r.minutes / sp
+        on_cpu += r.minutes if r.stage not in speedups else 0.0
+        lines.append(f"| {r.stage} | {case} | {sp:,.1f}x | {fmt_minutes(r.minutes)} | {fmt_minutes(r.minutes / sp)} |")
+    lines += ["", f"**Total on one GPU: about {total / 60:,.1f} hours**, {on_cpu / 60:,.1f} of them in the stages "
+              "whose loops stay on the CPU.", ""]
+    return lines
+
+
+def estimate_markdown(rows: list[Estimate], cpu: dict[str, Measured], gpu: tuple[dict[str, float], str] | None = None
+                      ) -> str:
+    """The estimate page; with ``gpu`` = (:func:`bench_speedups`, the GPU's name) also its GPU section."""
     known = [r.minutes for r in rows if r.minutes is not None]
     total = sum(known)
     sources = sorted({"the executed notebooks under reports/notebooks/ (papermill's duration and parameters)"
@@ -459,6 +519,8 @@ def estimate_markdown(rows: list[Estimate], cpu: dict[str, Measured]) -> str:
               "starts). A stage longer than a piece (dd_matching, dd_dc_arch, ssdd_distill and the ReLA stages above) can",
               "be stopped (Ctrl-C, `timeout`) and resumes from its completed calls; a single call (one DC/DSA synthesis at",
               "ipc 50, one 100-epoch pre-training) is not split further.", ""]
+    if gpu and gpu[0]:
+        lines += gpu_section(rows, *gpu)
     return "\n".join(lines)
 
 
@@ -618,7 +680,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[faithful] with --hours {args.hours:g}: starts {', '.join(fits)} (about {fmt_minutes(t)})")
         if args.write:
             ESTIMATE_MD.parent.mkdir(parents=True, exist_ok=True)
-            ESTIMATE_MD.write_text(estimate_markdown(rows, cpu))
+            gpu_rows = read_bench(BENCH_GPU)
+            names = sorted({r["device"] for r in gpu_rows if r.get("device") not in (None, "cpu")})
+            ESTIMATE_MD.write_text(estimate_markdown(rows, cpu, (bench_speedups(read_bench(BENCH_CPU), gpu_rows),
+                                                                 " / ".join(names) or "a GPU")))
             print(f"[faithful] wrote {ESTIMATE_MD}")
         return 0
     try:

@@ -192,11 +192,27 @@ def _check(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Tensor
 
 
 def _result(base_x, label_logits, num_classes, mean, std, method, dataset, params, seed, cost, detector, trace,
-            resets, source_index) -> DistilledSet:
+            resets, source_index, drift) -> DistilledSet:
     soft = label_distribution(label_logits.detach()).float()
     return DistilledSet(base_x.detach().clone(), soft.argmax(1), num_classes, mean, std, method, dataset,
                         {**params, "times_to_overfit": list(detector.times), "resets": resets,
-                         "target_loss": trace}, seed, soft, cost.seconds, cost.peak_memory_bytes, source_index)
+                         "target_loss": trace, "label_drift": drift}, seed, soft, cost.seconds, cost.peak_memory_bytes,
+                        source_index)
+
+
+def label_drift(label_logits: torch.Tensor, start: torch.Tensor) -> float:
+    """How far the labels have moved from their initialisation: the mean total-variation distance between
+    each base image's current label distribution and its initial one (0: unchanged, 1: disjoint). The
+    paper's loop runs "while labels not converged" (Bohdal et al. 2020, Algorithm 1, line 2): this curve
+    flattening is that convergence, whatever the resets of the model do to the target loss.
+
+    Example:
+        >>> z = uniform_logits(4, 10)
+        >>> label_drift(z, label_distribution(z))
+        0.0
+    """
+    with torch.no_grad():
+        return float(0.5 * (label_distribution(label_logits) - start).abs().sum(1).mean())
 
 
 def _trace(losses: list[float], points: int = 50) -> list[float]:
@@ -214,7 +230,7 @@ def distill_rr(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Te
     (normalised float); ``target_u8`` / ``target_y``: the labelled target set (uint8, normalised batch by
     batch with ``mean`` / ``std``). Returns a :class:`DistilledSet` of the base images with the learned
     ``soft_labels`` (labels = their argmax) and, in ``params``, the times to overfit T_i, the number of
-    resets and a compact target-loss curve."""
+    resets, a compact target-loss curve and a compact :func:`label_drift` curve (the labels' convergence)."""
     _check(base_x, target_u8, target_y, num_classes, steps, inner_batch, target_batch)
     for name, v in (("lam", lam), ("label_lr", label_lr), ("model_lr", model_lr), ("calib_lr", calib_lr)):
         if not v > 0:
@@ -229,6 +245,7 @@ def distill_rr(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Te
     with measure() as cost:
         label_logits = uniform_logits(n, num_classes).requires_grad_()
         label_opt = torch.optim.Adam([label_logits], lr=label_lr)
+        start = label_distribution(label_logits.detach())
         resets = 0
 
         def fresh():  # Theta ~ p(Theta), W <- 0, calibration 1 (lines 4-5, 14-15)
@@ -239,7 +256,7 @@ def distill_rr(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Te
 
         theta, scale, opt, W = fresh()
         detector = OverfitDetector(patience, window)
-        losses = []
+        losses, drift = [], []
         for _ in range(steps):
             idx = torch.randperm(n, generator=g)[:inner_batch]
             t_idx = torch.randint(len(target_y), (target_batch,), generator=g)
@@ -262,11 +279,12 @@ def distill_rr(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Te
             opt.step()
             W = W_new.detach()
             losses.append(float(loss_t.detach()))
+            drift.append(label_drift(label_logits, start))
             if detector.update(losses[-1]):                              # lines 13-16
                 resets += 1
                 theta, scale, opt, W = fresh()
     return _result(base_x, label_logits, num_classes, mean, std, "ld_rr", dataset, params, seed, cost, detector,
-                   _trace(losses), resets, source_index)
+                   _trace(losses), resets, source_index, _trace(drift))
 
 
 def distill_second_order(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Tensor, num_classes: int,
@@ -296,6 +314,7 @@ def distill_second_order(base_x: torch.Tensor, target_u8: torch.Tensor, target_y
     with measure() as cost:
         label_logits = uniform_logits(n, num_classes).requires_grad_()
         label_opt = torch.optim.Adam([label_logits], lr=label_lr)
+        start = label_distribution(label_logits.detach())
         resets = 0
 
         def fresh():
@@ -305,7 +324,7 @@ def distill_second_order(base_x: torch.Tensor, target_u8: torch.Tensor, target_y
         net, opt = fresh()
         lrs = torch.full((inner_steps,), float(inner_lr))
         detector = OverfitDetector(patience, window)
-        losses = []
+        losses, drift = [], []
         for _ in range(steps):
             idx = torch.randperm(n, generator=g)[:inner_batch]
             t_idx = torch.randint(len(target_y), (target_batch,), generator=g)
@@ -315,6 +334,7 @@ def distill_second_order(base_x: torch.Tensor, target_u8: torch.Tensor, target_y
             label_opt.zero_grad(set_to_none=True)
             label_logits.grad, = torch.autograd.grad(loss_t, [label_logits])
             label_opt.step()
+            drift.append(label_drift(label_logits, start))
             # the model's own step on the base minibatch with the labels (the outer loop's model update)
             opt.zero_grad(set_to_none=True)
             soft_cross_entropy(net(x_b), p_b.detach()).backward()
@@ -324,7 +344,7 @@ def distill_second_order(base_x: torch.Tensor, target_u8: torch.Tensor, target_y
                 resets += 1
                 net, opt = fresh()
     return _result(base_x, label_logits, num_classes, mean, std, "ld_second_order", dataset, params, seed, cost,
-                   detector, _trace(losses), resets, source_index)
+                   detector, _trace(losses), resets, source_index, _trace(drift))
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ Distillation: Learn Labels Instead of Images"): the labels of fixed real base im
 flexibility of the learned labels (other students, SGD, other training lengths).
 
 * :func:`distill_calls`: the distillation runs (RR / second-order, within / cross).
-* :func:`runs_table` / :func:`target_loss_curves`: what the runs learned.
+* :func:`runs_table` / :func:`target_loss_curves` / :func:`label_drift_curves`: what the runs learned.
 * :func:`eval_config`, :func:`label_sets`, :func:`flex_cells`, :func:`eval_jobs`: the students' evaluations.
 * :func:`main_table`, :func:`flexibility_table`, :func:`metrics`: the published tables and metrics.
 """
@@ -158,3 +158,10 @@ def metrics(main: pd.DataFrame, flex: pd.DataFrame, runs: pd.DataFrame, res: pd.
             "distillation_seconds": {f"{r['base']} {r['variant']}": r["seconds"] for _, r in runs.iterrows()},
             "resets": {f"{r['base']} {r['variant']}": r["resets"] for _, r in runs.iterrows()},
             "eval_seconds_total": float(res["seconds"].sum())}
+
+
+def label_drift_curves(made: dict) -> pd.DataFrame:
+    """The compact label-drift curves (:func:`ld.label_drift`, window means) of every run, in the layout of
+    :func:`target_loss_curves`: the labels' convergence, LD's own stopping rule."""
+    return pd.DataFrame([{"run": f"{v} {base}", "iteration": i, "loss": x} for (base, v), d in made.items()
+                         for i, x in enumerate(d.params.get("label_drift", []))], columns=["run", "iteration", "loss"])

@@ -76,16 +76,25 @@ _V_DC, _V_DSA = "ICLR 2021 (reading notes)", "ICML 2021 (reading notes)"
 # generic pieces
 
 
-def regime(name: str, runs: Mapping[str, tuple[Sequence[float], int]], target: int, needs: str) -> Precondition:
+def regime(name: str, runs: Mapping[str, tuple[Sequence[float], int]], target: int, needs: str,
+           converged: Mapping[str, Sequence[float]] | None = None, converged_what: str = "") -> Precondition:
     """Every run of ``runs`` (``{run: (outer-loss curve, outer iterations run)}``) reached ``target``
-    iterations (the paper's count) or a measured plateau of its curve (:func:`claims.plateaued`)."""
+    iterations (the paper's count) or a measured plateau of its curve (:func:`claims.plateaued`), or, where
+    ``converged`` gives a run a second curve (``converged_what`` names it: the quantity whose convergence is the
+    paper's own stopping rule), a plateau of that curve."""
     if not runs:
         return Precondition(name, False, "no run logged", needs)
     parts, unmet = [], []
     for run, (curve, n) in runs.items():
         p = claims.plateaued(run, curve, needs)
-        parts.append(f"{run}: {n:,} of {target:,} iterations, {'plateau' if p.met else 'no plateau'} ({p.measured})")
-        if not (n >= target or p.met):
+        text = f"{run}: {n:,} of {target:,} iterations, {'plateau' if p.met else 'no plateau'} ({p.measured})"
+        met = n >= target or p.met
+        if converged and run in converged:
+            c = claims.plateaued(run, converged[run], needs)
+            text += f"; {converged_what} {'converged' if c.met else 'not converged'} ({c.measured.replace('decrease', 'change')})"
+            met = met or c.met
+        parts.append(text)
+        if not met:
             unmet.append(parts[-1])
     if len(parts) > 4:  # many runs (e.g. one per phase and seed): the count, and the first unmet ones
         parts = [f"{len(parts) - len(unmet)} of {len(parts)} runs in their regime"] + unmet[:2] + (["..."] if len(unmet) > 2 else [])
@@ -315,11 +324,14 @@ def dd_unrolled_claims(acc: pd.DataFrame, poison: pd.DataFrame, curves: pd.DataF
 
 
 def dd_labels_claims(results: pd.DataFrame, runs: pd.DataFrame, curves: pd.DataFrame, *, arch: str, eval_steps: int,
-                     step_mults: Sequence[float], classes: int = 10) -> list[Claim]:
+                     step_mults: Sequence[float], classes: int = 10, drift: pd.DataFrame | None = None) -> list[Claim]:
     """The LD rows. ``results``: one row per learner (``base``, ``labels``, ``student``, ``optimizer``,
     ``mult``, ``seed``, ``acc``); ``runs``: one row per distillation (``base``, ``variant``, ``steps``);
     ``curves``: the compact target-loss curve of each distillation (``run`` = "<variant> <base>",
-    ``iteration``, ``loss``). Seeds: the learners' seeds, matched across arms (one distillation run)."""
+    ``iteration``, ``loss``); ``drift``: the same for the labels' drift from their initialisation
+    (:func:`compendium.distill.unrolled.ld.label_drift`; column ``loss``): LD's loop runs "while labels not
+    converged", and the model resets make the target loss a sawtooth, so a plateau of the drift also counts as
+    the regime. Seeds: the learners' seeds, matched across arms (one distillation run)."""
     chance = 1.0 / classes
     steps = {f"{r['variant']} {r['base']}": int(r["steps"]) for _, r in runs.iterrows()}
 
@@ -328,8 +340,10 @@ def dd_labels_claims(results: pd.DataFrame, runs: pd.DataFrame, curves: pd.DataF
 
     def reg(label, *rs):
         rs = [r for r in rs if r in steps] or list(rs)
+        conv = {r: c for r, (c, _) in curves_of(drift, rs).items()} if drift is not None and len(drift) else None
         return regime(label, curves_of(curves, rs, steps), LD_STEPS,
-                      _iters_needs("LD", LD_STEPS, ", ".join(str(steps.get(r, 0)) for r in rs)))
+                      _iters_needs("LD", LD_STEPS, ", ".join(str(steps.get(r, 0)) for r in rs)) + " or labels that converged",
+                      conv, "labels")
 
     P, L = _LD, "Flexible DD / Label Distillation"
     within = " (one distillation run; paired over the learners' seeds)"

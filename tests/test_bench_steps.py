@@ -1,0 +1,61 @@
+"""benchmarks/bench_steps.py: one cheap loop end to end (BYOL, cpu shape, --quick), and the library modules it
+uses import none of the pipeline-only packages (papermill, dvc, nbformat: absent on the GPU machines)."""
+
+import importlib.util
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "bench_steps.py"
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_steps", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["bench_steps"] = mod   # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_byol_quick_row(tmp_path, capsys):
+    bench = _bench()
+    out = tmp_path / "rows.json"
+    rows = bench.main(["--quick", "--only", "byol", "--device", "cpu", "--threads", "1", "--out", str(out)])
+    assert len(rows) == 1
+    row = rows[0]
+    assert set(bench.ROW_KEYS) <= set(row) and "error" not in row
+    assert (row["loop"], row["shape"], row["device"], row["steps"]) == ("byol", "cpu", "cpu", 1)
+    assert math.isfinite(row["seconds_per_step"]) and row["seconds_per_step"] > 0
+    assert row["peak_cuda_mib"] is None
+    assert json.loads(out.read_text()) == rows
+    printed = capsys.readouterr().out
+    assert "| loop | shape |" in printed and "| byol | cpu | byol |" in printed
+
+
+def test_failing_case_is_a_row(monkeypatch):
+    bench = _bench()
+
+    def broken(shape, dev, quick):
+        raise RuntimeError("no such device")
+
+    monkeypatch.setitem(bench.BUILDERS, "dd", broken)
+    lines = []
+    rows = bench.run_all(["dd"], ["cpu"], bench.torch.device("cpu"), quick=True, printer=lines.append)
+    assert rows[0]["seconds_per_step"] is None and "no such device" in rows[0]["error"]
+    assert "error: RuntimeError" in lines[-1]
+
+
+def test_no_pipeline_only_imports():
+    code = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('b', sys.argv[1]); "
+            "m = importlib.util.module_from_spec(spec); sys.modules['b'] = m; spec.loader.exec_module(m); "
+            "m.import_library(); print(m.forbidden_modules())")
+    r = subprocess.run([sys.executable, "-c", code, str(SCRIPT)], capture_output=True, text=True, check=True,
+                       env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"})
+    assert r.stdout.strip().splitlines()[-1] == "[]"
