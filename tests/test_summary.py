@@ -72,6 +72,14 @@ def test_build_reads_every_headline_from_the_stages_tables(tmp_path):
     assert list(summary.headline_table(r["headlines"]).columns)[2] == "ours (Fashion-MNIST, cpu)"
 
 
+def test_a_partial_run_leaves_out_the_headlines_of_stages_it_did_not_run(tmp_path):
+    (tmp_path / "claims.csv").write_text("paper,verdict,tested,scale,stage\nLD,holds,yes,faithful,dd_labels\n")
+    with pytest.raises(FileNotFoundError, match="is missing"):
+        summary.build(tmp_path)                      # the default pipeline: a missing table is an error
+    r = summary.build(tmp_path, partial=True)        # a piece of the faithful profile: left out
+    assert r["headlines"]["rows"] == [] and r["families"]["unrolled"]["claims"] == 1
+
+
 def test_every_metrics_file_has_the_same_keys_so_dvc_metrics_show_stays_narrow():
     keys = set(summary.verdict_counts(pd.DataFrame({"verdict": [], "tested": []})))
     assert keys == {"claims", "tested", "holds", "fails", "conditional", "inconclusive", "not_tested"}

@@ -541,7 +541,7 @@ def run_one(stage: str, root: Path, models_root: Path, scale: str = SCALE) -> No
     """Run one stage into ``root`` (artifacts in ``models_root``): a notebook stage through nbrun, the
     presentation stages through their modules."""
     if stage == "summary":
-        summary.write(summary.build(root), root)
+        summary.write(summary.build(root, partial=True), root)   # a piece of the profile: the stages run so far
     elif stage == "site":
         site.build(reports=root)
     else:

@@ -166,9 +166,14 @@ def stage_minutes(notebooks: Path) -> dict[str, float]:
     return out
 
 
-def headline_rows(reports: Path) -> list[dict]:
+def headline_rows(reports: Path, partial: bool = False) -> list[dict]:
+    """The :data:`HEADLINES` read from ``reports``. ``partial`` (a run of some stages only, such as a piece of the
+    faithful profile): a headline whose stage table is absent is left out instead of being an error."""
     rows = []
     for h in HEADLINES:
+        if partial and not all((reports / paths.TABLES / c.stage / f"{c.table}.csv").is_file()
+                               for c in (h.ours, h.theirs) if isinstance(c, Cell)):
+            continue
         rows.append({"family": h.family, "paper": h.paper, "what": h.what, "ours": h.ours.read(reports),
                      "paper_value": h.theirs.read(reports), "paper_setting": h.paper_setting})
     return rows
@@ -211,14 +216,14 @@ def ior_hlr(reports: Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["stage", "cell", *IOR_HLR_VALUES])
 
 
-def build(reports: Path | None = None) -> dict:
-    """Everything ``reports/summary/`` holds, computed from ``reports``."""
+def build(reports: Path | None = None, partial: bool = False) -> dict:
+    """Everything ``reports/summary/`` holds, computed from ``reports`` (``partial``: see :func:`headline_rows`)."""
     reports = reports or paths.REPORTS
     ledger_file = reports / "claims.csv"
     if not ledger_file.is_file():
         raise FileNotFoundError(f"{ledger_file} is missing: run `dvc repro claims_ledger` first")
     ledger = pd.read_csv(ledger_file, dtype=str, keep_default_na=False)
-    rows = headline_rows(reports)
+    rows = headline_rows(reports, partial)
     minutes = stage_minutes(reports / paths.EXECUTED)
     scales = sorted(set(ledger["scale"]))
     return {"families": family_metrics(ledger, rows), "ior_hlr": ior_hlr(reports),
