@@ -46,6 +46,8 @@ ROOT = paths.REPORTS / SCALE             # the products, beside the default ones
 MODELS_ROOT = paths.MODELS / SCALE       # the heavy products (checkpoints, targets, sets)
 DONE = "done"                            # <root>/done/<stage>.json: the done records
 ESTIMATE_MD = paths.ROOT / "benchmarks" / "faithful_estimate.md"
+BENCH_CPU = paths.ROOT / "benchmarks" / "bench_steps_cpu.json"      # benchmarks/bench_steps.py on 2 cores
+BENCH_GPU = paths.ROOT / "benchmarks" / "bench_steps_gpu.json"      # the same on one GPU
 SKIPPED = frozenset({"clean_notebooks"})  # the runner cleans each notebook itself (build/faithful/nb/)
 MODULE_STAGES = ("summary", "site")       # presentation stages that run a module, not a notebook
 RECORD_KEYS = ("scale", "params", "sources", "upstream")   # what a record must match to be skipped
@@ -450,10 +452,6 @@ def fmt_minutes(m: float | None) -> str:
     return f"{m:.1f} min" if m < 90 else f"{m / 60:.1f} h"
 
 
-BENCH_CPU = paths.ROOT / "benchmarks" / "bench_steps_cpu.json"      # benchmarks/bench_steps.py on 2 cores
-BENCH_GPU = paths.ROOT / "benchmarks" / "bench_steps_gpu.json"      # the same on one GPU
-
-
 def read_bench(path: Path) -> list[dict]:
     """The rows of a ``benchmarks/bench_steps.py --out`` file ([] when it is absent)."""
     return json.loads(path.read_text()) if path.is_file() else []
@@ -462,7 +460,7 @@ def read_bench(path: Path) -> list[dict]:
 def gpu_section(rows: list[Estimate], speedups: dict[str, float], gpu: str) -> list[str]:
     """The estimate's GPU part: per stage, its faithful minutes over its bench case's speed-up (1 where none)."""
     lines = ["## On one GPU (extrapolated)", "",
-             f"Each stage's faithful estimate above divided by the speed-up of its dominant loop, measured with",
+             "Each stage's faithful estimate above divided by the speed-up of its dominant loop, measured with",
              f"`benchmarks/bench_steps.py` on 2 cores here (`{BENCH_CPU.name}`) and on {gpu} (`{BENCH_GPU.name}`),",
              "at the `cpu` profile's shapes. A stage without a case runs its loops on the CPU on a GPU machine too",
              "(the library builds the unrolled family's and KRR-ST / SSDD's tensors there), at its 2-core time.",
