@@ -99,6 +99,15 @@ def test_budget_claims_not_tested_without_the_ssl_phase_and_tested_with_it():
     assert rows["Table 1"].verdict == claims.NOT_TESTED and "BYOL above the untrained network unmet" in rows["Table 1"].condition
 
 
+def test_half_cost_claim_reads_the_cost_goal_cell_outside_the_grid():
+    runs = _budget_runs(fired=True, byol10=0.70, steps=4000)
+    grid_only = runs[~((runs["budget"] == 0.5) & (runs["prior"] != RAND))]   # the 50% cell of Rand. alone, no BYOL 50%
+    r = CR.half_cost_claim(grid_only, RAND, STRONG, [0.1], 0.5)
+    assert r.tested == "yes" and r.verdict == claims.HOLDS and r.seeds == "0,1,2"   # Rand. at 50%: 75 vs BYOL* 74
+    r = CR.half_cost_claim(runs[runs["budget"] != 0.5], RAND, STRONG, [0.1], 0.5)
+    assert r.verdict == claims.NOT_TESTED and "the 50% cell of the cross-dataset prior unmet" in r.condition
+
+
 def test_gap_closures_and_cost_use_matched_seeds():
     runs = _budget_runs(byol10=0.70, fired=True, steps=4000)
     runs = pd.concat([runs, pd.DataFrame([_row(9, 0.10), _row(9, 0.99, prior=RAND, steps=4000, switch=100)])])  # no BYOL*

@@ -269,7 +269,9 @@ def test_text_specs_kwargs_and_names():
     sets = [(specs[0][0], _tdd()), (r, _tdd(soft=False, losses=(2.0,)))]
     assert len(text_experiment.loss_curves(sets)) == 3
     budget = text_experiment.learner_budget(sets, kw_for)
-    assert budget == {"bilstm": {"outer iterations": 2, "epochs": 2, "real batch": 16, "lr0": 1.0}}
+    assert budget == {"bilstm": {"outer iterations": 1, "plateau test every": 0, "epochs": 2, "real batch": 16, "lr0": 1.0}}
+    stop = text_experiment.tdd_kwargs("bilstm", "fixed", 2, **kw, plateau_every=25, min_iterations=100)
+    assert (stop["plateau_every"], stop["min_iterations"], stop["iterations"]) == (25, 100, 1)
 
 
 def test_text_specs_distill_every_replicate_at_every_ipc():

@@ -100,6 +100,11 @@ def test_ablation_panels_bars_from_zero_and_legends_under_the_panels():
     assert fig.axes[0].get_ylim()[0] == 0 and "±1 std of 2 seeds" in fig.axes[0].get_title()
     for ax in fig.axes:
         assert min(t.get_fontsize() for t in ax.get_legend().get_texts()) >= 10
+    lean = runs[~runs["arm"].str.endswith("v1 continuous")]   # descriptive arms left out: no v1 line, the rest drawn
+    fig = rela_plots.ablation_panels(lean, {k: v for k, v in acc.items() if not k[0].endswith("v1 continuous")}, labels,
+                                     lambdas, fractions, seeds, budget=0.1)
+    texts = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert not any("v1" in t for t in texts) and sum("constant λ" in t for t in texts) == 2
 
 
 class _Run:

@@ -127,6 +127,17 @@ def test_budget_arms_run_the_headline_cells_on_every_seed():
     assert not any(a.reuse for a in arms)
 
 
+def test_budget_arms_extra_cells_run_on_the_grid_seeds_outside_the_grid_only():
+    s = tiny_setup()
+    kw = dict(full_seeds=1, priors=["rand", "p"], headline_budget=0.1, same_dataset_prior="p", schedule="switch",
+              label=str.upper, grid_seeds=2)
+    arms = tables.budget_arms(s, KW, seeds=[0, 1, 2], budgets=[0.1], extra_cells=[("rand", 0.5)], **kw)
+    extra = [(a.seed, a.prior, a.budget, a.schedule) for a in arms if a.name == "ReLA RAND 50%"]
+    assert extra == [(0, "rand", 0.5, "switch"), (1, "rand", 0.5, "switch")]
+    inside = tables.budget_arms(s, KW, seeds=[0], budgets=[0.1, 0.5], extra_cells=[("rand", 0.5)], **kw)
+    assert [a.name for a in inside].count("ReLA RAND 50%") == 1   # already a grid cell: not run twice
+
+
 def test_budget_arms_grid_seeds_and_the_switch_variant():
     s = tiny_setup()
     arms = tables.budget_arms(s, KW, seeds=[0, 1, 2], full_seeds=3, budgets=[0.1, 0.2], priors=["rand", "p"],
@@ -175,6 +186,17 @@ def test_ablation_arms_repeat_the_reference_arms_on_later_seeds():
     assert not by["R: switch, W and b frozen"].transfer_trainable and by["R: switch, paper target order"].order == "paper"
     assert tables.dynamics_arms(["R"], [0, 0.5, 1]) == ["R: adaptive switch", "R: v1 continuous", "R: first 50% ReLA"]
     assert tables.dynamics_arms(["R"], [0, 1]) == ["R: adaptive switch", "R: v1 continuous"]
+
+
+def test_ablation_arms_without_descriptive_arms_keep_every_arm_a_claim_reads():
+    full = tables.ablation_arms(KW, seeds=[0, 1, 2], priors=["rand"], budget=0.1, lambdas=[0.2, 1.0], fractions=[0, 0.5, 1],
+                                label=lambda p: "R", schedule_seeds=3)
+    lean = tables.ablation_arms(KW, seeds=[0, 1, 2], priors=["rand"], budget=0.1, lambdas=[0.2, 1.0], fractions=[0, 0.5, 1],
+                                label=lambda p: "R", schedule_seeds=3, descriptive=False)
+    dropped = {(a.name, a.seed) for a in full} - {(a.name, a.seed) for a in lean}
+    assert {n for n, _ in dropped} == {"R: v1 continuous", "R: switch, W and b frozen", "R: switch, paper target order"}
+    assert len(dropped) == 3 + 2 and all(a.schedule != "v1" and a.transfer_trainable and a.order == "code" for a in lean)
+    assert {(a.name, a.seed) for a in lean} < {(a.name, a.seed) for a in full}
 
 
 def test_table1_marks_the_best_and_what_beats_the_full_budget():

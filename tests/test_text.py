@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from compendium.core import data
+from compendium.core import data, plateau
 from compendium.core import text as T
 from compendium.distill.unrolled import textdd as D
 from compendium.distill.unrolled.unroll import initial_params, outer_loss, unroll
@@ -236,6 +236,22 @@ def test_tdd_lowers_the_outer_loss_and_trains_a_learner(tmp_path):
     ds.save(tmp_path / "s.pt")
     back = D.TextDistilled.load(tmp_path / "s.pt")
     assert torch.equal(back.x, ds.x) and back.steps == ds.steps and back.arch_kwargs == ds.arch_kwargs
+
+
+def test_tdd_stops_at_the_first_plateau_test_that_passes_and_keeps_the_same_trajectory(monkeypatch):
+    x, y = _synthetic(n_per_class=10)
+    kw = dict(arch="textconvnet", arch_kwargs={"filters": 2, "widths": (2,)}, init="fixed", epochs=1, lr0=0.05,
+              outer_lr=0.1, real_batch=20, seed=0)
+    tested = []
+    monkeypatch.setattr(plateau, "is_plateau", lambda c: tested.append(len(c)) or len(c) >= 12)  # "flat" from 12 on
+    stop = D.distill_text(x, y, 2, 1, iterations=40, plateau_every=4, min_iterations=8, **kw)
+    assert len(stop.losses) == 12 and tested == [8, 12]   # tested every 4 from 8, stopped at the first pass
+    full = D.distill_text(x, y, 2, 1, iterations=12, **kw)
+    assert stop.losses == full.losses and torch.equal(stop.x, full.x) and tested == [8, 12]   # off: never tested
+    capped = D.distill_text(x, y, 2, 1, iterations=6, plateau_every=4, min_iterations=8, **kw)
+    assert len(capped.losses) == 6 and tested == [8, 12]   # the cap comes before the first test
+    with pytest.raises(ValueError, match="plateau_every"):
+        D.distill_text(x, y, 2, 1, iterations=1, plateau_every=-1)
 
 
 def test_tdd_validates_and_learns_only_rates_of_real_sentences():

@@ -200,7 +200,8 @@ def ablation_panels(runs: pd.DataFrame, acc: Mapping[tuple, float], labels: Sequ
     for i, L in enumerate(labels):
         c = f"C{i}"
         ax.plot(lambdas, [100 * acc[(f"{L}: constant λ={lam:g}", s0)] for lam in lambdas], "o-", color=c, label=f"{L}: constant λ")
-        ax.axhline(100 * acc[(f"{L}: v1 continuous", s0)], color=c, ls="--", lw=1, label=f"{L}: v1 adaptive λ")
+        if (f"{L}: v1 continuous", s0) in acc:  # a descriptive arm, absent when the run leaves those out
+            ax.axhline(100 * acc[(f"{L}: v1 continuous", s0)], color=c, ls="--", lw=1, label=f"{L}: v1 adaptive λ")
         ax.axhline(100 * acc[(f"{L}: adaptive switch", s0)], color=c, ls="-.", lw=1, label=f"{L}: adaptive switch")
     ax.axhline(100 * acc[("BYOL", s0)], color="k", ls=":", lw=1, label="BYOL")
     ax.set(xlabel="constant λ (weight of the ReLA loss at every step)", ylabel="linear probe (%)",

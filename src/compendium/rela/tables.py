@@ -19,7 +19,7 @@ Functions that name priors take ``label``: spec -> short name (the pipeline's pa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -35,13 +35,15 @@ from compendium.rela.experiment import Arm, Result, Setup
 
 def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int, budgets: list, priors: list,
                 headline_budget: float, same_dataset_prior: str, schedule: str, label: Callable[[str], str],
-                grid_seeds: int = 1, variant_schedule: str = "") -> list[Arm]:
+                grid_seeds: int = 1, variant_schedule: str = "", extra_cells: Sequence[tuple[str, float]] = ()) -> list[Arm]:
     """Camera-ready Table 1's arms: per seed the untrained student, BYOL* (100%) on the first
     ``full_seeds`` seeds (reusing the same-dataset prior when it is that very run, as CF10-T is BYOL*),
     and at each budget BYOL and + ReLA per prior on the first ``grid_seeds`` seeds; later seeds run
     only the headline cells (BYOL and the same-dataset prior at ``headline_budget``). With
     ``variant_schedule``, every seed also runs the same-dataset prior at the headline budget with that
-    λ schedule (named by :func:`variant_name`), so both switch variants are reported side by side."""
+    λ schedule (named by :func:`variant_name`), so both switch variants are reported side by side.
+    ``extra_cells``: ``(prior, budget)`` cells outside the grid, + ReLA on the first ``grid_seeds`` seeds
+    (the one cell a claim reads, without the whole budget's column)."""
     arms = []
     for i, s in enumerate(seeds):
         arms.append(Arm("untrained", arch_kwargs=arch_kwargs, seed=s, untrained=True))
@@ -58,6 +60,9 @@ def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int
                 if i < grid_seeds or (p == same_dataset_prior and b == headline_budget):
                     arms.append(Arm(f"ReLA {label(p)} {b:.0%}", arch_kwargs=arch_kwargs, budget=b, seed=s,
                                     prior=p, schedule=schedule))
+        if i < grid_seeds:
+            arms += [Arm(f"ReLA {label(p)} {b:.0%}", arch_kwargs=arch_kwargs, budget=b, seed=s, prior=p, schedule=schedule)
+                     for p, b in extra_cells if not any(np.isclose(b, g) for g in budgets)]
         if variant_schedule:
             arms.append(Arm(variant_name(f"ReLA {label(same_dataset_prior)} {headline_budget:.0%}", variant_schedule),
                             arch_kwargs=arch_kwargs, budget=headline_budget, seed=s, prior=same_dataset_prior,
@@ -101,12 +106,15 @@ def switch_variants(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def ablation_arms(arch_kwargs: dict, *, seeds: list, priors: list, budget: float, lambdas: list, fractions: list,
-                  label: Callable[[str], str], schedule: str = "switch", schedule_seeds: int = 1) -> list[Arm]:
+                  label: Callable[[str], str], schedule: str = "switch", schedule_seeds: int = 1,
+                  descriptive: bool = True) -> list[Arm]:
     """The ablations' arms (v1 Fig. 4a-b, camera-ready Fig. 4b, and W, b frozen / the paper's target
     order): every seed runs untrained, BYOL and the switch with the dynamic and the static subset;
     the first ``schedule_seeds`` also v1's continuous λ, each constant λ and each first-w schedule
     (0 < w < 1); the first seed also the switch with W and b frozen and the switch with the paper's
-    target order. ``schedule``: the switch every "switch" arm runs (``switch`` or ``switch_scaled``)."""
+    target order. ``schedule``: the switch every "switch" arm runs (``switch`` or ``switch_scaled``).
+    ``descriptive=False`` leaves out the arms only the figures show and no claim reads (v1's
+    continuous λ, W and b frozen, the paper's target order)."""
     arms = []
     for i, seed in enumerate(seeds):
         arms.append(Arm("untrained", arch_kwargs=arch_kwargs, budget=budget, seed=seed, untrained=True))
@@ -118,13 +126,14 @@ def ablation_arms(arch_kwargs: dict, *, seeds: list, priors: list, budget: float
             arms.append(Arm(f"{name}: switch, static subset", schedule=schedule, budget_mode="static", **base))
             if i >= schedule_seeds:
                 continue
-            arms.append(Arm(f"{name}: v1 continuous", schedule="v1", **base))
+            if descriptive:
+                arms.append(Arm(f"{name}: v1 continuous", schedule="v1", **base))
             for lam in lambdas:
                 arms.append(Arm(f"{name}: constant λ={lam:g}", schedule="constant", w=lam, **base))
             for w in fractions:
                 if 0 < w < 1:
                     arms.append(Arm(f"{name}: first {w:.0%} ReLA", schedule="first", w=w, **base))
-            if i > 0:
+            if i > 0 or not descriptive:
                 continue
             arms.append(Arm(f"{name}: switch, W and b frozen", schedule=schedule, transfer_trainable=False, **base))
             arms.append(Arm(f"{name}: switch, paper target order", schedule=schedule, order="paper", **base))

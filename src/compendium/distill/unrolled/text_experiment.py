@@ -61,12 +61,14 @@ def check_ipcs(ipcs, n_train: int, num_classes: int) -> None:
 
 def tdd_kwargs(arch: str, init: str, s: int, soft: bool = True, *, arch_kw: dict, iterations: int, lstm_iterations: int,
                lr0: float, lstm_lr0: float, epochs: int, outer_lr: float, lr_lr: float, label_init: float,
-               real_batch: int) -> dict:
-    """The :func:`textdd.distill_text` arguments of one run (the Bi-LSTM has its own iterations and initial rate)."""
+               real_batch: int, plateau_every: int = 0, min_iterations: int = 0) -> dict:
+    """The :func:`textdd.distill_text` arguments of one run (the Bi-LSTM has its own iterations and initial rate;
+    with ``plateau_every`` > 0 the iterations are caps and each run stops at its measured plateau)."""
     lstm = arch == "bilstm"
     return dict(arch=arch, arch_kwargs=arch_kw[arch], init=init, init_seed=s, seed=s, soft=soft,
                 iterations=lstm_iterations if lstm else iterations, lr0=lstm_lr0 if lstm else lr0, epochs=epochs,
-                outer_lr=outer_lr, lr_lr=lr_lr, label_init=label_init, real_batch=real_batch)
+                outer_lr=outer_lr, lr_lr=lr_lr, label_init=label_init, real_batch=real_batch,
+                plateau_every=plateau_every, min_iterations=min_iterations)
 
 
 def distill_specs(kw_for, *, archs, inits, distill_seeds, ipcs, dd_hard: bool) -> list[tuple[dict, dict]]:
@@ -207,12 +209,16 @@ def decoded_per_row(d, emb, categories, show_rows: int) -> pd.DataFrame:
 
 
 def learner_budget(sets, kw_for) -> dict:
-    """Per learner distilled with: the outer iterations, epochs, real batch and initial rate of its TDD runs
-    (the claims compare learners only under a shared budget)."""
-    return {r["distilled with"]: {"outer iterations": len(d.losses), "epochs": d.epochs,
-                                  "real batch": kw_for(r["distilled with"], "random", 0)["real_batch"],
-                                  "lr0": kw_for(r["distilled with"], "random", 0)["lr0"]}
-            for r, d in sets if r["method"] == "TDD"}
+    """Per learner distilled with: the outer-iteration budget (the cap, and the plateau test's interval when runs
+    stop at their plateau), epochs, real batch and initial rate of its TDD runs (the claims compare learners
+    only under a shared budget; whether each run reached its regime is the claims' separate test)."""
+    out = {}
+    for r, d in sets:
+        if r["method"] == "TDD":
+            kw = kw_for(r["distilled with"], "random", 0)
+            out[r["distilled with"]] = {"outer iterations": kw["iterations"], "plateau test every": kw.get("plateau_every", 0),
+                                        "epochs": d.epochs, "real batch": kw["real_batch"], "lr0": kw["lr0"]}
+    return out
 
 
 def metrics(res: pd.DataFrame, sched: pd.DataFrame, adam_df: pd.DataFrame, sets, *, chance: float, n_train: int,

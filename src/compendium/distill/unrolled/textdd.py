@@ -17,6 +17,9 @@ real-data loss of the trained weights (DD's Alg. 1 line 9 / SLDD's Alg. 1a line 
 * :func:`eval_adam`: a fixed Adam recipe for any set (cross-learner evaluation, baselines, full data);
   :func:`evaluate_set` / :func:`adam_rows`: the rows of one set's evaluations (worker entry points).
 * :func:`class_balanced_real`: random real sentences, ``ipc`` per class (the notes' random-real baseline).
+
+With ``plateau_every`` > 0 the outer loop stops at a measured plateau of its loss, tested with the claims'
+criterion (:func:`compendium.core.plateau.is_plateau`) as DD's loop does; ``iterations`` is then the cap.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from compendium.core import text
+from compendium.core import plateau, text
 from compendium.distill.kernel import class_balanced_index
 from compendium.distill.sets import load_tensors, save_tensors
 from compendium.distill.unrolled.unroll import dd_batches, initial_params, outer_loss, unroll
@@ -132,7 +135,8 @@ def distill_text(x_train: torch.Tensor, y_train: torch.Tensor, num_classes: int,
                  init_seed: int = 0, iterations: int = 200, steps: int = 1, epochs: int = 3, lr0: float = 0.01,
                  outer_lr: float = 0.01, real_batch: int = 128, inits_per_iter: int = 1, soft: bool = True,
                  learn_x: bool = True, x_init: str = "noise", label_init: float = 1.0, seed: int = 0,
-                 lr_lr: float | None = None, method: str | None = None) -> TextDistilled:
+                 lr_lr: float | None = None, method: str | None = None, plateau_every: int = 0,
+                 min_iterations: int = 0) -> TextDistilled:
     """TDD (SLDD Alg. 1a on ``[L, d]`` sentence matrices).
 
     ``init`` "random": a fresh Xavier theta_0 per outer iteration (``inits_per_iter`` of them, losses
@@ -141,9 +145,12 @@ def distill_text(x_train: torch.Tensor, y_train: torch.Tensor, num_classes: int,
     (``learn_x=False`` keeps them: only the rates, and the labels if ``soft``, are learned). Labels start
     as ``label_init`` times one-hot logits. Adam (``outer_lr``) on x~, the label logits and log step
     sizes (initialised at ``lr0``; their own Adam rate ``lr_lr``, default ``outer_lr``); real batches of
-    ``real_batch`` drawn per iteration.
+    ``real_batch`` drawn per iteration. ``plateau_every`` > 0: every ``plateau_every``-th iteration from
+    ``min_iterations`` on, stop once the loss trace passes the claims' plateau test (``iterations`` caps it).
     """
     _check(ipc, steps, epochs)
+    if plateau_every < 0 or min_iterations < 0:
+        raise ValueError(f"plateau_every and min_iterations must be >= 0, got {plateau_every}, {min_iterations}")
     if init not in ("random", "fixed"):
         raise ValueError(f"init must be 'random' or 'fixed', got {init!r}")
     if x_init not in ("noise", "real"):
@@ -183,6 +190,9 @@ def distill_text(x_train: torch.Tensor, y_train: torch.Tensor, num_classes: int,
         total.backward()
         opt.step()
         losses.append(float(total.detach()) / inits_per_iter)
+        n = len(losses)
+        if plateau_every > 0 and n >= max(min_iterations, 1) and n % plateau_every == 0 and plateau.is_plateau(losses):
+            break
     return TextDistilled(x.detach(), y_param.detach(), log_lrs.detach().exp(), steps, epochs, arch, arch_kwargs,
                          init, init_seed, soft, method or ("TDD" if learn_x else "real + learned rates"),
                          losses, time.perf_counter() - t0)

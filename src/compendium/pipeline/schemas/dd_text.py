@@ -24,6 +24,8 @@ SCHEMA = {
                        low=0, high=SEED_MAX, nonempty=True),
     "iterations": Param("int", "outer Adam iterations, TextConvNet", low=1, high=100000),
     "lstm_iterations": Param("int", "outer Adam iterations, Bi-LSTM", low=1, high=100000),
+    "plateau_every": Param("int", "test the outer loss for a plateau (the claims' test) every this many outer iterations and stop there; the iteration counts are then caps (0: off)", low=0, high=100_000),
+    "min_iterations": Param("int", "outer iterations before the first plateau test", low=0, high=100_000),
     "epochs": Param("int", "inner epochs over the distilled set (one step each, its own learned rate)", low=1, high=100),
     "lr0": Param("float", "initial inner step size, TextConvNet", low=1e-5, high=10.0),
     "lstm_lr0": Param("float", "initial inner step size, Bi-LSTM", low=1e-5, high=10.0),

@@ -15,5 +15,6 @@ SCHEMA = {
     "budget": Param("float", "training budget of every arm", low=0.001, high=1.0),
     "priors": priors_param("a weak and a strong prior (each needs targets from the priors stage)"),
     "lambdas": Param("list[float]", "constant lambda values (v1 Fig. 4b)", low=0.0, high=1.0, nonempty=True),
+    "descriptive_arms": Param("bool", "also run the arms only the figures show and no claim reads: v1's continuous λ, W and b frozen, the paper's target order"),
     "fractions": Param("list[float]", "w of the first-w strategies (camera-ready Fig. 4b)", low=0.0, high=1.0, nonempty=True),
 }
