@@ -9,7 +9,7 @@ import torch
 
 from compendium.core import paths, probe
 from compendium.pipeline import paper_tables as PT
-from compendium.rela import experiment, priors, similarity, targets
+from compendium.rela import experiment, priors, replicates, similarity, tables, targets
 
 
 def tiny_setup(n=192, **kw):
@@ -159,6 +159,32 @@ def test_an_arm_reuses_a_prior_trained_exactly_as_it_would_be(tmp_path, monkeypa
     assert r.row["steps"] == 2 * (192 // 32) and r.row["reused"] == spec
     with pytest.raises(ValueError, match="not trained as"):
         experiment.run(experiment.Arm("other", arch_kwargs=KW, budget=1.0, seed=2, reuse=spec), s)
+
+
+def test_replicate_specs_name_a_seed_beside_the_prior():
+    assert replicates.replicate_spec("trained:priors/fmnist_byol.pt", 2) == "trained:prior_replicates/fmnist_byol_seed2.pt"
+    with pytest.raises(ValueError, match="only a trained"):
+        replicates.replicate_spec("rand:convnet", 1)
+
+
+def test_byol_star_on_a_later_seed_reuses_the_priors_stage_replicate(tmp_path, monkeypatch):
+    """train_byol writes the record that an arm trained the same way has, so Table 1's BYOL* arm on seed 1
+    reuses the seed-1 replicate (seed 0 the prior itself), and the arm of a seed without one trains."""
+    monkeypatch.setenv(paths.OUTPUT_ROOT_ENV, str(tmp_path / "out"))
+    s = tiny_setup(epochs=1, head_mult=1.0)
+    kw = {"in_channels": 1, "image_size": 12, **KW}
+    same = "trained:priors/fmnist_byol.pt"
+    rep = replicates.replicate_spec(same, 1)
+    for seed, spec in ((0, same), (1, rep)):
+        record, seconds, loss = replicates.train_byol(s.images, kw, s.mean, s.std, epochs=1, batch_size=s.batch_size,
+                                                      seed=seed, out=paths.artifacts_out() / spec.partition(":")[2],
+                                                      device="cpu", name=f"t{seed}")
+        assert seconds > 0 and math.isfinite(loss) and record["seed"] == seed
+    arms = tables.budget_arms(s, KW, seeds=[0, 1, 2], full_seeds=3, budgets=[0.5], priors=[], headline_budget=0.5,
+                              same_dataset_prior=same, schedule="switch", label=str)
+    assert [a.seed for a in replicates.reuse_replicates(arms, s, same)] == [1]
+    assert {a.seed: a.reuse for a in arms if a.name == "BYOL 100%"} == {0: same, 1: rep, 2: ""}
+    assert replicates.reuse_replicates(arms, s, "rand") == []
 
 
 def test_rand_of_another_architecture_comes_from_the_index(tmp_path):

@@ -39,3 +39,10 @@ def test_rela_budget_check():
 def test_rela_arch_check():
     errs = rela_arch.check(values("rela_arch", students=["convnet", "alexnet"]))
     assert errs == ["students: unknown ['alexnet']; known: ['convnet', 'resnet18', 'mobilenet_v2', 'efficientnet_b0', 'vit_tiny']"]
+
+
+def test_priors_check_refuses_a_replicate_of_the_priors_own_seed_or_a_repeated_one():
+    for bad in ([0, 1], [1, 1]):
+        errs = priors.check(values("priors", seed=0, byol_replicate_seeds=bad))
+        assert len(errs) == 1 and errs[0].startswith("byol_replicate_seeds:")
+    assert priors.check(values("priors", seed=0, byol_replicate_seeds=[])) == []

@@ -269,8 +269,9 @@ DIGITS_TRAIN = 1347   # the cross-dataset BYOL prior's images (the digits' train
 #: A stage's ratio is the largest faithful / cpu ratio of its parts; stages not listed keep their cpu values
 #: (ratio 1). These are cost models for an extrapolation, not measurements.
 WORK: dict[str, tuple[tuple[str, Callable[[dict], float]], ...]] = {
-    "priors": (("byol_epochs x train_n + cross_byol_epochs x 1,347 (BYOL image passes)",
-                lambda v: v["byol_epochs"] * v["train_n"] + v["cross_byol_epochs"] * DIGITS_TRAIN),),
+    "priors": (("byol_epochs x train_n x (1 + len(byol_replicate_seeds)) + cross_byol_epochs x 1,347 (BYOL image passes)",
+                lambda v: v["byol_epochs"] * v["train_n"] * (1 + _n(v, "byol_replicate_seeds"))
+                + v["cross_byol_epochs"] * DIGITS_TRAIN),),
     "rela_smoke": (("len(seeds) x epochs", lambda v: _n(v, "seeds") * v["epochs"]),),
     "rela_budget": (("epochs x (grid_seeds x arms x sum(budgets) + other seeds x arms x headline_budget + full_seeds "
                      "+ variant arms)", _rela_budget_work),),

@@ -1,0 +1,79 @@
+"""Seed replicates of a trained prior: the same training on another seed.
+
+Camera-ready Table 1's BYOL* (full-budget BYOL) on seed 0 *is* the same-dataset prior (the paper's CF10-T
+is its BYOL* run), which the `priors` stage trains. The `priors` stage also trains that run on the other
+seeds of `rela_budget`'s BYOL* (:func:`train_byol`, written under ``models/prior_replicates/``, an output
+of its own, so adding one leaves the stages that read ``models/priors/`` up to date), and `rela_budget`
+reuses them (:func:`reuse_replicates`) instead of repeating a full-budget pre-training inside its own
+time budget. Whether a file may stand in for an arm is decided by
+:func:`compendium.rela.experiment.reusable`: the record :func:`train_byol` writes must equal the arm's.
+
+Example:
+    >>> replicate_spec("trained:priors/fmnist_byol.pt", 2)
+    'trained:prior_replicates/fmnist_byol_seed2.pt'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import torch
+
+from compendium.core import augment, models, resume
+from compendium.core.progress import say
+from compendium.rela import experiment, priors
+from compendium.rela.experiment import Arm, Setup
+from compendium.ssl import methods, train
+
+#: ``models/<this>/``: the seed replicates of trained priors
+REPLICATES = "prior_replicates"
+
+
+def replicate_spec(spec: str, seed: int) -> str:
+    """The ``trained:`` spec of the seed-``seed`` replicate of the trained prior ``spec``:
+    ``trained:prior_replicates/<stem>_seed<seed>.pt``."""
+    kind, _, file = str(spec).partition(":")
+    if kind != "trained" or not file.strip():
+        raise ValueError(f"replicate_spec({spec!r}): only a trained:<file> prior has seed replicates")
+    return f"trained:{REPLICATES}/{Path(file).stem}_seed{int(seed)}.pt"
+
+
+def train_byol(images: torch.Tensor, kwargs: dict, mean, std, *, epochs: int, batch_size: int, seed: int,
+               out: Path, device: str = "auto", name: str = "byol") -> tuple[dict, float, float]:
+    """BYOL (Grill et al., NeurIPS 2020) at the full budget on ``images`` (uint8): a ConvNet built from
+    ``kwargs`` and seeded by ``seed``, the `byol` augmentation preset, the default pre-training
+    optimiser; saved with :func:`compendium.rela.priors.save_backbone` at ``out`` with its train record.
+    Resumes from its checkpoint (named after ``name``) after an interruption. Returns
+    ``(record, seconds, final loss)``."""
+    torch.manual_seed(seed)
+    bb = models.build("convnet", **kwargs)
+    method = methods.build("byol", bb)
+    cfg = train.PretrainConfig(epochs=epochs, batch_size=batch_size, budget=1.0, seed=seed, device=device,
+                               log_prefix=name, checkpoint=resume.checkpoint_file(name))
+    size = kwargs["image_size"]
+    hist = train.pretrain(method, images, cfg, augment.preset("byol", size=size, small_images=size < 64),
+                          list(mean), list(std))
+    record = {"method": "byol", "epochs": epochs, "batch_size": cfg.batch_size, "lr": cfg.lr,
+              "weight_decay": cfg.weight_decay, "head_mult": 1.0, "budget": cfg.budget, "seed": seed,
+              "images": len(images)}
+    priors.save_backbone(bb.cpu(), out, "convnet", kwargs, mean, std, size, train=record)
+    return record, float(sum(e["seconds"] for e in hist.epochs)), float(hist.epochs[-1]["loss"])
+
+
+def reuse_replicates(arms: Iterable[Arm], setup: Setup, spec: str) -> list[Arm]:
+    """Give every full-budget plain arm (BYOL*) that does not already reuse a prior the seed replicate of
+    ``spec`` on its seed, where that file was trained exactly as the arm would be; returns the arms
+    that now reuse one."""
+    if not str(spec).startswith("trained:"):
+        return []
+    changed = []
+    for arm in arms:
+        if arm.reuse or arm.prior or arm.untrained or arm.budget != 1.0:
+            continue
+        rep = replicate_spec(spec, arm.seed)
+        if experiment.reusable(rep, arm, setup):
+            arm.reuse = rep
+            changed.append(arm)
+            say(f"[rela] BYOL* seed {arm.seed}: reusing {rep}, trained by the priors stage with exactly this configuration")
+    return changed
