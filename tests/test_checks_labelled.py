@@ -101,6 +101,10 @@ def test_dwa_and_kip_regimes():
     assert L.dwa_regime(10, 30.0, {0: 0.69, 1: 0.70, 2: 0.69}, init, 30).met
     assert not L.dwa_regime(10, 30.0, {0: 0.655, 1: 0.66, 2: 0.645}, init, 30).met
     assert not L.dwa_regime(10, 0.2, {0: 0.69, 1: 0.70, 2: 0.69}, init).met
+    # the paper's 1,000 recovery iterations put DWA in its regime whether or not it beats its real images
+    at_paper = L.dwa_regime(10, 30.0, {0: 0.655, 1: 0.66, 2: 0.645}, init, 1000)
+    assert at_paper.met and "1,000 of 1,000 iterations" in at_paper.measured
+    assert "1,000 recovery iterations (paper, Table 6; 30 here)" in L.dwa_regime(10, 30.0, init, init, 30).needs
     assert L.kip_regime("KIP fc ipc 1", [4.0, 5.0, 6.0], 50).met
     assert not L.kip_regime("KIP fc ipc 1", [4.0, 0.1], 50).met and not L.kip_regime("x", [], 50).met
 
