@@ -1,9 +1,10 @@
+import doctest
 
 import pandas as pd
 import pytest
 import yaml
 
-from compendium.core import paths
+from compendium.core import paths, plateau
 from compendium.pipeline import claims, report
 from compendium.pipeline.claims import Claim
 
@@ -180,3 +181,13 @@ def test_the_early_stop_and_the_precondition_share_one_plateau_test():
         assert plateau.is_plateau(c) == claims.plateaued("p", c, "x").met
     assert plateau.trend_ratio([1.0, 0.9, 0.8]) is None and claims.plateaued("p", [1.0, 0.9], "x").measured == "2 points logged"
     assert not plateau.is_plateau(curves[0], rel_tol=0.0)   # the tolerance is the caller's to tighten
+
+
+def test_the_early_stop_tests_the_plateau_every_so_many_steps_from_a_minimum():
+    assert doctest.testmod(plateau).failed == 0
+    flat = [2.0 - min(i, 20) / 20 for i in range(100)]
+    assert plateau.stop_at_plateau(flat[:60], 10, 50) and not plateau.stop_at_plateau(flat[:59], 10, 50)
+    assert not plateau.stop_at_plateau(flat[:40], 10, 50)                       # before min_steps
+    assert not plateau.stop_at_plateau([1.0 - 0.01 * i for i in range(60)], 10)  # still falling
+    with pytest.raises(ValueError):
+        plateau.stop_at_plateau(flat, -1)

@@ -1,7 +1,7 @@
 """Whether an optimisation's logged curve has reached a plateau.
 
-One test serves both the early stop of an outer loop (:func:`compendium.distill.unrolled.dd.distill`) and the
-ledger's regime precondition (:func:`compendium.pipeline.claims.plateaued`), so a run stopped at its plateau
+One test serves both the early stop of an outer loop (:func:`stop_at_plateau`, used by DD's, SLDD's and TDD's
+outer loops) and the ledger's regime precondition (:func:`compendium.pipeline.claims.plateaued`), so a run stopped at its plateau
 passes the precondition by construction.
 
 Example:
@@ -39,3 +39,20 @@ def is_plateau(curve: Sequence[float], rel_tol: float = REL_TOL, window: int | N
     """``curve`` has plateaued: its :func:`trend_ratio` is known and at most ``rel_tol``."""
     r = trend_ratio(curve, window)
     return r is not None and r <= rel_tol
+
+
+def stop_at_plateau(curve: Sequence[float], every: int, min_steps: int = 0, rel_tol: float = REL_TOL) -> bool:
+    """The early stop of an outer loop: with ``every`` > 0, at every ``every``-th logged step from
+    ``min_steps`` on, whether ``curve`` passes :func:`is_plateau` (the test the ledger's regime
+    precondition applies, so a run stopped here passes it by construction). ``every`` = 0: never.
+
+    >>> falling = [2.0 - min(i, 20) / 20 for i in range(60)]
+    >>> stop_at_plateau(falling, 25), stop_at_plateau(falling, 20), stop_at_plateau(falling, 0)
+    (False, True, False)
+    """
+    if every < 0 or min_steps < 0:
+        raise ValueError(f"every and min_steps must be >= 0, got {every}, {min_steps}")
+    n = len(curve)
+    if every == 0 or n < max(min_steps, 1) or n % every:
+        return False
+    return is_plateau(curve, rel_tol)

@@ -191,13 +191,9 @@ def _softplus_inv(v: float) -> float:
 
 
 def plateau_reached(trace: Sequence[float], cfg: DDConfig) -> bool:
-    """The early stop of :func:`distill`: with ``cfg.plateau_every`` > 0, at every ``plateau_every``-th outer
-    step from ``cfg.min_iterations`` on, whether ``trace`` passes the claims' plateau test
-    (:func:`compendium.core.plateau.is_plateau`, the test the stage's regime precondition applies)."""
-    n = len(trace)
-    if cfg.plateau_every <= 0 or n < max(cfg.min_iterations, 1) or n % cfg.plateau_every:
-        return False
-    return plateau.is_plateau(trace)
+    """The early stop of :func:`distill` (:func:`compendium.core.plateau.stop_at_plateau` with the config's
+    ``plateau_every`` and ``min_iterations``)."""
+    return plateau.stop_at_plateau(trace, cfg.plateau_every, cfg.min_iterations)
 
 
 def distill(model: nn.Module, sampler: Sampler, x_real: torch.Tensor, y_real: torch.Tensor, cfg: DDConfig,

@@ -190,8 +190,7 @@ def distill_text(x_train: torch.Tensor, y_train: torch.Tensor, num_classes: int,
         total.backward()
         opt.step()
         losses.append(float(total.detach()) / inits_per_iter)
-        n = len(losses)
-        if plateau_every > 0 and n >= max(min_iterations, 1) and n % plateau_every == 0 and plateau.is_plateau(losses):
+        if plateau.stop_at_plateau(losses, plateau_every, min_iterations):
             break
     return TextDistilled(x.detach(), y_param.detach(), log_lrs.detach().exp(), steps, epochs, arch, arch_kwargs,
                          init, init_seed, soft, method or ("TDD" if learn_x else "real + learned rates"),
