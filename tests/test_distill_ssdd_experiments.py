@@ -32,7 +32,7 @@ def test_target_set_round_trip_through_the_one_set_format(tmp_path):
     assert list(back.extra) == list(ts.extra) and torch.equal(back.extra["bx"], ts.extra["bx"])
     assert back.extra["losses"] == [0.5, 0.25] and math.isnan(back.extra["approx_mse"])
     assert (back.method, back.floats, back.params, back.seed) == (ts.method, ts.floats, ts.params, ts.seed)
-    assert (back.synthesis_seconds, back.peak_memory_mb) == (0.5, 2.0)
+    assert math.isnan(back.synthesis_seconds) and back.peak_memory_mb == 0.0   # timings stay out of the file
 
 
 def test_target_set_load_rejects_a_set_of_another_kind(tmp_path):
@@ -141,7 +141,8 @@ def test_matching_set_relabels_with_the_teacher(tmp_path, monkeypatch):
     ds.save(tmp_path / "distilled/matching/dsa_ipc1.pt")
     ts = experiments.matching_set("dsa", 1, lambda x: x.flatten(1)[:, :3] * 2)
     assert torch.equal(ts.targets, ds.images.flatten(1)[:, :3] * 2) and ts.floats == 32
-    assert ts.extra == {"name": "DSA", "m": 2} and ts.peak_memory_mb == 2.0 and ts.params["source"] == "dd_matching dsa ipc 1"
+    assert ts.extra == {"name": "DSA", "m": 2} and ts.peak_memory_mb == 0.0 and ts.params["source"] == "dd_matching dsa ipc 1"
+    assert math.isnan(ts.synthesis_seconds)    # made by dd_matching, whose tables report it
 
 
 def test_student_kwargs_pool_the_convnet():

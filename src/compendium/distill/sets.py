@@ -13,6 +13,7 @@ dataset ((x/255 - mean) / std, float32, any resolution), their hard class labels
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import time
@@ -96,20 +97,23 @@ class DistilledSet:
                             self.peak_memory_bytes, self.source_index)
 
     def save(self, path: str | Path) -> Path:
+        """Write the set (:func:`save_tensors`). Its synthesis time and peak memory stay out of the file:
+        they differ between identical runs, and a rerun must rewrite the file byte for byte so that the
+        stages that read it stay up to date (:mod:`compendium.core.volatile`); the stage that made the set
+        reports them in its tables. A loaded set has ``synthesis_seconds`` NaN and ``peak_memory_bytes`` 0."""
         return save_tensors(path, "labelled", {"images": self.images.float(), "labels": self.labels,
                                                "soft_labels": None if self.soft_labels is None else self.soft_labels.float(),
                                                "source_index": self.source_index},
                             {"num_classes": self.num_classes, "mean": self.mean, "std": self.std,
                              "method": self.method, "dataset": self.dataset, "params": self.params,
-                             "seed": self.seed, "synthesis_seconds": self.synthesis_seconds,
-                             "peak_memory_bytes": self.peak_memory_bytes})
+                             "seed": self.seed})
 
     @classmethod
     def load(cls, path: str | Path) -> "DistilledSet":
         d, meta = load_tensors(path, "labelled")
         return cls(d["images"], d["labels"], meta["num_classes"], tuple(meta["mean"]), tuple(meta["std"]),
                    meta["method"], meta["dataset"], meta["params"], meta["seed"], d["soft_labels"],
-                   meta["synthesis_seconds"], meta["peak_memory_bytes"], d["source_index"])
+                   float(meta.get("synthesis_seconds", math.nan)), int(meta.get("peak_memory_bytes", 0)), d["source_index"])
 
 
 def save_tensors(path: str | Path, kind: str, tensors: dict, meta: dict) -> Path:

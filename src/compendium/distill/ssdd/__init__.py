@@ -555,10 +555,12 @@ class TargetSet:
 
     def save(self, path: str | Path) -> Path:
         """Write the set with :func:`compendium.distill.sets.save_tensors` (kind ``targets``): images,
-        targets and the tensors of ``extra`` (SSDD's bases) as tensors, the rest as JSON meta."""
+        targets and the tensors of ``extra`` (SSDD's bases) as tensors, the rest as JSON meta, except the
+        synthesis time and peak memory (a loaded set has NaN and 0: the making stage's tables report them)."""
         tensors = {"images": self.images, "targets": self.targets}
         tensors.update({f"extra.{k}": v for k, v in self.extra.items() if isinstance(v, torch.Tensor)})
-        meta = {k: v for k, v in asdict(self).items() if k not in ("images", "targets", "extra")}
+        meta = {k: v for k, v in asdict(self).items()   # timings vary between identical runs: not in the file
+                if k not in ("images", "targets", "extra", "synthesis_seconds", "peak_memory_mb")}
         meta["extra"] = {k: v for k, v in self.extra.items() if not isinstance(v, torch.Tensor)}
         meta["extra_order"] = list(self.extra)
         return save_tensors(path, "targets", tensors, meta)
@@ -575,6 +577,7 @@ class TargetSet:
             raise SSDDError(f"{path} is not a readable target set ({e})") from e
         extra = {k: d[f"extra.{k}"] if f"extra.{k}" in d else meta["extra"][k] for k in meta.pop("extra_order")}
         meta.pop("extra")
+        meta.setdefault("synthesis_seconds", math.nan)
         return cls(d["images"], d["targets"], extra=extra, **meta)
 
 

@@ -17,6 +17,7 @@ poisoning, on the differentiable inner loop of :mod:`compendium.distill.unrolled
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -153,11 +154,11 @@ class DDResult:
     seconds: float = 0.0
 
     def save(self, path: str | Path) -> Path:
-        """Write the set through :func:`compendium.distill.sets.save_tensors` (kind ``"unrolled"``)."""
+        """Write the set through :func:`compendium.distill.sets.save_tensors` (kind ``"unrolled"``), without
+        its wall-clock ``seconds`` (NaN once loaded), so that an identical rerun rewrites it byte for byte."""
         return save_tensors(path, KIND, {"images": self.images, "labels": self.labels, "targets": self.targets,
                                          "lrs": self.lrs},
-                            {"loss_trace": [float(v) for v in self.loss_trace], "config": self.config,
-                             "seconds": float(self.seconds)})
+                            {"loss_trace": [float(v) for v in self.loss_trace], "config": self.config})
 
     @classmethod
     def load(cls, path: str | Path) -> "DDResult":
@@ -166,7 +167,7 @@ class DDResult:
         config = dict(meta["config"])
         if "groups" in config:
             config["groups"] = tuple(tuple(g) for g in config["groups"])
-        return cls(t["images"], t["labels"], t["targets"], t["lrs"], meta["loss_trace"], config, meta["seconds"])
+        return cls(t["images"], t["labels"], t["targets"], t["lrs"], meta["loss_trace"], config, float(meta.get("seconds", math.nan)))
 
 
 KIND = "unrolled"   # the set type of DD / SLDD results in the one set file format
