@@ -32,6 +32,9 @@ from compendium.pipeline.tables import markdown_table
 PNG_METADATA = {"Software": None}
 PDF_METADATA = {"CreationDate": None, "Producer": None, "Creator": None}
 
+#: the longest table written as Markdown too (longer ones: CSV only, e.g. per-step loss curves)
+MARKDOWN_ROWS = 500
+
 
 def setup_style() -> None:
     """One look for every figure (seaborn's whitegrid theme, modest inline size, legible legends) and
@@ -111,11 +114,15 @@ class Reporter:
         return png
 
     def table(self, df, name: str, float_format: str = "%.4g", index: bool = False) -> Path:
-        """Save a pandas table as CSV (machine-readable truth) and Markdown (for reading)."""
+        """Save a pandas table as CSV (machine-readable truth) and Markdown (for reading). A table longer
+        than ``MARKDOWN_ROWS`` (a per-step curve) is no reading: its Markdown file says where the CSV is."""
         csv = self._path(paths.TABLES, name, ".csv")
         df.to_csv(csv, index=index, float_format=float_format)
         md = self._path(paths.TABLES, name, ".md")
-        md.write_text(markdown_table(df, index=index) + "\n")
+        if len(df) > MARKDOWN_ROWS:
+            md.write_text(f"{len(df):,} rows (columns: {', '.join(map(str, df.columns))}): see `{csv.name}`.\n")
+        else:
+            md.write_text(markdown_table(df, index=index) + "\n")
         return csv
 
     def plot_data(self, df, name: str) -> Path:
