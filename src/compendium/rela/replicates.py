@@ -4,7 +4,7 @@ Camera-ready Table 1's BYOL* (full-budget BYOL) on seed 0 *is* the same-dataset 
 is its BYOL* run), which the `priors` stage trains. The `priors` stage also trains that run on the other
 seeds of `rela_budget`'s BYOL* (:func:`train_byol`, written under ``models/prior_replicates/``, an output
 of its own, so adding one leaves the stages that read ``models/priors/`` up to date), and `rela_budget`
-reuses them (:func:`reuse_replicates`) instead of repeating a full-budget pre-training inside its own
+reuses them (:func:`byol_star_specs`) instead of repeating a full-budget pre-training inside its own
 time budget. Whether a file may stand in for an arm is decided by
 :func:`compendium.rela.experiment.reusable`: the record :func:`train_byol` writes must equal the arm's.
 
@@ -15,15 +15,12 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 
 import torch
 
 from compendium.core import augment, models, resume
-from compendium.core.progress import say
-from compendium.rela import experiment, priors
-from compendium.rela.experiment import Arm, Setup
+from compendium.rela import priors
 from compendium.ssl import methods, train
 
 #: ``models/<this>/``: the seed replicates of trained priors
@@ -61,19 +58,10 @@ def train_byol(images: torch.Tensor, kwargs: dict, mean, std, *, epochs: int, ba
     return record, float(sum(e["seconds"] for e in hist.epochs)), float(hist.epochs[-1]["loss"])
 
 
-def reuse_replicates(arms: Iterable[Arm], setup: Setup, spec: str) -> list[Arm]:
-    """Give every full-budget plain arm (BYOL*) that does not already reuse a prior the seed replicate of
-    ``spec`` on its seed, where that file was trained exactly as the arm would be; returns the arms
-    that now reuse one."""
-    if not str(spec).startswith("trained:"):
+def byol_star_specs(same_dataset_prior: str, seed: int) -> list[str]:
+    """The trained priors that may *be* BYOL* on ``seed``: the same-dataset prior (trained on the priors
+    stage's seed) and its seed replicate; :func:`compendium.rela.experiment.reusable` decides which one was
+    trained exactly as the arm (:func:`compendium.rela.tables.budget_arms` asks)."""
+    if not str(same_dataset_prior).startswith("trained:"):
         return []
-    changed = []
-    for arm in arms:
-        if arm.reuse or arm.prior or arm.untrained or arm.budget != 1.0:
-            continue
-        rep = replicate_spec(spec, arm.seed)
-        if experiment.reusable(rep, arm, setup):
-            arm.reuse = rep
-            changed.append(arm)
-            say(f"[rela] BYOL* seed {arm.seed}: reusing {rep}, trained by the priors stage with exactly this configuration")
-    return changed
+    return [same_dataset_prior, replicate_spec(same_dataset_prior, seed)]

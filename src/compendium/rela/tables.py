@@ -28,7 +28,7 @@ import torch
 
 from compendium.core import probe
 from compendium.core.progress import say
-from compendium.rela import experiment, similarity
+from compendium.rela import experiment, replicates, similarity
 from compendium.rela import priors as prior_models
 from compendium.rela.experiment import Arm, Result, Setup
 
@@ -42,6 +42,8 @@ def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int
     only the headline cells (BYOL and the same-dataset prior at ``headline_budget``). With
     ``variant_schedule``, every seed also runs the same-dataset prior at the headline budget with that
     λ schedule (named by :func:`variant_name`), so both switch variants are reported side by side.
+    BYOL* on a seed reuses the same-dataset prior or its seed replicate where one was trained exactly so
+    (:func:`compendium.rela.replicates.byol_star_specs`).
     ``extra_cells``: ``(prior, budget)`` cells outside the grid, + ReLA on the first ``grid_seeds`` seeds
     (the one cell a claim reads, without the whole budget's column)."""
     arms = []
@@ -49,9 +51,11 @@ def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int
         arms.append(Arm("untrained", arch_kwargs=arch_kwargs, seed=s, untrained=True))
         if i < full_seeds:
             full = Arm("BYOL 100%", arch_kwargs=arch_kwargs, budget=1.0, seed=s)
-            if experiment.reusable(same_dataset_prior, full, setup):  # the same-dataset prior is this very run
-                full.reuse = same_dataset_prior
-                say(f"[rela] BYOL* seed {s}: reusing {same_dataset_prior}, trained by the priors stage with exactly this configuration")
+            for spec in replicates.byol_star_specs(same_dataset_prior, s):   # the prior is this very run, or its replicate
+                if experiment.reusable(spec, full, setup):
+                    full.reuse = spec
+                    say(f"[rela] BYOL* seed {s}: reusing {spec}, trained by the priors stage with exactly this configuration")
+                    break
             arms.append(full)
         for b in budgets:
             if b == headline_budget or i < grid_seeds:
