@@ -40,6 +40,12 @@ def test_specs_name_every_set_with_its_function():
     assert [k for k in specs if k[0] == "real"] == [("real", 1), ("real", 2), ("real", 10)]
     assert specs[("real", 2)][0] is inversion.inversion_synthesize and specs[("real", 2)][3]["iterations"] == 0
     assert len(specs) == 2 + 2 + 8 + 3 + 3
+    assert specs[("dwa", "resnet18")][3]["iterations"] == 5  # cross sets default to the common count
+    short = dwa.synthesis_specs(common, **SPEC_KW, cross_iterations=3)
+    assert specs[("sweep", "sre2l", "coupled", 0.11)][3]["iterations"] == 5
+    assert {k: v[3]["iterations"] for k, v in short.items() if k[0] in ("sre2l", "dwa", "t4")} == {
+        ("sre2l", "resnet18"): 3, ("dwa", "resnet18"): 3, ("t4", "sre2l", 10): 3, ("t4", "dwa", 10): 3}
+    assert short[("grid", 12, 0.015)][3]["iterations"] == 5 and short[("real", 2)][3]["iterations"] == 0
     no_extra = dwa.synthesis_specs(common, **dict(SPEC_KW, cross_teachers=["vit_bn"]))
     assert not any(k[0] == "t4" for k in no_extra)  # Table 4's further blocks are ResNet-18's only
 

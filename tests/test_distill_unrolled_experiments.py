@@ -46,7 +46,7 @@ def test_dd_result_round_trip_through_the_set_format(tmp_path):
         back = dd.DDResult.load(r.save(tmp_path / "sub" / f"s{soft}.pt"))
         for k in ("images", "labels", "targets", "lrs"):
             assert torch.equal(getattr(back, k), getattr(r, k))
-        assert back.config == r.config and back.seconds == r.seconds
+        assert back.config == r.config and np.isnan(back.seconds)  # run time is not stored: reruns are byte-identical
         assert back.loss_trace[:2] == r.loss_trace[:2] and np.isnan(back.loss_trace[2])
     assert not list(tmp_path.glob("sub/*.tmp"))  # atomic write: no temporary left
     with pytest.raises(SetError, match="unrolled"):

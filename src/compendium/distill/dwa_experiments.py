@@ -33,19 +33,24 @@ def coupling(lam: float, how: str) -> dict:
 
 
 def synthesis_specs(common: dict, *, rho: float, K: int, cross_teachers, cross_ipc: int, cross_ipc_extra, sweep_lambdas,
-                    sweep_ipc: int, grid_K, grid_rho, grid_ipc: int, real_ipcs) -> dict:
+                    sweep_ipc: int, grid_K, grid_rho, grid_ipc: int, real_ipcs, cross_iterations: int | None = None) -> dict:
     """Every named set: key -> (synthesis function, teacher name, ipc, kwargs). Keys: ``(method, teacher)``
     (Tables 4 and 9), ``("t4", method, ipc)`` (Table 4's further ResNet-18 blocks), ``("sweep", method, how, λ)``
     (Fig. 3), ``("grid", K, ρ)`` with ``("grid", 0, 0.0)`` the no-adjustment arm (Fig. 5), ``("real", ipc)``
-    (arm B: the real images DWA starts from, no optimisation) at each of ``real_ipcs``."""
+    (arm B: the real images DWA starts from, no optimisation) at each of ``real_ipcs``.
+
+    ``cross_iterations`` (default: ``common["iterations"]``) sets the recovery iterations of the sets
+    distilled by the other teachers alone, so that a profile can run Figs. 3 and 5 at the paper's 1,000
+    iterations and leave Tables 4 and 9, whose foreign teachers cost about four times as much, shorter."""
     sre2l, dwa, inv = inversion.sre2l_synthesize, inversion.dwa_synthesize, inversion.inversion_synthesize
+    cross_common = {**common, "iterations": common["iterations"] if cross_iterations is None else cross_iterations}
     specs = {}
     for t in cross_teachers:
-        specs[("sre2l", t)] = (sre2l, t, cross_ipc, common)
-        specs[("dwa", t)] = (dwa, t, cross_ipc, {**common, "rho": rho, "K": K})
+        specs[("sre2l", t)] = (sre2l, t, cross_ipc, cross_common)
+        specs[("dwa", t)] = (dwa, t, cross_ipc, {**cross_common, "rho": rho, "K": K})
     for i in cross_ipc_extra if "resnet18" in cross_teachers else []:  # Table 4's further ipc blocks
-        specs[("t4", "sre2l", i)] = (sre2l, "resnet18", i, common)
-        specs[("t4", "dwa", i)] = (dwa, "resnet18", i, {**common, "rho": rho, "K": K})
+        specs[("t4", "sre2l", i)] = (sre2l, "resnet18", i, cross_common)
+        specs[("t4", "dwa", i)] = (dwa, "resnet18", i, {**cross_common, "rho": rho, "K": K})
     for m in METHODS:
         for lam in sweep_lambdas:
             for how in ("coupled", "decoupled"):

@@ -80,7 +80,7 @@ def set_records(sets: Mapping) -> dict:
                      "augmentation": p.get("augmentation", "none"), "approx": ex.get("approx", ""),
                      "hidden": int(ex.get("hidden", 0) or 0), "approx_mse": float(ex.get("approx_mse", float("nan"))),
                      "floats": int(ts.floats), "budget": int(p.get("budget", 0) or 0), "m": int(ex.get("m", len(ts.images))),
-                     "pairs": int(len(ts.images)), "seconds": float(ts.synthesis_seconds), "peak_mb": float(ts.peak_memory_mb)}
+                     "pairs": int(len(ts.images))}
     return out
 
 
@@ -483,11 +483,26 @@ def free_teacher_table(run: Run) -> pd.DataFrame:
     return pd.DataFrame(rows_)
 
 
-def table13(run: Run) -> pd.DataFrame:
-    """Table 13: synthesis time and peak memory of each method's set beside the paper's."""
-    return pd.DataFrame([{"method": n, "synthesis s (ours)": run.sets[n]["seconds"], "peak MB (ours, RSS increase)": run.sets[n]["peak_mb"],
+def table13(ssdd_sets: pd.DataFrame, matching_cost: pd.DataFrame, matching_ipc: int) -> pd.DataFrame:
+    """Table 13: synthesis time and peak memory of each method's set beside the paper's. Set files hold
+    no timings (an identical rerun must rewrite them byte for byte), so the costs come from the tables of
+    the stages that made the sets: ``ssdd_distill``'s ``sets`` (columns ``set``, ``synthesis s``,
+    ``peak MB``) and ``dd_matching``'s ``synthesis_cost`` (``method``, ``ipc``, ``synthesis seconds``,
+    ``peak MB``) at ``matching_ipc``, the ipc of the DSA / DM sets this stage relabels.
+
+    Example::
+
+        >>> s = pd.DataFrame({"set": ["SSDD"], "synthesis s": [68.0], "peak MB": [281.0]})
+        >>> m = pd.DataFrame({"method": ["dm", "dm"], "ipc": [1, 10], "synthesis seconds": [3.0, 9.0], "peak MB": [5.0, 8.0]})
+        >>> table13(s, m, 1)[["method", "synthesis s (ours)"]].values.tolist()
+        [['DM', 3.0], ['SSDD', 68.0]]
+    """
+    cost = {r["set"]: (float(r["synthesis s"]), float(r["peak MB"])) for _, r in ssdd_sets.iterrows()}
+    m = matching_cost[matching_cost["ipc"] == matching_ipc]
+    cost.update({r["method"].upper(): (float(r["synthesis seconds"]), float(r["peak MB"])) for _, r in m.iterrows()})
+    return pd.DataFrame([{"method": n, "synthesis s (ours)": cost[n][0], "peak MB (ours, RSS increase)": cost[n][1],
                           "paper minutes": PAPER_T13.get(n, ("", ""))[0], "paper GPU MB": PAPER_T13.get(n, ("", ""))[1]}
-                         for n in ("Random", "KMeans", "DSA", "DM", "KRR-ST", "SSDD") if n in run.sets])
+                         for n in ("Random", "KMeans", "DSA", "DM", "KRR-ST", "SSDD") if n in cost])
 
 
 def accounting_table(run: Run) -> pd.DataFrame:

@@ -8,6 +8,8 @@ SCHEMA = {
     "sweep_seeds": Param("list[int]", "evaluation seeds of the Fig. 3 sweep and Table 10 (``seeds``: the Fig. 5 grid and the "
                                   "reference arms)", low=0, high=SEED_MAX, nonempty=True),
     "iterations": Param("int", "recovery iterations per batch (1000 in the paper)", low=1, high=100000),
+    "cross_iterations": Param("int", "recovery iterations of the sets distilled by the other teachers (Tables 4 and 9; "
+                                     "1000 in the paper)", low=1, high=100000),
     "lr": Param("float", "recovery Adam learning rate (cosine)", low=0.0, high=10.0),
     "jitter": Param("int", "random-roll jitter in pixels", low=0, high=32),
     "rho": Param("float", "DWA: total norm of the weight adjustment", low=0.0, high=10.0),
