@@ -105,6 +105,9 @@ def test_evaluation_jobs_cover_every_arm():
     assert keys.count(("grid", "1 / 0.015")) == 3 and keys.count(("ceiling", "ceil")) == 3 and keys.count(("inv", "sre2l")) == 1
     cont = [j for j in jobs if j.key["part"] == "continual"]
     assert [j.key["classes"] for j in cont] == [2, 4] and len(cont[0].dset) == 2
+    cl_jobs = dwa.evaluation_jobs(setz, {"sre2l": d}, cfg, None, seeds=[0, 1, 2], sweep_seeds=[0], ceiling=("ceil", d),
+                                  tasks=tasks, cl_ipc=1, eval_steps=2, cl_seeds=[3, 4])
+    assert [j.seed for j in cl_jobs if j.key["part"] == "continual"] == [3, 4, 3, 4]  # Table 10's own seeds
 
 
 def test_feature_distance_and_figures():

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 from compendium.distill.networks import build_network
 from compendium.distill.unrolled import ld
-from compendium.distill.unrolled.unroll import initial_params
+from compendium.distill.unrolled.unroll import initial_params, outer_loss, soft_cross_entropy, unroll
 
 torch.set_num_threads(1)
 
@@ -157,6 +157,21 @@ def test_second_order_label_step_lowers_the_outer_loss():
         stepped = logits - 5.0 * grad / grad.norm()
     after = ld.second_order_target_loss(net, params, bx, ld.label_distribution(stepped), xt, ty[:100], lrs)
     assert float(after.detach()) < float(before.detach()) - 1e-4
+
+
+def test_second_order_step_reuses_the_inner_gradient_for_the_model_step():
+    bx, tu, ty, mean, std = _toy()
+    from compendium.core.probe import to_float
+    xt = to_float(tu[:100], mean, std)
+    net = build_network(1, 28, 10, 0, "mlp", {"width": 16, "depth": 2})
+    p_b = ld.label_distribution(ld.uniform_logits(20, 10) + torch.randn(20, 10, generator=torch.Generator().manual_seed(0)))
+    for lrs in (torch.tensor([0.5]), torch.tensor([0.5, 0.2])):
+        loss, grads = ld.second_order_step(net, initial_params(net), bx, p_b, xt, ty[:100], lrs)
+        ref = outer_loss(net, unroll(net, initial_params(net), [(bx, p_b)] * len(lrs), lrs), xt, ty[:100])
+        assert torch.allclose(loss, ref, atol=1e-6)
+    net.zero_grad()
+    soft_cross_entropy(net(bx), p_b).backward()  # the model's own step, as a separate pass would compute it
+    assert all(torch.allclose(grads[k], p.grad, atol=1e-6) for k, p in net.named_parameters())
 
 
 def test_distill_second_order_gives_valid_labels():

@@ -121,11 +121,12 @@ def logit_spread(z_syn: dict, sets50: dict, z_real: torch.Tensor, real_labels: t
 
 
 def evaluation_jobs(sets: dict, sets50: dict, base: E.EvalConfig, teacher, *, seeds, sweep_seeds, ceiling: tuple,
-                    tasks, cl_ipc: int, eval_steps: int) -> list:
+                    tasks, cl_ipc: int, eval_steps: int, cl_seeds=None) -> list:
     """The jobs of every figure and table: the sweep (``sweep_seeds``; coupled at 0.01 is decoupled at
     0.01, evaluated once), the grid and arm B (``seeds``), dd_inversion's sets (``sweep_seeds``), the
     ceiling ``(name, set)`` (``seeds``), then Table 10: per set, the first ``cl_ipc`` images per class as the
-    memory, per task the classes seen so far with the teacher's labels restricted to them (``sweep_seeds``)."""
+    memory, per task the classes seen so far with the teacher's labels restricted to them (``cl_seeds``,
+    default ``sweep_seeds``)."""
     arms = [(k, d, sweep_seeds if k[0] == "sweep" else seeds) for k, d in sets.items()  # at 0.01 coupled = decoupled
             if k[0] in ("sweep", "grid", "real") and k[2:] != ("coupled", 0.01)] + [(("inv", m), d, sweep_seeds) for m, d in sets50.items()]
     arms.append((("ceiling", ceiling[0]), ceiling[1], seeds))
@@ -134,7 +135,7 @@ def evaluation_jobs(sets: dict, sets50: dict, base: E.EvalConfig, teacher, *, se
         mem = continual.class_prefix(d, cl_ipc)
         for t, classes in enumerate(tasks):
             view, tview = continual.seen_view(mem, classes, teacher)
-            for s in sweep_seeds:
+            for s in sweep_seeds if cl_seeds is None else cl_seeds:
                 jobs.append(runner.Job({"part": "continual", "set": m, "task": t + 1, "classes": len(classes)}, view, base, s,
                                        tview, cost=eval_steps, classes=classes))
     return jobs

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.func import functional_call
 
 from compendium.core.probe import to_float
 from compendium.distill.coresets import random_indices
@@ -163,8 +164,24 @@ def second_order_target_loss(net: nn.Module, params: dict, x_base: torch.Tensor,
                              x_target: torch.Tensor, y_target: torch.Tensor, lrs: torch.Tensor) -> torch.Tensor:
     """The paper's eq. 1 objective: Theta' = Theta - lr grad L(f_Theta(x~), y~) (``len(lrs)`` steps on the
     base batch with labels ``p_base``, differentiable), then L(f_Theta'(x), y) on the target batch."""
-    stepped = unroll(net, params, [(x_base, p_base)] * len(lrs), lrs)
-    return outer_loss(net, stepped, x_target, y_target)
+    return second_order_step(net, params, x_base, p_base, x_target, y_target, lrs)[0]
+
+
+def second_order_step(net: nn.Module, params: dict, x_base: torch.Tensor, p_base: torch.Tensor,
+                      x_target: torch.Tensor, y_target: torch.Tensor, lrs: torch.Tensor) -> tuple[torch.Tensor, dict]:
+    """:func:`second_order_target_loss` and, detached, the first inner step's gradient grad_Theta
+    L(f_Theta(x~), y~): the gradient of the model's own step on the same minibatch and labels, so the
+    meta-learner takes it from here instead of a second forward and backward pass. The first step is
+    :func:`~compendium.distill.unrolled.unroll.unroll`'s (plain SGD, no momentum), written out."""
+    names = list(params)
+    flat = [params[k] if params[k].requires_grad else params[k].detach().requires_grad_() for k in names]
+    base_loss = soft_cross_entropy(functional_call(net, {**dict(zip(names, flat)), **dict(net.named_buffers())},
+                                                   (x_base,)), p_base)
+    grads = torch.autograd.grad(base_loss, flat, create_graph=True)
+    stepped = {k: p - lrs[0] * g for k, p, g in zip(names, flat, grads)}
+    if len(lrs) > 1:
+        stepped = unroll(net, stepped, [(x_base, p_base)] * (len(lrs) - 1), lrs[1:])
+    return outer_loss(net, stepped, x_target, y_target), {k: g.detach() for k, g in zip(names, grads)}
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -330,14 +347,15 @@ def distill_second_order(base_x: torch.Tensor, target_u8: torch.Tensor, target_y
             t_idx = torch.randint(len(target_y), (target_batch,), generator=g)
             x_b, x_t, y_t = base_x[idx], to_float(target_u8[t_idx], mean, std), target_y[t_idx]
             p_b = label_distribution(label_logits)[idx]
-            loss_t = second_order_target_loss(net, initial_params(net), x_b, p_b, x_t, y_t, lrs)
+            loss_t, model_grads = second_order_step(net, initial_params(net), x_b, p_b, x_t, y_t, lrs)
             label_opt.zero_grad(set_to_none=True)
             label_logits.grad, = torch.autograd.grad(loss_t, [label_logits])
             label_opt.step()
             drift.append(label_drift(label_logits, start))
-            # the model's own step on the base minibatch with the labels (the outer loop's model update)
-            opt.zero_grad(set_to_none=True)
-            soft_cross_entropy(net(x_b), p_b.detach()).backward()
+            # the model's own step on the base minibatch with the labels (the outer loop's model update): the
+            # gradient of the inner step's loss, which is that step's (same weights, minibatch and labels)
+            for k, p in net.named_parameters():
+                p.grad = model_grads[k]
             opt.step()
             losses.append(float(loss_t.detach()))
             if detector.update(losses[-1]):

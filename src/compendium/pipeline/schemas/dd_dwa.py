@@ -5,8 +5,9 @@ SECTION = "dd_dwa"
 DATA = ("fashion-mnist",)
 SCHEMA = {
     **DD_RUN,
-    "sweep_seeds": Param("list[int]", "evaluation seeds of the Fig. 3 sweep and Table 10 (``seeds``: the Fig. 5 grid and the "
-                                  "reference arms)", low=0, high=SEED_MAX, nonempty=True),
+    "sweep_seeds": Param("list[int]", "evaluation seeds of the Fig. 3 sweep and dd_inversion's sets (``seeds``: the Fig. 5 "
+                                  "grid and the reference arms)", low=0, high=SEED_MAX, nonempty=True),
+    "cl_seeds": Param("list[int]", "evaluation seeds of Table 10's class-incremental runs", low=0, high=SEED_MAX, nonempty=True),
     "iterations": Param("int", "recovery iterations per batch (1000 in the paper)", low=1, high=100000),
     "cross_iterations": Param("int", "recovery iterations of the sets distilled by the other teachers (Tables 4 and 9; "
                                      "1000 in the paper)", low=1, high=100000),
