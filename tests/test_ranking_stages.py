@@ -223,8 +223,7 @@ def test_dwa_cell_keeps_the_sets_evaluated_on_enough_seeds():
     jobs += [runner.Job({"part": "grid", "set": "1 / 0.005"}, d5, CFG, 0)]          # one seed: left out
     jobs += [runner.Job({"part": "ceiling", "set": L.CEILING}, d5, CFG, s) for s in (0, 1)]
     jobs += [runner.Job({"part": "continual", "set": "dwa", "task": 1, "classes": 2}, d1, CFG, s) for s in (0, 1)]
-    assert pr.dwa_cell(jobs)(jobs[0]) is None                                       # the λ sweep: not by default
-    cell = pr.dwa_cell(jobs, parts=("sweep", "grid", "real", "inv"))
+    cell = pr.dwa_cell(jobs)
     cells = [cell(j) for j in jobs]
     assert cells[0] == {"method": "sweep: dwa / decoupled / 0.11", "ipc": 5, "student": "convnet"}
     assert cells[2] == {"method": "real: 1", "ipc": 1, "student": "convnet"}

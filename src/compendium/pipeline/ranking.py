@@ -105,13 +105,12 @@ def by_method(methods: Iterable[str], columns: Sequence[str] = ("method", "ipc",
     return cell
 
 
-def dwa_cell(jobs: Sequence[runner.Job], parts: Iterable[str] = ("grid", "real", "inv"),
+def dwa_cell(jobs: Sequence[runner.Job], parts: Iterable[str] = ("sweep", "grid", "real", "inv"),
              min_seeds: int = 2) -> Cell:
-    """The cells of ``dd_dwa``'s teacher-label sets (its jobs' keys: ``part``, ``set``): by default the Fig. 5
-    grid, arm B (``real``) and dd_inversion's sets (``inv``), each evaluated on at least ``min_seeds`` seeds.
-    The Fig. 3 sweep's λ variants (``parts`` may add ``"sweep"``), the ceiling and Table 10's class-restricted
-    runs are not methods of the table. Method ``"<part>: <set>"`` (as the results table names them), ipc from
-    the set's size, student the config's arch."""
+    """The cells of ``dd_dwa``'s teacher-label sets (its jobs' keys: ``part``, ``set``): the Fig. 3 sweep, the
+    Fig. 5 grid, arm B (``real``) and dd_inversion's sets (``inv``), each evaluated on at least ``min_seeds``
+    seeds (the ceiling and Table 10's class-restricted runs are not sets of the table). Method
+    ``"<part>: <set>"`` (as the results table names them), ipc from the set's size, student the config's arch."""
     parts = set(parts)
     seeds: dict[tuple, set] = {}
     for j in jobs:
