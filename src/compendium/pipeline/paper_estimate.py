@@ -64,18 +64,11 @@ def gpu_minutes(cpu_minutes: float, ratio: float, gpu_step: float | None, cpu_st
     return cpu_minutes * ratio * scale
 
 
-def step_times(rows: list[dict], *, shape: str, on_gpu: bool) -> dict[tuple[str, str], float]:
-    """``{(loop, variant): seconds per step}`` of the bench rows at ``shape`` timed on the GPU (``on_gpu``) or
-    on the CPU."""
-    return {(r["loop"], r["variant"]): float(r["seconds_per_step"]) for r in rows
-            if r.get("shape") == shape and r.get("seconds_per_step") and (r.get("device") != "cpu") == on_gpu}
-
-
 def estimate(stages: list[str], paper_values: dict[str, dict], cpu: dict[str, F.Measured], cpu_rows: list[dict],
              gpu_rows: list[dict]) -> list[PaperEstimate]:
     """One :class:`PaperEstimate` per stage (``minutes`` None where the stage has no measured cpu time)."""
-    c = step_times(cpu_rows, shape="cpu", on_gpu=False)
-    g = step_times(gpu_rows, shape="paper", on_gpu=True)
+    c = F.step_times(cpu_rows, shape="cpu", on_gpu=False)
+    g = F.step_times(gpu_rows, shape="paper", on_gpu=True)
     out = []
     for st in stages:
         m = cpu.get(st)
