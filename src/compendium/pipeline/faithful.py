@@ -336,14 +336,18 @@ BENCH_LOOP: dict[str, tuple[str, str]] = {
 }
 
 
+def step_times(rows: list[dict], *, shape: str, on_gpu: bool) -> dict[tuple[str, str], float]:
+    """``{(loop, variant): seconds per step}`` of the rows of ``benchmarks/bench_steps.py --out`` at ``shape``
+    timed on the GPU (``on_gpu``) or on the CPU."""
+    return {(r["loop"], r["variant"]): float(r["seconds_per_step"]) for r in rows
+            if r.get("shape") == shape and r.get("seconds_per_step") and (r.get("device") != "cpu") == on_gpu}
+
+
 def bench_speedups(cpu_rows: list[dict], gpu_rows: list[dict], shape: str = "cpu") -> dict[str, float]:
     """Per stage of :data:`BENCH_LOOP`: the bench case's seconds per step on the CPU over those on the GPU (rows of
     ``benchmarks/bench_steps.py --out``, at ``shape``); a case missing from either, or timed on the CPU in the
     GPU run, gives no entry (1.0: no speed-up)."""
-    def table(rows, on_gpu):
-        return {(r["loop"], r["variant"]): float(r["seconds_per_step"]) for r in rows
-                if r.get("shape") == shape and r.get("seconds_per_step") and (r.get("device") != "cpu") == on_gpu}
-    c, g = table(cpu_rows, False), table(gpu_rows, True)
+    c, g = step_times(cpu_rows, shape=shape, on_gpu=False), step_times(gpu_rows, shape=shape, on_gpu=True)
     return {st: c[case] / g[case] for st, case in BENCH_LOOP.items() if case in c and case in g}
 
 

@@ -1,0 +1,426 @@
+"""The papers' own training and synthesis hyper-parameters, as printed, beside what ``scale: paper`` runs.
+
+:data:`PAPER_HPARAMS` maps a stage to the ``params.yaml`` keys whose values a paper states: each a
+:class:`Setting`, the paper's value in the units and format ``params.yaml`` uses, with a short citation
+(paper, then section, table, figure or appendix; "code" where only the authors' released code states it,
+"ambiguous: ..." where the paper leaves it open and the entry records the value the stage uses). Keys the
+papers do not state are not listed: a stage's other keys are our own choices.
+
+:data:`GAPS` names the keys where the ``paper`` profile differs from the paper, on purpose or for now, and
+why. A reason that begins with "open:" has no reason recorded in the project yet. ``GAPS`` may also name a
+key the stage does not have (the ``dd_*`` and ``ssdd_*`` stages have no ``dataset`` key yet and stay on
+Fashion-MNIST at every scale) or a key whose paper setting has no value in the key's units (a ResNet-18
+where the key is a ConvNet width); those rows have no paper value.
+
+:func:`compare` resolves every stage at ``scale: paper`` and returns one row per (stage, key);
+:func:`coverage_markdown` condenses it to one table row per stage. The pipeline never imports this module:
+the test of the paper profile does (it fails when ``params.yaml`` drifts from a recorded value).
+
+Papers cited: DC (Zhao, Mopuri & Bilen, ICLR 2021), DSA (Zhao & Bilen, ICML 2021), DM (Zhao & Bilen,
+WACV 2023), KIP (Nguyen, Chen & Lee, ICLR 2021), DD (Wang et al., 2018), SLDD and TDD (Sucholutsky &
+Schonlau, 2021), LD (Bohdal et al., 2020), GTN (Such et al., ICML 2020), Mnemonics (Liu et al., CVPR
+2020), SRe2L (Yin, Xing & Shen, NeurIPS 2023), DWA (Du et al., NeurIPS 2024), RDED (Sun et al., CVPR 2024),
+ReLA (Sun, Jiang & Lin, NeurIPS 2024; "camera-ready" and "v1" are its two versions), KRR-ST (Lee et al.,
+ICLR 2024), SSDD (Yu, Yao & Chiu, ICLR 2025), Barlow Twins (Zbontar et al., ICML 2021).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from compendium.pipeline.params import SCALE_KEY, resolve
+
+PAPER_SCALE = "paper"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One hyper-parameter as a paper prints it: ``value`` in ``params.yaml``'s units and format, and
+    ``source``, the citation (paper, then section / table / figure / appendix, or its code)."""
+
+    value: Any
+    source: str
+
+
+# --- the labelled-distillation papers ---------------------------------------------------------------------
+
+_DC_CODE = "DC (Zhao, Mopuri & Bilen, ICLR 2021) / DSA (Zhao & Bilen, ICML 2021) code"
+_DWA_T6 = "DWA (Du et al., NeurIPS 2024) Table 6 (CIFAR)"
+_DWA_EVAL_STEPS = ("ambiguous: DWA Table 6 trains 400 epochs at batch 128, i.e. 400 steps at ipc 10 and 1,600 at "
+                   "ipc 50 on 10 classes; the stage trains a fixed 2,000 steps at every ipc")
+_DWA_STEM = "DWA code (MoCo's CIFAR ResNet-18): 3x3 stride-1 stem, no max-pool"
+
+_DC_STUDENT_LR = Setting(0.01, f"{_DC_CODE}: students train with SGD, lr_net 0.01, 300 epochs (1,000 with DSA "
+                               "augmentation)")
+_DC_FAMILY = {
+    "width": Setting(128, f"{_DC_CODE}: ConvNet of 3 blocks with 128 channels"),
+    "iterations": Setting(1000, f"{_DC_CODE}: 1,000 outer iterations"),
+    "batch_real": Setting(256, f"{_DC_CODE}: 256 real images per class per matching step"),
+    "eval_lr": _DC_STUDENT_LR,
+}
+_DWA_RECOVERY = {
+    "iterations": Setting(1000, f"{_DWA_T6}: 1,000 recovery iterations"),
+    "lr": Setting(0.25, f"{_DWA_T6}: Adam (betas 0.5, 0.9), lr 0.25, cosine"),
+    "jitter": Setting(4, "DWA code: random-roll jitter of 4 px at 32 px (Table 6 lists no augmentation)"),
+    "rho": Setting(0.015, "DWA Sec. 4.2: rho = 15e-3 for all datasets"),
+    "K": Setting(12, "DWA Sec. 4.2: K = 12 ascent steps for all datasets"),
+}
+_DWA_VALIDATION = {
+    "eval_lr": Setting(0.001, f"{_DWA_T6}: AdamW lr 0.001, weight decay 0.01, cosine"),
+    "eval_batch": Setting(128, f"{_DWA_T6}: batch 128"),
+    "eval_steps": Setting(2000, _DWA_EVAL_STEPS),
+    "temperature": Setting(30.0, f"{_DWA_T6}: temperature 30"),
+}
+
+PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
+    "dd_matching": {
+        "ipcs": Setting([1, 10, 50], "DC and DSA: 1, 10 and 50 images per class"),
+        **_DC_FAMILY,
+        "dm_iterations": Setting(20000, "DM (Zhao & Bilen, WACV 2023): 20,000 iterations"),
+        "loops_ipc10": Setting([10, 50], f"{_DC_CODE}: (outer_loop, inner_loop) = (10, 50) at ipc 10"),
+        "loops_ipc50": Setting([50, 10], f"{_DC_CODE}: (outer_loop, inner_loop) = (50, 10) at ipc 50"),
+        "dsa_eval": Setting(True, "DSA and DM code: their sets are evaluated with DSA augmentation (1,000 epochs)"),
+        "eval_width": Setting(128, f"{_DC_CODE}: ConvNet-128 students"),
+    },
+    "dd_dc_arch": {
+        **_DC_FAMILY,
+        "loops": Setting([10, 50], f"{_DC_CODE}: (outer_loop, inner_loop) = (10, 50) at ipc 10"),
+    },
+    "dd_kip": {
+        "kernels": Setting(["fc", "rbf"], "KIP (Nguyen, Chen & Lee, ICLR 2021) single-kernel study: FC and RBF kernels"),
+        "depth": Setting(1, "KIP single-kernel study: the FC1 kernel (one hidden layer); its kernel-to-kernel study "
+                            "draws FC / CNN kernels of depth 1-3"),
+    },
+    "dd_inversion": {
+        "ipcs": Setting([1, 10, 50], "ReLA camera-ready Table 5 (v1 Table 6): IPC 1, 10, 50 (DWA Table 1: 10, 50)"),
+        **_DWA_RECOVERY,
+        "ladder_ipc": Setting(10, "DWA Table 3: the ablation at ipc 10 (its ipc-50 block is not run)"),
+        "rded_factor": Setting(1, "RDED (Sun et al., CVPR 2024) code, CIFAR-10 ipc-10 script: factor 1"),
+        "rded_images_per_class": Setting(300, "RDED code, CIFAR-10 ipc-10 script: 300 real images scored per class "
+                                              "(mipc)"),
+        "students": Setting(["convnet", "resnet18"], "DWA Table 1: ConvNet-128 and ResNet-18 settings"),
+        "eval_width": Setting(128, "DWA Table 1: ConvNet-128"),
+        "eval_resnet_width_mult": Setting(1.0, "DWA Table 1: the standard ResNet-18"),
+        "eval_resnet_stem_stride": Setting(1, _DWA_STEM),
+        **_DWA_VALIDATION,
+    },
+    "dd_dwa": {
+        **_DWA_RECOVERY,
+        "sweep_seeds": Setting([0, 1, 2, 3, 4], "DWA Fig. 3: 5 runs per point"),
+        "sweep_lambdas": Setting([0.01, 0.03, 0.05, 0.07, 0.09, 0.11, 0.13, 0.15, 0.17, 0.19, 0.21, 0.23],
+                                 "ambiguous: DWA Fig. 3 sweeps lambda_var over 0.01-0.23 without listing the "
+                                 "points; the stage steps by 0.02"),
+        "grid_K": Setting([1, 4, 8, 12, 16], "ambiguous: DWA Fig. 5 does not list its K values (default 12)"),
+        "grid_rho": Setting([0.005, 0.01, 0.015, 0.02, 0.03],
+                            "ambiguous: DWA Fig. 5 does not list its rho values (default 15e-3)"),
+        "cross_ipc": Setting(10, "DWA Table 4: the ipc-10 block"),
+        "cross_ipc_extra": Setting([50], "DWA Table 4: the ipc-50 block"),
+        "cross_teachers": Setting(["resnet18", "vit_bn"], "DWA Tables 4 and 9: sets distilled by ResNet-18 and by "
+                                                          "DeiT-Tiny-BN (SRe2L's ViT-BN)"),
+        "cl_ipc": Setting(20, "DWA Table 10 (App. A.2.4): GDumb memory of 20 images per class"),
+        "cl_tasks": Setting(5, "DWA Table 10: 5 class-incremental tasks"),
+        "tsne_ipc": Setting(50, "DWA Fig. 1: ipc 50"),
+        "eval_width": Setting(128, "DWA Table 1: ConvNet-128"),
+        **_DWA_VALIDATION,
+    },
+    "dd_teachers": {
+        "teachers": Setting(["convnet", "resnet18", "vit_bn"], "DWA: ResNet-18 (default), ConvNet-128 (Table 1) and "
+                                                               "DeiT-Tiny-BN (Table 9) teachers"),
+        "convnet_width": Setting(128, "DWA Table 1: ConvNet-128"),
+        "resnet_width_mult": Setting(1.0, "DWA Sec. 4: the standard ResNet-18"),
+        "resnet_stem_stride": Setting(1, _DWA_STEM),
+        "train_n": Setting(60000, "SRe2L / DWA squeeze: the teacher trains on the whole training set"),
+        "epochs": Setting(200, "DWA code, CIFAR squeeze: 200 epochs"),
+        "batch_size": Setting(128, "DWA code, CIFAR squeeze: batch 128"),
+        "lr": Setting(0.1, "DWA code, CIFAR squeeze: SGD lr 0.1, momentum 0.9, cosine"),
+        "weight_decay": Setting(0.0005, "DWA code, CIFAR squeeze: weight decay 5e-4"),
+    },
+    "dd_crossarch": {
+        "table4_ipcs": Setting([10, 50], "DWA Table 4: ipc 10 and 50 blocks"),
+        "table4_archs": Setting(["mobilenet_v2", "shufflenet_v2", "efficientnet_b0", "vgg16", "resnet50", "convnet"],
+                                "DWA Table 4 columns: MobileNetV2, ShuffleNet, EfficientNet, VGG-16, ResNet-50, "
+                                "ConvNet-128"),
+        "table9_archs": Setting(["vit_tiny", "resnet18", "resnet50", "resnet101"],
+                                "DWA Table 9 (App. A.2.3) columns: DeiT-Tiny, ResNet-18, ResNet-50, ResNet-101"),
+        "cross_teachers": Setting(["resnet18", "vit_bn"], "DWA Tables 4 and 9: sets distilled by ResNet-18 and by "
+                                                          "DeiT-Tiny-BN"),
+        "zoo_width": Setting(128, "DWA Table 4: ConvNet-128"),
+        "zoo_width_mult": Setting(1.0, "DWA Table 4: the standard MobileNetV2, ShuffleNetV2, EfficientNet-B0"),
+        "zoo_depth_mult": Setting(1.0, "DWA Table 4: the standard MobileNetV2, ShuffleNetV2, EfficientNet-B0"),
+        "zoo_stem_stride": Setting(1, _DWA_STEM),
+        **_DWA_VALIDATION,
+    },
+    # --- the reading notes' remaining methods -----------------------------------------------------------------
+    "dd_unrolled": {
+        "arch": Setting("lenet", "SLDD (Sucholutsky & Schonlau, 2021): LeNet on MNIST"),
+        "init": Setting("xavier", "SLDD: the random initialisation is Xavier's"),
+        "steps": Setting(10, "DD (Wang et al., 2018): 10 GD steps"),
+        "epochs": Setting(3, "DD: 3 epochs over the steps (learned rates not tied across epochs)"),
+    },
+    "dd_labels": {
+        "arch": Setting("lenet", "LD (Bohdal et al., 2020): LeNet for MNIST and similar datasets"),
+        "inner_steps": Setting(1, "LD second-order variant: one inner model update per label step"),
+    },
+    "dd_gtn": {
+        "curricula": Setting(["full", "shuffled_batch", "shuffled", "noise"],
+                             "GTN (Such et al., ICML 2020) curriculum study: full curriculum, shuffled batch, all "
+                             "shuffled, noise"),
+    },
+    "dd_mnemonics": {
+        "increment": Setting(1, "Mnemonics (Liu et al., CVPR 2020): 5 incremental phases (of 5, 10, 25); with 5 of "
+                                "10 classes in the base phase, one class per phase"),
+    },
+    "dd_text": {
+        "inits": Setting(["fixed", "random"], "TDD (Sucholutsky & Schonlau, 2021): fixed and random initialisation"),
+        "archs": Setting(["textconvnet", "birnn", "bilstm"], "TDD: TextConvNet, Bi-RNN and Bi-LSTM learners"),
+    },
+    # --- self-supervised dataset distillation ---------------------------------------------------------------
+    "ssdd_teacher": {
+        "train_n": Setting(60000, "SSDD (Yu, Yao & Chiu, ICLR 2025) Sec. 3.1: the teacher is trained on the whole "
+                                  "source set"),
+        "lambd": Setting(0.005, "Barlow Twins (Zbontar et al., ICML 2021): off-diagonal weight 5e-3 (SSDD App. A.1: "
+                                "a Barlow Twins teacher)"),
+        "pool_n": Setting(60000, "SSDD Algorithm 1: real batches are drawn from the whole source set"),
+    },
+    "ssdd_distill": {
+        "budget_n": Setting(10, "SSDD Table 1: N = 100 = IPC 1 on CIFAR-100; IPC 1 on 10 classes"),
+        "basis_mult": Setting(2, "SSDD Table 5: U = V = 2N"),
+        "s": Setting(2, "SSDD App. A.1: s = 2 for CIFAR-100 (32 -> 16 px)"),
+        "augmentation": Setting("rotation", "SSDD App. A.1: rotations by 90, 180, 270 degrees"),
+        "hidden": Setting(4, "SSDD App. A.1: approximation networks of hidden width 4 (CIFAR-100)"),
+        "approx_variants": Setting(["same", "bias", "q2", "q8", "ideal"], "SSDD Table 11: Same, Bias, Ours_2, Ours_8, "
+                                                                          "Ideal beside Ours_4"),
+        "ablation_augmentations": Setting(["jigsaw", "crop"], "SSDD Table 12: jigsaw and crop beside rotation (its "
+                                                              "'no augmentation' is Table 3's '+ Parameterization')"),
+        "ablation_inits": Setting(["real", "random"], "SSDD Table 4: real-image and random bases beside PCA"),
+        "steps": Setting(30000, "SSDD App. A.1: 30,000 outer iterations (CIFAR-100)"),
+        "lr": Setting(0.001, "SSDD App. A.1: AdamW lr 0.001, linearly decayed"),
+        "krrst_lr": Setting(0.0001, "ambiguous: SSDD does not state the KRR-ST baseline's outer lr; KRR-ST (Lee et "
+                                    "al., ICLR 2024) README: 1e-4 for CIFAR-100"),
+        "real_batch": Setting(1024, "KRR-ST code: 1,024 real images per outer step (SSDD does not state it)"),
+        "lam_rel": Setting(0.000001, "KRR-ST code: ridge 1e-6 x tr(K) (SSDD does not state it)"),
+        "pool_size": Setting(10, "SSDD App. A.1: model pool of L = 10"),
+        "pool_steps": Setting(1000, "SSDD App. A.1: Z = 1,000 steps before a pool model is reset"),
+    },
+    "ssdd_eval": {
+        "seeds": Setting([0, 1, 2], "SSDD App. A.1 / Table 1: mean and std over 3 runs"),
+        "ablation_seeds": Setting([0, 1, 2], "SSDD App. A.1: 3 runs"),
+        "cross_seeds": Setting([0, 1, 2], "SSDD Table 1: 3 runs per student"),
+        "archs": Setting(["convnet", "vgg11", "resnet18", "alexnet", "mobilenet_v2", "vit_tiny"],
+                         "SSDD Table 1: ConvNet, VGG11, ResNet18, AlexNet, MobileNet, ViT"),
+        "cross_methods": Setting(["Random", "KMeans", "DSA", "DM", "IDM", "DATM", "KRR-ST", "SSDD"],
+                                 "SSDD Table 1: Random, KMeans, DSA, DM, IDM, DATM, KRR-ST, Ours"),
+        "budget_n": Setting(10, "SSDD Table 1: N = IPC 1"),
+        "pre_epochs": Setting(1000, "SSDD App. A.1: 1,000 pre-training epochs"),
+        "pre_lr": Setting(0.1, "SSDD App. A.1: SGD lr 0.1, momentum 0.9, batch 256"),
+        "pre_wd": Setting(0.001, "SSDD Table 5: weight decay 1e-3 at N <= 100 (CIFAR-100)"),
+        "matching_ipc": Setting(1, "SSDD App. A.1: supervised DD baselines at IPC = N / #classes"),
+        "probe_lr": Setting(0.2, "SSDD App. A.1: linear probe with SGD lr 0.2, momentum 0.9, no weight decay, cosine"),
+        "probe_train_n": Setting(60000, "KRR-ST code's linear evaluation (SSDD follows KRR-ST): the whole training split"),
+        "probe_test_n": Setting(10000, "KRR-ST code's linear evaluation: top-1 on the whole test split"),
+        "zoo_width_mult": Setting(1.0, "SSDD Table 1: the standard VGG11, ResNet18, AlexNet, MobileNet"),
+    },
+    # --- ReLA -------------------------------------------------------------------------------------------------
+    "priors": {
+        "dataset": Setting("cifar10", "ReLA camera-ready Table 1: the CIFAR-10 rows; CF10-T is BYOL on CIFAR-10"),
+        "cross_dataset": Setting("cifar100", "ReLA camera-ready Table 1: the CF100-T prior (BYOL on CIFAR-100)"),
+        "train_n": Setting(50000, "ReLA camera-ready Table 1: CF10-T trains on the whole CIFAR-10 training split"),
+        "byol_epochs": Setting(100, "ReLA camera-ready Table 8: 100 epochs (CF10-T is a full-budget BYOL run)"),
+        "cross_byol_epochs": Setting(100, "ReLA camera-ready Table 8: 100 epochs (CF100-T, full budget)"),
+        "byol_batch_size": Setting(128, "ReLA camera-ready Table 8: batch 128 (CIFAR)"),
+        "order": Setting("code", "ambiguous: camera-ready eq. 10 z-scores before the PCA, the ReLA code after it; "
+                                 "the stage follows the code"),
+    },
+    "rela_budget": {
+        "dataset": Setting("cifar10", "ReLA camera-ready Table 1: the CIFAR-10 rows"),
+        "epochs": Setting(100, "ReLA camera-ready Table 8: 100 epochs"),
+        "batch_size": Setting(128, "ReLA camera-ready Table 8: batch 128 (CIFAR)"),
+        "lr": Setting(0.001, "ReLA camera-ready Table 8: AdamW lr 0.001 (code: constant)"),
+        "weight_decay": Setting(0.01, "ReLA camera-ready Table 8: weight decay 0.01"),
+        "head_mult": Setting(1.0, "ReLA code: BYOL heads d -> 2d -> 256"),
+        "budgets": Setting([0.1, 0.2, 0.5], "ReLA camera-ready Table 1: budgets 10, 20, 50%"),
+        "schedule": Setting("switch", "ReLA camera-ready Algorithm 1: the two-stage switch"),
+        "same_dataset_prior": Setting("trained:priors/cifar10_byol.pt", "ReLA camera-ready Table 1: CF10-T"),
+        "cross_dataset_prior": Setting("trained:priors/cifar100_byol.pt", "ReLA camera-ready Table 1: CF100-T"),
+        "cost_goal": Setting(0.5, "ReLA camera-ready abstract: the same accuracy as BYOL* at 50% of its cost"),
+        "rela_code_extras": Setting(True, "ambiguous: the papers' weak views are crop + flip, the code adds colour "
+                                          "jitter and grayscale; the stage follows the code"),
+        "probe_train": Setting(0, "ReLA code: the probe trains on the whole training split"),
+        "probe_standardize": Setting(False, "ReLA code: the probe's features are not normalised"),
+        "probe_epochs": Setting(100, "ReLA code: 100 probe epochs"),
+        "probe_batch_size": Setting(128, "ReLA camera-ready Table 9: probe batch 128 (CIFAR)"),
+        "probe_lr": Setting(0.0003, "ReLA camera-ready Table 9: Adam lr 3e-4"),
+    },
+}
+
+_NO_DATASET_KEY = "no `dataset` key yet: Fashion-MNIST at every scale, where {} uses {}"
+_OPEN = "open: "   # a gap with no reason recorded in the project yet
+_SHARED_STUDENT = ("one student protocol for every dd_* method (AdamW, cosine, a fixed number of steps); the paper's "
+                   "students train with SGD, so its rate is not comparable")
+_SHARED_TEMPERATURE = ("one student protocol for every teacher-label method: T = 4 at every scale; DWA's CIFAR "
+                       "validator uses 30 (ImageNet-1K 20)")
+_JITTER = "28-px Fashion-MNIST: the 4-px roll at 32 px is scaled to 2 px (as the students' crop padding)"
+_RESNET_STUDENT = ("ReLA's students and BYOL priors are ResNet-18s (CIFAR stem); here the Conv-3 stays the Table 1 "
+                   "student at every scale")
+_KRRST_CONVNET = ("{}: KRR-ST's ConvNet-3 widens 128-256-512 and flattens its 4x4x512 map; the stage's ConvNet-3 "
+                  "has one width")
+_SSDD_BUDGETS = (_OPEN + "SSDD Table 2 runs N = 25, 50, 100, 1000, 5000 on CIFAR-100 (IPC 0.25-50); the stage runs "
+                 "N = 5, 10, 20, 50 (IPC 0.5-5 on 10 classes)")
+_SSDD_DATA = _NO_DATASET_KEY.format("SSDD", "CIFAR-100 (TinyImageNet, ImageNet 64 px) as the source")
+
+GAPS: dict[str, dict[str, str]] = {
+    "dd_matching": {
+        "eval_lr": _SHARED_STUDENT,
+        "dataset": _NO_DATASET_KEY.format("DC and DSA", "MNIST, Fashion-MNIST, SVHN, CIFAR-10 (DSA also CIFAR-100): "
+                                          "their Fashion-MNIST numbers are comparable, the rest are not run"),
+    },
+    "dd_dc_arch": {
+        "eval_lr": _SHARED_STUDENT,
+        "dataset": _NO_DATASET_KEY.format("DC", "MNIST, Fashion-MNIST, SVHN, CIFAR-10"),
+    },
+    "dd_kip": {
+        "depth": _OPEN + "the fc kernel stays at 3 hidden layers at paper scale; KIP's single-kernel results are FC1",
+        "dataset": _NO_DATASET_KEY.format("KIP", "MNIST and CIFAR-10 (LS also Fashion-MNIST)"),
+    },
+    "dd_inversion": {
+        "jitter": _JITTER,
+        "temperature": _SHARED_TEMPERATURE,
+        "rded_images_per_class": _OPEN + "the paper profile scores 3,000 real images per class; RDED's script 300",
+        "dataset": _NO_DATASET_KEY.format("DWA / ReLA Table 5", "CIFAR-10/100, Tiny-ImageNet, ImageNet-1K"),
+    },
+    "dd_dwa": {
+        "jitter": _JITTER,
+        "temperature": _SHARED_TEMPERATURE,
+        "dataset": _NO_DATASET_KEY.format("DWA", "CIFAR-10/100, Tiny-ImageNet, ImageNet-1K (Figs. 3-5, Table 10: "
+                                          "CIFAR-100)"),
+    },
+    "dd_teachers": {
+        "epochs": _OPEN + "50 epochs at paper scale (the faithful profile trains 200)",
+        "lr": _OPEN + "the stage trains its teachers with AdamW (cosine); DWA's code with SGD, so the rates are not "
+                      "comparable",
+        "weight_decay": _OPEN + "AdamW's decoupled weight decay 0.01 against DWA's SGD weight decay 5e-4",
+        "dataset": _NO_DATASET_KEY.format("DWA", "CIFAR-10/100, Tiny-ImageNet, ImageNet-1K"),
+    },
+    "dd_crossarch": {
+        "table4_archs": _OPEN + "the student zoo has no VGG-16 or ResNet-50; VGG-11 and ResNet-18 stand in",
+        "table9_archs": _OPEN + "the student zoo has no ResNet-50 or ResNet-101; the ConvNet stands in",
+        "temperature": _SHARED_TEMPERATURE,
+        "dataset": _NO_DATASET_KEY.format("DWA Tables 4 and 9", "CIFAR-100 and ImageNet-1K"),
+    },
+    "dd_unrolled": {"dataset": _NO_DATASET_KEY.format("DD and SLDD", "MNIST and CIFAR-10")},
+    "dd_labels": {"dataset": _NO_DATASET_KEY.format("LD", "MNIST, CIFAR-10, CIFAR-100 and EMNIST / CUB as sources "
+                                                    "(here the digits)")},
+    "dd_gtn": {"dataset": _NO_DATASET_KEY.format("GTN", "MNIST and CIFAR-10")},
+    "dd_mnemonics": {
+        "width": "Mnemonics trains a 32-layer ResNet on CIFAR-100 (ResNet-18 on ImageNet); the stage's learner is a "
+                 "ConvNet with instance norm (the unrolled network keeps no running statistics)",
+        "dataset": _NO_DATASET_KEY.format("Mnemonics", "CIFAR-100 and ImageNet (LUCIR protocol)"),
+    },
+    "dd_text": {
+        "archs": _OPEN + "no Bi-RNN learner is implemented (TextConvNet and Bi-LSTM are)",
+        "dataset": "no `dataset` key: the shipped fortunes categories with MiniLM token embeddings at every scale, "
+                   "where TDD uses IMDB, SST5, TREC6, TREC50 with GloVe embeddings",
+    },
+    "ssdd_teacher": {
+        "width": "SSDD App. A.1: the teacher is a Barlow Twins ResNet-18 (512-d); the stage's teacher is a ConvNet-3 "
+                 "(flattened features)",
+        "dataset": _SSDD_DATA,
+    },
+    "ssdd_distill": {
+        "budgets": _SSDD_BUDGETS,
+        "inner_width": _OPEN + _KRRST_CONVNET.format("the inner model"),
+        "dataset": _SSDD_DATA,
+    },
+    "ssdd_eval": {
+        "cross_methods": _OPEN + "IDM and DATM are not implemented",
+        "probe_lr": "the stage's probe trains Adam on z-scored features at every scale",
+        "budgets": _SSDD_BUDGETS,
+        "student_width": _KRRST_CONVNET.format("the student") + ", globally pooled at every scale (chosen at "
+                                                                "cpu scale so that pre-training shows in the probe)",
+        "dataset": _SSDD_DATA,
+    },
+    "priors": {"width": _RESNET_STUDENT},
+    "rela_budget": {
+        "width": _RESNET_STUDENT,
+        "priors": "Table 1's priors are Rand., CF10-T, CF100-T, TIN-T, IN1K-T and CLIP-RN50; the stage has Rand., "
+                  "CF10-T, CF100-T and a supervised CIFAR-10 network as the strong prior (CLIP loads only from "
+                  "local files)",
+    },
+}
+
+
+def same(ours: Any, paper: Any) -> bool:
+    """Whether a resolved value equals the paper's: numbers to float precision (``15e-3 == 0.015``),
+    lists item by item, anything else by ``==``; a bool equals only a bool."""
+    if isinstance(ours, list) and isinstance(paper, list):
+        return len(ours) == len(paper) and all(same(a, b) for a, b in zip(ours, paper))
+    if isinstance(ours, bool) or isinstance(paper, bool):
+        return type(ours) is type(paper) and ours == paper
+    if isinstance(ours, (int, float)) and isinstance(paper, (int, float)):
+        return math.isclose(ours, paper, rel_tol=1e-9, abs_tol=0.0)
+    return ours == paper
+
+
+def status(ours: Any, setting: Setting | None, gap: str | None = None) -> str:
+    """"matches", "differs (gap: <reason>)" or "differs" for one key.
+
+    >>> status(0.25, Setting(0.25, "DWA Table 6"))
+    'matches'
+    >>> status(4.0, Setting(30.0, "DWA Table 6"), gap="one student protocol")
+    'differs (gap: one student protocol)'
+    >>> status(999, Setting(1000, "DWA Table 6"))
+    'differs'
+    """
+    if setting is not None and same(ours, setting.value):
+        return "matches"
+    return f"differs (gap: {gap})" if gap else "differs"
+
+
+def compare(params: dict) -> pd.DataFrame:
+    """One row per recorded (stage, key): the value ``params`` resolves at ``scale: paper`` (``ours``; None
+    where the stage lacks the key), the paper's (None for a gap without one), its source and the status.
+
+    >>> params = {"scale": "cpu",
+    ...           "dd_dwa": {"iterations": 300, "lr": 0.25, "scales": {"paper": {"iterations": 1000}}}}
+    >>> rows = compare(params).set_index(["stage", "key"])
+    >>> rows.loc[("dd_dwa", "iterations"), ["ours", "paper", "status"]].tolist()
+    [1000, 1000, 'matches']
+    >>> rows.loc[("dd_dwa", "temperature"), ["ours", "paper"]].tolist()   # the section leaves it out: a gap
+    [None, 30.0]
+    >>> rows.loc[("dd_dwa", "temperature"), "status"].startswith("differs (gap: one student protocol")
+    True
+    """
+    at_paper = {**params, SCALE_KEY: PAPER_SCALE}
+    rows = []
+    for stage, settings in PAPER_HPARAMS.items():
+        values = resolve(at_paper, stage) if isinstance(params.get(stage), dict) else {}
+        gaps = GAPS.get(stage, {})
+        for key in [*settings, *(k for k in gaps if k not in settings)]:
+            setting = settings.get(key)
+            ours = values.get(key)
+            rows.append({"stage": stage, "key": key, "ours": ours,
+                         "paper": None if setting is None else setting.value,
+                         "source": "" if setting is None else setting.source,
+                         "status": status(ours, setting, gaps.get(key))})
+    columns = ["stage", "key", "ours", "paper", "source", "status"]
+    # object columns keep every value as params.yaml has it (an int stays an int, a missing key None)
+    return pd.DataFrame({c: pd.Series([row[c] for row in rows], dtype=object) for c in columns})
+
+
+def coverage_markdown(params: dict) -> str:
+    """A markdown table, one row per stage: the recorded keys (gap rows included) that match the paper, and
+    the keys that differ: the gaps ("(open)" where no reason is recorded yet), then plain differences."""
+    table = compare(params)
+    lines = ["| stage | matches / recorded | gaps | differs |", "|---|---|---|---|"]
+    for stage, rows in table.groupby("stage", sort=False):
+        matched = int((rows["status"] == "matches").sum())
+        gap_keys = [key + (" (open)" if GAPS[stage][key].startswith(_OPEN) else "")
+                    for key in rows.loc[rows["status"].str.startswith("differs (gap"), "key"]]
+        plain = rows.loc[rows["status"] == "differs", "key"].tolist()
+        lines.append(f"| `{stage}` | {matched} / {len(rows)} | {', '.join(gap_keys) or '—'} | "
+                     f"{', '.join(plain) or '—'} |")
+    return "\n".join(lines)
