@@ -243,7 +243,7 @@ def test_tdd_stops_at_the_first_plateau_test_that_passes_and_keeps_the_same_traj
     kw = dict(arch="textconvnet", arch_kwargs={"filters": 2, "widths": (2,)}, init="fixed", epochs=1, lr0=0.05,
               outer_lr=0.1, real_batch=20, seed=0)
     tested = []
-    monkeypatch.setattr(plateau, "is_plateau", lambda c: tested.append(len(c)) or len(c) >= 12)  # "flat" from 12 on
+    monkeypatch.setattr(plateau, "is_plateau", lambda c, *_: tested.append(len(c)) or len(c) >= 12)  # "flat" from 12 on
     stop = D.distill_text(x, y, 2, 1, iterations=40, plateau_every=4, min_iterations=8, **kw)
     assert len(stop.losses) == 12 and tested == [8, 12]   # tested every 4 from 8, stopped at the first pass
     full = D.distill_text(x, y, 2, 1, iterations=12, **kw)
