@@ -9,6 +9,7 @@ import torch
 from compendium.distill import continual, inversion, plots, sets
 from compendium.distill import dwa_experiments as dwa
 from compendium.distill import evaluate as E
+from compendium.pipeline.checks import labelled as L
 
 matplotlib.use("Agg")
 
@@ -127,3 +128,38 @@ def test_feature_distance_and_figures():
     assert "ρ = 0 gives 40.0 ± 2.0% (3 seeds)" in ax.get_title()
     assert sorted(t.get_text() for t in ax.texts) == ["+10.0 ± 0.4", "−0.3 ± 0.4"]
     assert "3 seeds" in ax.figure.axes[1].get_ylabel()
+
+
+def test_fig4_seeds_add_the_coupled_and_decoupled_sets_at_its_lambda():
+    common = dict(iterations=5, lr=0.25, jitter=2, seed=0)
+    specs = dwa.synthesis_specs(common, **SPEC_KW, fig4_seeds=[0, 1, 2])
+    extra = sorted(k for k in specs if k[0] == "fig4")
+    assert extra == sorted(("fig4", m, how, s) for m in ("sre2l", "dwa") for how in ("coupled", "decoupled") for s in (1, 2))
+    for _, m, how, s in extra:  # the sweep's set at λ 0.11, re-seeded
+        fn, t, ipc, kw = specs[("fig4", m, how, s)]
+        sfn, st, sipc, skw = specs[("sweep", m, how, 0.11)]
+        assert (fn, t, ipc) == (sfn, st, sipc) and kw["seed"] == s
+        assert {k: v for k, v in kw.items() if k not in ("seed", "method")} == \
+            {k: v for k, v in skw.items() if k not in ("seed", "method")}
+    assert len(dwa.synthesis_specs(common, **SPEC_KW, fig4_seeds=[0])) == len(dwa.synthesis_specs(common, **SPEC_KW))
+    assert dwa.fig4_lambda([0.01, 0.11, 0.23]) == 0.11 and dwa.fig4_lambda([0.01, 0.05]) == 0.05
+
+
+def test_feature_distance_table_has_one_block_per_synthesis_seed():
+    class Flat(torch.nn.Module):
+        def forward(self, x):
+            return x.flatten(1)
+
+    teacher = torch.nn.Sequential(Flat())
+    sets_ = {("sweep", m, how, 0.11): _set(seed=1) for m in ("sre2l", "dwa") for how in ("coupled", "decoupled")}
+    sets_.update({("fig4", m, how, 5): _set(seed=2 if how == "coupled" else 3) for m in ("sre2l", "dwa")
+                  for how in ("coupled", "decoupled")})
+    real = _set(n_per_class=5, seed=4)
+    f4 = dwa.feature_distance_table(teacher, sets_, real.images.flatten(1), real.labels, 0.11)
+    assert sorted(f4["synthesis seed"].unique()) == [0, 5] and len(f4) == 2 * 2 * 2 * 10
+    assert f4[f4["class"] >= 4]["feature distance"].isna().all()  # classes the toy sets lack
+    fd = L.feature_distance_per_seed(f4)
+    assert set(fd) == {(m, h) for m in ("sre2l", "dwa") for h in ("coupled", "decoupled")}
+    assert set(fd[("dwa", "coupled")]) == {0, 5}
+    assert fd[("dwa", "coupled")][0] == fd[("dwa", "decoupled")][0]  # the same toy set under both names at seed 0
+    assert fd[("dwa", "coupled")][5] != fd[("dwa", "decoupled")][5]

@@ -155,6 +155,26 @@ def test_meta_train_is_seeded_and_counts_divergence():
         G.meta_train(imgs, labels, G.GTNConfig(curriculum="x"), (0.5,), (0.5,))
 
 
+def test_meta_train_stops_at_the_plateau_test(monkeypatch):
+    g = torch.Generator().manual_seed(0)
+    imgs = torch.randint(0, 256, (60, 1, 28, 28), dtype=torch.uint8, generator=g)
+    labels = torch.arange(60) % 10
+    cfg = G.GTNConfig(steps=2, batch_size=10, noise_dim=4, hidden=16, iterations=9, real_batch=20, learners=[TINY], seed=4)
+    seen = []
+
+    def stop(curve, every, min_steps):  # the claims' test, stood in for: stop at the first test from step 4 on
+        seen.append((len(curve), every, min_steps))
+        return every > 0 and len(curve) >= min_steps and len(curve) % every == 0
+
+    monkeypatch.setattr(G.plateau, "stop_at_plateau", stop)
+    full = G.meta_train(imgs, labels, cfg, (0.5,), (0.5,))
+    assert len(full["meta_loss"]) == 9 and seen[-1] == (9, 0, 0)
+    cut = G.meta_train(imgs, labels, G.GTNConfig(**{**cfg.__dict__, "plateau_every": 2, "min_iterations": 3}), (0.5,), (0.5,))
+    assert len(cut["meta_loss"]) == 4 and cut["meta_loss"] == full["meta_loss"][:4]  # the same run, cut
+    with pytest.raises(ValueError, match="plateau_every"):
+        G.meta_train(imgs, labels, G.GTNConfig(**{**cfg.__dict__, "plateau_every": -1}), (0.5,), (0.5,))
+
+
 def test_volatility_and_smooth():
     assert G.smooth([1.0, 3.0, float("nan"), 5.0], 2) == [1.0, 2.0, 3.0, 5.0]
     flat = [1.0] * 20

@@ -347,8 +347,11 @@ def test_gtn_arms_tables_and_curves():
     assert s["n"].tolist() == [2, 2, 1, 2] and s["diverged"].iloc[:3].tolist() == [1, 1, 0]
     assert gtn_experiment.arm_row(s, "no WN", "full")["n"] == 2
     assert gtn_experiment.first_run(arms, "no WN", "full") == 2
-    cur = gtn_experiment.arm_curves(arms, runs, "WN", "full", 20)
+    cur = gtn_experiment.arm_curves(arms, runs, "WN", "full")
     assert cur.shape == (2, 4) and cur[0, 1] == pytest.approx(2.15)
+    runs[1] = {**runs[1], "meta_loss": [2.3, 2.0]}  # stopped at its plateau: padded with NaN
+    cur = gtn_experiment.arm_curves(arms, runs, "WN", "full")
+    assert cur.shape == (2, 4) and np.isnan(cur[1, 2:]).all() and cur[1, 1] == pytest.approx(2.15)
     m = gtn_experiment.metrics(s, pd.DataFrame([{"proxy": "DC", "rho": 0.5, "top1 gt acc": 0.8, "time fraction": 0.1}]))
     assert m["gtn_diverged"] == {"WN": 1, "no WN": 1} and m["nas"]["DC"]["rho"] == 0.5
 

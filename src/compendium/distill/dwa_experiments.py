@@ -32,12 +32,20 @@ def coupling(lam: float, how: str) -> dict:
     return dict(r_bn=lam, r_var=1.0) if how == "coupled" else dict(r_bn=0.01, r_var=lam / 0.01)
 
 
+def fig4_lambda(sweep_lambdas) -> float:
+    """The λ_var of Fig. 4 (and DWA's own r_var): the paper's 0.11 where swept, else the largest swept."""
+    return 0.11 if 0.11 in sweep_lambdas else max(sweep_lambdas)
+
+
 def synthesis_specs(common: dict, *, rho: float, K: int, cross_teachers, cross_ipc: int, cross_ipc_extra, sweep_lambdas,
-                    sweep_ipc: int, grid_K, grid_rho, grid_ipc: int, real_ipcs, cross_iterations: int | None = None) -> dict:
+                    sweep_ipc: int, grid_K, grid_rho, grid_ipc: int, real_ipcs, cross_iterations: int | None = None,
+                    fig4_seeds=()) -> dict:
     """Every named set: key -> (synthesis function, teacher name, ipc, kwargs). Keys: ``(method, teacher)``
     (Tables 4 and 9), ``("t4", method, ipc)`` (Table 4's further ResNet-18 blocks), ``("sweep", method, how, λ)``
-    (Fig. 3), ``("grid", K, ρ)`` with ``("grid", 0, 0.0)`` the no-adjustment arm (Fig. 5), ``("real", ipc)``
-    (arm B: the real images DWA starts from, no optimisation) at each of ``real_ipcs``.
+    (Fig. 3), ``("fig4", method, how, seed)`` (Fig. 4's further syntheses at :func:`fig4_lambda`, one per
+    seed of ``fig4_seeds`` other than ``common["seed"]``, whose set is the sweep's), ``("grid", K, ρ)`` with
+    ``("grid", 0, 0.0)`` the no-adjustment arm (Fig. 5), ``("real", ipc)`` (arm B: the real images DWA
+    starts from, no optimisation) at each of ``real_ipcs``.
 
     ``cross_iterations`` (default: ``common["iterations"]``) sets the recovery iterations of the sets
     distilled by the other teachers alone, so that a profile can run Figs. 3 and 5 at the paper's 1,000
@@ -58,6 +66,13 @@ def synthesis_specs(common: dict, *, rho: float, K: int, cross_teachers, cross_i
                 if m == "dwa":
                     kw.update(rho=rho, K=K)
                 specs[("sweep", m, how, lam)] = (sre2l if m == "sre2l" else dwa, "convnet", sweep_ipc, kw)
+    lam4 = fig4_lambda(sweep_lambdas)
+    for s in fig4_seeds:
+        if s != common["seed"]:
+            for m in METHODS:
+                for how in ("coupled", "decoupled"):
+                    fn, t, ipc, kw = specs[("sweep", m, how, lam4)]
+                    specs[("fig4", m, how, s)] = (fn, t, ipc, {**kw, "seed": s, "method": f"{kw['method']} seed {s}"})
     specs[("grid", 0, 0.0)] = (dwa, "convnet", grid_ipc, {**common, "weight_adjust": None, "method": "dwa rho=0"})
     for k_ in grid_K:
         for r_ in grid_rho:
@@ -161,16 +176,22 @@ def sweep_table(res: pd.DataFrame, sweep_lambdas) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def feature_distance_table(teacher, sets: dict, real_f: torch.Tensor, real_labels: torch.Tensor, lam: float) -> pd.DataFrame:
-    """Fig. 4: the normalised feature distance (Eq. 21) per class of the coupled and decoupled sweep sets
-    at λ ``lam``, in the teacher's feature space."""
+def feature_distance_table(teacher, sets: dict, real_f: torch.Tensor, real_labels: torch.Tensor, lam: float,
+                           seed: int = 0) -> pd.DataFrame:
+    """Fig. 4: the normalised feature distance (Eq. 21) per class of the coupled and decoupled sets at λ
+    ``lam``, in the teacher's feature space, one block per synthesis seed: ``seed`` is the sweep's set,
+    the others Fig. 4's further syntheses (keys ``("fig4", method, how, seed)``)."""
+    further = sorted({k[3] for k in sets if k[0] == "fig4"})
     f4 = []
-    for m in METHODS:
-        for how in ("coupled", "decoupled"):
-            d = sets[("sweep", m, how, lam)]
-            dist = inversion.feature_distance(teachers.features(teacher, d.images), d.labels, 10, real_f, real_labels)
-            f4 += [{"method": m, "weights": how, "lambda": lam, "class": c, "feature distance": float(v)} for c, v in enumerate(dist)]
+    for s in [seed] + [s for s in further if s != seed]:
+        for m in METHODS:
+            for how in ("coupled", "decoupled"):
+                d = sets[("sweep", m, how, lam) if s == seed else ("fig4", m, how, s)]
+                dist = inversion.feature_distance(teachers.features(teacher, d.images), d.labels, 10, real_f, real_labels)
+                f4 += [{"method": m, "weights": how, "lambda": lam, "synthesis seed": s, "class": c,
+                        "feature distance": float(v)} for c, v in enumerate(dist)]
     return pd.DataFrame(f4)
+
 
 
 def paired_delta(res: pd.DataFrame, part: str, name: str, ref: str) -> tuple[float, float, int]:

@@ -307,8 +307,10 @@ WORK: dict[str, tuple[tuple[str, Callable[[dict], float]], ...]] = {
     "dd_mnemonics": (("len(seeds) x (base_steps + 5 inc_steps)", lambda v: _n(v, "seeds") * (v["base_steps"] + 5 * v["inc_steps"])),
                      ("len(seeds) x (mn_iterations + mn_adjust_iterations) x mn_inner_steps",
                       lambda v: _n(v, "seeds") * (v["mn_iterations"] + v["mn_adjust_iterations"]) * v["mn_inner_steps"])),
-    "dd_gtn": (("meta runs x iterations x inner_steps",
-                lambda v: (2 * _n(v, "meta_seeds") + _n(v, "variant_seeds") * (_n(v, "curricula") - 1)) * v["iterations"] * v["inner_steps"]),
+    "dd_gtn": (("meta runs x iterations x inner_steps (with the plateau stop on, min_iterations: the least a run does, so "
+                "the ratio is an upper bound)",
+                lambda v: (2 * _n(v, "meta_seeds") + _n(v, "variant_seeds") * (_n(v, "curricula") - 1)) * v["inner_steps"]
+                * (max(1, min(v["iterations"], v.get("min_iterations", 0))) if v.get("plateau_every", 0) else v["iterations"])),
                ("nas_n x gt_steps", lambda v: v["nas_n"] * v["gt_steps"]),
                ("nas_n x proxy_steps x (len(proxy_sets) + 1)", lambda v: v["nas_n"] * v["proxy_steps"] * (_n(v, "proxy_sets") + 1))),
     "dd_text": (("len(distill_seeds) x (iterations + lstm_iterations) x epochs",

@@ -38,6 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from compendium.core import plateau
 from compendium.core.probe import to_float
 from compendium.core.progress import Rate, say
 from compendium.distill.networks import build_network
@@ -232,7 +233,9 @@ class GTNConfig:
     """One meta-training run. ``learners``: the pool of ConvNet kwargs a fresh learner is drawn from at
     every outer step (learner agnosticism); ``weight_norm`` on the generator *and* the learners (the
     paper's WN); ``diverge_factor``: a step whose meta-loss exceeds this multiple of ln(C) (chance) or is
-    not finite counts as diverged and is skipped."""
+    not finite counts as diverged and is skipped. ``plateau_every`` > 0: every ``plateau_every``-th outer
+    step from ``min_iterations`` on, stop once the meta-loss passes the claims' plateau test
+    (:func:`compendium.core.plateau.stop_at_plateau`); ``iterations`` is then a cap."""
 
     steps: int = 10                     # T inner steps
     batch_size: int = 50                # generated images per inner step
@@ -250,6 +253,8 @@ class GTNConfig:
     checkpoint: bool = False
     learners: list = field(default_factory=lambda: [{"width": 8, "depth": 2, "norm": "instance"}])
     diverge_factor: float = 3.0
+    plateau_every: int = 0
+    min_iterations: int = 0
     seed: int = 0
 
     def validate(self) -> None:
@@ -260,6 +265,8 @@ class GTNConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not self.learners:
             raise ValueError("empty learner pool")
+        if self.plateau_every < 0 or self.min_iterations < 0:
+            raise ValueError(f"plateau_every and min_iterations must be >= 0, got {self.plateau_every}, {self.min_iterations}")
         if not self.meta_lr > 0 or self.hyper_lr < 0:
             raise ValueError(f"need meta_lr > 0 and hyper_lr >= 0, got {self.meta_lr}, {self.hyper_lr}")
 
@@ -335,6 +342,8 @@ def meta_train(images_u8: torch.Tensor, labels: torch.Tensor, cfg: GTNConfig, me
         if log_every and (it + 1) % log_every == 0:
             say(f"[gtn {tag}] {it + 1}/{cfg.iterations} meta-loss {value:.3f} lr {gtn.lr.item():.4f} "
                 f"momentum {gtn.momentum.item():.3f}  {rate.update(it + 1)}")
+        if plateau.stop_at_plateau(curve, cfg.plateau_every, cfg.min_iterations):
+            break
     return {"gtn": gtn.eval(), "meta_loss": curve, "diverged": diverged, "lr": gtn.lr.item(),
             "momentum": gtn.momentum.item(), "seconds": time.perf_counter() - t0, "config": asdict(cfg)}
 

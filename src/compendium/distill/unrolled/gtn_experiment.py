@@ -133,11 +133,13 @@ def arm_row(arms: pd.DataFrame, wn_name: str, c: str) -> pd.Series:
     return arms[(arms["weight norm"] == wn_name) & (arms["curriculum"] == c)].iloc[0]
 
 
-def arm_curves(arms, runs, wn_name: str, c: str, iterations: int) -> np.ndarray:
-    """The smoothed meta-loss curves of an arm's runs, ``[runs, steps]``."""
+def arm_curves(arms, runs, wn_name: str, c: str) -> np.ndarray:
+    """The meta-loss curves of an arm's runs, ``[runs, steps]``, each smoothed over a tenth of its length;
+    a run stopped at its plateau is padded with NaN to the longest run."""
     idx = [i for i, a in enumerate(arms) if a[0] == wn_name and a[1] == c]
-    w = max(2, iterations // 10)
-    return np.array([G.smooth(runs[i]["meta_loss"], w) for i in idx])
+    curves = [G.smooth(runs[i]["meta_loss"], max(2, len(runs[i]["meta_loss"]) // 10)) for i in idx]
+    n = max((len(c_) for c_ in curves), default=0)
+    return np.array([c_ + [np.nan] * (n - len(c_)) for c_ in curves], dtype=float).reshape(len(curves), n)
 
 
 def first_run(arms, wn_name: str, curriculum: str) -> int:

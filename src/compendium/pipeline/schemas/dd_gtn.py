@@ -18,6 +18,9 @@ SCHEMA = {
     "noise_dim": Param("int", "generator input z dimension", low=1, high=1024),
     "hidden": Param("int", "generator hidden width (two hidden layers)", low=8, high=4096),
     "iterations": Param("int", "outer (meta) steps per run", low=1, high=100000),
+    "plateau_every": Param("int", "test the meta-loss for the claims' plateau every this many outer steps and stop there; "
+                                  "``iterations`` is then a cap (0: off)", low=0, high=100_000),
+    "min_iterations": Param("int", "outer steps before the first plateau test", low=0, high=100_000),
     "meta_lr": Param("float", "Adam learning rate of the generator and the curriculum", low=0.0, high=1.0),
     "hyper_lr": Param("float", "Adam learning rate of the log inner lr and the momentum logit", low=0.0, high=1.0),
     "real_batch": Param("int", "real images of each meta-loss", low=10, high=60000),
