@@ -337,6 +337,8 @@ def test_gtn_arms_tables_and_curves():
     assert arms == [("WN", "full", True, 0), ("WN", "full", True, 1), ("no WN", "full", False, 0),
                     ("no WN", "full", False, 1), ("WN", "noise", True, 0)]
     t = gtn_experiment.runs_table(arms, runs)
+    longer = [dict(r, meta_loss=r["meta_loss"] + [9.0, 0.1, 9.0]) if i == 2 else r for i, r in enumerate(runs)]
+    assert gtn_experiment.runs_table(arms, longer)["volatility"].tolist() == t["volatility"].tolist()  # the shared steps only
     assert t["acc"].tolist() == pytest.approx([0.6] * 5) and t["final meta-loss"].iloc[0] == pytest.approx(1.6)
     assert len(gtn_experiment.meta_loss_curves(arms, runs)) == 20
     real = {"accs": [[0.4, 0.6], [0.8]], "lr": 0.3, "momentum": 0.9}

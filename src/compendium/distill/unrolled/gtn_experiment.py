@@ -88,14 +88,17 @@ def pool_calls(d: SimpleNamespace, base: G.GTNConfig, arms, learners, codes, pro
 
 def runs_table(arms, runs) -> pd.DataFrame:
     """One row per meta-training run: accuracy of fresh learners after T steps (and from the untrained generator),
-    final meta-loss (last tenth), volatility, diverged steps, learned lr and momentum, seconds."""
+    final meta-loss (last tenth), volatility, diverged steps, learned lr and momentum, seconds. Runs stopped at
+    their plateau differ in length, so the volatility of every run is measured on one stretch: the steps all
+    runs reached (its second half), smoothed over a tenth of them."""
+    shared = min((len(r["meta_loss"]) for r in runs), default=0)
     rows = []
     for (wn_name, c, wn, s), r in zip(arms, runs):
         curve = r["meta_loss"]
         k = max(1, len(curve) // 10)
         rows.append({"weight norm": wn_name, "curriculum": c, "meta seed": s, "acc": float(np.mean(r["accs"])),
-                     "init acc": float(np.mean(r["init_accs"])),
-                     "final meta-loss": float(np.nanmean(curve[-k:])), "volatility": G.volatility(curve, max(2, len(curve) // 10)),
+                     "init acc": float(np.mean(r["init_accs"])), "final meta-loss": float(np.nanmean(curve[-k:])),
+                     "volatility": G.volatility(curve[:shared], max(2, shared // 10)),
                      "diverged steps": r["diverged"], "lr": r["lr"], "momentum": r["momentum"], "seconds": r["seconds"]})
     return pd.DataFrame(rows)
 
