@@ -25,6 +25,7 @@ from compendium.distill.unrolled import (  # noqa: E402  # noqa: E402
     ld_experiment,
     mnemonics,
     mnemonics_experiment,
+    nas,
     text_experiment,
     textdd,
     unroll,
@@ -354,25 +355,33 @@ def test_gtn_arms_tables_and_curves():
     runs[1] = {**runs[1], "meta_loss": [2.3, 2.0]}  # stopped at its plateau: padded with NaN
     cur = gtn_experiment.arm_curves(arms, runs, "WN", "full")
     assert cur.shape == (2, 4) and np.isnan(cur[1, 2:]).all() and cur[1, 1] == pytest.approx(2.15)
-    m = gtn_experiment.metrics(s, pd.DataFrame([{"proxy": "DC", "rho": 0.5, "top1 gt acc": 0.8, "time fraction": 0.1}]))
-    assert m["gtn_diverged"] == {"WN": 1, "no WN": 1} and m["nas"]["DC"]["rho"] == 0.5
+    m = gtn_experiment.metrics(s, pd.DataFrame([{"proxy": "DC", "seed": k, "rho": r, "top1 gt acc": 0.8, "time fraction": 0.1}
+                                                 for k, r in ((0, 0.4), (1, 0.6))]))
+    assert m["gtn_diverged"] == {"WN": 1, "no WN": 1} and m["nas"]["DC"]["rho"] == pytest.approx(0.5)  # over replicates
 
 
-def test_nas_summary_scores_each_proxy_against_the_ground_truth():
+def test_nas_summary_scores_each_proxy_instance_against_the_ground_truth():
     codes = ["a", "b", "c", "d"]
     gt = [0.9, 0.8, 0.7, 0.6]
-    rows = [{"arch": c, "proxy": "ground truth", "acc": a, "cpu seconds": 10.0, "images seen": 100, "train seconds": 5.0}
-            for c, a in zip(codes, gt)]
-    rows += [{"arch": c, "proxy": "random", "acc": a, "cpu seconds": 1.0, "images seen": 10, "train seconds": 0.5}
-             for c, a in zip(codes, [0.1, 0.2, 0.3, 0.4])]
-    rows += [{"arch": c, "proxy": "GTN", "acc": a, "cpu seconds": 2.0, "images seen": 20, "train seconds": 1.0}
-             for c, a in zip(codes, [0.4, 0.3, 0.2, 0.1])]
-    out = gtn_experiment.nas_summary(pd.DataFrame(rows), codes, ["random", "GTN"], gt_steps=5, gt_batch=20, n_train=1000)
-    s = out.summary.set_index("proxy")
-    assert s.loc["GTN", "rho"] == pytest.approx(1.0) and s.loc["random", "rho"] == pytest.approx(-1.0)
-    assert s.loc["GTN", "rho - random"] == pytest.approx(2.0) and s.loc["GTN", "top1"] == "a"
-    assert s.loc["GTN", "time fraction"] == pytest.approx(0.2) and s.loc["random", "images fraction"] == pytest.approx(0.1)
-    assert out.epoch_scale == pytest.approx(0.1) and s.loc["GTN", "time fraction vs 1 epoch"] == pytest.approx(0.02)
+    rows = [{"arch": c, "proxy": "ground truth", "seed": 0, "acc": a, "cpu seconds": 10.0, "images seen": 100,
+             "train seconds": 5.0} for c, a in zip(codes, gt)]
+    rows += [{"arch": c, "proxy": "random", "seed": s, "acc": a, "cpu seconds": 1.0, "images seen": 10, "train seconds": 0.5}
+             for s, accs in ((0, [0.1, 0.2, 0.3, 0.4]), (1, [0.4, 0.3, 0.2, 0.1])) for c, a in zip(codes, accs)]
+    rows += [{"arch": c, "proxy": "GTN", "seed": s, "acc": a, "cpu seconds": 2.0, "images seen": 20, "train seconds": 1.0}
+             for s in (0, 1) for c, a in zip(codes, [0.4, 0.3, 0.2, 0.1])]
+    rows += [{"arch": c, "proxy": "DC", "seed": 0, "acc": a, "cpu seconds": 2.0, "images seen": 20, "train seconds": 1.0}
+             for c, a in zip(codes, [0.4, 0.3, 0.1, 0.2])]
+    out = gtn_experiment.nas_summary(pd.DataFrame(rows), codes, n_train=1000)
+    s = out.summary.set_index(["proxy", "seed"])
+    assert sorted(s.index) == [("DC", 0), ("GTN", 0), ("GTN", 1), ("random", 0), ("random", 1)]
+    assert s.loc[("GTN", 0), "rho"] == pytest.approx(1.0) and s.loc[("random", 0), "rho"] == pytest.approx(-1.0)
+    # each replicate is compared with the random proxy of its own replicate
+    assert s.loc[("GTN", 0), "rho - random"] == pytest.approx(2.0) and s.loc[("GTN", 1), "rho - random"] == pytest.approx(0.0)
+    assert s.loc[("DC", 0), "rho - random"] == pytest.approx(0.8 + 1.0) and s.loc[("GTN", 0), "top1"] == "a"
+    assert s.loc[("GTN", 1), "time fraction"] == pytest.approx(0.2) and s.loc[("random", 0), "images fraction"] == pytest.approx(0.1)
+    assert out.epoch_scale == pytest.approx(0.1) and s.loc[("GTN", 0), "time fraction vs 1 epoch"] == pytest.approx(0.02)
+    first = gtn_experiment.first_replicates(out.acc)
+    assert list(first) == ["random", "GTN", "DC"] and first["random"].tolist() == [0.1, 0.2, 0.3, 0.4]
 
 
 def test_gtn_proxy_files_are_checked(tmp_path, monkeypatch):
@@ -382,10 +391,11 @@ def test_gtn_proxy_files_are_checked(tmp_path, monkeypatch):
     bad = DistilledSet(torch.zeros(10, 1, 8, 8), torch.arange(10), 10, (0.3,), (0.35,), "dc")
     bad.save(tmp_path / "dc.pt")
     with pytest.raises(ValueError, match="not a Fashion-MNIST set"):
-        gtn_experiment.load_proxy_sets({"dc": tmp_path / "dc.pt"}, "random set")
+        gtn_experiment.load_proxy_sets({"dc": tmp_path / "dc.pt"}, {0: "random set"})
     good = DistilledSet(torch.zeros(10, 1, 28, 28), torch.arange(10), 10, (0.3,), (0.35,), "dc")
     good.save(tmp_path / "dc.pt")
-    assert list(gtn_experiment.load_proxy_sets({"dc": tmp_path / "dc.pt"}, "random set")) == ["random", "DC"]
+    got = gtn_experiment.load_proxy_sets({"dc": tmp_path / "dc.pt"}, {0: "random 0", 1: "random 1"})
+    assert list(got) == [("random", 0), ("random", 1), ("DC", 0)] and got[("random", 1)] == "random 1"
 
 
 # ------------------------------------------------------------------------------------------ Mnemonics
@@ -473,3 +483,31 @@ def test_set_figures_name_classes_in_full_and_legibly():
                    for t in titles for line in t.split("\n"))  # whole names, never cut
         assert min(ax.title.get_fontsize() for ax in fig.axes if ax.get_title()) >= 8
     plt.close("all")
+
+
+def test_random_proxies_are_one_sample_per_seed():
+    tr = SimpleNamespace(images=torch.randint(0, 255, (100, 1, 28, 28), dtype=torch.uint8), labels=torch.arange(100) % 10)
+    r = gtn_experiment.random_proxies(tr, 2, (0.3,), (0.35,), [0, 1])
+    assert list(r) == [0, 1] and len(r[0]) == 20 and r[0].labels.bincount().tolist() == [2] * 10
+    assert not torch.equal(r[0].images, r[1].images)
+
+
+def test_the_ground_truth_is_read_from_dd_nas_with_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="dd_nas"):
+        gtn_experiment.load_ground_truth(tmp_path)
+    (tmp_path / "dd_nas").mkdir()
+    rows = [{"arch": c, "proxy": "ground truth", "seed": 0, "acc": a, "train seconds": 1.0, "cpu seconds": 2.0,
+             "images seen": 640, "test images": 500} for c, a in (("w8-d1-relu-none-avg", 0.8), ("w16-d2-relu-instance-max", 0.9))]
+    pd.DataFrame(rows).to_csv(tmp_path / "dd_nas" / "ground_truth.csv", index=False)
+    gt = gtn_experiment.load_ground_truth(tmp_path)
+    assert gt.codes == ["w8-d1-relu-none-avg", "w16-d2-relu-instance-max"] and gt.test_n == 500 and gt.rows[1]["acc"] == 0.9
+    with pytest.raises(ValueError, match="nas_test_n"):
+        gtn_experiment.load_ground_truth(tmp_path, 1000)
+    pd.DataFrame(rows).drop(columns="images seen").to_csv(tmp_path / "dd_nas" / "ground_truth.csv", index=False)
+    with pytest.raises(ValueError, match="images seen"):
+        gtn_experiment.load_ground_truth(tmp_path)
+
+
+def test_only_the_norm_free_and_batchnorm_convnets_train_in_nhwc():
+    assert [nas.channels_last(nas.parse_code(c)) for c in ("w8-d1-relu-none-avg", "w8-d1-relu-batch-avg",
+                                                              "w8-d1-relu-instance-avg", "w8-d1-relu-layer-max")] == [True, True, False, False]

@@ -66,7 +66,7 @@ def test_faithful_runs_the_papers_lengths_where_the_cpu_scale_cuts_them():
     # DC / DSA / DM (dd-baselines.md 4), SRe2L / DWA (dwa.md 2.7), SSDD (ssdd.md 2.5)
     m = v["dd_matching"]
     assert (m["iterations"], m["dm_iterations"], m["loops_ipc10"], m["loops_ipc50"]) == (1000, 20000, [10, 50], [50, 10])
-    assert (v["dd_dc_arch"]["iterations"], v["dd_dc_arch"]["loops"]) == (1000, [10, 50])
+    assert (v["dd_dc_arch"]["iterations"], v["dd_dc_arch"]["loops"], v["dd_dc_arch"]["ipc"]) == (1000, [1, 1], 1)
     assert v["dd_inversion"]["iterations"] == v["dd_dwa"]["iterations"] == v["dd_dwa"]["cross_iterations"] == 1000
     assert v["ssdd_distill"]["steps"] == 30000 and v["ssdd_eval"]["pre_epochs"] == 1000
     # no faithful iteration count is below the cpu one (but TDD's 3 inner epochs, the paper's: the cpu runs 5)

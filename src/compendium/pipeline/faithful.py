@@ -294,8 +294,9 @@ WORK: dict[str, tuple[tuple[str, Callable[[dict], float]], ...]] = {
     "dd_dwa": (("iterations (recovery)", lambda v: v["iterations"]),
                ("(len(seeds) + len(sweep_seeds)) x eval_steps", lambda v: (_n(v, "seeds") + _n(v, "sweep_seeds")) * v["eval_steps"])),
     "dd_crossarch": (("len(seeds) x eval_steps", lambda v: _n(v, "seeds") * v["eval_steps"]),),
-    "dd_dc_arch": (("iterations x outer x (10 + inner) loops x len(variants)",
-                    lambda v: v["iterations"] * v["loops"][0] * (10 + v["loops"][1]) * _n(v, "variants")),
+    "dd_dc_arch": (("iterations x outer x (10 x batch_real + inner x 10 x ipc) images x len(variants)",
+                    lambda v: v["iterations"] * v["loops"][0] * 10 * (v["batch_real"] + v["loops"][1] * v["ipc"])
+                    * _n(v, "variants")),
                    ("len(seeds) x eval_steps x len(variants)", lambda v: _n(v, "seeds") * v["eval_steps"] * _n(v, "variants"))),
     "dd_unrolled": (("iterations x steps x epochs (DD's four regimes)", lambda v: v["iterations"] * v["steps"] * v["epochs"]),
                     ("sl_iterations x sl_epochs x len(sl_sizes)", lambda v: v["sl_iterations"] * v["sl_epochs"] * _n(v, "sl_sizes")),
@@ -311,8 +312,9 @@ WORK: dict[str, tuple[tuple[str, Callable[[dict], float]], ...]] = {
                 "the ratio is an upper bound)",
                 lambda v: (2 * _n(v, "meta_seeds") + _n(v, "variant_seeds") * (_n(v, "curricula") - 1)) * v["inner_steps"]
                 * (max(1, min(v["iterations"], v.get("min_iterations", 0))) if v.get("plateau_every", 0) else v["iterations"])),
-               ("nas_n x gt_steps", lambda v: v["nas_n"] * v["gt_steps"]),
-               ("nas_n x proxy_steps x (len(proxy_sets) + 1)", lambda v: v["nas_n"] * v["proxy_steps"] * (_n(v, "proxy_sets") + 1))),
+               ("proxy_steps x (len(proxy_sets) + len(random_proxy_seeds))",
+                lambda v: v["proxy_steps"] * (_n(v, "proxy_sets") + _n(v, "random_proxy_seeds")))),
+    "dd_nas": (("nas_n x gt_steps", lambda v: v["nas_n"] * v["gt_steps"]),),
     "dd_text": (("len(distill_seeds) x (iterations + lstm_iterations) x epochs",
                  lambda v: _n(v, "distill_seeds") * (v["iterations"] + v["lstm_iterations"]) * v["epochs"]),
                 ("len(seeds) x eval_steps + full_steps", lambda v: _n(v, "seeds") * v["eval_steps"] + v["full_steps"])),

@@ -88,7 +88,9 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
     },
     "dd_dc_arch": {
         **_DC_FAMILY,
-        "loops": Setting([10, 50], f"{_DC_CODE}: (outer_loop, inner_loop) = (10, 50) at ipc 10"),
+        "ipc": Setting(1, "DC code (Zhao, Mopuri & Bilen, ICLR 2021): the ablation commands of its Tables T2-T7 "
+                          "condense 1 image per class"),
+        "loops": Setting([1, 1], f"{_DC_CODE}: (outer_loop, inner_loop) = (1, 1) at ipc 1"),
     },
     "dd_kip": {
         "kernels": Setting(["fc", "rbf"], "KIP (Nguyen, Chen & Lee, ICLR 2021) single-kernel study: FC and RBF kernels"),

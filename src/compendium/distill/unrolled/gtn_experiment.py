@@ -5,10 +5,11 @@ top-1 pick, time).
 
 * :func:`load_proxy_sets`: the DC / DSA / DM sets of ``dd_matching`` the NAS proxies train on.
 * :func:`load_splits`, :func:`gtn_arms`, :func:`pool_calls`: the one worker pool of GTN runs, the real arm and
-  the NAS trainings that need no GTN.
+  the NAS proxy trainings that need no GTN; :func:`load_ground_truth`: ``dd_nas``'s ground truth.
 * :func:`runs_table`, :func:`meta_loss_curves`, :func:`real_rows`, :func:`arms_table`: the GTN tables.
 * :func:`arm_curves`, :func:`curriculum_sets`: the figure's inputs.
-* :func:`gtn_proxy_rows`, :func:`nas_summary`: the NAS tables; :func:`metrics`.
+* :func:`random_proxies`, :func:`gtn_proxy_rows`, :func:`nas_summary`, :func:`first_replicates`: the NAS proxies
+  (several replicates each, for paired comparisons) and tables; :func:`metrics`.
 """
 
 from __future__ import annotations
@@ -38,15 +39,15 @@ def proxy_set_files(proxy_sets, proxy_ipc: int) -> dict:
     return files
 
 
-def load_proxy_sets(files: dict, random_set) -> dict:
-    """``{"random": random_set, "DC": ..., ...}``: the proxy sets; a ValueError for a set that is not a
-    Fashion-MNIST set."""
-    proxies = {"random": random_set}
+def load_proxy_sets(files: dict, random_sets: dict) -> dict:
+    """``{(proxy, replicate): set}``: the random-real proxies (``random_sets``, ``{seed: set}``) and the DC / DSA /
+    DM sets of ``dd_matching`` (one each, replicate 0); a ValueError for a set that is not a Fashion-MNIST set."""
+    proxies = {("random", int(s)): d for s, d in random_sets.items()}
     for m, f in files.items():
         d = DistilledSet.load(f)
         if d.images.shape[1:] != (1, 28, 28) or d.num_classes != 10:
             raise ValueError(f"{f}: not a Fashion-MNIST set")
-        proxies[m.upper()] = d
+        proxies[(m.upper(), 0)] = d
     return proxies
 
 
@@ -71,19 +72,40 @@ def gtn_arms(meta_seeds, variant_seeds, curricula) -> list[tuple]:
 
 
 def pool_calls(d: SimpleNamespace, base: G.GTNConfig, arms, learners, codes, proxies: dict, nas_x, nas_y, *, seeds,
-               meta_seeds, inner_steps: int, inner_batch: int, real_lrs, real_momenta, gt_steps: int, gt_batch: int,
-               gt_lr: float, proxy_steps: int, proxy_batch: int, proxy_lr: float) -> list:
-    """The one pool: a GTN run per arm (:func:`nas.gtn_job`), the real arm (:func:`nas.real_arm_job`), the ground
-    truth of every architecture and every (set proxy, architecture) training."""
+               meta_seeds, inner_steps: int, inner_batch: int, real_lrs, real_momenta, proxy_steps: int, proxy_batch: int,
+               proxy_lr: float) -> list:
+    """The one pool: a GTN run per arm (:func:`nas.gtn_job`), the real arm (:func:`nas.real_arm_job`) and every
+    (set proxy, architecture) training; the ground truth comes from ``dd_nas`` (:func:`load_ground_truth`)."""
     calls = [(nas.gtn_job, (d.fit_x, d.fit_y, G.GTNConfig(**{**base.__dict__, "weight_norm": wn, "curriculum": c, "seed": s}),
                             d.MEAN, d.STD, learners[0], seeds, d.x_test, d.te_y), {}) for _, c, wn, s in arms]
     calls.append((nas.real_arm_job, (d.fit_x, d.fit_y, learners[0], inner_steps, inner_batch, real_lrs, real_momenta,
                                      d.x_val, d.y_val, d.x_test, d.te_y, d.MEAN, d.STD, seeds, meta_seeds, True), {}))
-    calls += [(nas.ground_truth_job, (c, d.tr.images, d.tr.labels, nas_x, nas_y, d.MEAN, d.STD, gt_steps, gt_batch, gt_lr), {})
-              for c in codes]
-    calls += [(nas.set_proxy_job, (c, name, ds, nas_x, nas_y, proxy_steps, proxy_batch, proxy_lr), {})
-              for name, ds in proxies.items() for c in codes]
+    calls += [(nas.set_proxy_job, (c, name, ds, nas_x, nas_y, proxy_steps, proxy_batch, proxy_lr), {"replicate": rep})
+              for (name, rep), ds in proxies.items() for c in codes]
     return calls
+
+
+GROUND_TRUTH_COLUMNS = ("arch", "proxy", "acc", "train seconds", "cpu seconds", "images seen")
+
+
+def load_ground_truth(tables, test_images: int | None = None) -> SimpleNamespace:
+    """``dd_nas``'s ground truth (``tables/dd_nas/ground_truth.csv``): ``rows`` (one dict per architecture),
+    ``codes`` (its architectures, in its order) and ``test_n`` (the test images it was measured on). A
+    FileNotFoundError names the stage that writes it; a ValueError a table without its columns, or one tested
+    on another number of images than ``test_images`` (the proxies'), when given."""
+    f = tables / "dd_nas" / "ground_truth.csv"
+    if not f.is_file():
+        raise FileNotFoundError(f"{f} is missing: the NAS ground truth is written by the dd_nas stage "
+                                "(`dvc repro dd_nas`)")
+    df = pd.read_csv(f)
+    missing = [c for c in (*GROUND_TRUTH_COLUMNS, "test images") if c not in df.columns]
+    if missing or not len(df) or (df["proxy"] != "ground truth").any():
+        raise ValueError(f"{f}: not a NAS ground truth (missing columns {missing} or other rows); rerun dd_nas")
+    n = int(df["test images"].iloc[0])
+    if test_images is not None and n != test_images:
+        raise ValueError(f"{f} was tested on {n} images, the proxies on {test_images}: set dd_gtn's nas_test_n and "
+                         "dd_nas' test_n alike (the proxies and the ground truth are tested on the same images)")
+    return SimpleNamespace(rows=df.to_dict("records"), codes=df["arch"].tolist(), test_n=n)
 
 
 def runs_table(arms, runs) -> pd.DataFrame:
@@ -156,33 +178,37 @@ def curriculum_set(gtn, mean, std) -> DistilledSet:
     return DistilledSet(torch.cat([x for x, _ in b]), torch.cat([y for _, y in b]), 10, mean, std, "gtn")
 
 
-def gtn_proxy_rows(gtn, codes, nas_x, nas_y) -> tuple[list, float]:
-    """``(rows, wall seconds)``: every architecture trained on the GTN's curriculum, single-threaded like the
-    pool's trainings (the thread count is restored)."""
+def gtn_proxy_rows(gtns, codes, nas_x, nas_y) -> tuple[list, float]:
+    """``(rows, wall seconds)``: every architecture trained on each GTN's curriculum (``gtns``: ``[(replicate,
+    gtn)]``, one per meta-training seed), single-threaded like the pool's trainings (the thread count is restored)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     t0 = time.perf_counter()
-    rows = [nas.gtn_proxy_job(c, "GTN", gtn, nas_x, nas_y) for c in codes]
+    rows = [nas.gtn_proxy_job(c, "GTN", g, nas_x, nas_y, replicate=rep) for rep, g in gtns for c in codes]
     wall = time.perf_counter() - t0
     torch.set_num_threads(threads)
     return rows, wall
 
 
-def nas_summary(nres: pd.DataFrame, codes, proxy_names, *, gt_steps: int, gt_batch: int, n_train: int) -> SimpleNamespace:
-    """Each proxy against the ground truth: Spearman's rho (bootstrap sd, difference to random real), the top-1
-    pick, CPU-time, wall-time and images fractions; ``epoch_scale`` is the ground truth's passes over the
-    training set."""
+def nas_summary(nres: pd.DataFrame, codes, *, n_train: int) -> SimpleNamespace:
+    """Each proxy instance (proxy, replicate ``seed``) against the ground truth: Spearman's rho (bootstrap sd,
+    difference to the random-real proxy of the same replicate, else replicate 0), the top-1 pick, CPU-time,
+    wall-time and images fractions; ``acc``: ``{(proxy, seed): accuracies in codes' order}``; ``epoch_scale``:
+    the ground truth's passes over the training set."""
     gt_df = nres[nres["proxy"] == "ground truth"].set_index("arch").loc[codes]
     gt = gt_df["acc"].to_numpy()
     gt_sec, gt_img, gt_wall = gt_df["cpu seconds"].sum(), gt_df["images seen"].sum(), gt_df["train seconds"].sum()
-    epoch_scale = gt_steps * gt_batch / n_train
-    acc_by = {p: nres[nres["proxy"] == p].set_index("arch").loc[codes]["acc"].to_numpy() for p in proxy_names}
+    epoch_scale = gt_df["images seen"].mean() / n_train
+    prox = nres[nres["proxy"] != "ground truth"]
+    groups = {(p, int(s)): g for (p, s), g in prox.groupby(["proxy", "seed"], sort=False)}
+    acc_by = {k: g.set_index("arch").loc[codes]["acc"].to_numpy() for k, g in groups.items()}
     srows = []
-    for p, acc in acc_by.items():
-        sub = nres[nres["proxy"] == p]
+    for (p, s), acc in acc_by.items():
+        sub = groups[(p, s)]
         sc = nas.proxy_scores(codes, gt, acc)
-        srows.append({"proxy": p, **sc, "rho boot sd": nas.bootstrap_rho_delta(gt, acc),
-                      "rho - random": sc["rho"] - nas.spearman(acc_by["random"], gt),
+        rand = acc_by.get(("random", s), acc_by.get(("random", 0)))
+        srows.append({"proxy": p, "seed": s, **sc, "rho boot sd": nas.bootstrap_rho_delta(gt, acc),
+                      "rho - random": sc["rho"] - nas.spearman(rand, gt) if rand is not None else float("nan"),
                       "proxy cpu seconds": sub["cpu seconds"].sum(), "time fraction": sub["cpu seconds"].sum() / gt_sec,
                       "time fraction vs 1 epoch": sub["cpu seconds"].sum() / (gt_sec / epoch_scale),
                       "wall train fraction": sub["train seconds"].sum() / gt_wall,
@@ -190,16 +216,25 @@ def nas_summary(nres: pd.DataFrame, codes, proxy_names, *, gt_steps: int, gt_bat
     return SimpleNamespace(summary=pd.DataFrame(srows), gt=gt, gt_sec=gt_sec, epoch_scale=epoch_scale, acc=acc_by)
 
 
+def first_replicates(acc: dict) -> dict:
+    """``{proxy: accuracies}`` of each proxy's first replicate (the scatter figure's one panel per proxy)."""
+    out: dict = {}
+    for (p, s) in sorted(acc, key=lambda k: k[1]):
+        out.setdefault(p, acc[(p, s)])
+    return out
+
+
 def metrics(arms: pd.DataFrame, summary: pd.DataFrame) -> dict:
-    """The stage's metrics (without the wall times)."""
+    """The stage's metrics (without the wall times); a NAS proxy's numbers are means over its replicates."""
+    nas_mean = summary.groupby("proxy", sort=False)[["rho", "top1 gt acc", "time fraction"]].mean()
     return {"gtn": {f"{r['curriculum']} {r['weight norm']}": {"mean": r["acc_mean"], "std": r["acc_std"]}
                     for _, r in arms.iterrows()},
             "gtn_volatility": {n: arm_row(arms, n, "full")["volatility_mean"] for n in ("WN", "no WN")},
             "gtn_diverged": {n: int(arm_row(arms, n, "full")["diverged"]) for n in ("WN", "no WN")},
-            "nas": {r["proxy"]: {"rho": r["rho"], "top1_gt_acc": r["top1 gt acc"], "time_fraction": r["time fraction"]}
-                    for _, r in summary.iterrows()}}
+            "nas": {p: {"rho": float(r["rho"]), "top1_gt_acc": float(r["top1 gt acc"]), "time_fraction": float(r["time fraction"])}
+                    for p, r in nas_mean.iterrows()}}
 
 
-def random_proxy(tr, proxy_ipc: int, mean, std):
-    """The random-real proxy set (seed 0)."""
-    return coresets.random_real(tr.images, tr.labels, proxy_ipc, 10, mean, std, seed=0)
+def random_proxies(tr, proxy_ipc: int, mean, std, seeds) -> dict:
+    """``{seed: set}``: the random-real proxy sets, one per seed (the replicates a paired NAS comparison needs)."""
+    return {int(s): coresets.random_real(tr.images, tr.labels, proxy_ipc, 10, mean, std, seed=int(s)) for s in seeds}

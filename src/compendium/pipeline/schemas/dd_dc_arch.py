@@ -11,13 +11,13 @@ SCHEMA = {
                   choices=("default", "sigmoid", "leaky_relu", "max_pool", "no_norm", "batch_norm", "layer_norm", "group_norm")),
     "width": Param("int", "ConvNet width (condensing and training)", low=4, high=1024),
     "iterations": Param("int", "DC outer iterations (1000 in the paper)", low=1, high=100000),
-    "loops": Param("list[int]", "DC (outer, inner) loops (the code at ipc 10: 10, 50)", low=1, high=1000),
+    "loops": Param("list[int]", "DC (outer, inner) loops (the code: 1, 1 at ipc 1; 10, 50 at ipc 10)", low=1, high=1000),
     "batch_real": Param("int", "real images per class per matching step (256 in the code)", low=1, high=6000),
 }
 
 
 def check(values: dict) -> list[str]:
-    """DC (Zhao et al., ICLR 2021) Table 3's architecture ablation compares every variant with DC's default
+    """DC (Zhao et al., ICLR 2021)'s architecture ablation compares every variant with DC's default
     ConvNet, so the default must be among the variants."""
     if "default" not in values["variants"]:
         return [f"variants: {values['variants']} must include 'default' (DC's ConvNet, the reference of every variant)"]

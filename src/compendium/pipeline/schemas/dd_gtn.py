@@ -33,12 +33,10 @@ SCHEMA = {
     "real_momenta": Param("list[float]", "real-data arm: momenta tried (validation)", low=0.0, high=0.99, nonempty=True),
     "val_n": Param("int", "held-out real training images the real arm's lr / momentum are chosen on", low=10, high=60000),
     # NAS proxy study
-    "nas_n": Param("int", "architectures in the search space sample", low=2, high=144),
-    "nas_seed": Param("int", "seed of the search-space sample", low=0, high=SEED_MAX),
-    "gt_steps": Param("int", "ground truth: AdamW steps on real training images per architecture", low=1, high=100_000),
-    "gt_batch": Param("int", "ground truth: batch size", low=1, high=4096),
-    "gt_lr": Param("float", "ground truth: AdamW learning rate (cosine)", low=0.0, high=1.0),
     "proxy_sets": Param("list[str]", "published ipc-10 sets used as proxies (dd_matching)", choices=("dc", "dsa", "dm")),
+    "random_proxy_seeds": Param("list[int]", "random-real proxy sets, one per seed: with the GTN proxies of the full-curriculum "
+                                          "meta seeds, the replicates the paired NAS comparisons need", low=0, high=SEED_MAX,
+                                nonempty=True),
     "proxy_ipc": Param("int", "images per class of the random and published proxy sets", low=1, high=50),
     "proxy_steps": Param("int", "proxy training: AdamW steps on the small set", low=1, high=100_000),
     "proxy_batch": Param("int", "proxy training: batch size", low=1, high=4096),
