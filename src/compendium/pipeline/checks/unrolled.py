@@ -63,6 +63,9 @@ MATCHING_ITERATIONS = {"dc": 1_000, "dsa": 1_000, "dm": 20_000}
 NAS_GT_EPOCHS = 10.0
 #: DSA's NAS time fraction (Zhao & Bilen 2021, NAS: "only 1.2%").
 DSA_TIME_FRACTION = 0.012
+#: DSA's NAS training lengths (proxy, whole set): the reading notes give the 1.2% but not the schedules it
+#: comes from, so the time-fraction row has no protocol to measure against.
+DSA_NAS_LENGTHS: tuple[int, int] | None = None
 #: Proxies of at least this many synthesis seeds per method make a paired NAS comparison (decide's minimum).
 NAS_PROXY_SEEDS = claims.MIN_SEEDS
 
@@ -520,7 +523,7 @@ def matching_regime(name: str, method: str, params: Mapping, needs: str | None =
 
 def dd_gtn_claims(runs: pd.DataFrame, real: Mapping[int, float], curves: pd.DataFrame, nas: pd.DataFrame,
                   proxy_sets: Mapping[str, Mapping], *, gt_epochs: float, inner_steps: int, inner_batch: int,
-                  learner: str, nas_n: int, proxy_ipc: int, classes: int = 10) -> list[Claim]:
+                  learner: str, nas_n: int, proxy_ipc: int, proxy_steps: int = 0, classes: int = 10) -> list[Claim]:
     """The GTN rows and the NAS rows of DC and DSA.
 
     ``runs``: one row per meta-training run (``weight norm``, ``curriculum``, ``meta seed``, ``acc`` = mean
@@ -529,7 +532,12 @@ def dd_gtn_claims(runs: pd.DataFrame, real: Mapping[int, float], curves: pd.Data
     of every run (``run`` = "<weight norm> <curriculum> <meta seed>", ``iteration``, ``loss``); ``nas``: one
     row per proxy *instance* (``proxy``, ``seed`` = its replicate index, the k-th synthesis / meta seed of its
     method, so that proxies are paired replicate by replicate; ``rho``, ``top1 gt acc``, ``time fraction``); ``proxy_sets``: per distilled proxy method ("DC", "DSA", "DM") the stored params of
-    its set; ``gt_epochs``: passes over the training set of each ground-truth training.
+    its set; ``gt_epochs``: passes over the training set of each ground-truth training; ``proxy_steps``: the
+    SGD steps of each proxy training.
+
+    DSA's time fraction is not a property of the proxy set: proxy seconds over ground-truth seconds follow
+    the two training lengths, which the reading notes do not give, so a ratio at our chosen lengths tests
+    nothing (the row names the lengths it would need).
     """
     chance = 1.0 / classes
     iters = {r: len(g) for r, g in curves.groupby("run")}
@@ -610,12 +618,18 @@ def dd_gtn_claims(runs: pd.DataFrame, real: Mapping[int, float], curves: pd.Data
                           **judge([rho_fx("DSA", p) for p in others] or [None], pre, digits=2),
                           ours="; ".join(f"{p} ρ {mean(v):+.2f} (n={len(v)})" for p, v in rho.items())))
         frac = mean(pick(nas, "seed", "time fraction", proxy="DSA"))
-        kw = claims.verdict_kw(frac <= DSA_TIME_FRACTION) if gt.met else claims.not_tested([gt])
+        lengths = Precondition("the paper's proxy and whole-set training lengths", DSA_NAS_LENGTHS is not None,
+                               f"the notes give none; ours: {proxy_steps} proxy steps per architecture against a "
+                               f"{gt_epochs:.3g}-epoch ground truth, whose ratio the measured fraction follows",
+                               "the DSA paper's NAS training lengths (proxy epochs on the ipc-10 set, epochs on the whole "
+                               "set); with them the ratio is arithmetic on the two schedules, not a property of the set")
+        kw = claims.verdict_kw(frac <= DSA_TIME_FRACTION) if gt.met and lengths.met else claims.not_tested([gt, lengths])
         rows.append(Claim("DSA", _V_DSA, "notes: DSA, Neural Architecture Search",
                           "The time cost of NAS on the proxy set is only 1.2% of NAS on the whole dataset",
-                          f"proxy CPU seconds / ground-truth CPU seconds over the {nas_n} architectures <= 1.2%; the ratio is set by "
-                          "the two training lengths, so it is measured only against a ground truth trained to convergence",
-                          **kw, ours=f"{100 * frac:.1f}% of our {gt_epochs:.3g}-epoch ground truth", paper_numbers="1.2%"))
+                          f"proxy CPU seconds / ground-truth CPU seconds over the {nas_n} architectures <= 1.2%, at the paper's "
+                          "two training lengths against a ground truth trained to convergence",
+                          **kw, ours=f"{100 * frac:.1f}% ({proxy_steps} proxy steps against a {gt_epochs:.3g}-epoch ground truth)",
+                          paper_numbers="1.2%"))
     if "GTN" in rho:
         pre = [gt, seeds_pre("GTN", "random"), set_pre("GTN")]
         rows.append(Claim(P, V, "notes: GTN, Aim; Experiments (Neural Architecture Search)",
