@@ -17,7 +17,7 @@ export PYTHONDONTWRITEBYTECODE := 1
 export PIP_CONSTRAINT := $(CURDIR)/requirements-lock.txt
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup data browser repro faithful results test test-fast site-check lint-notebooks clean-build help
+.PHONY: setup data browser repro site faithful results test test-fast site-check lint-notebooks clean-build help
 .DEFAULT_GOAL := help
 
 help:
@@ -25,6 +25,7 @@ help:
 	@echo "make faithful   the papers' iteration counts into reports/faithful/ (days; resumable; FAITHFUL_ARGS='--hours 2 --fit')"
 	@echo "make test    set up on first use, then run every test"
 	@echo "make setup   only the set-up: .venv, Jupyter kernel, data/ checked against data.dvc, chromium"
+	@echo "make site    rebuild reports/site from the executed notebooks (make repro does it after dvc repro)"
 	@echo "make site-check   open every page of reports/site in headless Chromium"
 	@echo "make results   the family metrics (dvc metrics show) and what differs between experiments"
 
@@ -51,9 +52,16 @@ browser:
 data: $(STAMP)
 	$(BIN)/python -m compendium.pipeline.fetch_data --dvc
 
+# after the stages: their measured minutes into reports/stage_minutes.json (kept in git), the site from the
+# executed notebooks (outside DVC: only a full run or DVC's cache has every notebook), the README's blocks
 repro: setup
 	$(BIN)/dvc repro
+	$(BIN)/python -m compendium.pipeline.timings
+	$(BIN)/python -m compendium.pipeline.site
 	$(BIN)/python -m compendium.pipeline.readme
+
+site: setup
+	$(BIN)/python -m compendium.pipeline.site
 
 # the faithful profile: every stage at the papers' iteration counts into reports/faithful/ (artifacts in
 # models/faithful/), resumable stage by stage; e.g. make faithful FAITHFUL_ARGS="--hours 2 --fit", or "--dry-run"

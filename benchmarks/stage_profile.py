@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from compendium.pipeline import timings
+
 ROOT = Path(__file__).resolve().parents[1]
 KIND_COLUMNS = ("method", "arch", "student", "schedule", "labels")   # what tells runs apart, where present
 
@@ -65,14 +67,15 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
     head = json.loads((ROOT / "reports" / "summary" / "headlines.json").read_text())
-    minutes = head["stage_minutes"]
+    minutes = timings.minutes()
+    total = sum(minutes.values())
     rows = [r for s, m in minutes.items() for r in stage_rows(s, m, args.workers)]
     prof = pd.DataFrame(rows)
-    stages = pd.DataFrame([{"stage": s, "minutes": m, "share of the pipeline": m / head["total_minutes"]}
+    stages = pd.DataFrame([{"stage": s, "minutes": m, "share of the pipeline": m / total}
                            for s, m in sorted(minutes.items(), key=lambda kv: -kv[1])])
     lines = ["# Per-stage profile", "",
-             f"Measured by the last `dvc repro` at scale `{head['scale']}` ({head['total_minutes']:.1f} min of notebooks "
-             "on 2 cores); written by `python benchmarks/stage_profile.py`.", "", "## Minutes per stage", "",
+             f"Each stage's last run at scale `{head['scale']}` ({total:.1f} min of notebooks on 2 cores; "
+             f"`reports/{timings.FILE}`); written by `python benchmarks/stage_profile.py`.", "", "## Minutes per stage", "",
              stages.to_markdown(index=False, floatfmt=".2f"), "", "## Runs that log steps and training seconds", "",
              "`share of stage`: training seconds summed over the runs / (stage seconds x "
              f"{args.workers} workers).", "",

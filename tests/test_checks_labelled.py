@@ -270,3 +270,31 @@ def test_a_comparison_without_one_of_its_arms_is_not_tested():
     ls = [r for r in L.tables_claims(rec) if r.location == "LS"][0]
     assert ls.verdict == claims.NOT_TESTED and "every compared arm evaluated unmet" in ls.condition
     assert L._decide([], [])["verdict"] == claims.NOT_TESTED
+
+
+# --------------------------------------------------------------------------- dd_crossarch's DC row
+
+
+def _crossarch(t2_iterations, conv_gain, seeds=(0, 1, 2), init_acc=0.6):
+    images, labels = _real()
+    t2 = _set(images, labels, [0, 1, 2], 4.0, iterations=t2_iterations)
+    archs = ["mlp", "lenet", "convnet", "resnet18"]
+    rows = [{"method": L.DC_TABLE2, "distilled by": "convnet", "student": a, "ipc": 1, "seed": s,
+             "acc": 0.6 + (0 if a == "mlp" else conv_gain) + 0.002 * s} for a in archs for s in seeds]
+    rows += [{"method": L.init_name(L.DC_TABLE2), "distilled by": "convnet", "student": "convnet", "ipc": 1, "seed": s,
+              "acc": init_acc + 0.001 * s} for s in seeds]
+    res = pd.DataFrame(rows)
+    out = L.crossarch_claims(res, pd.DataFrame(), {(L.DC_TABLE2, "convnet", 1): t2}, images, ipc=10, matrix_methods=["dc"],
+                             matrix_archs=archs, table4=[], table9=[], table2_archs=archs, table2_ipc=1)
+    return next(r for r in out if r.location == "cross-architecture")
+
+
+def test_dc_cross_architecture_row_reads_dc_table2_at_its_regime():
+    row = _crossarch(1000, 0.05)
+    assert row.verdict == claims.HOLDS and "DC's set at ipc 1" in row.check
+    assert _crossarch(1000, -0.05).verdict == claims.FAILS
+    # 10 of 1,000 outer iterations and no gain over its real images: not in DC's regime
+    row = _crossarch(10, 0.05, init_acc=0.65)
+    assert row.verdict == claims.NOT_TESTED and "DC: 1,000 outer iterations" in row.condition
+    # two evaluation seeds give no interval
+    assert _crossarch(1000, 0.05, seeds=(0, 1)).verdict == claims.NOT_TESTED

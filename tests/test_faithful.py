@@ -11,7 +11,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from compendium.core import paths
 from compendium.distill import runner
-from compendium.pipeline import faithful, nbrun, params
+from compendium.pipeline import faithful, nbrun, params, timings
 
 # --- the parameters ---------------------------------------------------------------------------------------
 
@@ -129,7 +129,7 @@ def test_the_real_pipeline_order():
     assert all(pos[u] < pos[s] for s in order for u in up[s])
     assert {"priors"} <= up["rela_budget"] and {"dd_teachers"} <= up["dd_coresets"] and "ssdd_teacher" in up["ssdd_eval"]
     assert up["claims_ledger"] >= {"rela_budget", "dd_tables", "ssdd_eval", "theory_samples"}
-    assert order[-2:] == ["summary", "site"] and pos["claims_ledger"] < pos["summary"]
+    assert order[-1] == "summary" and pos["claims_ledger"] < pos["summary"]
 
 
 # --- done records: skip and redo --------------------------------------------------------------------------
@@ -329,16 +329,17 @@ def test_the_ratio_is_that_of_the_loop_that_grows_most():
 
 def test_the_measured_minutes_come_with_the_parameters_they_were_measured_with(tmp_path):
     reports = tmp_path / "reports"
-    (reports / "summary").mkdir(parents=True)
-    (reports / "summary" / "headlines.json").write_text(json.dumps({"stage_minutes": {"dd_kip": 2.0, "dd_labels": 1.0}}))
-    (reports / paths.EXECUTED).mkdir()
+    (reports / paths.EXECUTED).mkdir(parents=True)
+    (reports / timings.FILE).write_text(json.dumps({"dd_kip": {"minutes": 2.0, "parameters": {"iterations": 1}},
+                                                    "dd_labels": {"minutes": 1.0, "parameters": {"rr_steps": 10}}}))
     (reports / paths.EXECUTED / "dd_kip.ipynb").write_text(json.dumps(
         {"metadata": {"papermill": {"duration": 300.0, "parameters": {"iterations": 5, "seeds": [0, 1],
                                                                        "eval_steps": 75, "krr_seeds": [0],
                                                                        "kernels": ["fc"]}}}}))
     got = faithful.measured(["dd_kip", "dd_labels", "nope"], reports=reports)
-    assert got["dd_kip"].minutes == 5.0 and got["dd_kip"].values["iterations"] == 5
-    assert got["dd_labels"].minutes == 1.0 and "rr_steps" in got["dd_labels"].values   # headlines + a params.yaml
+    assert got["dd_kip"].minutes == 5.0 and got["dd_kip"].values["iterations"] == 5   # the notebook is newer
+    assert got["dd_labels"].minutes == 1.0 and got["dd_labels"].values == {"rr_steps": 10}   # the record's last run
+    assert "stage_minutes.json" in got["dd_labels"].source
     assert got["nope"].minutes is None
     rows = faithful.estimate_rows(["dd_kip"], {"dd_kip": {"iterations": 50, "seeds": [0, 1], "eval_steps": 75,
                                                           "krr_seeds": [0], "kernels": ["fc"]}}, got)

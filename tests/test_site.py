@@ -81,12 +81,12 @@ def test_a_table_on_a_page_is_rounded_without_row_numbers_and_the_same_every_run
 
 
 def test_home_and_paper_pages_show_the_headline_numbers_beside_the_papers():
-    h = {"scale": "cpu", "total_minutes": 33.2, "stage_minutes": {"rela_budget": 3.0},
+    h = {"scale": "cpu",
          "rows": [{"family": "rela", "paper": "ReLA", "what": "Table 1: BYOL", "ours": 66.84, "paper_value": 58.3,
                    "paper_setting": "CIFAR-10"},
                   {"family": "labelled", "paper": "DC", "what": "DC, ipc 10", "ours": 70.5, "paper_value": None,
                    "paper_setting": "Fashion-MNIST"}]}
-    home = site.home_page(_ledger(), ["rela_budget"], h)
+    home = site.home_page(_ledger(), ["rela_budget"], h, {"rela_budget": 3.0, "dd_kip": 30.2})
     assert "| ReLA | Table 1: BYOL | 66.8 | 58.3 | CIFAR-10 |" in home and "| DC | DC, ipc 10 | 70.5 | – |" in home
     assert "ran 33 min in all" in home
     page = site.paper_page("ReLA", _ledger(), Path("/nonexistent"), h)

@@ -63,7 +63,7 @@ def test_build_reads_every_headline_from_the_stages_tables(tmp_path):
                            "headline_paper": fam["rela"]["headline_paper"]}
     assert fam["labelled"]["not_tested"] == 1 and fam["theory"]["fails"] == 1
     assert "headline_ours" not in fam["unrolled"]  # no headline row: the keys are absent, not null
-    assert r["headlines"]["stage_minutes"] == {"dd_kip": 0.5, "rela_budget": 3.0} and r["headlines"]["total_minutes"] == 3.5
+    assert set(r["headlines"]) == {"scale", "rows"}   # the measured minutes are the timings record's
     assert all(row["ours"] is not None and row["paper_value"] is not None for row in r["headlines"]["rows"])
     out = summary.write(r, tmp_path)
     assert sorted(p.name for p in out.iterdir()) == sorted([f"{f}.json" for f in summary.FAMILIES]
@@ -88,19 +88,21 @@ def test_every_metrics_file_has_the_same_keys_so_dvc_metrics_show_stays_narrow()
 def test_every_stage_is_in_one_family():
     stages = yaml.safe_load(paths.DVC_YAML.read_text())["stages"]
     for st in stages:
-        if st in ("clean_notebooks", "claims_ledger", "summary", "site"):  # they write no claim rows
+        if st in ("clean_notebooks", "claims_ledger", "summary"):  # they write no claim rows
             continue
         assert summary.family(st) in summary.FAMILIES
     with pytest.raises(KeyError, match="no family"):
         summary.family("nonsense")
 
 
-def test_the_summary_stage_depends_on_its_tables_and_every_executed_notebook_and_declares_the_metrics():
+def test_the_summary_stage_depends_on_its_tables_only_and_declares_the_metrics():
+    """Its deps are files in git, never a DVC-cached executed notebook: a clone without the cache reruns
+    a few stages and then the summary."""
     stage = yaml.safe_load(paths.DVC_YAML.read_text())["stages"]["summary"]
     deps = set(stage["deps"])
     assert {f"reports/tables/{h.ours.stage}" for h in summary.HEADLINES} <= deps
     assert {f"reports/tables/{h.theirs.stage}" for h in summary.HEADLINES} <= deps
-    assert {f"reports/notebooks/{st}.ipynb" for st in stagedeps.notebook_stages()} <= deps
+    assert not {d for d in deps if d.startswith("reports/notebooks/")}
     assert "reports/claims.csv" in deps
     assert {f"reports/tables/{st}" for st in summary.IOR_HLR_STAGES} <= deps
     assert {"reports/summary/ior_hlr.csv"} <= {next(iter(o)) for o in stage["outs"]}

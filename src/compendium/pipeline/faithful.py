@@ -39,7 +39,7 @@ from typing import Callable
 import yaml
 
 from compendium.core import paths
-from compendium.pipeline import nbrun, params, site, summary
+from compendium.pipeline import nbrun, params, site, summary, timings
 
 SCALE = "faithful"
 ROOT = paths.REPORTS / SCALE             # the products, beside the default ones
@@ -49,7 +49,7 @@ ESTIMATE_MD = paths.ROOT / "benchmarks" / "faithful_estimate.md"
 BENCH_CPU = paths.ROOT / "benchmarks" / "bench_steps_cpu.json"      # benchmarks/bench_steps.py on 2 cores
 BENCH_GPU = paths.ROOT / "benchmarks" / "bench_steps_gpu.json"      # the same on one GPU
 SKIPPED = frozenset({"clean_notebooks"})  # the runner cleans each notebook itself (build/faithful/nb/)
-MODULE_STAGES = ("summary", "site")       # presentation stages that run a module, not a notebook
+MODULE_STAGES = ("summary",)             # the presentation stage that runs a module, not a notebook
 RECORD_KEYS = ("scale", "params", "sources", "upstream")   # what a record must match to be skipped
 
 
@@ -378,27 +378,6 @@ class Measured:
     source: str
 
 
-def headlines_commit(root: Path | None = None) -> str | None:
-    """The last git commit that wrote ``reports/summary/headlines.json`` (its stage_minutes were measured
-    with that commit's params.yaml), or None outside a git checkout."""
-    root = root or paths.ROOT
-    try:
-        r = subprocess.run(["git", "log", "-1", "--format=%H", "--", "reports/summary/headlines.json"], cwd=root,
-                           capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return (r.stdout.strip() or None) if r.returncode == 0 else None
-
-
-def params_at(commit: str, root: Path | None = None) -> dict | None:
-    try:
-        r = subprocess.run(["git", "show", f"{commit}:params.yaml"], cwd=root or paths.ROOT, capture_output=True,
-                           text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return yaml.safe_load(r.stdout) if r.returncode == 0 else None
-
-
 def cpu_values(raw: dict, stage: str) -> dict:
     """A section of a params tree resolved at cpu scale (no validation: an older file's keys may differ)."""
     if stage not in raw:
@@ -406,32 +385,24 @@ def cpu_values(raw: dict, stage: str) -> dict:
     return {"scale": "cpu", **params.resolve({**raw, params.SCALE_KEY: "cpu"}, stage)}
 
 
-def measured(stages: list[str], reports: Path | None = None, root: Path | None = None) -> dict[str, Measured]:
-    """The cpu run's minutes per stage with the parameters they were measured with: a stage's executed
-    notebook under ``reports/notebooks/`` (papermill's duration and injected parameters) where present, else
-    ``reports/summary/headlines.json``'s ``stage_minutes`` with params.yaml of the commit that wrote it, else
-    (no git) the current params.yaml at cpu scale."""
+def measured(stages: list[str], reports: Path | None = None) -> dict[str, Measured]:
+    """The cpu run's minutes per stage with the parameters they were measured with (papermill's duration and
+    injected parameters): the stage's executed notebook under ``reports/notebooks/`` where present, else its
+    entry in ``reports/stage_minutes.json`` (:mod:`compendium.pipeline.timings`: the same, kept from its last
+    run), else none (the current params.yaml at cpu scale, not measured)."""
     reports = reports or paths.REPORTS
-    head = reports / summary.SUMMARY / "headlines.json"
-    minutes = json.loads(head.read_text()).get("stage_minutes", {}) if head.is_file() else {}
-    commit = headlines_commit(root)
-    old = params_at(commit, root) if commit else None
-    current = params.load(paths.PARAMS if root is None else Path(root) / "params.yaml")
+    rec = {**timings.read(reports), **timings.from_notebooks(reports / paths.EXECUTED)}
+    fresh = set(timings.from_notebooks(reports / paths.EXECUTED))
+    current = params.load(paths.PARAMS)
     out = {}
     for st in stages:
-        nb = reports / paths.EXECUTED / f"{st}.ipynb"
-        meta = json.loads(nb.read_text()).get("metadata", {}).get("papermill", {}) if nb.is_file() else {}
-        if meta.get("duration") is not None and meta.get("parameters"):
-            out[st] = Measured(round(float(meta["duration"]) / 60, 2), dict(meta["parameters"]),
-                               f"the executed notebook {nb.relative_to(reports.parent)}")
-        elif old is not None and st in minutes:
-            out[st] = Measured(minutes[st], cpu_values(old, st),
-                               f"reports/summary/headlines.json (stage_minutes) with params.yaml of {commit[:7]}, the "
-                               "commit that wrote it")
+        r = rec.get(st)
+        if r is not None and r.get("parameters"):
+            where = (f"the executed notebook {paths.EXECUTED}/{st}.ipynb" if st in fresh else
+                     f"reports/{timings.FILE} (its last run's duration and parameters)")
+            out[st] = Measured(float(r["minutes"]), dict(r["parameters"]), where)
         else:
-            out[st] = Measured(minutes.get(st), cpu_values(current, st),
-                               "reports/summary/headlines.json with the current params.yaml" if st in minutes
-                               else "not measured")
+            out[st] = Measured(None, cpu_values(current, st), "not measured")
     return out
 
 
@@ -546,11 +517,9 @@ def clean_notebook(stage: str) -> Path:
 
 def run_one(stage: str, root: Path, models_root: Path, scale: str = SCALE) -> None:
     """Run one stage into ``root`` (artifacts in ``models_root``): a notebook stage through nbrun, the
-    presentation stages through their modules."""
+    summary through its module."""
     if stage == "summary":
         summary.write(summary.build(root, partial=True), root)   # a piece of the profile: the stages run so far
-    elif stage == "site":
-        site.build(reports=root)
     else:
         nbrun.run_stage(stage, output_root=root, notebook=clean_notebook(stage), scale=scale, models_root=models_root)
 
@@ -708,6 +677,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # the stage's own message (nbrun names the failing cell) came first
         print(f"[faithful] stopped: {type(e).__name__}: {str(e)[:500]}", file=sys.stderr)
         return 1
+    finally:
+        timings.update(root, stages=order)   # every stage that ran keeps its measured minutes
+    if result["ran"] and not result["left"] and (root / "claims.csv").is_file():
+        say(f"the site of this profile: {site.build(reports=root)}")   # as `make repro` does after `dvc repro`
     return 0
 
 

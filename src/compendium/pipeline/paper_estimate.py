@@ -3,7 +3,7 @@
 No stage has run at ``scale: paper`` end to end. This module states what each one should take on one modern GPU
 from three measured things:
 
-* the stage's minutes at ``cpu`` scale on this project's 2-core machines (the summary's ``stage_minutes``),
+* the stage's minutes at ``cpu`` scale on this project's 2-core machines (``reports/stage_minutes.json``),
   with the ``cpu`` values of ``params.yaml``, which the committed ``dvc.lock`` says they ran with;
 * the ratio of the work of its dominant loop at ``paper`` over ``cpu`` scale, from the resolved parameters of
   both (the cost models of :data:`compendium.pipeline.faithful.WORK`: epochs x images, iterations x loops,
@@ -31,7 +31,6 @@ Example::
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +38,7 @@ import yaml
 
 from compendium.core import paths
 from compendium.pipeline import faithful as F
+from compendium.pipeline import timings
 
 SCALE = "paper"
 ESTIMATE_MD = paths.ROOT / "benchmarks" / "paper_estimate.md"
@@ -121,9 +121,9 @@ def readme_block(rows: list[PaperEstimate], gpu: str) -> str:
 
 
 def measured_now(stages: list[str], raw: dict, minutes: dict[str, float]) -> dict[str, F.Measured]:
-    """Each stage's cpu minutes (the summary's ``stage_minutes``) with the cpu values of ``raw``, the params the
+    """Each stage's cpu minutes (``reports/stage_minutes.json``) with the cpu values of ``raw``, the params the
     committed ``dvc.lock`` says they ran with (the same files a fresh clone has, so the table is the same there)."""
-    return {st: F.Measured(minutes.get(st), F.cpu_values(raw, st), "reports/summary/headlines.json") for st in stages}
+    return {st: F.Measured(minutes.get(st), F.cpu_values(raw, st), f"reports/{timings.FILE}") for st in stages}
 
 
 def current() -> tuple[list[PaperEstimate], str]:
@@ -132,9 +132,7 @@ def current() -> tuple[list[PaperEstimate], str]:
     stages = F.read_stages(yaml.safe_load(paths.DVC_YAML.read_text()))
     order = [st for st in F.dag_order(stages, F.upstream(stages)) if st not in F.MODULE_STAGES]
     values = {st: F.stage_values(st, SCALE) for st in order}
-    head = paths.REPORTS / "summary" / "headlines.json"
-    minutes = json.loads(head.read_text()).get("stage_minutes", {}) if head.is_file() else {}
-    cpu = measured_now(order, yaml.safe_load(paths.PARAMS.read_text()), minutes)
+    cpu = measured_now(order, yaml.safe_load(paths.PARAMS.read_text()), timings.minutes())
     gpu_rows = F.read_bench(F.BENCH_GPU)
     names = sorted({r["device"] for r in gpu_rows if r.get("device") not in (None, "cpu")})
     return estimate(order, values, cpu, F.read_bench(F.BENCH_CPU), gpu_rows), " / ".join(names) or "a GPU"

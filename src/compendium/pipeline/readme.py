@@ -1,5 +1,6 @@
 """The README's results block, generated from what the pipeline produced: the claims ledger
-(``reports/claims.csv``) and the summary stage's headlines (``reports/summary/headlines.json``).
+(``reports/claims.csv``), the summary stage's headlines (``reports/summary/headlines.json``) and the stages'
+measured minutes (``reports/stage_minutes.json``, :mod:`compendium.pipeline.timings`).
 
 The block between ``<!-- results:start -->`` and ``<!-- results:end -->`` in README.md is what
 :func:`block` renders; a test fails when they differ, so the README never states a verdict, a number or
@@ -14,7 +15,7 @@ import sys
 import pandas as pd
 
 from compendium.core import paths
-from compendium.pipeline import claims, paper_estimate, summary
+from compendium.pipeline import claims, paper_estimate, summary, timings
 from compendium.pipeline.tables import markdown_table
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
@@ -44,14 +45,13 @@ def family_times(minutes: dict[str, float]) -> pd.DataFrame:
                          "minutes": [f"{per[f]:.1f}" for f in order]})
 
 
-def block(ledger: pd.DataFrame, headlines: dict) -> str:
+def block(ledger: pd.DataFrame, headlines: dict, minutes: dict[str, float]) -> str:
     """Verdict counts per paper, the tested share, the headline numbers beside the papers', the
-    measured time, one figure and the site."""
+    measured time (``minutes`` per stage), one figure and the site."""
     s = claims.summary(ledger)
     total, tested = len(ledger), int((ledger["tested"] == "yes").sum())
     scales = ", ".join(sorted(set(ledger["scale"]))) or "-"
     comp = ledger[ledger["preconditions"] != ""]  # comparisons of trained arms (exact checks have none)
-    minutes = headlines.get("stage_minutes", {})
     lines = [START,
              f"**{total} claims checked at `{scales}` scale; {tested} of them tested in the regime the claim is about**",
              f"({len(comp)} comparisons of trained arms, of which {int((comp['tested'] == 'yes').sum())} tested; the "
@@ -62,8 +62,9 @@ def block(ledger: pd.DataFrame, headlines: dict) -> str:
              "comparison is tested is the ledger's verdict, not these numbers):", "",
              markdown_table(summary.headline_table(headlines), text=True), ""]
     if minutes:
-        lines += [f"Measured time of the stages' notebooks: **{headlines['total_minutes']:.0f} min** on this "
-                  f"machine ({len(minutes)} stages; each stage's minutes in `reports/summary/headlines.json`):", "",
+        lines += [f"Measured time of the stages' notebooks: **{sum(minutes.values()):.0f} min** on 2 cores "
+                  f"({len(minutes)} stages, each at its last run; the minutes and parameters in "
+                  f"`reports/{timings.FILE}`):", "",
                   markdown_table(family_times(minutes), text=True), ""]
     lines += [f"![ReLA Table 1 at this scale: linear probe against the budget, and its cost]({FIGURE})", "",
               f"Every page, figure and the sortable ledger: open [`{SITE}`]({SITE}) after `make repro`.", END]
@@ -84,7 +85,7 @@ def current(text: str) -> str:
 
 def rendered() -> str:
     """The block as the committed products render it."""
-    return block(read_ledger(), summary.read())
+    return block(read_ledger(), summary.read(), timings.minutes())
 
 
 def main() -> int:

@@ -1,5 +1,8 @@
 """The results site (``reports/site/``): static HTML built by Sphinx with myst-nb and the book theme
-from the executed notebooks and the claims ledger. ``python -m compendium.pipeline.site``.
+from the executed notebooks and the claims ledger. ``python -m compendium.pipeline.site``, which ``make
+repro`` runs after ``dvc repro``: the site shows every executed notebook, which only a full run (or DVC's
+cache) provides, so it is built outside the DVC graph, whose stages a clone without the cache reruns piece by
+piece.
 
 Pages:
 
@@ -34,7 +37,7 @@ import nbformat
 import pandas as pd
 
 from compendium.core import paths
-from compendium.pipeline import claims, summary
+from compendium.pipeline import claims, summary, timings
 
 #: The papers in the order the home page lists them, each with a one-line description and the
 #: figure (stage, file stem) its page shows first.
@@ -209,7 +212,8 @@ def _headlines_md(headlines: dict | None, paper: str | None = None) -> list[str]
             "is tested.", "", _md_table(summary.headline_table(h)), ""]
 
 
-def home_page(ledger: pd.DataFrame, stages: list[str], headlines: dict | None = None) -> str:
+def home_page(ledger: pd.DataFrame, stages: list[str], headlines: dict | None = None,
+              minutes: dict[str, float] | None = None) -> str:
     s = claims.summary(ledger)
     tested = int((ledger["tested"] == "yes").sum())
     scales = ", ".join(sorted(set(ledger["scale"]))) or "-"
@@ -221,9 +225,8 @@ def home_page(ledger: pd.DataFrame, stages: list[str], headlines: dict | None = 
              f"**{len(ledger)} claims checked at `{scales}` scale; {tested} tested.** "
              "[The full ledger](ledger.md) lists every row.", "",
              _md_table(s), "", *_headlines_md(headlines)]
-    if headlines and headlines.get("stage_minutes"):
-        lines += [f"The stages' notebooks ran {headlines['total_minutes']:.0f} min in all on the machine that built "
-                  "this site.", ""]
+    if minutes:
+        lines += [f"The stages' notebooks ran {sum(minutes.values()):.0f} min in all (each stage at its last run).", ""]
     lines += ["## Papers", ""]
     lines += [f"- [{p}](papers/{slug(p)}.md): {PAPERS.get(p, ('',))[0]}" for p in papers]
     lines += ["", "```{toctree}", ":hidden:", ":caption: Papers", "", *[f"papers/{slug(p)}" for p in papers], "```", "",
@@ -284,7 +287,7 @@ def write_source(src: Path, reports: Path) -> list[str]:
     (src / "conf.py").write_text(CONF)
     (src / "_static" / "ledger.js").write_text(LEDGER_JS)
     (src / "_static" / "site.css").write_text(SITE_CSS)
-    (src / "index.md").write_text(home_page(ledger, stages, headlines))
+    (src / "index.md").write_text(home_page(ledger, stages, headlines, timings.minutes(reports)))
     (src / "ledger.md").write_text(ledger_page(ledger))
     for p in set(ledger["paper"]):
         (src / "papers" / f"{slug(p)}.md").write_text(paper_page(p, ledger, reports / paths.FIGURES, headlines))

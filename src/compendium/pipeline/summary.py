@@ -1,15 +1,15 @@
-"""The results at a glance: headline numbers beside the papers', verdict counts per stage family, and the
-measured time of the run.
+"""The results at a glance: headline numbers beside the papers' and verdict counts per stage family.
 
-Reads what the stages published (``reports/tables/<stage>/*.csv``, the ledger ``reports/claims.csv``, the
-executed notebooks' papermill durations) and writes ``reports/summary/``:
+Reads what the stages published (``reports/tables/<stage>/*.csv``, the ledger ``reports/claims.csv``), all of
+it in git, so the summary follows a rerun of any stages on a clone without DVC's cache (the stages' measured
+minutes are :mod:`compendium.pipeline.timings`'), and writes ``reports/summary/``:
 
 - ``<family>.json`` for ``rela``, ``labelled``, ``unrolled``, ``ssdd`` and ``theory``: one small file per
   stage family with the same keys (verdict counts, tested claims, and the family's headline number, ours
   and the paper's). DVC declares them as the project's metrics, so ``dvc metrics show`` and
   ``dvc exp show`` print one row per family with a dozen columns.
-- ``headlines.json``: every headline row (what, ours, the paper's, both settings) and the measured minutes
-  per stage. The README's results block and the site's home page render this file.
+- ``headlines.json``: every headline row (what, ours, the paper's, both settings). The README's results block
+  and the site's home page render this file.
 - ``ior_hlr.csv``: DD-Ranking's IOR, HLR and label-robust score of every set evaluated with teacher or soft
   labels, gathered from the stages' ``ior_hlr`` tables (:data:`IOR_HLR_STAGES`), one row per cell, its
   stage's own key columns joined into ``cell``; accuracies, IOR and HLR as fractions, as the stages write them.
@@ -156,16 +156,6 @@ def verdict_counts(ledger: pd.DataFrame) -> dict:
     return out
 
 
-def stage_minutes(notebooks: Path) -> dict[str, float]:
-    """Each executed notebook's papermill duration, in minutes (the stage's measured time)."""
-    out = {}
-    for nb in sorted(notebooks.glob("*.ipynb")):
-        meta = json.loads(nb.read_text()).get("metadata", {}).get("papermill", {})
-        if meta.get("duration") is not None:
-            out[nb.stem] = round(float(meta["duration"]) / 60, 2)
-    return out
-
-
 def headline_rows(reports: Path, partial: bool = False) -> list[dict]:
     """The :data:`HEADLINES` read from ``reports``. ``partial`` (a run of some stages only, such as a piece of the
     faithful profile): a headline whose stage table is absent is left out instead of being an error."""
@@ -224,11 +214,9 @@ def build(reports: Path | None = None, partial: bool = False) -> dict:
         raise FileNotFoundError(f"{ledger_file} is missing: run `dvc repro claims_ledger` first")
     ledger = pd.read_csv(ledger_file, dtype=str, keep_default_na=False)
     rows = headline_rows(reports, partial)
-    minutes = stage_minutes(reports / paths.EXECUTED)
     scales = sorted(set(ledger["scale"]))
     return {"families": family_metrics(ledger, rows), "ior_hlr": ior_hlr(reports),
-            "headlines": {"scale": ", ".join(scales) or "-", "rows": rows, "stage_minutes": minutes,
-                          "total_minutes": round(sum(minutes.values()), 1)}}
+            "headlines": {"scale": ", ".join(scales) or "-", "rows": rows}}
 
 
 def write(result: dict, reports: Path | None = None) -> Path:
@@ -265,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     out = write(result)
     h = result["headlines"]
     print(f"[summary] {len(h['rows'])} headline numbers, {len(result['families'])} family metrics, "
-          f"{len(result['ior_hlr'])} IOR / HLR cells, {h['total_minutes']} min of stages -> {out}")
+          f"{len(result['ior_hlr'])} IOR / HLR cells -> {out}")
     return 0
 
 

@@ -1,4 +1,4 @@
-from compendium.pipeline.schemas import DD_HARD, DD_RUN
+from compendium.pipeline.schemas import DD_HARD, DD_RUN, SEED_MAX
 from compendium.pipeline.spec import Param
 
 # compendium.distill.zoo.ZOO (spelled out: the schemas stay free of torch; a test checks they agree)
@@ -27,12 +27,24 @@ SCHEMA = {
     "zoo_depth_mult": Param("float", "blocks per stage of MobileNet-V2, EfficientNet-B0, ShuffleNet-V2 (1.0 at paper scale)",
                         low=0.1, high=1.0),
     "temperature": Param("float", "temperature of the online teacher labels", low=0.01, high=100.0),
+    "table2_archs": Param("list[str]", "students of DC's Table 2, each trained on dd_dc_arch's ipc-1 DC set (the default "
+                                   "ConvNet at the paper's 1,000 outer iterations); must include mlp and convnet. [] judges "
+                                   "DC's cross-architecture row on the matrix instead", choices=ZOO),
+    "table2_seeds": Param("list[int]", "evaluation seeds of DC's Table 2 block (3 for an interval)", low=0, high=SEED_MAX,
+                          nonempty=True),
+    "table2_steps": Param("int", "training steps of each Table 2 student (DC's ipc-1 evaluation: 300 epochs of one batch)",
+                          low=1, high=100_000),
 }
 
 
 def check(values: dict) -> list[str]:
     """DWA (Du et al., NeurIPS 2024) Table 4's blocks are read at ``table4_ipcs``; the ipc-``ipc`` block is the
-    one the matrix and Table 9 share, so it must be among them."""
+    one the matrix and Table 9 share, so it must be among them. DC's Table 2 compares convolutional students
+    with the MLP, and its set's regime is read on the ConvNet."""
+    out = []
     if values["ipc"] not in values["table4_ipcs"]:
-        return [f"table4_ipcs: {values['table4_ipcs']} must include ipc = {values['ipc']}"]
-    return []
+        out.append(f"table4_ipcs: {values['table4_ipcs']} must include ipc = {values['ipc']}")
+    t2 = values.get("table2_archs", [])
+    if t2 and not {"mlp", "convnet"} <= set(t2):
+        out.append(f"table2_archs: {t2} must include mlp (the claim's baseline) and convnet (the set's regime is read on it)")
+    return out
