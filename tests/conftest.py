@@ -55,3 +55,36 @@ def real_data_available() -> bool:
 requires_data = pytest.mark.skipif(
     not real_data_available() and not os.environ.get("CI"),
     reason="data/ not set up (run `make setup`); in CI this is an error, not a skip")
+
+
+def write_fake_cifar100(root, per_class_train: int = 2, per_class_test: int = 1, seed: int = 0):
+    """A ``root/cifar-100-python`` folder in CIFAR-100's python-pickle format (``train``, ``test``,
+    ``meta``; fine and coarse labels) with ``per_class_*`` random images of each of the 100 classes.
+    Not the official files: read it with ``verify_md5=False``."""
+    import pickle
+
+    d = Path(root) / "cifar-100-python"
+    d.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    for name, per in (("train", per_class_train), ("test", per_class_test)):
+        fine = [c for c in range(100) for _ in range(per)]
+        batch = {"filenames": [f"{name}_{i}.png" for i in range(len(fine))], "batch_label": name,
+                 "data": rng.integers(0, 256, (len(fine), 3072), dtype=np.uint8),
+                 "fine_labels": fine, "coarse_labels": [c // 5 for c in fine]}
+        with open(d / name, "wb") as f:
+            pickle.dump(batch, f)
+    with open(d / "meta", "wb") as f:
+        pickle.dump({"fine_label_names": [f"fine{i}" for i in range(100)],
+                     "coarse_label_names": [f"coarse{i}" for i in range(20)]}, f)
+    return Path(root)
+
+
+@pytest.fixture
+def fake_cifar100(tmp_path, monkeypatch):
+    """A tiny fake CIFAR-100 under ``tmp_path/ext`` (2 training and 1 test image per class), read without
+    torchvision's md5 check; the value is the ``data_root`` to give the stages."""
+    import functools
+
+    root = write_fake_cifar100(tmp_path / "ext")
+    monkeypatch.setitem(data.LOADERS, "cifar100", functools.partial(data.load_cifar100, verify_md5=False))
+    return str(root)

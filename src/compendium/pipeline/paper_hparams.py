@@ -8,8 +8,8 @@ papers do not state are not listed: a stage's other keys are our own choices.
 
 :data:`GAPS` names the keys where the ``paper`` profile differs from the paper, on purpose or for now, and
 why. A reason that begins with "open:" has no reason recorded in the project yet. ``GAPS`` may also name a
-key the stage does not have (the ``dd_*`` and ``ssdd_*`` stages have no ``dataset`` key yet and stay on
-Fashion-MNIST at every scale) or a key whose paper setting has no value in the key's units (a ResNet-18
+key the stage does not have (the ``dd_*`` stages have no ``dataset`` key yet and stay on Fashion-MNIST at
+every scale) or a key whose paper setting has no value in the key's units (a ResNet-18
 where the key is a ConvNet width); those rows have no paper value.
 
 :func:`compare` resolves every stage at ``scale: paper`` and returns one row per (stage, key);
@@ -182,14 +182,18 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
     },
     # --- self-supervised dataset distillation ---------------------------------------------------------------
     "ssdd_teacher": {
-        "train_n": Setting(60000, "SSDD (Yu, Yao & Chiu, ICLR 2025) Sec. 3.1: the teacher is trained on the whole "
-                                  "source set"),
+        "dataset": Setting("cifar100", "SSDD (Yu, Yao & Chiu, ICLR 2025) Sec. 4, Tables 1-4: CIFAR-100 as the source"),
+        "arch": Setting("resnet18", "SSDD App. A.1: a ResNet-18 teacher g_phi trained with Barlow Twins (solo-learn)"),
+        "width": Setting(64, "SSDD App. A.1: the standard ResNet-18 (widths 64-512, a 512-d representation)"),
+        "train_n": Setting(50000, "SSDD Sec. 3.1: the teacher is trained on the whole source set (CIFAR-100's 50,000 "
+                                  "training images)"),
         "lambd": Setting(0.005, "Barlow Twins (Zbontar et al., ICML 2021): off-diagonal weight 5e-3 (SSDD App. A.1: "
                                 "a Barlow Twins teacher)"),
-        "pool_n": Setting(60000, "SSDD Algorithm 1: real batches are drawn from the whole source set"),
+        "pool_n": Setting(50000, "SSDD Algorithm 1: real batches are drawn from the whole source set (CIFAR-100)"),
     },
     "ssdd_distill": {
-        "budget_n": Setting(10, "SSDD Table 1: N = 100 = IPC 1 on CIFAR-100; IPC 1 on 10 classes"),
+        "dataset": Setting("cifar100", "SSDD Sec. 4, Tables 1-4: CIFAR-100 as the source"),
+        "budget_n": Setting(100, "SSDD Sec. 4 / Table 1: N = 100 images (IPC 1 on CIFAR-100)"),
         "basis_mult": Setting(2, "SSDD Table 5: U = V = 2N"),
         "s": Setting(2, "SSDD App. A.1: s = 2 for CIFAR-100 (32 -> 16 px)"),
         "augmentation": Setting("rotation", "SSDD App. A.1: rotations by 90, 180, 270 degrees"),
@@ -207,8 +211,10 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         "lam_rel": Setting(0.000001, "KRR-ST code: ridge 1e-6 x tr(K) (SSDD does not state it)"),
         "pool_size": Setting(10, "SSDD App. A.1: model pool of L = 10"),
         "pool_steps": Setting(1000, "SSDD App. A.1: Z = 1,000 steps before a pool model is reset"),
+        "budgets": Setting([25, 50, 100, 1000, 5000], "SSDD Table 2 / Table 5: N = 25, 50, 100, 1000, 5000 on CIFAR-100"),
     },
     "ssdd_eval": {
+        "dataset": Setting("cifar100", "SSDD Sec. 4, Tables 1-4: CIFAR-100 as the source (and Table 2's target)"),
         "seeds": Setting([0, 1, 2], "SSDD App. A.1 / Table 1: mean and std over 3 runs"),
         "ablation_seeds": Setting([0, 1, 2], "SSDD App. A.1: 3 runs"),
         "cross_seeds": Setting([0, 1, 2], "SSDD Table 1: 3 runs per student"),
@@ -216,13 +222,15 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
                          "SSDD Table 1: ConvNet, VGG11, ResNet18, AlexNet, MobileNet, ViT"),
         "cross_methods": Setting(["Random", "KMeans", "DSA", "DM", "IDM", "DATM", "KRR-ST", "SSDD"],
                                  "SSDD Table 1: Random, KMeans, DSA, DM, IDM, DATM, KRR-ST, Ours"),
-        "budget_n": Setting(10, "SSDD Table 1: N = IPC 1"),
+        "budget_n": Setting(100, "SSDD Table 1: N = 100 (IPC 1 on CIFAR-100)"),
+        "budgets": Setting([25, 50, 100, 1000, 5000], "SSDD Table 2: N = 25, 50, 100, 1000, 5000"),
         "pre_epochs": Setting(1000, "SSDD App. A.1: 1,000 pre-training epochs"),
         "pre_lr": Setting(0.1, "SSDD App. A.1: SGD lr 0.1, momentum 0.9, batch 256"),
         "pre_wd": Setting(0.001, "SSDD Table 5: weight decay 1e-3 at N <= 100 (CIFAR-100)"),
         "matching_ipc": Setting(1, "SSDD App. A.1: supervised DD baselines at IPC = N / #classes"),
         "probe_lr": Setting(0.2, "SSDD App. A.1: linear probe with SGD lr 0.2, momentum 0.9, no weight decay, cosine"),
-        "probe_train_n": Setting(60000, "KRR-ST code's linear evaluation (SSDD follows KRR-ST): the whole training split"),
+        "probe_train_n": Setting(50000, "KRR-ST code's linear evaluation (SSDD follows KRR-ST): the whole training split "
+                                        "(CIFAR-100)"),
         "probe_test_n": Setting(10000, "KRR-ST code's linear evaluation: top-1 on the whole test split"),
         "zoo_width_mult": Setting(1.0, "SSDD Table 1: the standard VGG11, ResNet18, AlexNet, MobileNet"),
     },
@@ -270,9 +278,8 @@ _RESNET_STUDENT = ("ReLA's students and BYOL priors are ResNet-18s (CIFAR stem);
                    "student at every scale")
 _KRRST_CONVNET = ("{}: KRR-ST's ConvNet-3 widens 128-256-512 and flattens its 4x4x512 map; the stage's ConvNet-3 "
                   "has one width")
-_SSDD_BUDGETS = (_OPEN + "SSDD Table 2 runs N = 25, 50, 100, 1000, 5000 on CIFAR-100 (IPC 0.25-50); the stage runs "
-                 "N = 5, 10, 20, 50 (IPC 0.5-5 on 10 classes)")
-_SSDD_DATA = _NO_DATASET_KEY.format("SSDD", "CIFAR-100 (TinyImageNet, ImageNet 64 px) as the source")
+_SSDD_BUDGETS = (_OPEN + "SSDD Table 2 runs N = 25, 50, 100, 1000, 5000 on CIFAR-100; the paper profile runs N = 25, "
+                 "50, 100 (at N = 1000 and 5000 Table 5's U = 500 / 700 are not twice N, the rule of basis_mult)")
 
 GAPS: dict[str, dict[str, str]] = {
     "dd_matching": {
@@ -327,23 +334,17 @@ GAPS: dict[str, dict[str, str]] = {
         "dataset": "no `dataset` key: the shipped fortunes categories with MiniLM token embeddings at every scale, "
                    "where TDD uses IMDB, SST5, TREC6, TREC50 with GloVe embeddings",
     },
-    "ssdd_teacher": {
-        "width": "SSDD App. A.1: the teacher is a Barlow Twins ResNet-18 (512-d); the stage's teacher is a ConvNet-3 "
-                 "(flattened features)",
-        "dataset": _SSDD_DATA,
-    },
     "ssdd_distill": {
         "budgets": _SSDD_BUDGETS,
         "inner_width": _OPEN + _KRRST_CONVNET.format("the inner model"),
-        "dataset": _SSDD_DATA,
     },
     "ssdd_eval": {
-        "cross_methods": _OPEN + "IDM and DATM are not implemented",
+        "cross_methods": "IDM and DATM are not implemented; DSA and DM come from dd_matching, which distils "
+                         "Fashion-MNIST only, so the CIFAR-100 paper profile leaves them out",
         "probe_lr": "the stage's probe trains Adam on z-scored features at every scale",
         "budgets": _SSDD_BUDGETS,
         "student_width": _KRRST_CONVNET.format("the student") + ", globally pooled at every scale (chosen at "
                                                                 "cpu scale so that pre-training shows in the probe)",
-        "dataset": _SSDD_DATA,
     },
     "priors": {"width": _RESNET_STUDENT},
     "rela_budget": {

@@ -656,10 +656,26 @@ def features(backbone: nn.Module, x: torch.Tensor, batch_size: int = 1024) -> to
     return out
 
 
+class _Pooled(nn.Module):
+    """A body whose output is averaged over positions when it is a feature map, flattened as is when it is
+    already pooled (a ResNet-18's features: SSDD App. A.1's teacher)."""
+
+    def __init__(self, body: nn.Module):
+        super().__init__()
+        self.body = body
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        f = self.body(x)
+        return torch.flatten(F.adaptive_avg_pool2d(f, 1) if f.dim() == 4 else f, 1)
+
+
 def pooled(net: nn.Module) -> nn.Module:
     """``net``'s feature map averaged over positions (its ``body``, global average pooling, flattened):
-    the features the globally pooled students are probed on (Sec. 4), for the teacher's own probe."""
-    return nn.Sequential(net.body, nn.AdaptiveAvgPool2d(1), nn.Flatten()).eval()
+    the features the globally pooled students are probed on (Sec. 4), for the teacher's own probe. A
+    network whose features are already pooled (a ResNet-18) gives them unchanged."""
+    if str(getattr(net, "name", "")).startswith("convnet"):
+        return nn.Sequential(net.body, nn.AdaptiveAvgPool2d(1), nn.Flatten()).eval()
+    return _Pooled(net.body).eval()
 
 
 @dataclass(frozen=True)
@@ -667,7 +683,10 @@ class ProbeSpec:
     """The linear probes of Sec. 4 at our scale: Fashion-MNIST (``train_n`` / ``test_n`` class-mixed
     images; ``low_per_class`` labels per class for the low-label probe) and the digits (its split),
     both at 28 px and normalised with Fashion-MNIST's statistics (the source's); z-scored frozen
-    features, Adam (``epochs``, ``lr``, ``batch_size``)."""
+    features, Adam (``epochs``, ``lr``, ``batch_size``). Any other target of ``targets`` (a
+    ``compendium.core.data.load_dataset`` name, e.g. ``cifar100``: SSDD Table 2's source-as-target probe)
+    is read from ``data_root`` and normalised with its training images' own statistics, with its own
+    low-label probe."""
 
     train_n: int = 10000
     test_n: int = 2000
@@ -677,6 +696,7 @@ class ProbeSpec:
     batch_size: int = 256
     seed: int = 0
     targets: tuple = ("fashion-mnist", "digits")
+    data_root: str = ""
 
 
 _PROBE_CACHE: dict = {}
@@ -701,6 +721,18 @@ def probe_data(spec: ProbeSpec) -> dict:
     if "digits" in spec.targets:
         tr, te = data.load_digits("train"), data.load_digits("test")
         out["digits"] = (to_float(tr.images, mean, std), tr.labels, to_float(te.images, mean, std), te.labels)
+    for name in spec.targets:
+        if name in ("fashion-mnist", "digits"):
+            continue
+        tr, te = data.load_dataset(name, "train", spec.data_root), data.load_dataset(name, "test", spec.data_root)
+        m, s = data.normalisation(name, tr.images)
+        i = torch.randperm(len(tr), generator=g)[:spec.train_n]
+        j = torch.randperm(len(te), generator=g)[:spec.test_n]
+        trx, tr_y, tex, te_y = to_float(tr.images[i], m, s), tr.labels[i], to_float(te.images[j], m, s), te.labels[j]
+        out[name] = (trx, tr_y, tex, te_y)
+        if spec.low_per_class:
+            low = torch.cat([torch.nonzero(tr_y == c).flatten()[:spec.low_per_class] for c in range(tr.num_classes)])
+            out[f"{name} low-label"] = (trx[low], tr_y[low], tex, te_y)
     _PROBE_CACHE[spec] = out
     return out
 
@@ -717,7 +749,8 @@ def probe(backbone: nn.Module, spec: ProbeSpec, seed: int = 0) -> dict:
 
     for name, (trx, tr_y, tex, te_y) in probe_data(spec).items():
         low = name.endswith("low-label")
-        res = linear_probe(feats(trx), tr_y, feats(tex), te_y, 10, epochs=max(spec.epochs, 100) if low else spec.epochs,
+        classes = max(10, int(torch.cat([tr_y, te_y]).max()) + 1)  # 10 for Fashion-MNIST and the digits
+        res = linear_probe(feats(trx), tr_y, feats(tex), te_y, classes, epochs=max(spec.epochs, 100) if low else spec.epochs,
                            lr=spec.lr, batch_size=spec.batch_size, seed=seed, standardize=True)
         accs[name] = res.final
     return accs

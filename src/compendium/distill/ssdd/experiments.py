@@ -43,16 +43,78 @@ CONTROLS = ["SSDD T=0 (PCA projection)", "SSDD T=0 (PCA projection) / same", "Fu
 UNTRAINED = "untrained"
 
 
-def teacher_cache() -> dict:
-    """``{"index", "targets", "seed", "specs"}``: the pool's indices into the Fashion-MNIST training
-    split, every teacher's targets of the pool, and each teacher's ``compendium.rela.priors`` spec."""
-    return torch.load(paths.find_artifact(TEACHER_CACHE), weights_only=True)
+#: The source dataset of the ``cpu`` default (shipped); the paper's is CIFAR-100 (SSDD Sec. 4, Table 1).
+DEFAULT_DATASET = "fashion-mnist"
 
 
-def pool_images(index: torch.Tensor) -> torch.Tensor:
-    """The distillation pool: Fashion-MNIST training images ``index``, normalised."""
-    tr = data.load_fashion_mnist("train")
-    return to_float(tr.images[index], MEAN, STD)
+def source_train(dataset: str = DEFAULT_DATASET, data_root: str = "") -> data.ImageDataset:
+    """The source's training split: Fashion-MNIST (shipped) or ``dataset`` read from ``data_root``
+    (:func:`compendium.core.data.load_dataset`; CIFAR-100 in the paper, SSDD Sec. 4)."""
+    if dataset == DEFAULT_DATASET:
+        return data.load_fashion_mnist("train")
+    return data.load_dataset(dataset, "train", data_root)
+
+
+def source_stats(dataset: str = DEFAULT_DATASET, data_root: str = "") -> tuple[tuple, tuple]:
+    """Per-channel mean and std of the source: Fashion-MNIST's constants (:data:`MEAN`, :data:`STD`),
+    else its training images' own (:func:`compendium.core.data.normalisation`)."""
+    if dataset == DEFAULT_DATASET:
+        return MEAN, STD
+    return data.normalisation(dataset, source_train(dataset, data_root).images)
+
+
+def teacher_cache(dataset: str = DEFAULT_DATASET) -> dict:
+    """``{"index", "targets", "seed", "specs"}``: the pool's indices into the source's training
+    split, every teacher's targets of the pool, and each teacher's ``compendium.rela.priors`` spec
+    (plus ``"dataset"`` for a source other than Fashion-MNIST). A clear error when the cache was made
+    from another source than ``dataset``."""
+    cache = torch.load(paths.find_artifact(TEACHER_CACHE), weights_only=True)
+    made = cache.get("dataset", DEFAULT_DATASET)
+    if made != dataset:
+        raise ssdd.SSDDError(f"dataset: the ssdd_teacher stage cached targets of {made!r}, not {dataset!r}; "
+                             "set the same `dataset` in ssdd_teacher, ssdd_distill and ssdd_eval")
+    return cache
+
+
+def cache_record(index: torch.Tensor, targets: dict, seed: int, specs: dict, dataset: str = DEFAULT_DATASET) -> dict:
+    """The teacher cache's contents (:func:`teacher_cache`); ``"dataset"`` only for a source other than
+    Fashion-MNIST (the default's file keeps its contents)."""
+    out = {"index": index, "targets": targets, "seed": seed, "specs": specs}
+    return out if dataset == DEFAULT_DATASET else {**out, "dataset": dataset}
+
+
+def pool_images(index: torch.Tensor, dataset: str = DEFAULT_DATASET, data_root: str = "") -> torch.Tensor:
+    """The distillation pool: the source's training images ``index``, normalised."""
+    tr = source_train(dataset, data_root)
+    mean, std = source_stats(dataset, data_root)
+    return to_float(tr.images[index], mean, std)
+
+
+def teacher_kwargs(arch: str, width: int, in_channels: int = 1, image_size: int = 28) -> dict:
+    """``models.build`` keywords of the teacher: a ConvNet-3 of ``width`` with BatchNorm and flattened
+    features (the ``cpu`` default), or a ResNet-18 with the small (CIFAR) stem and widths ``width``
+    x (1, 2, 4, 8) (SSDD App. A.1: a Barlow Twins ResNet-18, 512-d representation at width 64)."""
+    if arch == "convnet":
+        return dict(in_channels=in_channels, image_size=image_size, width=width, depth=3, norm="batch", global_pool=False)
+    if arch == "resnet18":
+        return dict(in_channels=in_channels, image_size=image_size, width_mult=width / 64, stem="small")
+    raise ssdd.SSDDError(f"arch: unknown teacher {arch!r}; use convnet or resnet18")
+
+
+def inner_spec(real: torch.Tensor, width: int) -> dict:
+    """The inner model of the distillation (KRR-ST's, SSDD App. A.1): a ConvNet of ``width`` with
+    BatchNorm, 3 blocks at up to 32 px and 4 at 64 px, at the pool's channels and size."""
+    depth = 3 if real.shape[2] <= 32 else 4
+    return {"arch": "convnet", "kwargs": dict(in_channels=real.shape[1], image_size=real.shape[2], width=width,
+                                              depth=depth, norm="batch")}
+
+
+def probe_spec(dataset: str = DEFAULT_DATASET, data_root: str = "", **kw) -> ssdd.ProbeSpec:
+    """The linear probes of ``ssdd.ProbeSpec``: Fashion-MNIST and the digits for the default source,
+    the source itself (its own split) otherwise (SSDD Table 2: source and target the same)."""
+    if dataset == DEFAULT_DATASET:
+        return ssdd.ProbeSpec(**kw)
+    return ssdd.ProbeSpec(**kw, targets=(dataset,), data_root=data_root)
 
 
 # --- ssdd_distill ---------------------------------------------------------------------------------
@@ -190,6 +252,14 @@ def load_sets(need: Sequence[str] = ()) -> dict:
     return sets
 
 
+def matching_sets(dataset: str, matching_ipc: int, teacher: Callable[[torch.Tensor], torch.Tensor]) -> dict:
+    """``{"DSA", "DM"}``: the ``dd_matching`` sets relabelled with the teacher's targets (Table 1's
+    baselines); none for a source other than Fashion-MNIST (``dd_matching`` distils Fashion-MNIST only)."""
+    if dataset != DEFAULT_DATASET:
+        return {}
+    return {m.upper(): matching_set(m, matching_ipc, teacher) for m in ("dsa", "dm")}
+
+
 def matching_set(method: str, matching_ipc: int, teacher: Callable[[torch.Tensor], torch.Tensor]) -> ssdd.TargetSet:
     """The ``dd_matching`` set of ``method`` (``dsa`` or ``dm``) at ``matching_ipc`` images per class,
     relabelled with the teacher's targets (Table 1's DSA and DM rows)."""
@@ -201,20 +271,21 @@ def matching_set(method: str, matching_ipc: int, teacher: Callable[[torch.Tensor
                           {"name": method.upper(), "m": len(x)})
 
 
-def full_data_set(index: torch.Tensor, n: int, teacher: Callable[[torch.Tensor], torch.Tensor]) -> ssdd.TargetSet:
+def full_data_set(index: torch.Tensor, n: int, teacher: Callable[[torch.Tensor], torch.Tensor],
+                  dataset: str = DEFAULT_DATASET, data_root: str = "") -> ssdd.TargetSet:
     """The full-data control: ``n`` pool images (a seed-0 permutation of ``index``) with the teacher's
     targets."""
-    tr = data.load_fashion_mnist("train")
     g = torch.Generator().manual_seed(0)
     full_idx = index[torch.randperm(len(index), generator=g)[:n]]
-    full_x = to_float(tr.images[full_idx], MEAN, STD)
+    full_x = pool_images(full_idx, dataset, data_root)
     return ssdd.TargetSet(full_x, teacher(full_x), "full", 0, {"n": n}, 0, 0.0, 0.0, {"name": "Full data", "m": n})
 
 
-def student_kwargs(archs: Sequence[str], **scale_kw) -> dict:
-    """``models.build`` keywords of each student at 28 px, one channel: the reduced zoo
-    (:func:`compendium.distill.zoo.arch_kwargs` at ``scale_kw``), the ConvNet globally pooled."""
-    arch = {a: {"in_channels": 1, "image_size": 28, **zoo.arch_kwargs(a, **scale_kw)} for a in archs}
+def student_kwargs(archs: Sequence[str], in_channels: int = 1, image_size: int = 28, **scale_kw) -> dict:
+    """``models.build`` keywords of each student at the source's channels and size (28 px, one channel
+    by default): the zoo (:func:`compendium.distill.zoo.arch_kwargs` at ``scale_kw``), the ConvNet
+    globally pooled."""
+    arch = {a: {"in_channels": in_channels, "image_size": image_size, **zoo.arch_kwargs(a, **scale_kw)} for a in archs}
     arch["convnet"]["global_pool"] = True
     return arch
 
@@ -273,7 +344,7 @@ def converse(sets: dict, convnet_kwargs: dict, pre: ssdd.PretrainConfig, spec: s
             if set_name:
                 ssdd.pretrain_student(bb, sets[set_name].images, sets[set_name].targets,
                                       ssdd.PretrainConfig(**{**pre.__dict__, "seed": sd}))
-            early = ssdd.probe(bb, spec, sd)["fashion-mnist"]
+            early = ssdd.probe(bb, spec, sd)[spec.targets[0]]
             ssl_phase(bb, sd)
             acc = ssdd.probe(bb.cpu(), spec, sd)
             rows.append({"arm": arm, "seed": sd, "after the early phase": early, **acc, "seconds": time.perf_counter() - t0})

@@ -531,7 +531,7 @@ def metrics(run: Run, targets: Sequence[str], converse: Sequence[Mapping], loops
     res = run.results
     return {"convnet": {n: {t: run.mean(n, target=t) for t in targets} for n in sorted(set(res.loc[res["arch"] == "convnet", "set"]))},
             "cross_arch": {a: {n: run.mean(n, a) for n in list(run.cross_methods) + [UNTRAINED]} for a in run.archs},
-            "converse": {r["arm"]: r["fashion-mnist"] for r in converse},
+            "converse": {r["arm"]: r[run.target] for r in converse},
             "outer_loop_plateau": {r["set"]: bool(r["plateau"]) for _, r in loops.iterrows()},
             "eval_seconds_total": float(res["seconds"].sum())}
 

@@ -1,10 +1,12 @@
 from compendium.pipeline.schemas import SEED_MAX
+from compendium.pipeline.schemas.ssdd_teacher import SOURCE, source_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "ssdd_eval"
 DATA = ("fashion-mnist", "digits")
 ARCHS = ("convnet", "vgg11", "resnet18", "alexnet", "mobilenet_v2", "vit_tiny")
 SCHEMA = {
+    **SOURCE,
     "seeds": Param("list[int]", "student seeds of the main methods and controls (ConvNet)", low=0, high=SEED_MAX, nonempty=True),
     "ablation_seeds": Param("list[int]", "student seeds of the ablation sets (ConvNet)", low=0, high=SEED_MAX, nonempty=True),
     "cross_seeds": Param("list[int]", "student seeds of the other architectures", low=0, high=SEED_MAX, nonempty=True),
@@ -22,8 +24,8 @@ SCHEMA = {
     "pre_epochs": Param("int", "pre-training epochs on a set (1,000 in the paper)", low=1, high=10_000),
     "pre_lr": Param("float", "pre-training SGD learning rate (0.1)", low=0.0, high=10.0),
     "pre_wd": Param("float", "pre-training weight decay (Table 5: 1e-3 at N = 100)", low=0.0, high=1.0),
-    "probe_train_n": Param("int", "Fashion-MNIST probe training images", low=100, high=60000),
-    "probe_test_n": Param("int", "Fashion-MNIST probe test images", low=100, high=10000),
+    "probe_train_n": Param("int", "probe training images of the source (Fashion-MNIST by default)", low=100, high=60000),
+    "probe_test_n": Param("int", "probe test images of the source", low=100, high=10000),
     "probe_epochs": Param("int", "probe epochs (Adam, z-scored features; 100 for the low-label probe)", low=1, high=1000),
     "probe_lr": Param("float", "probe Adam learning rate", low=0.0, high=1.0),
     "matching_ipc": Param("int", "ipc of the dd_matching DSA / DM sets used as baselines (N / 10)", low=1, high=1000),
@@ -37,7 +39,15 @@ SCHEMA = {
 
 
 def check(values: dict) -> list[str]:
-    """Table 1's students include the ConvNet (the students every set is evaluated on)."""
+    """Table 1's students include the ConvNet (the students every set is evaluated on); a non-shipped
+    source has a ``data_root`` and no DSA / DM sets among ``cross_methods`` (``dd_matching`` distils
+    Fashion-MNIST only)."""
+    errs = source_problems(values)
     if "convnet" not in values.get("archs", ["convnet"]):
-        return [f"archs: {values['archs']} must include convnet (the main student); add it"]
-    return []
+        errs.append(f"archs: {values['archs']} must include convnet (the main student); add it")
+    name = values.get("dataset", "fashion-mnist")
+    bad = [m for m in values.get("cross_methods", []) if m in ("DSA", "DM")]
+    if name != "fashion-mnist" and bad:
+        errs.append(f"cross_methods: {bad} come from dd_matching, which distils Fashion-MNIST only; remove them for "
+                    f"dataset {name!r}")
+    return errs

@@ -1,11 +1,22 @@
-from compendium.pipeline.schemas import SEED_MAX
+from compendium.pipeline.schemas import DATASETS, SEED_MAX
 from compendium.pipeline.spec import Param
 
 SECTION = "ssdd_teacher"
 DATA = ("fashion-mnist", "digits")
+SHIPPED = ("fashion-mnist",)
+# The source dataset, the same in the three SSDD stages (SSDD Sec. 4: CIFAR-100 as the source).
+SOURCE = {
+    "dataset": Param("str", "the source: fashion-mnist (shipped) or a dataset read from data_root (SSDD: cifar100; "
+                     "the same in ssdd_teacher, ssdd_distill and ssdd_eval)", choices=DATASETS),
+    "data_root": Param("str", "folder holding the non-shipped datasets (relative to the project root); '' for the shipped ones"),
+}
 SCHEMA = {
     "seed": Param("int", "seed of the training subset, the pool and the networks", low=0, high=SEED_MAX),
-    "width": Param("int", "ConvNet-3 width of the teacher (BatchNorm; flattened 3x3 features: d_y = 9 width)", low=4, high=1024),
+    **SOURCE,
+    "arch": Param("str", "the teacher: convnet (ConvNet-3, flattened features) or resnet18 (SSDD App. A.1, 512-d at width 64)",
+                  choices=("convnet", "resnet18")),
+    "width": Param("int", "teacher width: ConvNet-3 channels (BatchNorm; flattened 3x3 features: d_y = 9 width) or ResNet-18's "
+                   "first stage (64: the standard ResNet-18)", low=4, high=1024),
     "train_n": Param("int", "Barlow Twins training images", low=100, high=60000),
     "epochs": Param("int", "Barlow Twins epochs", low=1, high=1000),
     "batch_size": Param("int", "Barlow Twins batch size", low=8, high=16_384),
@@ -15,8 +26,8 @@ SCHEMA = {
     "lambd": Param("float", "Barlow Twins off-diagonal weight (5e-3)", low=0.0, high=1.0),
     "pool_n": Param("int", "real images the distillation draws from (their targets are cached)", low=100, high=60000),
     "free_teachers": Param("list[str]", "free teachers: 'rand' (a seeded untrained teacher architecture) or 'trained:<file>'"),
-    "probe_train_n": Param("int", "Fashion-MNIST images of the teacher's linear probe", low=100, high=60000),
-    "probe_test_n": Param("int", "Fashion-MNIST test images of the probe", low=100, high=10000),
+    "probe_train_n": Param("int", "source images of the teacher's linear probe", low=100, high=60000),
+    "probe_test_n": Param("int", "source test images of the probe", low=100, high=10000),
     "probe_epochs": Param("int", "probe epochs (Adam, z-scored features)", low=1, high=1000),
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
@@ -24,16 +35,30 @@ SCHEMA = {
 
 #: Images in Fashion-MNIST's training split, the source of the teacher's training set and the pool.
 FASHION_MNIST_TRAIN = 60_000
+#: Images in each source's training split (the others are not bounded before the data is read).
+TRAIN_SIZES = {"fashion-mnist": FASHION_MNIST_TRAIN, "cifar10": 50_000, "cifar100": 50_000}
+
+
+def source_problems(values: dict) -> list[str]:
+    """A source that is not shipped needs ``data_root`` (checked before any compute)."""
+    name = values.get("dataset", "fashion-mnist")
+    if name not in SHIPPED and not values.get("data_root"):
+        return [f"data_root: dataset {name!r} is not shipped with the compendium; set `data_root` (params.yaml, "
+                f"this section) to the folder that holds it (e.g. the folder with cifar-100-python/), or use "
+                f"dataset: fashion-mnist"]
+    return []
 
 
 def check(values: dict) -> list[str]:
-    """Each free teacher is ``rand`` or ``trained:<file>``; the training set and the pool fit in
-    Fashion-MNIST's training split."""
-    errs = []
+    """Each free teacher is ``rand`` or ``trained:<file>``; a non-shipped source has a ``data_root``; the
+    training set and the pool fit in the source's training split."""
+    errs = source_problems(values)
     bad = [t for t in values.get("free_teachers", []) if t != "rand" and not str(t).startswith("trained:")]
     if bad:
         errs.append(f"free_teachers: each must be 'rand' or 'trained:<file>', got {bad}")
+    name = values.get("dataset", "fashion-mnist")
+    size = TRAIN_SIZES.get(name)
     for key in ("train_n", "pool_n"):
-        if values.get(key, 0) > FASHION_MNIST_TRAIN:
-            errs.append(f"{key}: {values[key]} is more than Fashion-MNIST's {FASHION_MNIST_TRAIN} training images")
+        if size is not None and values.get(key, 0) > size:
+            errs.append(f"{key}: {values[key]} is more than {name}'s {size} training images; lower it to at most {size}")
     return errs
