@@ -1,7 +1,7 @@
-"""Where each stage's time goes: the per-stage profile of the last `dvc repro` (no new compute).
+"""Where each stage's time goes: the per-stage profile of each stage's last run (no new compute).
 
-Reads the measured minutes per stage (`reports/summary/headlines.json`, from papermill's cell
-durations) and every stage table that logs optimizer steps and training seconds per run
+Reads the measured minutes per stage (`reports/stage_minutes.json`, papermill's duration of each stage's
+last run) and every stage table that logs optimizer steps and training seconds per run
 (`reports/tables/<stage>/*.csv` with `steps` and `train seconds` columns: the ReLA stages' runs, the
 distillation stages' student evaluations). Per stage and kind of run it writes the runs, the steps,
 the seconds per step and the share of the stage's wall time those runs took (training seconds summed

@@ -59,3 +59,16 @@ def test_depth_mult_halves_the_mobile_families(name):
     assert half(torch.randn(2, 1, 28, 28)).shape == full(torch.randn(2, 1, 28, 28)).shape
     with pytest.raises(ValueError, match="depth_mult"):
         models.build(name, in_channels=1, image_size=28, **{**kw, "depth_mult": 0.0})
+
+
+def test_dc_configs_are_dcs_own_networks():
+    """DC's Table 2 students: instance-norm ConvNet and VGG-11, AlexNet without norm (no batch statistics of
+    a one-image-per-class set); ResNet-18 (BatchNorm only here) is refused."""
+    base = E.EvalConfig(arch="convnet", steps=10)
+    cfg = zoo.dc_configs(["mlp", "convnet", "alexnet", "vgg11"], base, width=8, width_mult=0.125)
+    assert cfg["convnet"].arch_kwargs == {"width": 8, "depth": 3, "norm": "instance"}
+    assert cfg["alexnet"].arch_kwargs["norm"] == "none" and cfg["vgg11"].arch_kwargs["norm"] == "instance"
+    assert cfg["mlp"].arch_kwargs == zoo.arch_kwargs("mlp") and cfg["convnet"].steps == 10
+    with pytest.raises(ValueError, match="resnet18"):
+        zoo.dc_configs(["convnet", "resnet18"], base)
+    assert dd_crossarch.DC_ARCHS == tuple(zoo.DC_ARCHS)

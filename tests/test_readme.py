@@ -2,8 +2,9 @@ from compendium.pipeline import claims, readme
 
 
 def test_readme_results_block_is_what_the_pipeline_produced():
-    """The README's results block equals the one rendered from reports/claims.csv and
-    reports/summary/headlines.json: rerun the pipeline (`make repro` rewrites the block), and commit both."""
+    """The README's results block equals the one rendered from reports/claims.csv,
+    reports/summary/headlines.json and reports/stage_minutes.json: rerun the pipeline (`make repro` rewrites
+    the block), and commit both."""
     assert readme.current(readme.README.read_text()) == readme.rendered()
 
 

@@ -49,3 +49,19 @@ def arch_kwargs(name: str, *, width: int = 16, width_mult: float = 0.125, vit_de
 def configs(names: Sequence[str], base: EvalConfig, **scale) -> dict[str, EvalConfig]:
     """One :class:`EvalConfig` per architecture: ``base`` (steps, optimiser, labels) with its arch."""
     return {n: base.replace(arch=n, arch_kwargs=arch_kwargs(n, **scale)) for n in names}
+
+
+#: DC's own evaluation networks (Zhao et al. 2021, Table 2: ConvNet, LeNet, AlexNet, VGG-11, MLP; its code's
+#: ConvNet and VGG-11 use instance norm, its AlexNet none): a student trained on one image per class sees a
+#: 10-image batch, whose batch statistics the zoo's BatchNorm variants would learn from. ResNet-18 is left
+#: out: ours has BatchNorm only (DC's uses instance norm).
+DC_ARCHS = {"mlp": {}, "lenet": {}, "convnet": {"norm": "instance"}, "alexnet": {"norm": "none"},
+            "vgg11": {"norm": "instance"}}
+
+
+def dc_configs(names: Sequence[str], base: EvalConfig, **scale) -> dict[str, EvalConfig]:
+    """:func:`configs` of DC's evaluation networks (:data:`DC_ARCHS`) at the same scale."""
+    unknown = [n for n in names if n not in DC_ARCHS]
+    if unknown:
+        raise ValueError(f"not among DC's evaluation networks {sorted(DC_ARCHS)}: {unknown}")
+    return {n: c.replace(arch_kwargs={**c.arch_kwargs, **DC_ARCHS[n]}) for n, c in configs(names, base, **scale).items()}

@@ -4,6 +4,7 @@ from compendium.pipeline.spec import Param
 # compendium.distill.zoo.ZOO (spelled out: the schemas stay free of torch; a test checks they agree)
 ZOO = ("mlp", "lenet", "convnet", "alexnet", "vgg11", "resnet18", "mobilenet_v2", "efficientnet_b0",
        "shufflenet_v2", "vit_tiny")
+DC_ARCHS = ("mlp", "lenet", "convnet", "alexnet", "vgg11")   # compendium.distill.zoo.DC_ARCHS
 
 SECTION = "dd_crossarch"
 DATA = ("fashion-mnist",)
@@ -27,9 +28,10 @@ SCHEMA = {
     "zoo_depth_mult": Param("float", "blocks per stage of MobileNet-V2, EfficientNet-B0, ShuffleNet-V2 (1.0 at paper scale)",
                         low=0.1, high=1.0),
     "temperature": Param("float", "temperature of the online teacher labels", low=0.01, high=100.0),
-    "table2_archs": Param("list[str]", "students of DC's Table 2, each trained on dd_dc_arch's ipc-1 DC set (the default "
-                                   "ConvNet at the paper's 1,000 outer iterations); must include mlp and convnet. [] judges "
-                                   "DC's cross-architecture row on the matrix instead", choices=ZOO),
+    "table2_archs": Param("list[str]", "students of DC's Table 2 (DC's own networks: instance-norm ConvNet and VGG-11, "
+                                   "AlexNet without norm), each trained on dd_dc_arch's ipc-1 DC set (the default ConvNet at "
+                                   "the paper's 1,000 outer iterations); must include mlp and convnet. [] judges DC's "
+                                   "cross-architecture row on the matrix instead", choices=DC_ARCHS),
     "table2_seeds": Param("list[int]", "evaluation seeds of DC's Table 2 block (3 for an interval)", low=0, high=SEED_MAX,
                           nonempty=True),
     "table2_steps": Param("int", "training steps of each Table 2 student (DC's ipc-1 evaluation: 300 epochs of one batch)",
