@@ -391,8 +391,8 @@ def measured(stages: list[str], reports: Path | None = None) -> dict[str, Measur
     entry in ``reports/stage_minutes.json`` (:mod:`compendium.pipeline.timings`: the same, kept from its last
     run), else none (the current params.yaml at cpu scale, not measured)."""
     reports = reports or paths.REPORTS
-    rec = {**timings.read(reports), **timings.from_notebooks(reports / paths.EXECUTED)}
-    fresh = set(timings.from_notebooks(reports / paths.EXECUTED))
+    present = timings.from_notebooks(reports / paths.EXECUTED)
+    rec, fresh = {**timings.read(reports), **present}, set(present)
     current = params.load(paths.PARAMS)
     out = {}
     for st in stages:

@@ -22,9 +22,8 @@ import json
 import sys
 from pathlib import Path
 
-import yaml
-
 from compendium.core import paths
+from compendium.pipeline import seedsets
 
 FILE = "stage_minutes.json"
 
@@ -64,13 +63,8 @@ def update(reports: Path | None = None, stages: list[str] | None = None) -> dict
     return rec
 
 
-def pipeline_stages(dvc_yaml: Path | None = None) -> list[str]:
-    """The notebook stages of ``dvc.yaml`` (the ones ``clean_notebooks`` prepares)."""
-    return list(yaml.safe_load((dvc_yaml or paths.DVC_YAML).read_text())["stages"]["clean_notebooks"]["foreach"])
-
-
 def main(argv: list[str] | None = None) -> int:
-    rec = update(stages=pipeline_stages())
+    rec = update(stages=seedsets.pipeline_order())
     total = sum(r["minutes"] for r in rec.values())
     print(f"[timings] {len(rec)} stages, {total:.1f} min of notebooks -> {paths.REPORTS / FILE}")
     return 0
