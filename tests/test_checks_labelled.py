@@ -221,6 +221,20 @@ def test_tables_claims_follow_the_run():
     assert all(r.verdict == claims.NOT_TESTED for r in two)
 
 
+def test_dwa_table1_is_judged_at_the_papers_ipcs():
+    # SRe2L below one real image per class at ipc 1 only: DWA Table 1 (ipcs 10 and 50) is tested at ipc 10,
+    # ReLA Table 5 (ipcs 1, 10, 50) is not
+    rec = _records()
+    r = rec["results"]
+    at10 = (r["method"] == "sre2l") & (r["ipc"] == 10)
+    rec["results"] = r.assign(acc=r["acc"].where(~at10, 0.60 + (r["acc"] - 0.18)))
+    rows = _by_location(L.tables_claims(rec))
+    t1 = rows["Table 1; abstract"]
+    assert t1.tested == "yes" and t1.verdict == claims.HOLDS and "(10;" in t1.check, (t1.condition, t1.check)
+    assert rows["Table 5"].verdict == claims.NOT_TESTED and "ipc 1" in rows["Table 5"].condition
+    assert L.DWA_TABLE1_IPCS == (10, 50)
+
+
 def _with_inversion_ceiling(acc, cfg="teacher", seeds=(0, 1, 2)):
     """:func:`_records` plus dd_inversion's own ceiling (the ladder's schedule) at ``acc``, evaluated with ``cfg``."""
     rec = _records()
