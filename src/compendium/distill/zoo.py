@@ -57,6 +57,8 @@ def configs(names: Sequence[str], base: EvalConfig, **scale) -> dict[str, EvalCo
 #: out: ours has BatchNorm only (DC's uses instance norm).
 DC_ARCHS = {"mlp": {}, "lenet": {}, "convnet": {"norm": "instance"}, "alexnet": {"norm": "none"},
             "vgg11": {"norm": "instance"}}
+#: Their names in tables: DC's AlexNet and VGG-11 carry no BatchNorm (the zoo's ``LABELS`` say "-BN").
+DC_LABELS = {n: {"alexnet": "AlexNet", "vgg11": "VGG-11"}.get(n, LABELS[n]) for n in DC_ARCHS}
 
 
 def dc_configs(names: Sequence[str], base: EvalConfig, **scale) -> dict[str, EvalConfig]:
