@@ -200,8 +200,10 @@ def test_tables_claims_are_not_tested_where_the_methods_are_out_of_their_regime(
     rows = _by_location(L.tables_claims(_records()))
     for loc in ("Table 1; abstract", "Table 5"):
         assert rows[loc].verdict == claims.NOT_TESTED and "SRe2L in its regime" in rows[loc].condition
-    assert rows["DC results"].verdict == claims.NOT_TESTED and "DC: 1,000 outer iterations" in rows["DC results"].condition
-    assert rows["DSA results"].verdict == claims.NOT_TESTED and "one evaluation: met" in rows["DSA results"].preconditions
+    dc = rows["DC results (ipc 10)"]  # ipc 1 is dd_dc_arch's row
+    assert dc.verdict == claims.NOT_TESTED and "DC: 1,000 outer iterations" in dc.condition and "ipc 1: " not in dc.effect
+    dsa = rows["DSA results (ipc 10)"]  # ipc 1 ("comparable or worse") is dd_dc_arch's row
+    assert dsa.verdict == claims.NOT_TESTED and "one evaluation: met" in dsa.preconditions and dsa.claim == "DSA beats DC at 10 and 50 ipc"
     # DWA in its regime (moved, 5 points above its real images), 3 seeds, room below the ceiling: tested
     t3 = rows["Table 3"]
     assert t3.tested == "yes" and t3.verdict == claims.HOLDS, t3.condition
@@ -212,7 +214,7 @@ def test_tables_claims_are_not_tested_where_the_methods_are_out_of_their_regime(
 def test_tables_claims_follow_the_run():
     rows = _by_location(L.tables_claims(_records(sre2l_acc=0.75, dc_gain=0.05)))
     assert rows["Table 1; abstract"].tested == "yes" and rows["Table 1; abstract"].verdict == claims.FAILS
-    assert rows["DC results"].tested == "yes" and rows["DC results"].verdict == claims.HOLDS
+    assert rows["DC results (ipc 10)"].tested == "yes" and rows["DC results (ipc 10)"].verdict == claims.HOLDS
     # the ladder at its ceiling: not tested, whatever the effect
     t3 = _by_location(L.tables_claims(_records(ceiling=0.70)))["Table 3"]
     assert t3.verdict == claims.NOT_TESTED and "ceiling" in t3.condition
@@ -256,7 +258,7 @@ def test_the_ladder_uses_the_ceiling_of_its_own_schedule():
     t3 = _by_location(L.tables_claims(_with_inversion_ceiling(0.80, cfg="other")))["Table 3"]
     assert t3.verdict == claims.NOT_TESTED and "with its ceiling" in t3.condition
     # the other rows keep dd_coresets' ceiling (no "several rows per seed")
-    assert _by_location(L.tables_claims(_with_inversion_ceiling(0.70)))["DC results"].verdict == claims.NOT_TESTED
+    assert _by_location(L.tables_claims(_with_inversion_ceiling(0.70)))["DC results (ipc 10)"].verdict == claims.NOT_TESTED
 
 
 # --------------------------------------------------------------------------- dd_dc_arch's rows
@@ -278,12 +280,88 @@ def test_dc_arch_claims_need_dc_in_its_regime():
     assert [r.verdict for r in rows] == [claims.HOLDS] * 3
 
 
+def test_dc_arch_judges_dcs_table1_cell_against_the_coresets():
+    images, labels = _real()
+    sets = {"default": _set(images, labels, [0, 1, 2, 3, 4, 5], 4.0, iterations=1000)}
+    cs = ["random", "herding (teacher)"]
+
+    def res(dc, herding, seeds=(0, 1, 2)):
+        accs = {"DC": dc, L.init_name("DC"): 0.55, "random": 0.50, "herding (teacher)": herding}
+        return pd.DataFrame([{"variant": "default", "set": n, "seed": s, "acc": a + 0.002 * s * (n == "DC")}
+                             for n, a in accs.items() for s in seeds])
+
+    def row(*a, **kw):
+        out = L.dc_arch_claims(res(*a, **kw), sets, images, ipc=1, coresets=cs, pool_n=20000)
+        return next(r for r in out if r.location == "DC results (ipc 1)")
+
+    r = row(0.70, 0.60)
+    assert r.verdict == claims.HOLDS and "20,000 real images" in r.ours and "DC − herding (teacher)" in r.effect
+    assert row(0.70, 0.75).verdict == claims.CONDITIONAL   # beats random, not herding
+    assert row(0.45, 0.60).verdict == claims.FAILS
+    assert row(0.70, 0.60, seeds=(0, 1)).verdict == claims.NOT_TESTED
+    sets["default"].params["iterations"] = 10   # 10 of 1,000 iterations, under 1 point above its real images: not in regime
+    assert row(0.555, 0.50).verdict == claims.NOT_TESTED
+    assert not any(r.location.startswith("DC results") for r in L.dc_arch_claims(res(0.7, 0.6), sets, images, ipc=1))
+
+
 def test_a_comparison_without_one_of_its_arms_is_not_tested():
     rec = _records()
     rec["krr"] = rec["krr"][rec["krr"]["set"] != "LS rbf"]
     ls = [r for r in L.tables_claims(rec) if r.location == "LS"][0]
     assert ls.verdict == claims.NOT_TESTED and "every compared arm evaluated unmet" in ls.condition
     assert L._decide([], [])["verdict"] == claims.NOT_TESTED
+
+
+def test_dc_arch_judges_dsa_at_one_ipc_as_comparable_or_worse():
+    images, labels = _real()
+    sets = {"default": _set(images, labels, [0, 1, 2, 3, 4, 5], 4.0, iterations=1000)}
+    dsa = _set(images, labels, [0, 1, 2, 3, 4, 5], 4.0, iterations=1000)
+
+    def row(dsa_acc, dsa_iterations=1000, seeds=(0, 1, 2)):
+        dsa.params["iterations"] = dsa_iterations
+        accs = {"DC": 0.68, L.init_name("DC"): 0.55, "DSA": dsa_acc, L.init_name("DSA"): 0.56, L.DC_DSA_EVAL: 0.69}
+        res = pd.DataFrame([{"variant": "default", "set": n, "seed": s, "acc": a + 0.001 * s * (n == "DSA")}
+                            for n, a in accs.items() for s in seeds])
+        out = L.dc_arch_claims(res, sets, images, ipc=1, dsa_set=dsa)
+        return next(r for r in out if r.location == "DSA results (ipc 1)")
+
+    r = row(0.69)   # DSA = DC under DSA's augmentation: comparable
+    assert r.verdict == claims.HOLDS and r.claim == "DSA is comparable to or worse than DC at 1 ipc" and "DC − DSA" in r.effect
+    assert row(0.60).verdict == claims.HOLDS           # worse
+    assert row(0.75).verdict == claims.FAILS           # 6 points better
+    assert row(0.69, seeds=(0, 1)).verdict == claims.NOT_TESTED
+    assert row(0.565, dsa_iterations=10).verdict == claims.NOT_TESTED   # 10 iterations, under a point above its real images
+    assert not any(r.paper == "DSA" for r in L.dc_arch_claims(pd.DataFrame(
+        [{"variant": "default", "set": "DC", "seed": s, "acc": 0.6} for s in (0, 1, 2)]), sets, images, ipc=1))
+
+
+def test_table4_has_one_row_per_distilling_model():
+    images, labels = _real()
+    d = _set(images, labels, [0, 1, 2, 3, 4, 5], 40.0, iterations=1000, ipc=2)
+    sre2l = DistilledSet(d.images, d.labels, 3, MEAN, STD, "sre2l", params={"init_index": None, "iterations": 1000,
+                                                                             "loss_curve": [3.0, 2.0, 1.5, 1.4, 1.4, 1.4]})
+    rows = []
+    for b, gain in (("convnet", 0.10), ("resnet18", 0.10)):
+        for a in ("convnet", "resnet18"):
+            for s in (0, 1, 2):
+                rows += [{"method": "dwa", "distilled by": b, "student": a, "ipc": 2, "seed": s, "acc": 0.7 + gain + 0.002 * s},
+                         {"method": "sre2l", "distilled by": b, "student": a, "ipc": 2, "seed": s,
+                          "acc": (0.7 if b == "convnet" else 0.3) + 0.001 * s}]
+        for s in (0, 1, 2):
+            rows += [{"method": L.REAL_INIT, "distilled by": b, "student": "convnet", "ipc": i, "seed": s,
+                      "acc": 0.5 if i == 1 else 0.75} for i in (1, 2)]
+    cells = [(b, a, 2) for b in ("convnet", "resnet18") for a in ("convnet", "resnet18")]
+    sets = {(m, b, 2): (sre2l if m == "sre2l" else d) for m in ("sre2l", "dwa") for b in ("convnet", "resnet18")}
+    evals = pd.DataFrame([{"method": m, "distilled by": b, "student": a, "ipc": "2", "augmentation": "crop_flip"}
+                          for m in ("sre2l", "dwa") for b, a, _ in cells])
+    out = {r.location: r for r in L.crossarch_claims(pd.DataFrame(rows), evals, sets, images, ipc=2,
+                                                     matrix_methods=[], matrix_archs=["mlp", "convnet"],
+                                                     table4=cells, table9=[])}
+    by_conv, by_r18 = out["Table 4 (distilled by ConvNet)"], out["Table 4 (distilled by ResNet-18)"]
+    assert "convnet→resnet18" in by_conv.effect and "resnet18→" not in by_conv.effect
+    assert by_conv.verdict == claims.HOLDS, by_conv.condition
+    assert by_r18.verdict == claims.NOT_TESTED and "SRe2L in its regime (ipc 2, by resnet18) unmet" in by_r18.condition
+    assert "by convnet" not in by_r18.preconditions and "ConvNet-128-distilled" in by_conv.paper_numbers
 
 
 # --------------------------------------------------------------------------- dd_crossarch's DC row

@@ -21,6 +21,6 @@ def test_select_grid_names_saves_and_matches_select(tmp_path):
                           ("herding (teacher)", 2), ("herding (prior)", 2)]
     assert [r["images"] for r in rows] == [10, 10, 10, 20, 20, 20]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        f"{n}_ipc{i}.pt" for n in ("random", "herding_(teacher", "herding_(prior") for i in (1, 2))  # the stage's names
+        f"{n}_ipc{i}.pt" for n in ("random", "herding_teacher", "herding_prior") for i in (1, 2))  # coresets.set_file
     ref = coresets.select("herding", x, y, 2, 10, (0.5,), (0.5,), seed=0, features=feats["prior"])
     assert torch.equal(sets[("herding (prior)", 2)].images, ref.images)

@@ -141,8 +141,42 @@ def test_fig4_seeds_add_the_coupled_and_decoupled_sets_at_its_lambda():
         assert (fn, t, ipc) == (sfn, st, sipc) and kw["seed"] == s
         assert {k: v for k, v in kw.items() if k not in ("seed", "method")} == \
             {k: v for k, v in skw.items() if k not in ("seed", "method")}
-    assert len(dwa.synthesis_specs(common, **SPEC_KW, fig4_seeds=[0])) == len(dwa.synthesis_specs(common, **SPEC_KW))
+    assert len(dwa.synthesis_specs(common, **SPEC_KW, fig4_seeds=[0])) == len(dwa.synthesis_specs(common, **SPEC_KW)) + 2
     assert dwa.fig4_lambda([0.01, 0.11, 0.23]) == 0.11 and dwa.fig4_lambda([0.01, 0.05]) == 0.05
+
+
+def test_fig1_sets_are_sre2l_and_dwa_as_published_and_coincide_with_the_sweeps():
+    common = dict(iterations=5, lr=0.25, jitter=2, seed=0)
+    specs = dwa.synthesis_specs(common, **SPEC_KW, fig4_seeds=[0, 1, 2])
+    assert sorted(k for k in specs if k[0] == "fig1") == sorted(("fig1", m, s) for m in ("sre2l", "dwa") for s in (0, 1, 2))
+    assert specs[("fig1", "sre2l", 1)][0] is inversion.sre2l_synthesize and specs[("fig1", "dwa", 2)][3]["K"] == 12
+
+    def sig(key):
+        fn, t, ipc, kw = specs[key]
+        return fn, t, ipc, {k: v for k, v in kw.items() if k != "method"}
+
+    # seed 0: the sweep's SRe2L (coupled 0.01) and DWA (decoupled 0.11); DWA's other seeds: Fig. 4's; one synthesis each
+    assert sig(("fig1", "sre2l", 0)) == sig(("sweep", "sre2l", "coupled", 0.01))
+    assert sig(("fig1", "dwa", 0)) == sig(("sweep", "dwa", "decoupled", 0.11))
+    assert sig(("fig1", "dwa", 2)) == sig(("fig4", "dwa", "decoupled", 2))
+    uniq = {(s[0], s[1], s[2], tuple(sorted(s[3].items()))) for s in map(sig, specs)}
+    # the same configuration under two names: coupled = decoupled at 0.01 (2), Fig. 1's seed 0 (2), its DWA seeds 1, 2 (2)
+    assert len(uniq) == len(specs) - 6
+
+
+def test_logit_spread_seeds_is_one_row_per_fig1_set():
+    class Flat(torch.nn.Module):
+        def forward(self, x):
+            return x.flatten(1)
+
+    sets_ = {("fig1", "sre2l", 0): _set(seed=1), ("fig1", "dwa", 0): _set(seed=2), ("sweep", "x"): _set(seed=3)}
+    sets_[("fig1", "dwa", 1)] = sets.DistilledSet(2 * sets_[("fig1", "dwa", 0)].images, sets_[("fig1", "dwa", 0)].labels,
+                                                  4, (0.5,), (0.5,), "toy")
+    real = _set(n_per_class=5, seed=4)
+    out = dwa.logit_spread_seeds(torch.nn.Sequential(Flat()), sets_, real.images.flatten(1), real.labels)
+    assert sorted(zip(out["method"], out["synthesis seed"])) == [("dwa", 0), ("dwa", 1), ("sre2l", 0)]
+    v = dict(zip(zip(out["method"], out["synthesis seed"]), out.iloc[:, -1]))
+    assert abs(v[("dwa", 1)] - 4 * v[("dwa", 0)]) < 1e-9 and set(out["ipc"]) == {3}
 
 
 def test_feature_distance_table_has_one_block_per_synthesis_seed():

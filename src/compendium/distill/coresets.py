@@ -29,6 +29,7 @@ through :func:`compendium.core.probe.extract_features`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Union
 
@@ -555,12 +556,21 @@ def select(name: str, images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, n
     return METHODS[key](images_u8, labels, ipc, num_classes, mean, std, seed=seed, **kw)
 
 
+def set_file(name: str, ipc: int) -> str:
+    """The file of one selected set: ``"herding (teacher)"`` at ipc 1 -> ``herding_teacher_ipc1.pt``.
+
+    >>> set_file("k_center (prior)", 10)
+    'k_center_prior_ipc10.pt'
+    """
+    return f"{re.sub(r'[^0-9A-Za-z]+', '_', name).strip('_')}_ipc{ipc}.pt"
+
+
 def select_grid(images_u8: torch.Tensor, labels: torch.Tensor, ipcs, methods, feature_spaces, features: dict, mean, std, *,
                 forgetting_epochs: int, device: str = "auto", folder=None) -> tuple[dict, list[dict]]:
     """Every method at every ipc (the ``dd_coresets`` stage; the coreset rows of DC's Table 1, Zhao et al.,
     ICLR 2021): herding and k-center once per feature space of ``features`` (named ``"method (space)"``),
     forgetting from one recorded history (seed 0) shared by all ipcs. ``(name, ipc) -> set`` and one cost row
-    per set; each set is saved under ``folder`` (when given) as ``{name}_ipc{ipc}.pt``."""
+    per set; each set is saved under ``folder`` (when given) as :func:`set_file`."""
     sets_, rows = {}, []
     hist = None
     for ipc in ipcs:
@@ -575,9 +585,10 @@ def select_grid(images_u8: torch.Tensor, labels: torch.Tensor, ipcs, methods, fe
                         hist = forgetting_history(images_u8, labels, 10, mean, std, cfg, seed=0)
                     kw = {"cfg": cfg, "history": hist}
                 d = select(m, images_u8, labels, ipc, 10, mean, std, seed=0, **kw)
+                d.params["pool"] = len(images_u8)  # the real images it chose from
                 sets_[(name, ipc)] = d
                 if folder is not None:
-                    d.save(folder / f"{name.replace(' ', '_').strip('()')}_ipc{ipc}.pt")
+                    d.save(folder / set_file(name, ipc))
                 rows.append({"method": name, "ipc": ipc, "images": len(d), "seconds": d.synthesis_seconds,
                              "peak MB": d.peak_memory_bytes / 2**20})
     return sets_, rows

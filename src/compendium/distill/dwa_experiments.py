@@ -32,9 +32,13 @@ def coupling(lam: float, how: str) -> dict:
     return dict(r_bn=lam, r_var=1.0) if how == "coupled" else dict(r_bn=0.01, r_var=lam / 0.01)
 
 
+#: DWA's own λ_var (r_var = λ_var / 0.01 = 11; DWA, Sec. 4.1 and Fig. 3).
+DWA_LAMBDA = 0.11
+
+
 def fig4_lambda(sweep_lambdas) -> float:
     """The λ_var of Fig. 4 (and DWA's own r_var): the paper's 0.11 where swept, else the largest swept."""
-    return 0.11 if 0.11 in sweep_lambdas else max(sweep_lambdas)
+    return DWA_LAMBDA if DWA_LAMBDA in sweep_lambdas else max(sweep_lambdas)
 
 
 def synthesis_specs(common: dict, *, rho: float, K: int, cross_teachers, cross_ipc: int, cross_ipc_extra, sweep_lambdas,
@@ -43,7 +47,9 @@ def synthesis_specs(common: dict, *, rho: float, K: int, cross_teachers, cross_i
     """Every named set: key -> (synthesis function, teacher name, ipc, kwargs). Keys: ``(method, teacher)``
     (Tables 4 and 9), ``("t4", method, ipc)`` (Table 4's further ResNet-18 blocks), ``("sweep", method, how, λ)``
     (Fig. 3), ``("fig4", method, how, seed)`` (Fig. 4's further syntheses at :func:`fig4_lambda`, one per
-    seed of ``fig4_seeds`` other than ``common["seed"]``, whose set is the sweep's), ``("grid", K, ρ)`` with
+    seed of ``fig4_seeds`` other than ``common["seed"]``, whose set is the sweep's), ``("fig1", method, seed)``
+    (Fig. 1's SRe2L and DWA, each with its own BN weights, at the sweep's ipc, one per seed of ``fig4_seeds``;
+    the identical configurations of the sweep and of Fig. 4 are synthesised once), ``("grid", K, ρ)`` with
     ``("grid", 0, 0.0)`` the no-adjustment arm (Fig. 5), ``("real", ipc)`` (arm B: the real images DWA
     starts from, no optimisation) at each of ``real_ipcs``.
 
@@ -73,6 +79,11 @@ def synthesis_specs(common: dict, *, rho: float, K: int, cross_teachers, cross_i
                 for how in ("coupled", "decoupled"):
                     fn, t, ipc, kw = specs[("sweep", m, how, lam4)]
                     specs[("fig4", m, how, s)] = (fn, t, ipc, {**kw, "seed": s, "method": f"{kw['method']} seed {s}"})
+    for s in fig4_seeds:  # Fig. 1 over synthesis seeds: SRe2L (coupled 0.01) and DWA (decoupled 0.11) as published
+        specs[("fig1", "sre2l", s)] = (sre2l, "convnet", sweep_ipc,
+                                       {**common, **coupling(0.01, "coupled"), "seed": s, "method": f"sre2l seed {s}"})
+        specs[("fig1", "dwa", s)] = (dwa, "convnet", sweep_ipc, {**common, **coupling(DWA_LAMBDA, "decoupled"), "rho": rho,
+                                                                  "K": K, "seed": s, "method": f"dwa seed {s}"})
     specs[("grid", 0, 0.0)] = (dwa, "convnet", grid_ipc, {**common, "weight_adjust": None, "method": "dwa rho=0"})
     for k_ in grid_K:
         for r_ in grid_rho:
@@ -133,6 +144,20 @@ def logit_spread(z_syn: dict, sets50: dict, z_real: torch.Tensor, real_labels: t
         dist = inversion.feature_distance(z_syn[m], d.labels, 10, z_real, real_labels)
         spread.append({"method": m, "ipc": ipc, "within-class logit spread / real (mean over classes)": float(dist.nanmean())})
     return pd.DataFrame(spread)
+
+
+def logit_spread_seeds(teacher: torch.nn.Module, sets: dict, z_real: torch.Tensor, real_labels: torch.Tensor) -> pd.DataFrame:
+    """Fig. 1 over synthesis seeds: :func:`logit_spread`'s statistic (the within-class spread of the teacher's
+    logits relative to the real ones', mean over classes) of each ``("fig1", method, seed)`` set."""
+    rows = []
+    with torch.no_grad():
+        teacher.eval()
+        for key, d in sets.items():
+            if key[0] == "fig1":
+                dist = inversion.feature_distance(teacher(d.images), d.labels, d.num_classes, z_real, real_labels)
+                rows.append({"method": key[1], "synthesis seed": key[2], "ipc": len(d) // d.num_classes,
+                             "within-class logit spread / real (mean over classes)": float(dist.nanmean())})
+    return pd.DataFrame(rows)
 
 
 def evaluation_jobs(sets: dict, sets50: dict, base: E.EvalConfig, teacher, *, seeds, sweep_seeds, ceiling: tuple,

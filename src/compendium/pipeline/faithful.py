@@ -293,7 +293,11 @@ WORK: dict[str, tuple[tuple[str, Callable[[dict], float]], ...]] = {
                ("len(seeds) x eval_steps", lambda v: _n(v, "seeds") * v["eval_steps"])),
     "dd_dwa": (("iterations (recovery)", lambda v: v["iterations"]),
                ("(len(seeds) + len(sweep_seeds)) x eval_steps", lambda v: (_n(v, "seeds") + _n(v, "sweep_seeds")) * v["eval_steps"])),
-    "dd_crossarch": (("len(seeds) x eval_steps", lambda v: _n(v, "seeds") * v["eval_steps"]),),
+    "dd_crossarch": (("seeds x eval_steps x matrix cells (DC, DSA, DM) + table4_seeds x table4_steps x SRe2L / DWA cells",
+                      lambda v: _n(v, "seeds") * v["eval_steps"] * len(set(v["matrix_methods"]) - {"dwa", "sre2l"})
+                      * _n(v, "matrix_archs") + _n(v, "table4_seeds") * v["table4_steps"] * 2
+                      * len(set(v["table4_archs"]) | set(v["table9_archs"]) | set(v["matrix_archs"]))
+                      * (1 + _n(v, "cross_teachers"))),),
     "dd_dc_arch": (("iterations x outer x (10 x batch_real + inner x 10 x ipc) images x len(variants)",
                     lambda v: v["iterations"] * v["loops"][0] * 10 * (v["batch_real"] + v["loops"][1] * v["ipc"])
                     * _n(v, "variants")),

@@ -60,6 +60,10 @@ CEILING_HEADROOM = 0.02
 #: a stage ran (ipc 1, where SRe2L's set from noise may sit below one real image per class) are shown, not judged.
 DWA_TABLE1_IPCS = (10, 50)
 
+#: The ipc of DC's own architecture ablation (``dd_dc_arch``): its row of DC's Table 1 (DC against the coresets)
+#: is judged there, on the set condensed for the paper's 1,000 outer iterations; ``dd_tables`` judges the others.
+DC_ARCH_IPC = 1
+
 #: Reference arms the stages evaluate beside the methods (never rows of the method tables).
 REAL_INIT = "B: real images (DWA's init)"   # arm B of the Table 3 ladder: the real images DWA starts from
 CEILING = "whole pool (student ceiling)"    # the student on the real pool, the same schedule
@@ -487,17 +491,18 @@ def tables_claims(rec: Mapping) -> list[Claim]:
         + "." + "".join(ceiling_text(p) for p in cps[:1]),
         "CF-10 ConvNet: 40.3 / 67.0 / 77.3 vs RDED 28.9 / 56.0 / 71.1"))
 
-    # DC against the coresets
+    # DC against the coresets, at the ipcs above DC_ARCH_IPC (dd_dc_arch judges that one under DC's own evaluation)
     mip = sorted({int(i) for i in res.loc[res["stage"] == "dd_matching", "ipc"]})
+    dci = [i for i in mip if i > DC_ARCH_IPC] or mip
     cs = [c for c in CORESETS if H(c, mip[0])]
-    eff = [_eff(f"ipc {i} vs {c}", H("DC", i), H(c, i)) for i in mip for c in cs]
-    cp = ceil("convnet", "hard", {f"{m} {i}": H(m, i) for m in ["DC"] + cs for i in mip}, "DC and the coresets")
-    pre = [mreg("DC", mip), ev({m: K(m, mip[0], lab="hard") for m in ["DC"] + cs})] + ([cp] if cp else [])
+    eff = [_eff(f"ipc {i} vs {c}", H("DC", i), H(c, i)) for i in dci for c in cs]
+    cp = ceil("convnet", "hard", {f"{m} {i}": H(m, i) for m in ["DC"] + cs for i in dci}, "DC and the coresets")
+    pre = [mreg("DC", dci), ev({m: K(m, dci[0], lab="hard") for m in ["DC"] + cs})] + ([cp] if cp else [])
     rows.append(_row(
-        "DC", "ICLR 2021 (reading notes)", "DC results",
+        "DC", "ICLR 2021 (reading notes)", f"DC results (ipc {', '.join(map(str, dci))})",
         "Gradient matching outperforms the coreset baselines (random, herding, K-Center, forgetting)",
-        f"paired DC − each of {', '.join(cs)} over matched evaluation seeds, 95% interval > 0 at every ipc (hard "
-        "labels)", _decide(eff, pre),
+        f"paired DC − each of {', '.join(cs)} over matched evaluation seeds, 95% interval > 0 at every ipc of "
+        f"{', '.join(map(str, dci))} (hard labels; ipc {DC_ARCH_IPC} is dd_dc_arch's row)", _decide(eff, pre),
         "; ".join(f"ipc {i}: DC {_pc(H('DC', i))}, its real images {_pc(H(init_name('DC'), i))}, best coreset "
                   f"{100 * max(_mean(H(c, i)) for c in cs):.1f}" for i in mip) + "." + ceiling_text(cp),
         "FMNIST ConvNet: DC 70.5 / 82.3 / 83.6"))
@@ -508,10 +513,10 @@ def tables_claims(rec: Mapping) -> list[Claim]:
     eff = [_eff(f"ipc {i}", H("DSA", i), H(dc, i)) for i in hi]
     pre = [mreg("DSA", hi), mreg("DC", hi), ev({"DSA": K("DSA", hi[0], lab="hard"), dc: K(dc, hi[0], lab="hard")})]
     rows.append(_row(
-        "DSA", "ICML 2021 (reading notes)", "DSA results",
-        "DSA beats DC at 10 and 50 ipc and is comparable or worse at 1 ipc",
+        "DSA", "ICML 2021 (reading notes)", f"DSA results (ipc {', '.join(map(str, hi))})",
+        "DSA beats DC at 10 and 50 ipc",
         "paired DSA − DC over matched evaluation seeds, both under DSA's evaluation augmentation, 95% interval > 0 at "
-        "every ipc ≥ 10 (the ipc-1 part is not judged)", _decide(eff, pre),
+        f"every ipc ≥ 10 (the ipc-{DC_ARCH_IPC} claim, comparable or worse, is dd_dc_arch's row)", _decide(eff, pre),
         "; ".join(f"ipc {i}: DSA {_pc(H('DSA', i))}, {dc} {_pc(H(dc, i))}, DC {_pc(H('DC', i))}" for i in mip)
         + ". The student's ceiling under DSA's augmentation is not measured.",
         "FMNIST ConvNet: DSA 70.6 / 84.6 / 88.7 vs DC 70.5 / 82.3 / 83.6"))
@@ -573,12 +578,15 @@ def feature_distance_per_seed(f4: pd.DataFrame) -> dict:
 
 
 def dwa_claims(res, evals, sets: Mapping, sets50: Mapping, images_u8: torch.Tensor, *, spread: Mapping, f4,
-               sweep_ipc: int, sweep_lambdas, grid_ipc: int, tsne_ipc: int, cl_ipc: int, lam4: float) -> list[Claim]:
+               sweep_ipc: int, sweep_lambdas, grid_ipc: int, tsne_ipc: int, cl_ipc: int, lam4: float,
+               spread_seeds: pd.DataFrame | None = None) -> list[Claim]:
     """The rows of ``dd_dwa`` (Figs. 1, 3, 4, 5 and Table 10). ``res`` holds the per-seed results keyed by
     ``part`` and ``set`` as the stage names them (``sweep``: "method / coupling / lambda", ``grid``: "K / rho"
     with "0 / 0.0" for no adjustment, ``real``: the ipc of the real-image arm, ``inv``: dd_inversion's
     SRe2L / DWA sets, ``ceiling``, ``continual`` with a ``task``); ``sets`` the stage's sets by key,
-    ``sets50`` dd_inversion's ipc-``tsne_ipc`` SRe2L and DWA sets."""
+    ``sets50`` dd_inversion's ipc-``tsne_ipc`` SRe2L and DWA sets, ``spread`` their Fig. 1 statistic;
+    ``spread_seeds`` the statistic per synthesis seed of the stage's ipc-``sweep_ipc`` SRe2L and DWA sets
+    (columns ``method``, ``synthesis seed`` and the statistic last; None: Fig. 1 is not tested)."""
     def acc(part, name, **kw):
         if part == "sweep" and name.endswith(" / coupled / 0.01"):  # evaluated once, under its decoupled name
             name = name.replace(" / coupled / ", " / decoupled / ")
@@ -605,11 +613,22 @@ def dwa_claims(res, evals, sets: Mapping, sets50: Mapping, images_u8: torch.Tens
     s50, d50 = sets50["sre2l"], sets50["dwa"]
     pre_50 = [sre2l_regime(tsne_ipc, its(s50), loss_curve(s50), acc("inv", "sre2l"), real(1)),
               dwa_regime(tsne_ipc, displacement(d50, images_u8), acc("inv", "dwa"), real(tsne_ipc), its(d50))]
-    rows = [_row("DWA", "NeurIPS 2024", "Fig. 1",
-                 "DWA's synthetic instances are more diverse and widespread than SRe2L's",
-                 f"within-class spread of the teacher logits (ipc {tsne_ipc}), relative to the real data's: DWA > "
-                 "SRe2L, over synthesis seeds", claims.not_tested(pre_50 + [synthesis_seeds(1)]),
-                 f"SRe2L {spread['sre2l']:.3f}, DWA {spread['dwa']:.3f} (one set each)")]
+    one = f"ipc {tsne_ipc} (the t-SNE's sets, one synthesis each): SRe2L {spread['sre2l']:.3f}, DWA {spread['dwa']:.3f}"
+    check1 = ("within-class spread of the teacher's logits relative to the real data's (mean over classes), DWA − "
+              "SRe2L paired over synthesis seeds, 95% interval > 0")
+    if spread_seeds is not None and len(spread_seeds):
+        col = spread_seeds.columns[-1]
+        by = {m: {int(s): float(v) for s, v in zip(g["synthesis seed"], g[col])} for m, g in spread_seeds.groupby("method")}
+        e1 = Effect.paired("DWA − SRe2L", by.get("dwa", {}), by.get("sre2l", {}), unit=1.0)
+        kw1 = claims.decide([e1], pre_sw, digits=3)
+        check1 += f" (ipc {sweep_ipc}; the paper's Fig. 1: ipc 50)"
+        ours1 = (f"ipc {sweep_ipc}: SRe2L {np.mean(list(by['sre2l'].values())):.3f}, DWA "
+                 f"{np.mean(list(by['dwa'].values())):.3f} ({e1.n} syntheses each); " + one)
+    else:
+        kw1, ours1 = claims.not_tested(pre_50 + [synthesis_seeds(1)]), one
+        check1 += f" (ipc {tsne_ipc})"
+    rows = [_row("DWA", "NeurIPS 2024", "Fig. 1", "DWA's synthetic instances are more diverse and widespread than SRe2L's",
+                 check1, kw1, ours1)]
 
     lams = [lam for lam in sweep_lambdas if lam != 0.01]
     eff = [_avg_effect(m, [(sw(m, "decoupled", lam), sw(m, "coupled", lam)) for lam in lams]) for m in ("sre2l", "dwa")]
@@ -676,6 +695,19 @@ def dwa_claims(res, evals, sets: Mapping, sets50: Mapping, images_u8: torch.Tens
 # ------------------------------------------------------------------------------------ dd_crossarch's rows
 
 
+#: DWA Table 4 (CIFAR-100), the paper's numbers per (distilled by, method, ipc): MobileNetV2 / ShuffleNet /
+#: EfficientNet / VGG-16 / ResNet-50 / ConvNet-128 ("–": not reported).
+DWA_TABLE4 = {("resnet18", "sre2l", 10): "16.1 / 11.8 / 11.1 / 19.2 / 22.4 / 19.4", ("resnet18", "dwa", 10): "27.8 / 19.4 / 20.2 / 30.0 / 35.2 / 27.3",
+              ("convnet", "sre2l", 10): "28.7 / 25.3 / 18.0 / 21.5 / 41.8 / –", ("convnet", "dwa", 10): "37.3 / 25.3 / 24.5 / 29.6 / 47.1 / 47.6",
+              ("resnet18", "sre2l", 50): "43.2 / 27.5 / 24.9 / 40.4 / 52.8 / 19.4", ("resnet18", "dwa", 50): "53.6 / 41.7 / 40.7 / 51.6 / 60.6 / 37.0",
+              ("convnet", "sre2l", 50): "48.8 / 49.3 / 45.7 / 38.9 / 53.4 / –", ("convnet", "dwa", 50): "53.5 / 44.37 / 45.7 / 38.9 / 56.3 / 59.0"}
+DWA_TABLE4_DISTILLERS = {"convnet": "ConvNet-128", "resnet18": "ResNet-18"}   # the paper's names of its blocks
+#: DWA Table 9 (ImageNet-1K) per (distilled by, method): DeiT-Tiny / ResNet-18 / ResNet-50 / ResNet-101.
+DWA_TABLE9 = {("resnet18", "sre2l"): "15.41 / 46.80 / 55.60 / 60.81", ("resnet18", "dwa"): "22.72 / 55.20 / 62.30 / 63.3",
+              ("vit_bn", "sre2l"): "25.36 / 24.69 / 31.15 / 33.16", ("vit_bn", "dwa"): "37.0 / 32.64 / 40.77 / 43.15"}
+#: Our distilling models as the ledger's locations name them.
+DISTILLERS = {"convnet": "ConvNet", "resnet18": "ResNet-18", "vit_bn": "ViT-BN"}
+
 #: DC's Table 2 arm of dd_crossarch: the ipc-1 set of dd_dc_arch (DC's default ConvNet at the paper's 1,000
 #: outer iterations), evaluated on every student; its real initialisation is the regime's reference.
 DC_TABLE2 = "dc table2"
@@ -724,12 +756,18 @@ def crossarch_claims(res, evals, sets: Mapping, images_u8: torch.Tensor, *, ipc:
                  "; ".join(f"{'DC' if m == DC_TABLE2 else m}: conv {100 * np.mean([_mean(acc(m, 'convnet', a, at)) for a in conv]):.1f} "
                            f"vs MLP {_pc(acc(m, 'convnet', 'mlp', at))}" for m in methods)
                  + ". The students' own ceilings are not measured.")]
-    for loc, cells, claim, paper in (
-            ("Table 4", list(table4),
-             "DWA beats SRe2L on every evaluation architecture, whichever network distilled the set",
-             "CIFAR-100 ipc 10, R18-distilled: +11.7 (MobileNetV2) ... +12.8 (ResNet-50)"),
+    def t4_paper(b):  # the paper's ipc-10 block of the same distilling model
+        if (b, "sre2l", 10) not in DWA_TABLE4:
+            return ""
+        return (f"CIFAR-100 ipc 10, {DWA_TABLE4_DISTILLERS[b]}-distilled: SRe2L {DWA_TABLE4[(b, 'sre2l', 10)]} → DWA "
+                f"{DWA_TABLE4[(b, 'dwa', 10)]} (MobileNetV2 / ShuffleNet / EfficientNet / VGG-16 / ResNet-50 / ConvNet-128)")
+
+    t4 = [(f"Table 4 (distilled by {DISTILLERS.get(b, b)})", [c for c in table4 if c[0] == b],
+           "DWA beats SRe2L on every evaluation architecture", t4_paper(b))
+          for b in dict.fromkeys(c[0] for c in table4)]  # one row per block of the paper's table: its distilling model
+    for loc, cells, claim, paper in t4 + [
             ("Table 9", list(table9), "DWA beats SRe2L on a ViT student and with ViT-BN as the distilling model",
-             "ImageNet-1K DeiT-Tiny: 15.41 → 22.72 (R18-distilled), 25.36 → 37.0 (DeiT-BN-distilled)")):
+             "ImageNet-1K DeiT-Tiny: 15.41 → 22.72 (R18-distilled), 25.36 → 37.0 (DeiT-BN-distilled)")]:
         if not cells:  # a table the caller does not evaluate (the schema makes the stage's nonempty)
             continue
         eff = [_eff(f"{b}→{a} ipc {i}", acc("dwa", b, a, i), acc("sre2l", b, a, i)) for b, a, i in cells]
@@ -750,10 +788,15 @@ def crossarch_claims(res, evals, sets: Mapping, images_u8: torch.Tensor, *, ipc:
 # -------------------------------------------------------------------------------------- dd_dc_arch's rows
 
 
-def dc_arch_claims(res, sets: Mapping, images_u8: torch.Tensor, *, ipc: int) -> list[Claim]:
-    """The rows of ``dd_dc_arch``: one per finding of DC's ConvNet ablation. ``res``: per-seed results keyed
-    by ``variant`` and ``set`` ("DC" or ``init_name("DC")``, the real images that variant's DC started
-    from); ``sets``: variant -> DC set."""
+def dc_arch_claims(res, sets: Mapping, images_u8: torch.Tensor, *, ipc: int, coresets: Iterable[str] = (),
+                   pool_n: int | None = None, dsa_set=None) -> list[Claim]:
+    """The rows of ``dd_dc_arch``: one per finding of DC's ConvNet ablation, DC's Table 1 cell at ``ipc``
+    (DC against ``coresets``, evaluated as DC's default set is: on the ConvNet it condensed with) and, with
+    ``dsa_set`` (DSA condensed with the default ConvNet), DSA's claim at that ipc (comparable to or worse than
+    DC, both under DSA's evaluation augmentation). ``res``: per-seed results keyed by ``variant`` and ``set``
+    ("DC", ``init_name("DC")``, the real images that variant's DC started from, a coreset's name, "DSA",
+    ``init_name("DSA")`` or :data:`DC_DSA_EVAL` under variant "default"); ``sets``: variant -> DC set;
+    ``pool_n``: the real images the coresets were chosen from (None: the whole training set)."""
     init = init_name("DC")
 
     def D(v, s="DC"):
@@ -788,4 +831,33 @@ def dc_arch_claims(res, sets: Mapping, images_u8: torch.Tensor, *, ipc: int) -> 
             "paired DC accuracy with instance norm − each other normalisation",
             [_eff(f"instance − {v}", D("default"), D(v)) for v in norms], ["default"] + norms,
             ", ".join(f"{v.replace('default', 'instance')} {_pc(D(v))}" for v in ["default"] + norms))
+    cs = list(coresets)
+    if cs and "default" in sets:
+        pool = f"{pool_n:,} real images" if pool_n else "the whole training set"
+        rows.append(_row(
+            "DC", "ICLR 2021 (reading notes)", f"DC results (ipc {ipc})",
+            "Gradient matching outperforms the coreset baselines (random, herding, K-Center, forgetting)",
+            f"paired DC − each of {', '.join(cs)} over matched evaluation seeds, 95% interval > 0 at ipc {ipc} (hard "
+            "labels; every set trained by DC's own ipc-1 evaluation, on the ConvNet DC condensed with)",
+            _decide([_eff(f"DC − {c}", D("default"), D("default", c)) for c in cs], [reg("default")]),
+            f"DC {_pc(D('default'))}, " + ", ".join(f"{c} {_pc(D('default', c))}" for c in cs)
+            + f". The coresets are chosen from {pool} (dd_coresets), DC condenses from the whole training set. "
+              "The student's ceiling is not measured.",
+            "FMNIST ConvNet ipc 1: DC 70.5"))
+    if dsa_set is not None and D("default", "DSA"):
+        dsa_reg = matching_regime("DSA", f"{ipc}, default", int(dsa_set.params["iterations"]),
+                                  displacement(dsa_set, images_u8), D("default", "DSA"), D("default", init_name("DSA")))
+        e = _eff("DC − DSA", D("default", DC_DSA_EVAL), D("default", "DSA"))
+        rows.append(_row(
+            "DSA", "ICML 2021 (reading notes)", f"DSA results (ipc {ipc})",
+            f"DSA is comparable to or worse than DC at {ipc} ipc",
+            f"paired DC − DSA over matched evaluation seeds, both condensed with the default ConvNet and trained "
+            f"under DSA's evaluation augmentation, 95% interval > −{100 * BEAT_MARGIN:g} point (DSA at most "
+            f"{100 * BEAT_MARGIN:g} point better; ipc {ipc})",
+            _decide([e], [reg("default"), dsa_reg]) if e is None else
+            claims.decide([e], [reg("default"), dsa_reg], margin=BEAT_MARGIN),
+            f"DSA {_pc(D('default', 'DSA'))}, DC {_pc(D('default', DC_DSA_EVAL))} (both under DSA's augmentation; DC "
+            f"{_pc(D('default'))} under its own), DSA's real images {_pc(D('default', init_name('DSA')))}. The student's "
+            "ceiling is not measured.",
+            "FMNIST ConvNet ipc 1: DSA 70.6 vs DC 70.5"))
     return rows

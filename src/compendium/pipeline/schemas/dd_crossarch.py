@@ -36,6 +36,11 @@ SCHEMA = {
                           nonempty=True),
     "table2_steps": Param("int", "training steps of each Table 2 student (DC's ipc-1 evaluation: 300 epochs of one batch)",
                           low=1, high=100_000),
+    "table4_seeds": Param("list[int]", "evaluation seeds of every SRe2L / DWA arm (Tables 4 and 9, the matrix's DWA row) "
+                                   "and of their real-image references (3 for an interval)", low=0, high=SEED_MAX,
+                          nonempty=True),
+    "table4_steps": Param("int", "training steps of those arms (dd_inversion's evaluation, so that SRe2L's regime is read "
+                                 "as there)", low=1, high=100_000),
 }
 
 

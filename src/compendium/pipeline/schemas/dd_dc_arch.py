@@ -13,6 +13,10 @@ SCHEMA = {
     "iterations": Param("int", "DC outer iterations (1000 in the paper)", low=1, high=100000),
     "loops": Param("list[int]", "DC (outer, inner) loops (the code: 1, 1 at ipc 1; 10, 50 at ipc 10)", low=1, high=1000),
     "batch_real": Param("int", "real images per class per matching step (256 in the code)", low=1, high=6000),
+    "dsa": Param("bool", "condense DSA with the default ConvNet too (DSA's claim at this ipc: comparable to or worse than DC)"),
+    "coresets": Param("list[str]", "dd_coresets' sets at `ipc` evaluated beside DC's default set (DC's Table 1 cell)",
+                      choices=("random", "herding (teacher)", "k_center (teacher)", "forgetting", "herding (prior)",
+                               "k_center (prior)", "kmeans", "average")),
 }
 
 

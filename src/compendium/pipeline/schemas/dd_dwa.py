@@ -25,8 +25,9 @@ SCHEMA = {
     "tsne_real": Param("int", "real images under the t-SNE", low=50, high=60000),
     "sweep_ipc": Param("int", "ipc of the Fig. 3 / Fig. 4 sweep", low=2, high=1000),
     "sweep_lambdas": Param("list[float]", "Fig. 3 lambda_var values (must include 0.01)", low=0.0, high=10.0, nonempty=True),
-    "fig4_seeds": Param("list[int]", "synthesis seeds of Fig. 4's coupled and decoupled sets at λ_var 0.11 (the first is "
-                                     "the sweep's set; 3 give its interval)", low=0, high=SEED_MAX, nonempty=True),
+    "fig4_seeds": Param("list[int]", "synthesis seeds of Fig. 4's coupled and decoupled sets at λ_var 0.11 and of Fig. 1's "
+                                     "SRe2L and DWA sets, at sweep_ipc (seed 0 is the sweep's set; 3 give their intervals)",
+                        low=0, high=SEED_MAX, nonempty=True),
     "grid_ipc": Param("int", "ipc of the Fig. 5 grid", low=1, high=1000),
     "grid_K": Param("list[int]", "Fig. 5 ascent steps", low=1, high=100, nonempty=True),
     "grid_rho": Param("list[float]", "Fig. 5 adjustment norms", low=0.0, high=10.0, nonempty=True),
