@@ -147,17 +147,19 @@ def logit_spread(z_syn: dict, sets50: dict, z_real: torch.Tensor, real_labels: t
 
 
 def logit_spread_seeds(teacher: torch.nn.Module, sets: dict, z_real: torch.Tensor, real_labels: torch.Tensor) -> pd.DataFrame:
-    """Fig. 1 over synthesis seeds: :func:`logit_spread`'s statistic (the within-class spread of the teacher's
-    logits relative to the real ones', mean over classes) of each ``("fig1", method, seed)`` set."""
-    rows = []
+    """Fig. 1 over synthesis seeds: :func:`logit_spread` of each ``("fig1", method, seed)`` set (all at the
+    sweep's ipc), with a ``synthesis seed`` column."""
+    fig1 = {k: d for k, d in sets.items() if k[0] == "fig1"}
+    if not fig1:
+        return pd.DataFrame()
     with torch.no_grad():
         teacher.eval()
-        for key, d in sets.items():
-            if key[0] == "fig1":
-                dist = inversion.feature_distance(teacher(d.images), d.labels, d.num_classes, z_real, real_labels)
-                rows.append({"method": key[1], "synthesis seed": key[2], "ipc": len(d) // d.num_classes,
-                             "within-class logit spread / real (mean over classes)": float(dist.nanmean())})
-    return pd.DataFrame(rows)
+        z = {k: teacher(d.images) for k, d in fig1.items()}
+    d0 = next(iter(fig1.values()))
+    out = logit_spread(z, fig1, z_real, real_labels, len(d0) // d0.num_classes)
+    out["method"] = [k[1] for k in fig1]
+    out.insert(1, "synthesis seed", [k[2] for k in fig1])
+    return out
 
 
 def evaluation_jobs(sets: dict, sets50: dict, base: E.EvalConfig, teacher, *, seeds, sweep_seeds, ceiling: tuple,
