@@ -290,10 +290,7 @@ def test_dd_gtn_time_fraction_needs_the_papers_training_lengths(monkeypatch):
 
 
 def mnemonics(adjust, iterations=10, curve=FLAT, seeds=(0, 1, 2)):
-    res = pd.DataFrame([{"method": m, "seed": s, "avg incremental acc": a + 0.002 * s, "forgetting": f}
-                        for s in seeds for m, a, f in (("mnemonics", 0.7, 0.1), ("random", 0.65, 0.2), ("herding", 0.66, 0.2),
-                                                       ("dc", 0.68, 0.15), ("dsa", 0.69, 0.15), ("none", 0.4, 0.5))])
-    gains = pd.DataFrame([{"phases": p, "seed": s, "gain": g + 0.001 * s} for s in seeds for p, g in ((6, 0.05), (2, 0.01))])
+    res, gains, _ = _mn_main(seeds)
     traces = curve_table({f"seed {s} phase {i}": curve for s in seeds for i in range(5)})
     sets = {m: {"iterations": 10, "loss_trace": FALLING} for m in ("dc", "dsa")}
     return CU.dd_mnemonics_claims(res, gains, traces, sets, mn_iterations=iterations, mn_adjust_iterations=adjust, setting="s")
@@ -316,3 +313,43 @@ def test_dd_mnemonics_distilled_memories_need_their_own_regime():
     for text in ("more data-efficient memory", "DSA always outperforms"):
         r = by_claim(rows, text)
         assert r.verdict == claims.NOT_TESTED and "10 of 1,000" in r.condition
+
+
+def test_dd_mnemonics_judges_dc_and_dsa_on_the_converged_memory_pass():
+    seeds = (0, 1, 2)
+    mem = pd.DataFrame([{"method": m, "seed": s, "avg incremental acc": a + 0.003 * s, "forgetting": 0.2}
+                        for s in seeds for m, a in (("herding", 0.50, ), ("dc", 0.56), ("dsa", 0.53), ("none", 0.30))])
+    conv = {m: {"iterations": 1000, "loss_trace": FALLING, "ipc": 1} for m in ("dc", "dsa")}
+
+    def rows(memory_res, params=conv):
+        base = mnemonics(adjust=20)  # the main pass alone: its DC / DSA sets at 10 of 1,000 iterations
+        got = CU.dd_mnemonics_claims(*_mn_main(), {m: {"iterations": 10, "loss_trace": FALLING} for m in ("dc", "dsa")},
+                                     mn_iterations=10, mn_adjust_iterations=20, setting="s", memory_res=memory_res,
+                                     memory_params=params, memory_setting="memory 1")
+        # the Mnemonics rows do not change with the second pass
+        for text in ("highest average incremental accuracy", "lowest forgetting", "grows with the number of phases"):
+            assert by_claim(got, text) == by_claim(base, text)
+        return got
+
+    r = rows(mem)
+    dc, dsa = by_claim(r, "more data-efficient memory"), by_claim(r, "DSA always outperforms")
+    assert dc.verdict == claims.HOLDS and "ipc 1" in dc.check and dc.check.startswith("memory 1")
+    assert dsa.verdict == claims.CONDITIONAL  # above herding, below DC on every seed
+    # herding at the no-memory floor: the DC row tests nothing
+    low = mem.copy()
+    low.loc[low["method"] == "herding", "avg incremental acc"] = 0.2
+    assert by_claim(rows(low), "more data-efficient memory").verdict == claims.NOT_TESTED
+    # unconverged sets in the second pass are still caught
+    assert by_claim(rows(mem, {m: {"iterations": 10, "loss_trace": FALLING, "ipc": 1} for m in ("dc", "dsa")}),
+                    "more data-efficient memory").verdict == claims.NOT_TESTED
+    # a second pass without DC leaves the rows on the main pass
+    assert "10 of 1,000" in by_claim(rows(mem[mem["method"] != "dc"]), "more data-efficient memory").condition
+
+
+def _mn_main(seeds=(0, 1, 2)):
+    res = pd.DataFrame([{"method": m, "seed": s, "avg incremental acc": a + 0.002 * s, "forgetting": f}
+                        for s in seeds for m, a, f in (("mnemonics", 0.7, 0.1), ("random", 0.65, 0.2), ("herding", 0.66, 0.2),
+                                                       ("dc", 0.68, 0.15), ("dsa", 0.69, 0.15), ("none", 0.4, 0.5))])
+    gains = pd.DataFrame([{"phases": p, "seed": s, "gain": g + 0.001 * s} for s in seeds for p, g in ((6, 0.05), (2, 0.01))])
+    traces = curve_table({f"seed {s} phase {i}": FLAT for s in seeds for i in range(5)})
+    return res, gains, traces

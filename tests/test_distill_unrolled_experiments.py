@@ -1,6 +1,7 @@
 """The unrolled stages' experiment modules (``distill.unrolled.*_experiment``), the set files of DD / SLDD and text
 DD (``save`` / ``load`` through ``distill.sets``), and the family's figures: small synthetic inputs, no data files."""
 
+import dataclasses
 from types import SimpleNamespace
 
 import matplotlib
@@ -441,6 +442,13 @@ def test_mnemonics_memory_sets_and_calls(tmp_path, monkeypatch):
                                                          0.3, 0.35, [5])
     assert extra == [(5, 0), (5, 1)] and len(calls) == 4 and calls[0][2] == {"keep_exemplars": True}
     assert calls[2][1][4] == ["random", "mnemonics"] and calls[2][1][5].increment == 5 and len(calls[0][1][0]) == 20
+    # the memory-1 pass: the same per-seed subsets, its own config and sets, no exemplars kept
+    one = mnemonics_experiment.memory_calls(tr, "tx", "ty", ["herding"], dataclasses.replace(cfg, memory=1), [0, 1], {},
+                                            list(range(10)), 0.3, 0.35)
+    assert [c[2] for c in one] == [{"keep_exemplars": False}] * 2 and one[0][1][5].memory == 1
+    assert torch.equal(one[1][1][0], calls[1][1][0]) and torch.equal(one[1][1][1], calls[1][1][1])
+    with pytest.raises(FileNotFoundError, match="dd_dc_arch"):
+        mnemonics_experiment.load_memory_sets(["dsa"], list(range(10)), 0.3, 0.35, mnemonics_experiment.DC_ARCH_SET_FILES)
 
 
 # ------------------------------------------------------------------------------------------ figures

@@ -43,9 +43,19 @@ def test_dd_gtn_checks_learners_batch_and_truncation():
 
 
 def test_dd_mnemonics_needs_each_compared_method_once():
-    ok = {"methods": ["random", "herding", "mnemonics", "dc"]}
+    second = {"dc_arch_methods": ["random", "herding", "dc", "dsa", "none"], "dc_arch_memory": 1}
+    ok = {"methods": ["random", "herding", "mnemonics", "dc"], **second}
     assert dd_mnemonics.check(ok) == []
-    (msg,) = dd_mnemonics.check({"methods": ["random", "herding", "mnemonics", "random"]})
+    (msg,) = dd_mnemonics.check({**ok, "methods": ["random", "herding", "mnemonics", "random"]})
     assert msg.startswith("methods:") and "repeat" in msg
-    (msg,) = dd_mnemonics.check({"methods": ["random", "dc"]})
+    (msg,) = dd_mnemonics.check({**ok, "methods": ["random", "dc"]})
     assert msg.startswith("methods:") and "'herding'" in msg and "'mnemonics'" in msg
+    # the second pass: dd_dc_arch's sets hold one image per class, and the DC row needs herding and DC
+    (msg,) = dd_mnemonics.check({**ok, "dc_arch_memory": 5})
+    assert msg.startswith("dc_arch_memory:") and "set it to 1" in msg
+    assert dd_mnemonics.check({**ok, "dc_arch_memory": 5, "dc_arch_methods": ["random", "herding", "none"]}) != []
+    (msg,) = dd_mnemonics.check({**ok, "dc_arch_methods": ["random", "dsa"]})
+    assert msg.startswith("dc_arch_methods:") and "'herding'" in msg
+    (msg,) = dd_mnemonics.check({**ok, "dc_arch_methods": ["random", "herding", "dc", "dc"]})
+    assert "repeat" in msg
+    assert dd_mnemonics.check({**ok, "dc_arch_methods": [], "dc_arch_memory": 5}) == []

@@ -309,7 +309,9 @@ WORK: dict[str, tuple[tuple[str, Callable[[dict], float]], ...]] = {
                     ("ref_steps", lambda v: v["ref_steps"])),
     "dd_labels": (("rr_steps + so_steps", lambda v: v["rr_steps"] + v["so_steps"]),
                   ("len(seeds) x eval_steps", lambda v: _n(v, "seeds") * v["eval_steps"])),
-    "dd_mnemonics": (("len(seeds) x (base_steps + 5 inc_steps)", lambda v: _n(v, "seeds") * (v["base_steps"] + 5 * v["inc_steps"])),
+    "dd_mnemonics": (("len(seeds) x (base_steps x passes + 5 inc_steps x methods of both passes)",
+                      lambda v: _n(v, "seeds") * (v["base_steps"] * (1 + bool(v["dc_arch_methods"]))
+                                                  + 5 * v["inc_steps"] * (_n(v, "methods") + _n(v, "dc_arch_methods")))),
                      ("len(seeds) x (mn_iterations + mn_adjust_iterations) x mn_inner_steps",
                       lambda v: _n(v, "seeds") * (v["mn_iterations"] + v["mn_adjust_iterations"]) * v["mn_inner_steps"])),
     "dd_gtn": (("meta runs x iterations x inner_steps (with the plateau stop on, min_iterations: the least a run does, so "

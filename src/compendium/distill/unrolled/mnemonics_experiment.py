@@ -3,8 +3,10 @@
 memories of DC / DSA / DM / DWA and no memory, and the notes' claim that Mnemonics' boost grows with the number of
 phases.
 
-* :func:`load_memory_sets`: the distilled sets used as memories (``dd_matching`` / ``dd_inversion``).
-* :func:`phase_table`, :func:`incremental_calls`: the protocol and the seeds' runs (one worker pool).
+* :func:`load_memory_sets`: the distilled sets used as memories (``dd_matching`` / ``dd_inversion``, and
+  ``dd_dc_arch``'s ipc-1 DC / DSA sets at DC's 1,000 outer iterations for the memory-1 pass).
+* :func:`phase_table`, :func:`incremental_calls`, :func:`memory_calls`: the protocol and the seeds' runs (one
+  worker pool).
 * :func:`results_tables`, :func:`summary_table`, :func:`cell_texts`: the published tables.
 * :func:`phase_gains`, :func:`exemplar_traces`, :func:`metrics`: the claims' inputs and the metrics.
 """
@@ -22,17 +24,22 @@ from compendium.distill.unrolled import mnemonics as MN
 
 SET_FILES = {"dc": "distilled/matching/dc_ipc10.pt", "dsa": "distilled/matching/dsa_ipc10.pt",
              "dm": "distilled/matching/dm_ipc10.pt", "dwa": "distilled/inversion/dwa_ipc10.pt"}
+#: The memory-1 pass: DC's and DSA's ipc-1 sets of ``dd_dc_arch`` (the default ConvNet, 1,000 outer iterations).
+DC_ARCH_SET_FILES = {"dc": "distilled/dc_arch/dc_default.pt", "dsa": "distilled/dc_arch/dsa_default.pt"}
 
 
-def load_memory_sets(methods, order, mean: float, std: float) -> tuple[dict, dict]:
-    """``(sets, params)`` of the distilled memories among ``methods`` (as :func:`MN.as_memory_set`); a
-    FileNotFoundError names the stage that writes a missing set."""
+def load_memory_sets(methods, order, mean: float, std: float, files=None) -> tuple[dict, dict]:
+    """``(sets, params)`` of the distilled memories among ``methods`` (as :func:`MN.as_memory_set`), read from
+    ``files`` ({method: artifact path}; default :data:`SET_FILES`); a FileNotFoundError names the stage that
+    writes a missing set."""
+    files = SET_FILES if files is None else files
     sets, params = {}, {}
     for m in methods:
-        if m in SET_FILES:
-            f = paths.find_artifact(SET_FILES[m])
+        if m in files:
+            f = paths.find_artifact(files[m])
             if not f.exists():
-                raise FileNotFoundError(f"the {m.upper()} memory needs {f} (run the dd_matching / dd_inversion stage first)")
+                stage = "dd_dc_arch" if files[m].startswith("distilled/dc_arch/") else "dd_matching / dd_inversion"
+                raise FileNotFoundError(f"the {m.upper()} memory needs {f} (run the {stage} stage first)")
             d = DistilledSet.load(f)
             sets[m], params[m] = MN.as_memory_set(d, order, mean, std), d.params
     return sets, params
@@ -49,18 +56,25 @@ def incremental_calls(tr, tx, ty, methods, cfg: MN.CILConfig, seeds, sets: dict,
                       phase_increments) -> tuple[list, list]:
     """``(calls, extra)``: :func:`MN.run_incremental` of every method per seed (the first seed keeps its
     exemplars), then random and Mnemonics only with fewer, larger phases (``extra``: ``[(increment, seed)]``)."""
-    calls = []
-    for s in seeds:
-        idx = MN.stratified_subset(tr.labels, cfg.train_per_class, 10, s)
-        x, y = to_float(tr.images[idx], (mean,), (std,)), MN.positions(tr.labels[idx], order)
-        calls.append((MN.run_incremental, (x, y, tx, ty, methods, cfg, s, sets), {"keep_exemplars": s == seeds[0]}))
+    calls = memory_calls(tr, tx, ty, methods, cfg, seeds, sets, order, mean, std, keep_first=True)
     extra = [(inc, s) for inc in phase_increments for s in seeds]
     for inc, s in extra:
-        idx = MN.stratified_subset(tr.labels, cfg.train_per_class, 10, s)
-        x, y = to_float(tr.images[idx], (mean,), (std,)), MN.positions(tr.labels[idx], order)
-        calls.append((MN.run_incremental, (x, y, tx, ty, ["random", "mnemonics"], dataclasses.replace(cfg, increment=inc),
-                                           s, {}), {}))
+        calls.append((MN.run_incremental, (*_seed_data(tr, cfg, s, order, mean, std), tx, ty, ["random", "mnemonics"],
+                                           dataclasses.replace(cfg, increment=inc), s, {}), {}))
     return calls, extra
+
+
+def memory_calls(tr, tx, ty, methods, cfg: MN.CILConfig, seeds, sets: dict, order, mean: float, std: float, *,
+                 keep_first: bool = False) -> list:
+    """:func:`MN.run_incremental` of ``methods`` per seed on that seed's stratified training subset (the first
+    seed keeps its exemplars with ``keep_first``)."""
+    return [(MN.run_incremental, (*_seed_data(tr, cfg, s, order, mean, std), tx, ty, methods, cfg, s, sets),
+             {"keep_exemplars": keep_first and s == seeds[0]}) for s in seeds]
+
+
+def _seed_data(tr, cfg: MN.CILConfig, seed: int, order, mean: float, std: float):
+    idx = MN.stratified_subset(tr.labels, cfg.train_per_class, 10, seed)
+    return to_float(tr.images[idx], (mean,), (std,)), MN.positions(tr.labels[idx], order)
 
 
 def results_tables(runs, methods, seen) -> tuple[pd.DataFrame, pd.DataFrame]:
