@@ -79,6 +79,64 @@ def write_fake_cifar100(root, per_class_train: int = 2, per_class_test: int = 1,
     return Path(root)
 
 
+def write_fake_cifar10(root, per_class_train: int = 2, per_class_test: int = 1, seed: int = 0):
+    """A ``root/cifar-10-batches-py`` folder in CIFAR-10's python-pickle format (five training batches, the test
+    batch and ``batches.meta``) with ``per_class_*`` random images of each of the 10 classes per split. Not the
+    official files: read it with ``verify_md5=False``."""
+    import pickle
+
+    d = Path(root) / "cifar-10-batches-py"
+    d.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    train = [c for c in range(10) for _ in range(per_class_train)]
+    parts = {f"data_batch_{i + 1}": train[i::5] for i in range(5)}
+    parts["test_batch"] = [c for c in range(10) for _ in range(per_class_test)]
+    for name, labels in parts.items():
+        batch = {"batch_label": name, "labels": labels, "filenames": [f"{name}_{i}.png" for i in range(len(labels))],
+                 "data": rng.integers(0, 256, (len(labels), 3072), dtype=np.uint8)}
+        with open(d / name, "wb") as f:
+            pickle.dump(batch, f)
+    with open(d / "batches.meta", "wb") as f:
+        pickle.dump({"label_names": [f"class{i}" for i in range(10)], "num_cases_per_batch": 10000, "num_vis": 3072}, f)
+    return Path(root)
+
+
+def write_fake_mnist(root, per_class_train: int = 3, per_class_test: int = 1, seed: int = 0, gz: bool = True):
+    """A ``root/MNIST/raw`` folder (torchvision's layout) with MNIST's four IDX files, gzipped as distributed
+    (or not), holding ``per_class_*`` random 28x28 digits of each class."""
+    import gzip
+
+    d = Path(root) / "MNIST" / "raw"
+    rng = np.random.default_rng(seed)
+    for stem, per in (("train", per_class_train), ("t10k", per_class_test)):
+        labels = np.repeat(np.arange(10), per)
+        for kind, arr in (("images-idx3", rng.integers(0, 256, (len(labels), 28, 28))), ("labels-idx1", labels)):
+            path = d / f"{stem}-{kind}-ubyte"
+            data.write_idx(path, arr)
+            if gz:
+                path.with_name(path.name + ".gz").write_bytes(gzip.compress(path.read_bytes(), mtime=0))
+                path.unlink()
+    return Path(root)
+
+
+@pytest.fixture
+def fake_cifar10(tmp_path, monkeypatch):
+    """A tiny fake CIFAR-10 under ``tmp_path/ext`` (2 training and 1 test image per class), read without
+    torchvision's md5 check; the value is the ``data_root`` to give the stages."""
+    import functools
+
+    root = write_fake_cifar10(tmp_path / "ext")
+    monkeypatch.setitem(data.LOADERS, "cifar10", functools.partial(data.load_cifar10, verify_md5=False))
+    return str(root)
+
+
+@pytest.fixture
+def fake_mnist(tmp_path):
+    """A tiny fake MNIST (gzipped IDX files, 3 training and 1 test image per class); the value is the
+    ``data_root`` to give the stages."""
+    return str(write_fake_mnist(tmp_path / "ext"))
+
+
 @pytest.fixture
 def fake_cifar100(tmp_path, monkeypatch):
     """A tiny fake CIFAR-100 under ``tmp_path/ext`` (2 training and 1 test image per class), read without

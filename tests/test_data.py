@@ -163,7 +163,7 @@ def test_imagenet_layout_and_bad_images(tmp_path):
     with pytest.raises(data.DataError, match="broken.JPEG"):
         data.load("imagenet", "train", root=root, resolution=24)
     with pytest.raises(ValueError, match="unknown dataset"):
-        data.load("mnist")
+        data.load("svhn")
 
 
 @requires_data

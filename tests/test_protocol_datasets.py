@@ -2,31 +2,19 @@
 
 import functools
 import json
-import pickle
 
 import numpy as np
 import pytest
 import torch
 
 from compendium.core import data
+from conftest import write_fake_cifar10
 from compendium.rela import experiment, targets
-
-
-def _fake_cifar10(root, n_train=60, n_test=20):
-    d = root / "cifar-10-batches-py"
-    d.mkdir(parents=True)
-    rng = np.random.default_rng(0)
-    for name, n in [(f"data_batch_{i}", n_train // 5) for i in range(1, 6)] + [("test_batch", n_test)]:
-        with open(d / name, "wb") as f:
-            pickle.dump({"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
-                         "labels": [int(v) for v in rng.integers(0, 10, n)]}, f)
-    with open(d / "batches.meta", "wb") as f:
-        pickle.dump({"label_names": [f"c{i}" for i in range(10)]}, f)
 
 
 @pytest.fixture
 def cifar_root(tmp_path, monkeypatch):
-    _fake_cifar10(tmp_path / "ext")
+    write_fake_cifar10(tmp_path / "ext", per_class_train=6, per_class_test=2)
     # these files are not the official ones: skip torchvision's md5 check
     monkeypatch.setitem(data.LOADERS, "cifar10", functools.partial(data.load_cifar10, verify_md5=False))
     return tmp_path / "ext"

@@ -15,10 +15,13 @@ The two datasets shipped under ``data/`` (tracked by ``data.dvc``) are checked a
   :func:`compendium.core.text.load_fortunes`).
 * CIFAR-10/100 (python pickle format) and ImageFolder-style Tiny-ImageNet / ImageNet are
   read through torchvision from a user-given root (the ``paper`` profile); nothing downloads.
+* MNIST (LeCun et al. 1998) is read from a user-given root in its distributed IDX files, gzipped or
+  not (:func:`load_mnist`): DD, SLDD, LD, GTN and DC/DSA report on it.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 from dataclasses import dataclass
@@ -155,8 +158,14 @@ _IDX_DTYPES = {0x08: np.uint8}
 
 
 def read_idx(path: Path) -> np.ndarray:
-    """Read an (uncompressed) IDX file as used by MNIST and Fashion-MNIST (LeCun et al.)."""
+    """Read an IDX file as used by MNIST and Fashion-MNIST (LeCun et al.); a ``.gz`` file is
+    decompressed first."""
     raw = Path(path).read_bytes()
+    if Path(path).suffix == ".gz":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as e:
+            raise DataError(f"{path}: not a complete gzip file ({e})") from e
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] not in _IDX_DTYPES:
         raise DataError(f"{path}: not an unsigned-byte IDX file (bad magic number)")
     ndim = raw[3]
@@ -234,6 +243,36 @@ def load_digits(split: str = "train", size: int = 28, root: Path | None = None, 
         index = digits_split_index(labels, split)
         images, labels = images[index], labels[index]
     return ImageDataset("digits", split, images, labels, DIGITS_CLASSES)
+
+
+# ----------------------------------------------------------------------------- user-given datasets
+
+MNIST_CLASSES = tuple(str(i) for i in range(10))
+#: Where an MNIST root may hold the four IDX files: torchvision's layout, then a plain folder.
+MNIST_FOLDERS = ("MNIST/raw", "mnist", ".")
+
+
+def _mnist_file(root: Path, stem: str) -> Path:
+    for folder in MNIST_FOLDERS:
+        for name in (stem, stem + ".gz"):
+            if (root / folder / name).is_file():
+                return root / folder / name
+    raise DataError(f"mnist: {stem}[.gz] is not under {root} (looked in {', '.join(MNIST_FOLDERS)}; expected the "
+                    "distributed IDX files, for example torchvision's MNIST/raw folder; nothing downloads)")
+
+
+def load_mnist(root, split: str = "train") -> ImageDataset:
+    """MNIST (LeCun et al. 1998), ``split`` in {"train", "test"}, from its distributed IDX files under
+    ``root`` (``MNIST/raw``, ``mnist`` or ``root`` itself; gzipped or not): ``uint8 [N, 1, 28, 28]``."""
+    if split not in ("train", "test"):
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    root, stem = Path(root), "train" if split == "train" else "t10k"
+    images = read_idx(_mnist_file(root, f"{stem}-images-idx3-ubyte"))
+    labels = read_idx(_mnist_file(root, f"{stem}-labels-idx1-ubyte"))
+    if images.ndim != 3 or labels.ndim != 1 or len(images) != len(labels):
+        raise DataError(f"mnist/{split} under {root}: {images.shape} images and {labels.shape} labels")
+    return ImageDataset("mnist", split, torch.from_numpy(images.copy()).unsqueeze(1),
+                        torch.from_numpy(labels.astype(np.int64)), MNIST_CLASSES)
 
 
 # ----------------------------------------------------------------------------- torchvision datasets
@@ -379,6 +418,7 @@ def load_imagenet(root, split: str = "train", resolution: int = 64,
 LOADERS: dict[str, Callable[..., ImageDataset]] = {
     "fashion-mnist": load_fashion_mnist,
     "digits": load_digits,
+    "mnist": load_mnist,
     "cifar10": load_cifar10,
     "cifar100": load_cifar100,
     "tiny-imagenet": load_tiny_imagenet,
@@ -434,7 +474,7 @@ def dataset_tag(name: str) -> str:
 
 def load_dataset(name: str, split: str, data_root: str | Path = "", resolution: int | None = None) -> ImageDataset:
     """A split of a named dataset (see :data:`LOADERS`). Fashion-MNIST and the digits ship with the
-    repository; CIFAR-10/100, Tiny-ImageNet and ImageNet are read from ``data_root`` (relative paths
+    repository; MNIST, CIFAR-10/100, Tiny-ImageNet and ImageNet are read from ``data_root`` (relative paths
     are under the project root) and never downloaded."""
     if name not in LOADERS:
         raise ValueError(f"unknown dataset {name!r}; known: {sorted(LOADERS)}")
@@ -457,6 +497,24 @@ def normalisation(name: str, images: torch.Tensor) -> tuple[tuple, tuple]:
         return (FASHION_MNIST_MEAN,), (FASHION_MNIST_STD,)
     mean, std = pixel_stats(images)
     return tuple(mean), tuple(std)
+
+
+#: Digit datasets: their augmentations leave out the horizontal flip (a flipped digit is another glyph; DSA's code).
+DIGIT_DATASETS = ("mnist", "svhn", "digits", "usps", "kmnist", "emnist")
+
+#: The evaluation split of each dataset (the ImageNet-style folders have no labelled test split).
+TEST_SPLITS = {"tiny-imagenet": "val", "imagenet": "val"}
+
+
+def train_test(name: str, data_root: str | Path = "", resolution: int | None = None
+               ) -> tuple[ImageDataset, ImageDataset, tuple, tuple]:
+    """``(train, test, mean, std)`` of a named dataset, as the ``dataset`` / ``data_root`` keys of a stage
+    give it (:func:`load_dataset`; the test split is ``val`` for the ImageNet-style folders, and the
+    normalisation is :func:`normalisation` of the training images)."""
+    tr = load_dataset(name, "train", data_root, resolution)
+    te = load_dataset(name, TEST_SPLITS.get(name, "test"), data_root, resolution)
+    mean, std = normalisation(name, tr.images)
+    return tr, te, mean, std
 
 
 def subset_indices(n: int, size: int, seed: int) -> torch.Tensor:

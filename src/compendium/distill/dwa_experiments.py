@@ -141,7 +141,7 @@ def logit_spread(z_syn: dict, sets50: dict, z_real: torch.Tensor, real_labels: t
     (:func:`~compendium.distill.inversion.feature_distance`, mean over classes)."""
     spread = []
     for m, d in sets50.items():
-        dist = inversion.feature_distance(z_syn[m], d.labels, 10, z_real, real_labels)
+        dist = inversion.feature_distance(z_syn[m], d.labels, d.num_classes, z_real, real_labels)
         spread.append({"method": m, "ipc": ipc, "within-class logit spread / real (mean over classes)": float(dist.nanmean())})
     return pd.DataFrame(spread)
 
@@ -214,7 +214,8 @@ def feature_distance_table(teacher, sets: dict, real_f: torch.Tensor, real_label
         for m in METHODS:
             for how in ("coupled", "decoupled"):
                 d = sets[("sweep", m, how, lam) if s == seed else ("fig4", m, how, s)]
-                dist = inversion.feature_distance(teachers.features(teacher, d.images), d.labels, 10, real_f, real_labels)
+                dist = inversion.feature_distance(teachers.features(teacher, d.images), d.labels, d.num_classes, real_f,
+                                                  real_labels)
                 f4 += [{"method": m, "weights": how, "lambda": lam, "synthesis seed": s, "class": c,
                         "feature distance": float(v)} for c, v in enumerate(dist)]
     return pd.DataFrame(f4)

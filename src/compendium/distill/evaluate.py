@@ -44,6 +44,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from compendium.core import augment as aug
+from compendium.core import data
 from compendium.core import models
 from compendium.core.device import pick_device
 from compendium.core.probe import seed_summary, to_float
@@ -56,6 +57,13 @@ AUGMENTATIONS = ("none", "crop_flip", "dsa")
 LABEL_MODES = ("hard", "soft", "teacher")
 
 Augment = Callable[[torch.Tensor, torch.Generator], torch.Tensor]
+
+
+def crop_flip(dataset: str, image_size: int) -> dict:
+    """``crop_padding`` and ``flip`` of the ``crop_flip`` augmentation for a dataset (:class:`EvalConfig`
+    keys): a 4-px padded crop at 32 px and 2 px at 28 px, and no horizontal flip on digit datasets
+    (:data:`compendium.core.data.DIGIT_DATASETS`)."""
+    return {"crop_padding": 4 if image_size >= 32 else 2, "flip": dataset.lower() not in data.DIGIT_DATASETS}
 
 
 @dataclass

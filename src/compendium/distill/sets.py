@@ -109,8 +109,13 @@ class DistilledSet:
                              "seed": self.seed})
 
     @classmethod
-    def load(cls, path: str | Path) -> "DistilledSet":
+    def load(cls, path: str | Path, dataset: str | None = None) -> "DistilledSet":
+        """The set in ``path``; with ``dataset``, a :class:`SetError` when it was made from another dataset
+        (a stage that reads another's sets must run on the same ``dataset``)."""
         d, meta = load_tensors(path, "labelled")
+        if dataset is not None and meta["dataset"] != dataset:
+            raise SetError(f"{path}: a set of {meta['dataset']!r}, not {dataset!r}; set the same `dataset` in the stage "
+                           "that wrote it and in this one, and rerun that stage")
         return cls(d["images"], d["labels"], meta["num_classes"], tuple(meta["mean"]), tuple(meta["std"]),
                    meta["method"], meta["dataset"], meta["params"], meta["seed"], d["soft_labels"],
                    float(meta.get("synthesis_seconds", math.nan)), int(meta.get("peak_memory_bytes", 0)), d["source_index"])

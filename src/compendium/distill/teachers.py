@@ -22,14 +22,19 @@ class TeacherError(FileNotFoundError):
     """A missing or unreadable teacher file."""
 
 
+#: The dataset a teacher file without a ``dataset`` entry was trained on (the shipped default).
+DEFAULT_DATASET = "fashion-mnist"
+
+
 def save(model: nn.Sequential, path: str | Path, cfg: E.EvalConfig, image_shape, num_classes: int, mean, std,
-         record: dict) -> Path:
+         record: dict, dataset: str = DEFAULT_DATASET) -> Path:
     """Write the teacher to ``path`` (atomically: a temporary file of the same stem, then a rename):
     architecture, input shape, normalisation, ``record`` (how it was trained and its test accuracy)
     and the weights. Identical arguments give a byte-identical file (``torch.save`` of the same
     tensors under the same file stem is byte-stable), so ``record`` must not hold timings, dates,
     hosts or process ids (:func:`compendium.core.volatile.volatile_keys`; a :class:`ValueError` names them): the stage reports
-    those in ``reports/timings/dd_teachers.json``."""
+    those in ``reports/timings/dd_teachers.json``. ``dataset`` is stored only when it is not
+    :data:`DEFAULT_DATASET` (so a Fashion-MNIST teacher's file does not change)."""
     path = Path(path)
     bad = volatile.volatile_keys(record)
     if bad:
@@ -40,13 +45,14 @@ def save(model: nn.Sequential, path: str | Path, cfg: E.EvalConfig, image_shape,
     tmp = path.with_suffix(".tmp")
     torch.save({"arch": cfg.arch, "arch_kwargs": dict(cfg.arch_kwargs), "image_shape": list(image_shape),
                 "num_classes": int(num_classes), "mean": list(mean), "std": list(std), "record": dict(record),
-                "state": model.state_dict()}, tmp)
+                **({} if dataset == DEFAULT_DATASET else {"dataset": dataset}), "state": model.state_dict()}, tmp)
     tmp.replace(path)
     return path
 
 
-def load(path: str | Path) -> tuple[nn.Sequential, dict]:
-    """The teacher (eval mode, CPU) and its metadata (arch, kwargs, normalisation, training record)."""
+def load(path: str | Path, dataset: str | None = None) -> tuple[nn.Sequential, dict]:
+    """The teacher (eval mode, CPU) and its metadata (arch, kwargs, normalisation, training record,
+    ``dataset``); with ``dataset``, a :class:`TeacherError` when the teacher was trained on another one."""
     path = Path(path)
     if not path.is_file():
         raise TeacherError(f"no teacher at {path}: the `dd_teachers` stage trains it (run `dvc repro dd_teachers`)")
@@ -54,6 +60,10 @@ def load(path: str | Path) -> tuple[nn.Sequential, dict]:
         d = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # noqa: BLE001
         raise TeacherError(f"{path} is not a readable teacher ({type(e).__name__}: {e})") from e
+    d.setdefault("dataset", DEFAULT_DATASET)
+    if dataset is not None and d["dataset"] != dataset:
+        raise TeacherError(f"{path} was trained on {d['dataset']!r}, not {dataset!r}: set the same `dataset` in "
+                           "dd_teachers and in this stage, and rerun dd_teachers")
     cfg = E.EvalConfig(arch=d["arch"], arch_kwargs=d["arch_kwargs"])
     net = E.build_student(cfg, tuple(d["image_shape"]), d["num_classes"])
     net.load_state_dict(d["state"])

@@ -8,8 +8,8 @@ papers do not state are not listed: a stage's other keys are our own choices.
 
 :data:`GAPS` names the keys where the ``paper`` profile differs from the paper, on purpose or for now, and
 why. A reason that begins with "open:" has no reason recorded in the project yet. ``GAPS`` may also name a
-key the stage does not have (the ``dd_*`` stages have no ``dataset`` key yet and stay on Fashion-MNIST at
-every scale) or a key whose paper setting has no value in the key's units (a ResNet-18
+key the stage does not have (the ``dd_*`` stages without a ``dataset`` key stay on Fashion-MNIST at every
+scale) or a key whose paper setting has no value in the key's units (a ResNet-18
 where the key is a ConvNet width); those rows have no paper value.
 
 :func:`compare` resolves every stage at ``scale: paper`` and returns one row per (stage, key);
@@ -85,17 +85,21 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         "loops_ipc50": Setting([50, 10], f"{_DC_CODE}: (outer_loop, inner_loop) = (50, 10) at ipc 50"),
         "dsa_eval": Setting(True, "DSA and DM code: their sets are evaluated with DSA augmentation (1,000 epochs)"),
         "eval_width": Setting(128, f"{_DC_CODE}: ConvNet-128 students"),
+        "dataset": Setting("cifar10", "DC Table 1, DSA Table 2, DM Table 1: CIFAR-10 (the code's Table 1 command; the "
+                                      "papers also report MNIST, Fashion-MNIST and SVHN)"),
     },
     "dd_dc_arch": {
         **_DC_FAMILY,
         "ipc": Setting(1, "DC code (Zhao, Mopuri & Bilen, ICLR 2021): the ablation commands of its Tables T2-T7 "
                           "condense 1 image per class"),
         "loops": Setting([1, 1], f"{_DC_CODE}: (outer_loop, inner_loop) = (1, 1) at ipc 1"),
+        "dataset": Setting("mnist", "DC code: the ablation commands of its Tables T2-T7 run on MNIST"),
     },
     "dd_kip": {
         "kernels": Setting(["fc", "rbf"], "KIP (Nguyen, Chen & Lee, ICLR 2021) single-kernel study: FC and RBF kernels"),
         "depth": Setting(1, "KIP single-kernel study: the FC1 kernel (one hidden layer); its kernel-to-kernel study "
                             "draws FC / CNN kernels of depth 1-3"),
+        "dataset": Setting("cifar10", "KIP Sec. 3: MNIST and CIFAR-10 (LS also Fashion-MNIST); the profile runs CIFAR-10"),
     },
     "dd_inversion": {
         "ipcs": Setting([1, 10, 50], "ReLA camera-ready Table 5 (v1 Table 6): IPC 1, 10, 50 (DWA Table 1: 10, 50)"),
@@ -105,6 +109,8 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         "rded_images_per_class": Setting(300, "RDED code, CIFAR-10 ipc-10 script: 300 real images scored per class "
                                               "(mipc)"),
         "students": Setting(["convnet", "resnet18"], "DWA Table 1: ConvNet-128 and ResNet-18 settings"),
+        "dataset": Setting("cifar100", "DWA Tables 1, 3 and 11: CIFAR-100 (Table 1 also CIFAR-10; Table 2 Tiny-ImageNet and "
+                                       "ImageNet-1K)"),
         "eval_width": Setting(128, "DWA Table 1: ConvNet-128"),
         "eval_resnet_width_mult": Setting(1.0, "DWA Table 1: the standard ResNet-18"),
         "eval_resnet_stem_stride": Setting(1, _DWA_STEM),
@@ -126,6 +132,7 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         "cl_ipc": Setting(20, "DWA Table 10 (App. A.2.4): GDumb memory of 20 images per class"),
         "cl_tasks": Setting(5, "DWA Table 10: 5 class-incremental tasks"),
         "tsne_ipc": Setting(50, "DWA Fig. 1: ipc 50"),
+        "dataset": Setting("cifar100", "DWA Figs. 1, 3-5, Tables 4 and 10: CIFAR-100"),
         "eval_width": Setting(128, "DWA Table 1: ConvNet-128"),
         **_DWA_VALIDATION,
     },
@@ -135,7 +142,8 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         "convnet_width": Setting(128, "DWA Table 1: ConvNet-128"),
         "resnet_width_mult": Setting(1.0, "DWA Sec. 4: the standard ResNet-18"),
         "resnet_stem_stride": Setting(1, _DWA_STEM),
-        "train_n": Setting(60000, "SRe2L / DWA squeeze: the teacher trains on the whole training set"),
+        "train_n": Setting(50000, "SRe2L / DWA squeeze: the teacher trains on the whole training set (CIFAR: 50,000)"),
+        "dataset": Setting("cifar100", "DWA Tables 1, 3, 4: CIFAR-100 squeezes (the teachers of dd_inversion and dd_dwa)"),
         "epochs": Setting(200, "DWA code, CIFAR squeeze: 200 epochs"),
         "batch_size": Setting(128, "DWA code, CIFAR squeeze: batch 128"),
         "lr": Setting(0.1, "DWA code, CIFAR squeeze: SGD lr 0.1, momentum 0.9, cosine"),
@@ -273,7 +281,6 @@ _SHARED_STUDENT = ("one student protocol for every dd_* method (AdamW, cosine, a
                    "students train with SGD, so its rate is not comparable")
 _SHARED_TEMPERATURE = ("one student protocol for every teacher-label method: T = 4 at every scale; DWA's CIFAR "
                        "validator uses 30 (ImageNet-1K 20)")
-_JITTER = "28-px Fashion-MNIST: the 4-px roll at 32 px is scaled to 2 px (as the students' crop padding)"
 _RESNET_STUDENT = ("ReLA's students and BYOL priors are ResNet-18s (CIFAR stem); here the Conv-3 stays the Table 1 "
                    "student at every scale")
 _KRRST_CONVNET = ("{}: KRR-ST's ConvNet-3 widens 128-256-512 and flattens its 4x4x512 map; the stage's ConvNet-3 "
@@ -284,35 +291,24 @@ _SSDD_BUDGETS = (_OPEN + "SSDD Table 2 runs N = 25, 50, 100, 1000, 5000 on CIFAR
 GAPS: dict[str, dict[str, str]] = {
     "dd_matching": {
         "eval_lr": _SHARED_STUDENT,
-        "dataset": _NO_DATASET_KEY.format("DC and DSA", "MNIST, Fashion-MNIST, SVHN, CIFAR-10 (DSA also CIFAR-100): "
-                                          "their Fashion-MNIST numbers are comparable, the rest are not run"),
     },
     "dd_dc_arch": {
         "eval_lr": _SHARED_STUDENT,
-        "dataset": _NO_DATASET_KEY.format("DC", "MNIST, Fashion-MNIST, SVHN, CIFAR-10"),
     },
     "dd_kip": {
         "depth": _OPEN + "the fc kernel stays at 3 hidden layers at paper scale; KIP's single-kernel results are FC1",
-        "dataset": _NO_DATASET_KEY.format("KIP", "MNIST and CIFAR-10 (LS also Fashion-MNIST)"),
     },
     "dd_inversion": {
-        "jitter": _JITTER,
         "temperature": _SHARED_TEMPERATURE,
-        "rded_images_per_class": _OPEN + "the paper profile scores 3,000 real images per class; RDED's script 300",
-        "dataset": _NO_DATASET_KEY.format("DWA / ReLA Table 5", "CIFAR-10/100, Tiny-ImageNet, ImageNet-1K"),
     },
     "dd_dwa": {
-        "jitter": _JITTER,
         "temperature": _SHARED_TEMPERATURE,
-        "dataset": _NO_DATASET_KEY.format("DWA", "CIFAR-10/100, Tiny-ImageNet, ImageNet-1K (Figs. 3-5, Table 10: "
-                                          "CIFAR-100)"),
     },
     "dd_teachers": {
         "epochs": _OPEN + "50 epochs at paper scale (the faithful profile trains 200)",
         "lr": _OPEN + "the stage trains its teachers with AdamW (cosine); DWA's code with SGD, so the rates are not "
                       "comparable",
         "weight_decay": _OPEN + "AdamW's decoupled weight decay 0.01 against DWA's SGD weight decay 5e-4",
-        "dataset": _NO_DATASET_KEY.format("DWA", "CIFAR-10/100, Tiny-ImageNet, ImageNet-1K"),
     },
     "dd_crossarch": {
         "table4_archs": _OPEN + "the student zoo has no VGG-16 or ResNet-50; VGG-11 and ResNet-18 stand in",

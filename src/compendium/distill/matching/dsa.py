@@ -42,10 +42,12 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as F
 
+from compendium.core import data
+
 FAMILIES = ("color", "crop", "cutout", "flip", "scale", "rotate")
 DEFAULT_STRATEGY = "color_crop_cutout_flip_scale_rotate"   # the DC/DSA/DM code's default
 DIGIT_STRATEGY = "color_crop_cutout_scale_rotate"           # no flip for digits
-_DIGITS = ("mnist", "svhn", "digits", "usps", "kmnist", "emnist")
+_DIGITS = data.DIGIT_DATASETS
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ reads, checked before the notebook starts); optionally ``check(values) -> list[s
 checks across keys on the resolved values (each problem names its key and the fix), also run before
 the notebook starts."""
 
+from compendium.core import data
 from compendium.pipeline.spec import Param
 from compendium.rela.priors import spec_problem
 from compendium.rela.schedule import ADAPTIVE
@@ -22,7 +23,7 @@ def priors_param(doc: str) -> Param:
 #: The largest seed a stage accepts: 2**31 - 1, which NumPy, PyTorch and Python's random all take.
 SEED_MAX = 2**31 - 1
 
-DATASETS = ("fashion-mnist", "cifar10", "cifar100", "tiny-imagenet", "imagenet")
+DATASETS = ("fashion-mnist", "mnist", "cifar10", "cifar100", "tiny-imagenet", "imagenet")
 
 # Which dataset D is (the ReLA experiment stages and the priors stage).
 DATASET = {
@@ -30,6 +31,24 @@ DATASET = {
                  choices=DATASETS),
     "data_root": Param("str", "folder holding the non-shipped datasets (relative to the project root); '' for the shipped ones"),
 }
+
+# The dataset of a labelled-distillation stage (``dd_*``): the papers' own at ``scale: paper``.
+DD_DATASET = {
+    "dataset": Param("str", "the dataset: fashion-mnist (shipped) or one read from data_root (the papers: mnist, cifar10, "
+                     "...); the same in every stage whose sets or teachers this one reads", choices=DATASETS),
+    "data_root": Param("str", "folder holding the non-shipped datasets (relative to the project root); '' for the shipped ones"),
+}
+
+
+def dataset_problems(values: dict) -> list[str]:
+    """A dataset that is not shipped needs ``data_root`` (checked before any compute)."""
+    name = values.get("dataset", "fashion-mnist")
+    if name not in data.SHIPPED and not values.get("data_root"):
+        return [f"data_root: dataset {name!r} is not shipped with the compendium; set `data_root` (params.yaml, "
+                f"this section) to the folder that holds it (e.g. the folder with cifar-10-batches-py/), or use "
+                f"dataset: fashion-mnist"]
+    return []
+
 
 # The keys every ReLA experiment stage shares (compendium.rela.experiment.Setup and the Conv-3 student).
 PROTOCOL = {

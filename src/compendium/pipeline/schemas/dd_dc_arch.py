@@ -1,9 +1,10 @@
-from compendium.pipeline.schemas import DD_HARD, DD_RUN
+from compendium.pipeline.schemas import DD_DATASET, DD_HARD, DD_RUN, dataset_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_dc_arch"
 DATA = ("fashion-mnist",)
 SCHEMA = {
+    **DD_DATASET,
     **DD_RUN,
     **DD_HARD,
     "ipc": Param("int", "images per class", low=1, high=1000),
@@ -22,7 +23,8 @@ SCHEMA = {
 
 def check(values: dict) -> list[str]:
     """DC (Zhao et al., ICLR 2021)'s architecture ablation compares every variant with DC's default
-    ConvNet, so the default must be among the variants."""
+    ConvNet, so the default must be among the variants; a non-shipped dataset needs ``data_root``."""
+    errs = dataset_problems(values)
     if "default" not in values["variants"]:
-        return [f"variants: {values['variants']} must include 'default' (DC's ConvNet, the reference of every variant)"]
-    return []
+        errs.append(f"variants: {values['variants']} must include 'default' (DC's ConvNet, the reference of every variant)")
+    return errs

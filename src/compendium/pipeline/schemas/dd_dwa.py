@@ -1,9 +1,10 @@
-from compendium.pipeline.schemas import DD_RUN, SEED_MAX
+from compendium.pipeline.schemas import DD_DATASET, DD_RUN, SEED_MAX, dataset_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_dwa"
 DATA = ("fashion-mnist",)
 SCHEMA = {
+    **DD_DATASET,
     **DD_RUN,
     "sweep_seeds": Param("list[int]", "evaluation seeds of the Fig. 3 sweep and dd_inversion's sets (``seeds``: the Fig. 5 "
                                   "grid and the reference arms)", low=0, high=SEED_MAX, nonempty=True),
@@ -40,7 +41,7 @@ def check(values: dict) -> list[str]:
     """DWA (Du et al., NeurIPS 2024) Fig. 3 compares coupled with decoupled BN weights, which coincide at
     λ_var = 0.01; Fig. 5's grid needs positive adjustment norms (ρ = 0 is the separate no-adjustment arm);
     Table 10's memory is a prefix of dd_inversion's ipc-``tsne_ipc`` sets."""
-    errs = []
+    errs = dataset_problems(values)
     lams = values["sweep_lambdas"]
     if 0.01 not in lams or min(lams) <= 0:
         errs.append(f"sweep_lambdas: {lams} must be positive and include 0.01 (where coupled = decoupled)")

@@ -1,9 +1,10 @@
-from compendium.pipeline.schemas import DD_EVAL
+from compendium.pipeline.schemas import DD_DATASET, DD_EVAL, dataset_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_inversion"
 DATA = ("fashion-mnist",)
 SCHEMA = {
+    **DD_DATASET,
     **DD_EVAL,
     "methods": Param("list[str]", "inversion methods", nonempty=True, choices=("sre2l", "dwa", "rded")),
     "ladder_ipc": Param("int", "ipc of DWA's Table 3 ladder (arms D-F)", low=1, high=1000),
@@ -23,9 +24,11 @@ SCHEMA = {
 
 def check(values: dict) -> list[str]:
     """RDED (Sun et al., CVPR 2024) stitches ``rded_factor``² crops per synthetic image, each from a different
-    scored real image, so it needs that many real images per class for every ipc."""
+    scored real image, so it needs that many real images per class for every ipc; a non-shipped dataset needs
+    ``data_root``."""
+    errs = dataset_problems(values)
     need = max(values["ipcs"]) * values["rded_factor"] ** 2
     if "rded" in values["methods"] and values["rded_images_per_class"] < need:
-        return [f"rded_images_per_class: {values['rded_images_per_class']} < max(ipcs) * rded_factor^2 = {need} crops "
-                "to choose from; raise rded_images_per_class or lower ipcs / rded_factor"]
-    return []
+        errs.append(f"rded_images_per_class: {values['rded_images_per_class']} < max(ipcs) * rded_factor^2 = {need} "
+                    "crops to choose from; raise rded_images_per_class or lower ipcs / rded_factor")
+    return errs

@@ -1,9 +1,10 @@
-from compendium.pipeline.schemas import DD_EVAL, DD_HARD, SEED_MAX
+from compendium.pipeline.schemas import DD_DATASET, DD_EVAL, DD_HARD, SEED_MAX, dataset_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_kip"
 DATA = ("fashion-mnist",)
 SCHEMA = {
+    **DD_DATASET,
     **DD_EVAL,
     **DD_HARD,
     "kernels": Param("list[str]", "kernels: fc (= ntk), nngp, rbf", nonempty=True, choices=("fc", "ntk", "nngp", "rbf")),
@@ -18,3 +19,8 @@ SCHEMA = {
     "krr_seeds": Param("list[int]", "seeds of the KIP and LS syntheses compared by KRR (each draws the real images KIP starts "
                                 "from and LS labels)", low=0, high=SEED_MAX, nonempty=True),
 }
+
+
+def check(values: dict) -> list[str]:
+    """A non-shipped dataset needs ``data_root`` (before any compute)."""
+    return dataset_problems(values)

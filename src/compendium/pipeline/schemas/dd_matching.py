@@ -1,9 +1,10 @@
-from compendium.pipeline.schemas import DD_EVAL, DD_HARD
+from compendium.pipeline.schemas import DD_DATASET, DD_EVAL, DD_HARD, dataset_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_matching"
 DATA = ("fashion-mnist",)
 SCHEMA = {
+    **DD_DATASET,
     **DD_EVAL,
     **DD_HARD,
     "methods": Param("list[str]", "matching methods", nonempty=True, choices=("dc", "dsa", "dm")),
@@ -15,3 +16,8 @@ SCHEMA = {
     "batch_real": Param("int", "real images per class per matching step (256 in the code)", low=1, high=6000),
     "dsa_eval": Param("bool", "evaluate DSA and DM sets with DSA augmentation (as their papers)"),
 }
+
+
+def check(values: dict) -> list[str]:
+    """A non-shipped dataset needs ``data_root`` (before any compute)."""
+    return dataset_problems(values)

@@ -1,9 +1,8 @@
-from compendium.pipeline.schemas import DATASETS, SEED_MAX
+from compendium.pipeline.schemas import DATASETS, SEED_MAX, dataset_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "ssdd_teacher"
 DATA = ("fashion-mnist", "digits")
-SHIPPED = ("fashion-mnist",)
 # The source dataset, the same in the three SSDD stages (SSDD Sec. 4: CIFAR-100 as the source).
 SOURCE = {
     "dataset": Param("str", "the source: fashion-mnist (shipped) or a dataset read from data_root (SSDD: cifar100; "
@@ -41,12 +40,7 @@ TRAIN_SIZES = {"fashion-mnist": FASHION_MNIST_TRAIN, "cifar10": 50_000, "cifar10
 
 def source_problems(values: dict) -> list[str]:
     """A source that is not shipped needs ``data_root`` (checked before any compute)."""
-    name = values.get("dataset", "fashion-mnist")
-    if name not in SHIPPED and not values.get("data_root"):
-        return [f"data_root: dataset {name!r} is not shipped with the compendium; set `data_root` (params.yaml, "
-                f"this section) to the folder that holds it (e.g. the folder with cifar-100-python/), or use "
-                f"dataset: fashion-mnist"]
-    return []
+    return dataset_problems(values)
 
 
 def check(values: dict) -> list[str]:
