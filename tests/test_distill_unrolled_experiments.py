@@ -391,8 +391,10 @@ def test_gtn_proxy_files_are_checked(tmp_path, monkeypatch):
         gtn_experiment.proxy_set_files(["dc"], 10)
     bad = DistilledSet(torch.zeros(10, 1, 8, 8), torch.arange(10), 10, (0.3,), (0.35,), "dc")
     bad.save(tmp_path / "dc.pt")
-    with pytest.raises(ValueError, match="not a Fashion-MNIST set"):
+    with pytest.raises(ValueError, match="not a 10-class set of"):
         gtn_experiment.load_proxy_sets({"dc": tmp_path / "dc.pt"}, {0: "random set"})
+    with pytest.raises(SetError, match="set the same `dataset`"):
+        gtn_experiment.load_proxy_sets({"dc": tmp_path / "dc.pt"}, {}, "cifar10", (3, 32, 32))
     good = DistilledSet(torch.zeros(10, 1, 28, 28), torch.arange(10), 10, (0.3,), (0.35,), "dc")
     good.save(tmp_path / "dc.pt")
     got = gtn_experiment.load_proxy_sets({"dc": tmp_path / "dc.pt"}, {0: "random 0", 1: "random 1"})

@@ -29,6 +29,15 @@ def test_dd_labels_needs_the_distillation_setup_in_the_grid():
     assert msg.startswith("archs:") and "'lenet'" in msg
 
 
+def test_dd_unrolled_and_dd_labels_take_28_px_digit_like_datasets():
+    for mod, ok in ((dd_unrolled, UNROLLED), (dd_labels, {"step_mults": [1.0], "arch": "lenet", "archs": ["lenet"]})):
+        assert mod.check(dict(ok, dataset="mnist", data_root="../datasets")) == []
+        (msg,) = mod.check(dict(ok, dataset="cifar10", data_root="../datasets"))
+        assert msg.startswith("dataset:") and "mnist" in msg
+        (msg,) = mod.check(dict(ok, dataset="mnist", data_root=""))
+        assert msg.startswith("data_root:")
+
+
 def test_dd_gtn_checks_learners_batch_and_truncation():
     ok = {"learners": ["w8-d2-relu-instance-avg", "w8-d1-relu-none-max"], "inner_batch": 20, "truncate": 0,
           "inner_steps": 3}

@@ -170,15 +170,24 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         "init": Setting("xavier", "SLDD: the random initialisation is Xavier's"),
         "steps": Setting(10, "DD (Wang et al., 2018): 10 GD steps"),
         "epochs": Setting(3, "DD: 3 epochs over the steps (learned rates not tied across epochs)"),
+        "dataset": Setting("mnist", "DD Sec. 4 and SLDD: MNIST (DD also CIFAR-10)"),
     },
     "dd_labels": {
         "arch": Setting("lenet", "LD (Bohdal et al., 2020): LeNet for MNIST and similar datasets"),
         "inner_steps": Setting(1, "LD second-order variant: one inner model update per label step"),
+        "dataset": Setting("mnist", "LD Sec. 4: MNIST within-dataset and EMNIST -> MNIST cross-dataset (the digits stand in "
+                                    "for EMNIST)"),
     },
     "dd_gtn": {
         "curricula": Setting(["full", "shuffled_batch", "shuffled", "noise"],
                              "GTN (Such et al., ICML 2020) curriculum study: full curriculum, shuffled batch, all "
                              "shuffled, noise"),
+        "dataset": Setting("cifar10", "GTN Sec. 3.3 and DSA's NAS study: the architecture search on CIFAR-10 (GTN's "
+                                      "few-step learning also MNIST)"),
+    },
+    "dd_nas": {
+        "dataset": Setting("cifar10", "GTN Sec. 3.3 and DSA's NAS study: the ground truth trains each architecture on "
+                                      "CIFAR-10"),
     },
     "dd_mnemonics": {
         "increment": Setting(1, "Mnemonics (Liu et al., CVPR 2020): 5 incremental phases (of 5, 10, 25); with 5 of "
@@ -316,10 +325,6 @@ GAPS: dict[str, dict[str, str]] = {
         "temperature": _SHARED_TEMPERATURE,
         "dataset": _NO_DATASET_KEY.format("DWA Tables 4 and 9", "CIFAR-100 and ImageNet-1K"),
     },
-    "dd_unrolled": {"dataset": _NO_DATASET_KEY.format("DD and SLDD", "MNIST and CIFAR-10")},
-    "dd_labels": {"dataset": _NO_DATASET_KEY.format("LD", "MNIST, CIFAR-10, CIFAR-100 and EMNIST / CUB as sources "
-                                                    "(here the digits)")},
-    "dd_gtn": {"dataset": _NO_DATASET_KEY.format("GTN", "MNIST and CIFAR-10")},
     "dd_mnemonics": {
         "width": "Mnemonics trains a 32-layer ResNet on CIFAR-100 (ResNet-18 on ImageNet); the stage's learner is a "
                  "ConvNet with instance norm (the unrolled network keeps no running statistics)",

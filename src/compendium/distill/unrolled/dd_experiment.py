@@ -34,12 +34,16 @@ from compendium.distill.unrolled import dd as D
 from compendium.distill.unrolled import unroll as U
 
 
-def load_splits(seed: int, val_n: int, test_n: int) -> SimpleNamespace:
-    """Fashion-MNIST split by a seeded permutation into ``val_n`` validation images (the baselines' rates) and
-    the fit set (uint8 ``X_u8``, ``Y``), ``test_n`` class-balanced test images and scikit-learn's digits (28 px;
-    normalised with Fashion-MNIST's statistics, as the learner sees them)."""
-    tr, te, dg = data.load_fashion_mnist("train"), data.load_fashion_mnist("test"), data.load_digits("train", size=28)
-    mean, std = (data.FASHION_MNIST_MEAN,), (data.FASHION_MNIST_STD,)
+def load_splits(seed: int, val_n: int, test_n: int, dataset: str = "fashion-mnist", data_root: str = "") -> SimpleNamespace:
+    """``dataset`` (Fashion-MNIST, shipped, or DD's MNIST from ``data_root``: 1 x 28 x 28 either way) split by a
+    seeded permutation into ``val_n`` validation images (the baselines' rates) and the fit set (uint8 ``X_u8``,
+    ``Y``), ``test_n`` class-balanced test images and scikit-learn's digits (28 px; normalised with the
+    dataset's statistics, as the learner sees them)."""
+    tr, te, mean, std = data.train_test(dataset, data_root)
+    if tuple(tr.images.shape[1:]) != (1, 28, 28):
+        raise ValueError(f"dataset: DD's learner takes 1 x 28 x 28 images; {dataset!r} has {tuple(tr.images.shape[1:])} "
+                         "(use fashion-mnist or mnist)")
+    dg = data.load_digits("train", size=28)
     perm = torch.randperm(len(tr), generator=torch.Generator().manual_seed(seed))
     val_idx, fit_idx = perm[:val_n], perm[val_n:]
     X_u8, Y = tr.images[fit_idx], tr.labels[fit_idx]

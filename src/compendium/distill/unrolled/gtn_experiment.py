@@ -39,23 +39,26 @@ def proxy_set_files(proxy_sets, proxy_ipc: int) -> dict:
     return files
 
 
-def load_proxy_sets(files: dict, random_sets: dict) -> dict:
+def load_proxy_sets(files: dict, random_sets: dict, dataset: str = "fashion-mnist", image_shape=(1, 28, 28)) -> dict:
     """``{(proxy, replicate): set}``: the random-real proxies (``random_sets``, ``{seed: set}``) and the DC / DSA /
-    DM sets of ``dd_matching`` (one each, replicate 0); a ValueError for a set that is not a Fashion-MNIST set."""
+    DM sets of ``dd_matching`` (one each, replicate 0); a SetError for a set of another dataset, a ValueError for
+    one whose images are not ``image_shape`` or that has not 10 classes."""
     proxies = {("random", int(s)): d for s, d in random_sets.items()}
     for m, f in files.items():
-        d = DistilledSet.load(f)
-        if d.images.shape[1:] != (1, 28, 28) or d.num_classes != 10:
-            raise ValueError(f"{f}: not a Fashion-MNIST set")
+        d = DistilledSet.load(f, dataset)
+        if tuple(d.images.shape[1:]) != tuple(image_shape) or d.num_classes != 10:
+            raise ValueError(f"{f}: not a 10-class set of {tuple(image_shape)} images ({dataset})")
         proxies[(m.upper(), 0)] = d
     return proxies
 
 
-def load_splits(val_n: int, test_n: int) -> SimpleNamespace:
-    """Fashion-MNIST: ``val_n`` held-out training images (the real arm's lr / momentum), the rest to fit (uint8),
-    and ``test_n`` class-balanced test images."""
-    tr, te = data.load_fashion_mnist("train"), data.load_fashion_mnist("test")
-    mean, std = (data.FASHION_MNIST_MEAN,), (data.FASHION_MNIST_STD,)
+def load_splits(val_n: int, test_n: int, dataset: str = "fashion-mnist", data_root: str = "") -> SimpleNamespace:
+    """``dataset`` (Fashion-MNIST, shipped, or GTN's CIFAR-10 from ``data_root``): ``val_n`` held-out training
+    images (the real arm's lr / momentum), the rest to fit (uint8), and ``test_n`` class-balanced test images."""
+    tr, te, mean, std = data.train_test(dataset, data_root)
+    if tr.num_classes != 10:
+        raise ValueError(f"dataset: GTN's generator and the NAS proxies are built for 10 classes; {dataset!r} has "
+                         f"{tr.num_classes}")
     perm = torch.randperm(len(tr.labels), generator=torch.Generator().manual_seed(0))
     val_idx, fit_idx = perm[:val_n], perm[val_n:]
     te_x_u8, te_y = E.test_subset(te.images, te.labels, test_n)
@@ -237,4 +240,5 @@ def metrics(arms: pd.DataFrame, summary: pd.DataFrame) -> dict:
 
 def random_proxies(tr, proxy_ipc: int, mean, std, seeds) -> dict:
     """``{seed: set}``: the random-real proxy sets, one per seed (the replicates a paired NAS comparison needs)."""
-    return {int(s): coresets.random_real(tr.images, tr.labels, proxy_ipc, 10, mean, std, seed=int(s)) for s in seeds}
+    return {int(s): coresets.random_real(tr.images, tr.labels, proxy_ipc, 10, mean, std, seed=int(s), dataset=tr.name)
+            for s in seeds}

@@ -22,14 +22,17 @@ from compendium.distill.unrolled import ld
 NUM_CLASSES = 10
 
 
-def load_bases(base_per_class: int, target_n: int):
-    """``(tr, te, dg, MEAN, STD, T_X, T_Y, within, cross)``: Fashion-MNIST, the digits (28 px), the target pool
-    (a seeded subset of ``target_n`` training images) and the class-balanced base images ``(x, y, index)`` of
-    Fashion-MNIST (within) and the digits (cross), both normalised with the target's statistics (the learner is
-    tested on Fashion-MNIST)."""
-    tr, te = data.load_fashion_mnist("train"), data.load_fashion_mnist("test")
+def load_bases(base_per_class: int, target_n: int, dataset: str = "fashion-mnist", data_root: str = ""):
+    """``(tr, te, dg, MEAN, STD, T_X, T_Y, within, cross)``: the target ``dataset`` (Fashion-MNIST, shipped, or
+    LD's MNIST from ``data_root``), the digits (28 px), the target pool (a seeded subset of ``target_n``
+    training images) and the class-balanced base images ``(x, y, index)`` of the target (within) and the digits
+    (cross; LD's EMNIST -> MNIST stands here), both normalised with the target's statistics (the learner is
+    tested on the target)."""
+    tr, te, mean, std = data.train_test(dataset, data_root)
+    if tuple(tr.images.shape[1:]) != (1, 28, 28) or tr.num_classes != NUM_CLASSES:
+        raise ValueError(f"dataset: LD's cross-dataset bases are 28-px digits; {dataset!r} has {tuple(tr.images.shape[1:])} "
+                         f"images of {tr.num_classes} classes (use fashion-mnist or mnist)")
     dg = data.load_digits("train", size=28)
-    mean, std = (data.FASHION_MNIST_MEAN,), (data.FASHION_MNIST_STD,)
     pool = torch.randperm(len(tr.labels), generator=torch.Generator().manual_seed(12345))[:target_n]
     within = ld.base_examples(tr.images, tr.labels, base_per_class, NUM_CLASSES, mean, std, seed=0)
     cross = ld.base_examples(dg.images, dg.labels, base_per_class, NUM_CLASSES, mean, std, seed=0)
@@ -38,16 +41,18 @@ def load_bases(base_per_class: int, target_n: int):
 
 def distill_calls(within, cross, T_X, T_Y, mean, std, *, cross_variants, arch: str, inner_batch: int,
                   target_batch: int, label_lr: float, model_lr: float, patience: int, window: int, rr_steps: int,
-                  lam: float, alpha: float, so_steps: int, inner_lr: float, inner_steps: int) -> tuple[list, list]:
+                  lam: float, alpha: float, so_steps: int, inner_lr: float, inner_steps: int,
+                  dataset: str = "fashion-mnist") -> tuple[list, list]:
     """``(names, calls)``: RR (:func:`ld.distill_rr`) and second-order (:func:`ld.distill_second_order`) on the
-    within base, and the ``cross_variants`` on the digits base; names are ``(base, variant)``."""
+    within base, and the ``cross_variants`` on the digits base; names are ``(base, variant)``; the sets record
+    ``dataset`` (the target) and ``digits->dataset``."""
     common = dict(arch=arch, inner_batch=inner_batch, target_batch=target_batch, label_lr=label_lr, model_lr=model_lr,
                   patience=patience, window=window, seed=0)
     rr = dict(steps=rr_steps, lam=lam, alpha=alpha, **common)
     so = dict(steps=so_steps, inner_lr=inner_lr, inner_steps=inner_steps, **common)
     calls, names = [], []
-    for base, (bx, bi, ds) in {"within": (within[0], within[2], "fashion-mnist"),
-                               "cross": (cross[0], cross[2], "digits->fashion-mnist")}.items():
+    for base, (bx, bi, ds) in {"within": (within[0], within[2], dataset),
+                               "cross": (cross[0], cross[2], f"digits->{dataset}")}.items():
         for v in ("rr", "second_order"):
             if base == "cross" and v not in cross_variants:
                 continue

@@ -1,10 +1,11 @@
-from compendium.pipeline.schemas import DD_RUN, SEED_MAX
+from compendium.pipeline.schemas import DD_DATASET, DD_RUN, SEED_MAX, dataset_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_gtn"
 DATA = ("fashion-mnist",)
 _RUN = {k: DD_RUN[k] for k in ("seeds", "test_n", "workers", "dpi")}
 SCHEMA = {
+    **DD_DATASET,
     **_RUN,
     # GTN meta-training
     "meta_seeds": Param("list[int]", "meta-training seeds of the full-curriculum runs, with and without weight norm", low=0, high=SEED_MAX,
@@ -48,8 +49,8 @@ SCHEMA = {
 def check(values: dict) -> list[str]:
     """GTN (Such et al., ICML 2020) differentiates through the learners' training, so they keep no BatchNorm
     statistics; its class-balanced generator batches hold the 10 classes equally; the truncated unroll
-    back-propagates through at most the ``inner_steps`` steps."""
-    errs = []
+    back-propagates through at most the ``inner_steps`` steps; a non-shipped dataset needs ``data_root``."""
+    errs = dataset_problems(values)
     codes = values["learners"]
     if any(c.split("-")[3:4] == ["batch"] for c in codes):
         errs.append(f"learners: GTN learners are unrolled: no BatchNorm in {codes}")

@@ -1,9 +1,10 @@
-from compendium.pipeline.schemas import DD_RUN
+from compendium.pipeline.schemas import DD_DATASET, DD_RUN, dataset_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_labels"
 DATA = ("fashion-mnist", "digits")
 SCHEMA = {
+    **DD_DATASET,
     **DD_RUN,
     "eval_lr": Param("float", "student Adam learning rate (constant, as the paper's learners)", low=0.0, high=1.0),
     "base_per_class": Param("int", "base images per source class (N = 10 x this; the paper's N = 100)", low=1, high=500),
@@ -36,7 +37,10 @@ SCHEMA = {
 def check(values: dict) -> list[str]:
     """Label distillation's flexibility study (Bohdal, Yang & Hospedales 2020) trains the labels distilled with
     ``arch`` at 1x steps otherwise: the grid must contain that setup (1.0 in ``step_mults``, ``arch`` in ``archs``)."""
-    errs = []
+    errs = dataset_problems(values)
+    if values.get("dataset", "fashion-mnist") not in ("fashion-mnist", "mnist"):
+        errs.append(f"dataset: {values.get('dataset')!r}: LD's cross-dataset bases take 1 x 28 x 28 images; use "
+                    "fashion-mnist or mnist")
     if 1.0 not in values["step_mults"]:
         errs.append(f"step_mults: {values['step_mults']} must include 1.0 (the distillation setup)")
     if values["arch"] not in values["archs"]:

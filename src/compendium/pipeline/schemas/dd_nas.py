@@ -1,9 +1,10 @@
-from compendium.pipeline.schemas import DD_RUN, SEED_MAX
+from compendium.pipeline.schemas import DD_DATASET, DD_RUN, SEED_MAX, dataset_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_nas"
 DATA = ("fashion-mnist",)
 SCHEMA = {
+    **DD_DATASET,
     **{k: DD_RUN[k] for k in ("workers", "dpi")},
     "nas_n": Param("int", "ConvNets sampled from the search space (its 144 architectures: width, depth, activation, "
                           "normalisation, pooling)", low=2, high=144),
@@ -17,5 +18,6 @@ SCHEMA = {
 
 def check(values: dict) -> list[str]:
     """The NAS studies of DC (Zhao et al., ICLR 2021), DSA (Zhao & Bilen, ICML 2021) and GTN (Such et al., ICML
-    2020) rank architectures by their accuracy after full training on the real data; nothing else to check."""
-    return []
+    2020) rank architectures by their accuracy after full training on the real data (``dataset``, the same as
+    dd_gtn's); a non-shipped dataset needs ``data_root``."""
+    return dataset_problems(values)

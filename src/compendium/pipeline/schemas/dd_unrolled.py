@@ -1,9 +1,10 @@
-from compendium.pipeline.schemas import SEED_MAX
+from compendium.pipeline.schemas import DD_DATASET, SEED_MAX, dataset_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_unrolled"
 DATA = ("fashion-mnist", "digits")
 SCHEMA = {
+    **DD_DATASET,
     "seed": Param("int", "seed of the splits, the distilled images and the fixed init", low=0, high=SEED_MAX),
     "fixed_seeds": Param("list[int]", "distillation seeds (= fixed theta_0) of the replicated arms: DD fixed and every SLDD / DD run of the size study (the stage's seed is always one)", low=0, high=SEED_MAX, nonempty=True),
     "plateau_every": Param("int", "test the outer loss for a plateau (the claims' test) every this many outer steps and stop there; the iteration counts are then caps (0: off)", low=0, high=100_000),
@@ -50,7 +51,9 @@ def check(values: dict) -> list[str]:
     """DD (Wang et al. 2018, Algorithm 1) splits the ``size`` class-cyclic images into ``steps`` equal batches and
     holds at least one image per class; SLDD's distillation size d_A needs A > 0; DD's poisoning maps a class K
     of the 10 to a different class T."""
-    errs = []
+    errs = dataset_problems(values)
+    if values.get("dataset", "fashion-mnist") not in ("fashion-mnist", "mnist"):
+        errs.append(f"dataset: {values.get('dataset')!r}: DD's learner takes 1 x 28 x 28 images; use fashion-mnist or mnist")
     if values["arch"] not in ("lenet", "convnet"):
         errs.append(f"arch: {values['arch']!r} is not an unrolled learner; use lenet or convnet")
     if values["init"] not in ("xavier", "default"):
