@@ -1,3 +1,4 @@
+import functools
 import os
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from compendium.core import data, paths  # noqa: E402
+from compendium.pipeline import params  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -119,14 +121,20 @@ def write_fake_mnist(root, per_class_train: int = 3, per_class_test: int = 1, se
     return Path(root)
 
 
+def read_unverified(monkeypatch, name: str) -> None:
+    """Read CIFAR ``name`` without torchvision's md5 check (the fake folders are not the official files)."""
+    import functools
+
+    loader = {"cifar10": data.load_cifar10, "cifar100": data.load_cifar100}[name]
+    monkeypatch.setitem(data.LOADERS, name, functools.partial(loader, verify_md5=False))
+
+
 @pytest.fixture
 def fake_cifar10(tmp_path, monkeypatch):
     """A tiny fake CIFAR-10 under ``tmp_path/ext`` (2 training and 1 test image per class), read without
     torchvision's md5 check; the value is the ``data_root`` to give the stages."""
-    import functools
-
     root = write_fake_cifar10(tmp_path / "ext")
-    monkeypatch.setitem(data.LOADERS, "cifar10", functools.partial(data.load_cifar10, verify_md5=False))
+    read_unverified(monkeypatch, "cifar10")
     return str(root)
 
 
@@ -141,8 +149,17 @@ def fake_mnist(tmp_path):
 def fake_cifar100(tmp_path, monkeypatch):
     """A tiny fake CIFAR-100 under ``tmp_path/ext`` (2 training and 1 test image per class), read without
     torchvision's md5 check; the value is the ``data_root`` to give the stages."""
-    import functools
-
     root = write_fake_cifar100(tmp_path / "ext")
-    monkeypatch.setitem(data.LOADERS, "cifar100", functools.partial(data.load_cifar100, verify_md5=False))
+    read_unverified(monkeypatch, "cifar100")
     return str(root)
+
+
+@functools.lru_cache(maxsize=1)
+def params_file() -> dict:
+    """``params.yaml`` as loaded (once per test session)."""
+    return params.load()
+
+
+def params_at(scale: str, stage: str) -> dict:
+    """A stage's values resolved at ``scale``."""
+    return params.resolve(dict(params_file(), scale=scale), stage)

@@ -496,9 +496,11 @@ def test_set_figures_name_classes_in_full_and_legibly():
 
 
 def test_random_proxies_are_one_sample_per_seed():
-    tr = SimpleNamespace(images=torch.randint(0, 255, (100, 1, 28, 28), dtype=torch.uint8), labels=torch.arange(100) % 10)
+    tr = SimpleNamespace(images=torch.randint(0, 255, (100, 1, 28, 28), dtype=torch.uint8), labels=torch.arange(100) % 10,
+                         name="mnist")
     r = gtn_experiment.random_proxies(tr, 2, (0.3,), (0.35,), [0, 1])
     assert list(r) == [0, 1] and len(r[0]) == 20 and r[0].labels.bincount().tolist() == [2] * 10
+    assert r[0].dataset == "mnist"  # the sets record the stage's dataset
     assert not torch.equal(r[0].images, r[1].images)
 
 

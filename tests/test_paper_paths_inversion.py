@@ -3,8 +3,6 @@ RDED) and dd_dwa (DWA's figures and Table 10) resolve to CIFAR-100, DWA's datase
 Figs. 1, 3-5, with its 4-px recovery jitter at 32 px; the ``cpu`` default stays on Fashion-MNIST; and the paper
 path runs a step or two on a tiny CIFAR-100 folder in its python-pickle format."""
 
-import functools
-
 import pytest
 import torch
 
@@ -12,21 +10,16 @@ from compendium.core import data
 from compendium.core.probe import to_float
 from compendium.distill import continual, dwa_experiments, evaluate as E, inversion as I, runner, teachers
 from compendium.distill.sets import DistilledSet, SetError
-from compendium.pipeline import params, paper_hparams
+from compendium.pipeline import paper_hparams
 from compendium.pipeline.schemas import dd_dwa, dd_inversion, dd_teachers
+from conftest import params_at, params_file
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 SCHEMAS = {"dd_teachers": dd_teachers, "dd_inversion": dd_inversion, "dd_dwa": dd_dwa}
 
 
-@functools.lru_cache(maxsize=1)
-def _raw() -> dict:
-    return params.load()
-
-
-def at(scale: str, stage: str) -> dict:
-    return params.resolve(dict(_raw(), scale=scale), stage)
+at, _raw = params_at, params_file
 
 
 @pytest.mark.parametrize("stage", list(SCHEMAS))

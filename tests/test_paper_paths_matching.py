@@ -3,8 +3,6 @@ to CIFAR-10 and dd_dc_arch (DC's ConvNet ablation) to MNIST, the datasets of the
 default stays on the shipped Fashion-MNIST with the same calls; and each stage's paper path runs a step or two on a
 tiny folder in the dataset's real on-disk format (CIFAR-10's python pickles, MNIST's gzipped IDX files)."""
 
-import functools
-
 import pytest
 import torch
 
@@ -14,8 +12,9 @@ from compendium.distill import evaluate as E
 from compendium.distill import kernel, networks, runner
 from compendium.distill.matching import dsa, synthesis
 from compendium.distill.sets import DistilledSet, SetError
-from compendium.pipeline import params, paper_hparams
+from compendium.pipeline import paper_hparams
 from compendium.pipeline.schemas import dd_dc_arch, dd_kip, dd_matching
+from conftest import params_at, params_file
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -23,13 +22,7 @@ SCHEMAS = {"dd_matching": dd_matching, "dd_kip": dd_kip, "dd_dc_arch": dd_dc_arc
 PAPER_DATASET = {"dd_matching": "cifar10", "dd_kip": "cifar10", "dd_dc_arch": "mnist"}
 
 
-@functools.lru_cache(maxsize=1)
-def _raw() -> dict:
-    return params.load()
-
-
-def at(scale: str, stage: str) -> dict:
-    return params.resolve(dict(_raw(), scale=scale), stage)
+at, _raw = params_at, params_file
 
 
 # --- the configuration -------------------------------------------------------------------------------

@@ -3,31 +3,23 @@ to the paper's CIFAR-100 setting (Sec. 4, App. A.1, Table 5), the ``cpu`` defaul
 calls as before, and each stage's paper path runs a step or two on a tiny CIFAR-100 folder in its real
 on-disk format."""
 
-import functools
-
 import pytest
 import torch
 
 from compendium.core import augment, data, models
 from compendium.distill import ssdd
 from compendium.distill.ssdd import experiments
-from compendium.pipeline import params
 from compendium.pipeline.schemas import ssdd_distill, ssdd_eval, ssdd_teacher
 from compendium.ssl import methods as ssl_methods
 from compendium.ssl import train
+from conftest import params_at, params_file
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 SCHEMAS = {"ssdd_teacher": ssdd_teacher, "ssdd_distill": ssdd_distill, "ssdd_eval": ssdd_eval}
 
 
-@functools.lru_cache(maxsize=1)
-def _raw() -> dict:
-    return params.load()
-
-
-def at(scale: str, stage: str) -> dict:
-    return params.resolve(dict(_raw(), scale=scale), stage)
+at, _raw = params_at, params_file
 
 
 # --- the configuration -------------------------------------------------------------------------------

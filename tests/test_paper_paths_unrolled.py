@@ -2,29 +2,22 @@
 dataset, and GTN with the NAS ground truth (dd_gtn, dd_nas) CIFAR-10, from ``data_root``; the ``cpu`` default stays
 on Fashion-MNIST; and each paper path runs a step or two on a tiny folder in the dataset's distributed format."""
 
-import functools
-
 import pytest
 
 from compendium.core.probe import to_float
 from compendium.distill.unrolled import dd as D
 from compendium.distill.unrolled import dd_experiment, gtn_experiment, ld_experiment, nas
 from compendium.distill.unrolled import gtn as G
-from compendium.pipeline import params, paper_hparams
+from compendium.pipeline import paper_hparams
 from compendium.pipeline.schemas import dd_gtn, dd_labels, dd_nas, dd_unrolled
+from conftest import params_at, params_file
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 SCHEMAS = {"dd_unrolled": dd_unrolled, "dd_labels": dd_labels}
 
 
-@functools.lru_cache(maxsize=1)
-def _raw() -> dict:
-    return params.load()
-
-
-def at(scale: str, stage: str) -> dict:
-    return params.resolve(dict(_raw(), scale=scale), stage)
+at, _raw = params_at, params_file
 
 
 @pytest.mark.parametrize("stage", list(SCHEMAS))

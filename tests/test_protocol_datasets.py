@@ -1,6 +1,5 @@
 """D as a named dataset (the `dataset` and `data_root` keys of the priors and rela_* stages)."""
 
-import functools
 import json
 
 import numpy as np
@@ -8,15 +7,14 @@ import pytest
 import torch
 
 from compendium.core import data
-from conftest import write_fake_cifar10
+from conftest import read_unverified, write_fake_cifar10
 from compendium.rela import experiment, targets
 
 
 @pytest.fixture
 def cifar_root(tmp_path, monkeypatch):
     write_fake_cifar10(tmp_path / "ext", per_class_train=6, per_class_test=2)
-    # these files are not the official ones: skip torchvision's md5 check
-    monkeypatch.setitem(data.LOADERS, "cifar10", functools.partial(data.load_cifar10, verify_md5=False))
+    read_unverified(monkeypatch, "cifar10")  # these files are not the official ones
     return tmp_path / "ext"
 
 
