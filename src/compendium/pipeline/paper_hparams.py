@@ -285,6 +285,7 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
 }
 
 _NO_DATASET_KEY = "no `dataset` key yet: Fashion-MNIST at every scale, where {} uses {}"
+_TWO_SOURCES = ("; at paper scale it would read {}, so its paper path waits for artifact folders per dataset")
 _OPEN = "open: "   # a gap with no reason recorded in the project yet
 _SHARED_STUDENT = ("one student protocol for every dd_* method (AdamW, cosine, a fixed number of steps); the paper's "
                    "students train with SGD, so its rate is not comparable")
@@ -323,12 +324,14 @@ GAPS: dict[str, dict[str, str]] = {
         "table4_archs": _OPEN + "the student zoo has no VGG-16 or ResNet-50; VGG-11 and ResNet-18 stand in",
         "table9_archs": _OPEN + "the student zoo has no ResNet-50 or ResNet-101; the ConvNet stands in",
         "temperature": _SHARED_TEMPERATURE,
-        "dataset": _NO_DATASET_KEY.format("DWA Tables 4 and 9", "CIFAR-100 and ImageNet-1K"),
+        "dataset": _NO_DATASET_KEY.format("DWA Tables 4 and 9", "CIFAR-100 and ImageNet-1K") + _TWO_SOURCES.format(
+            "the DC / DSA / DM sets of dd_matching (CIFAR-10) and the SRe2L / DWA sets of dd_dwa (CIFAR-100)"),
     },
     "dd_mnemonics": {
         "width": "Mnemonics trains a 32-layer ResNet on CIFAR-100 (ResNet-18 on ImageNet); the stage's learner is a "
                  "ConvNet with instance norm (the unrolled network keeps no running statistics)",
-        "dataset": _NO_DATASET_KEY.format("Mnemonics", "CIFAR-100 and ImageNet (LUCIR protocol)"),
+        "dataset": _NO_DATASET_KEY.format("Mnemonics", "CIFAR-100 and ImageNet (LUCIR protocol)") + _TWO_SOURCES.format(
+            "dd_matching's DC / DSA / DM memories (CIFAR-10), dd_dc_arch's (MNIST) and dd_inversion's DWA (CIFAR-100)"),
     },
     "dd_text": {
         "archs": _OPEN + "no Bi-RNN learner is implemented (TextConvNet and Bi-LSTM are)",
@@ -341,7 +344,7 @@ GAPS: dict[str, dict[str, str]] = {
     },
     "ssdd_eval": {
         "cross_methods": "IDM and DATM are not implemented; DSA and DM come from dd_matching, which distils "
-                         "Fashion-MNIST only, so the CIFAR-100 paper profile leaves them out",
+                         "CIFAR-10 at paper scale, so the CIFAR-100 paper profile leaves them out",
         "probe_lr": "the stage's probe trains Adam on z-scored features at every scale",
         "budgets": _SSDD_BUDGETS,
         "student_width": _KRRST_CONVNET.format("the student") + ", globally pooled at every scale (chosen at "

@@ -254,7 +254,8 @@ def load_sets(need: Sequence[str] = ()) -> dict:
 
 def matching_sets(dataset: str, matching_ipc: int, teacher: Callable[[torch.Tensor], torch.Tensor]) -> dict:
     """``{"DSA", "DM"}``: the ``dd_matching`` sets relabelled with the teacher's targets (Table 1's
-    baselines); none for a source other than Fashion-MNIST (``dd_matching`` distils Fashion-MNIST only)."""
+    baselines); none for a source other than Fashion-MNIST (``dd_matching`` distils its own ``dataset``: CIFAR-10
+    at paper scale, not SSDD's CIFAR-100)."""
     if dataset != DEFAULT_DATASET:
         return {}
     return {m.upper(): matching_set(m, matching_ipc, teacher) for m in ("dsa", "dm")}

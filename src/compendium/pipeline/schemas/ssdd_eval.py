@@ -40,14 +40,14 @@ SCHEMA = {
 
 def check(values: dict) -> list[str]:
     """Table 1's students include the ConvNet (the students every set is evaluated on); a non-shipped
-    source has a ``data_root`` and no DSA / DM sets among ``cross_methods`` (``dd_matching`` distils
-    Fashion-MNIST only)."""
+    source has a ``data_root`` and no DSA / DM sets among ``cross_methods`` (``dd_matching`` distils its own
+    ``dataset``, CIFAR-10 at paper scale, never SSDD's CIFAR-100 source)."""
     errs = source_problems(values)
     if "convnet" not in values.get("archs", ["convnet"]):
         errs.append(f"archs: {values['archs']} must include convnet (the main student); add it")
     name = values.get("dataset", "fashion-mnist")
     bad = [m for m in values.get("cross_methods", []) if m in ("DSA", "DM")]
     if name != "fashion-mnist" and bad:
-        errs.append(f"cross_methods: {bad} come from dd_matching, which distils Fashion-MNIST only; remove them for "
-                    f"dataset {name!r}")
+        errs.append(f"cross_methods: {bad} come from dd_matching, whose sets are Fashion-MNIST's here (CIFAR-10's at "
+                    f"paper scale); remove them for dataset {name!r}")
     return errs
