@@ -724,8 +724,7 @@ def probe_data(spec: ProbeSpec) -> dict:
     for name in spec.targets:
         if name in ("fashion-mnist", "digits"):
             continue
-        tr, te = data.load_dataset(name, "train", spec.data_root), data.load_dataset(name, "test", spec.data_root)
-        m, s = data.normalisation(name, tr.images)
+        tr, te, m, s = data.train_test(name, spec.data_root)
         i = torch.randperm(len(tr), generator=g)[:spec.train_n]
         j = torch.randperm(len(te), generator=g)[:spec.test_n]
         trx, tr_y, tex, te_y = to_float(tr.images[i], m, s), tr.labels[i], to_float(te.images[j], m, s), te.labels[j]

@@ -658,7 +658,14 @@ def dd_mnemonics_claims(res: pd.DataFrame, gains: pd.DataFrame, traces: pd.DataF
     ``memory_res`` / ``memory_params`` / ``memory_setting``: a second pass (as ``res``) whose DC and DSA
     memories are other sets (``dd_dc_arch``'s ipc-1 sets at DC's 1,000 outer iterations, at a memory of 1 per
     class); where it holds a DC set, the DC and DSA rows are judged on it instead of on ``res``."""
-    aia = {m: pick(res, "seed", "avg incremental acc", method=m) for m in res["method"].unique()}
+    def accuracies(table: pd.DataFrame) -> dict:
+        return {m: pick(table, "seed", "avg incremental acc", method=m) for m in table["method"].unique()}
+
+    def no_memory_floor(acc: dict) -> Precondition | None:
+        return claims.above("herding above the no-memory floor", mean(acc.get("herding", {})), mean(acc.get("none", {})),
+                            "a herding memory that beats no memory (LwF)") if "none" in acc else None
+
+    aia = accuracies(res)
     forg = {m: pick(res, "seed", "forgetting", method=m) for m in res["method"].unique()}
     runs = sorted(traces["run"].unique()) if len(traces) else []
     mn = regime("Mnemonics exemplars reached their regime", curves_of(traces, runs, {r: mn_iterations for r in runs}),
@@ -666,8 +673,7 @@ def dd_mnemonics_claims(res: pd.DataFrame, gains: pd.DataFrame, traces: pd.DataF
     ab = claims.reached("A/B adjustment of the old exemplars ran", mn_adjust_iterations, MNEMONICS_ADJUST,
                         f"the whole method: {MNEMONICS_ADJUST} A/B adjustment steps per phase (the `paper` profile); "
                         f"{mn_adjust_iterations} here (Mnemonics ran without part of its method)")
-    floor = claims.above("herding above the no-memory floor", mean(aia.get("herding", {})), mean(aia.get("none", {})),
-                         "a herding memory that beats no memory (LwF)") if "none" in aia else None
+    floor = no_memory_floor(aia)
     pre_mn = [mn, ab] + ([floor] if floor else [])
     P, V = _MN, _V_MN
     over = "paired over the seeds"
@@ -685,10 +691,8 @@ def dd_mnemonics_claims(res: pd.DataFrame, gains: pd.DataFrame, traces: pd.DataF
                   ours="forgetting " + ", ".join(f"{m} {pts(forg.get(m, {}))}" for m in ("mnemonics", "random", "herding")))]
 
     if memory_res is not None and "dc" in set(memory_res["method"]):  # the DC / DSA rows on the second pass
-        aia = {m: pick(memory_res, "seed", "avg incremental acc", method=m) for m in memory_res["method"].unique()}
-        set_params, setting = memory_params or {}, memory_setting
-        floor = claims.above("herding above the no-memory floor", mean(aia.get("herding", {})), mean(aia.get("none", {})),
-                             "a herding memory that beats no memory (LwF)") if "none" in aia else None
+        aia, set_params, setting = accuracies(memory_res), memory_params or {}, memory_setting
+        floor = no_memory_floor(aia)
     ipc = int((set_params.get("dc") or {}).get("ipc") or 10)
 
     def mem_pre(*ms):
