@@ -370,3 +370,20 @@ def test_gpu_extrapolation_divides_by_the_measured_speedup():
     assert "| priors | byol/byol | 6.0x | 60.0 min | 10.0 min |" in text
     assert "| dd_unrolled | none (CPU) | 1.0x | 30.0 min | 30.0 min |" in text
     assert "about 0.7 hours**, 0.5 of them" in text
+
+
+def test_the_readme_block_states_the_totals_and_the_stages_that_ran():
+    F = faithful
+    rows = [F.Estimate("priors", "k", 2.0, 10.0, 120.0), F.Estimate("dd_unrolled", "k", 3.0, 10.0, 60.0)]
+    recs = {"dd_unrolled": {"minutes": 45.0, "finished": "2026-01-01 00:00:00"}, "claims_ledger": {"minutes": 0.1}}
+    block = F.readme_block(rows, {"priors": 4.0}, recs)
+    assert block.startswith(F.README_START) and block.endswith(F.README_END)
+    assert "about 3 hours on 2 cores" in block and "about 2 on one GPU, 1 of them" in block
+    assert "| `dd_unrolled` | 45.0 min | 2026-01-01 00:00:00 |" in block and "claims_ledger" not in block
+    assert "No stage has run" in F.readme_block(rows, {}, {})
+
+
+def test_the_readme_states_the_faithful_summary_of_the_repository_as_it_stands():
+    readme = (paths.ROOT / "README.md").read_text()
+    assert faithful.current_readme_block() in readme, \
+        "the README's faithful summary is stale: python -m compendium.pipeline.faithful --dry-run --write"

@@ -48,6 +48,7 @@ DONE = "done"                            # <root>/done/<stage>.json: the done re
 ESTIMATE_MD = paths.ROOT / "benchmarks" / "faithful_estimate.md"
 BENCH_CPU = paths.ROOT / "benchmarks" / "bench_steps_cpu.json"      # benchmarks/bench_steps.py on 2 cores
 BENCH_GPU = paths.ROOT / "benchmarks" / "bench_steps_gpu.json"      # the same on one GPU
+README_START, README_END = "<!-- faithful-time:start -->", "<!-- faithful-time:end -->"   # the README's summary
 SKIPPED = frozenset({"clean_notebooks"})  # the runner cleans each notebook itself (build/faithful/nb/)
 MODULE_STAGES = ("summary",)             # the presentation stage that runs a module, not a notebook
 RECORD_KEYS = ("scale", "params", "sources", "upstream")   # what a record must match to be skipped
@@ -443,6 +444,13 @@ def read_bench(path: Path) -> list[dict]:
     return json.loads(path.read_text()) if path.is_file() else []
 
 
+def gpu_total(rows: list[Estimate], speedups: dict[str, float]) -> tuple[float, float]:
+    """(minutes on one GPU, minutes of those in stages whose loops stay on the CPU), as :func:`gpu_section`."""
+    known = [r for r in rows if r.minutes is not None]
+    return (sum(r.minutes / speedups.get(r.stage, 1.0) for r in known),
+            sum(r.minutes for r in known if r.stage not in speedups))
+
+
 def gpu_section(rows: list[Estimate], speedups: dict[str, float], gpu: str) -> list[str]:
     """The estimate's GPU part: per stage, its faithful minutes over its bench case's speed-up (1 where none)."""
     lines = ["## On one GPU (extrapolated)", "",
@@ -453,15 +461,13 @@ def gpu_section(rows: list[Estimate], speedups: dict[str, float], gpu: str) -> l
              "The whole stage is scaled by its loop's speed-up, so parts that do not speed up (data loading,",
              "figures, CPU-bound evaluation) make the real time longer. **Not a measurement of the profile.**", "",
              "| stage | bench case | speed-up | faithful on 2 cores | faithful on one GPU |", "|---|---|---:|---:|---:|"]
-    total = on_cpu = 0.0
     for r in rows:
         if r.minutes is None:
             continue
         sp = speedups.get(r.stage, 1.0)
         case = "/".join(BENCH_LOOP[r.stage]) if r.stage in speedups else "none (CPU)"
-        total += r.minutes / sp
-        on_cpu += r.minutes if r.stage not in speedups else 0.0
         lines.append(f"| {r.stage} | {case} | {sp:,.1f}x | {fmt_minutes(r.minutes)} | {fmt_minutes(r.minutes / sp)} |")
+    total, on_cpu = gpu_total(rows, speedups)
     lines += ["", f"**Total on one GPU: about {total / 60:,.1f} hours**, {on_cpu / 60:,.1f} of them in the stages "
               "whose loops stay on the CPU.", ""]
     return lines
@@ -506,6 +512,61 @@ def estimate_markdown(rows: list[Estimate], cpu: dict[str, Measured], gpu: tuple
     if gpu and gpu[0]:
         lines += gpu_section(rows, *gpu)
     return "\n".join(lines)
+
+
+def readme_block(rows: list[Estimate], speedups: dict[str, float], records: dict[str, dict]) -> str:
+    """The README's faithful summary (between :data:`README_START` and :data:`README_END`): the estimated
+    total on 2 cores and on one GPU, and the stages that have run (their done records: minutes, date).
+    Whether a record still matches the code is ``--status``'s answer, not the README's."""
+    total = sum(r.minutes for r in rows if r.minutes is not None)
+    on_gpu, stays = gpu_total(rows, speedups)
+    lines = [README_START, "",
+             f"Estimated time: **about {total / 60:,.0f} hours on 2 cores** ({total / 60 / 24:.1f} days) and about "
+             f"{on_gpu / 60:,.0f} on one GPU, {stays / 60:,.0f} of them in stages whose loops stay on the CPU "
+             f"(`{ESTIMATE_MD.relative_to(paths.ROOT)}`, written by `--dry-run --write`: an extrapolation from the "
+             "`cpu` run's minutes, not a measurement).", ""]
+    ran = {st: rec for st, rec in records.items() if st not in MODULE_STAGES and st != "claims_ledger"}
+    if ran:
+        lines += ["What has run at this scale (each stage's done record under `reports/faithful/done/`; "
+                  "`--status` says which still match the code):", "",
+                  "| stage | minutes (its last run) | finished |", "|---|---:|---|"]
+        lines += [f"| `{st}` | {fmt_minutes(rec.get('minutes'))} | {rec.get('finished', '?')} |"
+                  for st, rec in ran.items()]
+        lines += ["", f"{len(ran)} stage(s), {sum(r.get('minutes') or 0 for r in ran.values()) / 60:,.1f} hours measured "
+                  "in all; their verdicts are in `reports/faithful/claims.csv`.", ""]
+    else:
+        lines += ["No stage has run at this scale yet.", ""]
+    return "\n".join(lines + [README_END])
+
+
+def records(order: list[str], root: Path = ROOT) -> dict[str, dict]:
+    """The done records under ``root``, in pipeline order."""
+    return {st: rec for st in order if (rec := read_record(root, st)) is not None}
+
+
+def gpu_speedups() -> tuple[dict[str, float], str]:
+    """Each stage's loop speed-up on the GPU of ``bench_steps_gpu.json`` (:func:`bench_speedups`), and its name."""
+    gpu_rows = read_bench(BENCH_GPU)
+    names = sorted({r["device"] for r in gpu_rows if r.get("device") not in (None, "cpu")})
+    return bench_speedups(read_bench(BENCH_CPU), gpu_rows), " / ".join(names) or "a GPU"
+
+
+def current_readme_block() -> str:
+    """:func:`readme_block` from the repository as it stands: every stage's estimate, the bench files and the
+    done records under ``reports/faithful/``."""
+    stages = read_stages(yaml.safe_load(paths.DVC_YAML.read_text()))
+    order = dag_order(stages, upstream(stages))
+    rows = estimate_rows(order, {st: stage_values(st) for st in order}, measured(order))
+    return readme_block(rows, gpu_speedups()[0], records(order))
+
+
+def rewrite_readme(readme: Path, block: str) -> None:
+    """Replace the README's faithful summary with ``block``."""
+    text = readme.read_text()
+    if README_START not in text or README_END not in text:
+        raise ValueError(f"{readme} has no {README_START} ... {README_END} block")
+    old = text[text.index(README_START): text.index(README_END) + len(README_END)]
+    readme.write_text(text.replace(old, block))
 
 
 # --- running ----------------------------------------------------------------------------------------------
@@ -662,11 +723,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[faithful] with --hours {args.hours:g}: starts {', '.join(fits)} (about {fmt_minutes(t)})")
         if args.write:
             ESTIMATE_MD.parent.mkdir(parents=True, exist_ok=True)
-            gpu_rows = read_bench(BENCH_GPU)
-            names = sorted({r["device"] for r in gpu_rows if r.get("device") not in (None, "cpu")})
-            ESTIMATE_MD.write_text(estimate_markdown(rows, cpu, (bench_speedups(read_bench(BENCH_CPU), gpu_rows),
-                                                                 " / ".join(names) or "a GPU")))
-            print(f"[faithful] wrote {ESTIMATE_MD}")
+            speedups, gpu = gpu_speedups()
+            ESTIMATE_MD.write_text(estimate_markdown(rows, cpu, (speedups, gpu)))
+            rewrite_readme(paths.ROOT / "README.md", readme_block(rows, speedups, records(order)))
+            print(f"[faithful] wrote {ESTIMATE_MD} and the README's faithful summary")
         return 0
     try:
         with nbrun.stage_lock(f"{SCALE}-runner"):
@@ -685,6 +745,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         timings.update(root, stages=order)   # every stage that ran keeps its measured minutes
+        if root == ROOT and args.scale == SCALE:   # the README lists the stages that have run
+            rewrite_readme(paths.ROOT / "README.md", current_readme_block())
     if result["ran"] and not result["left"] and (root / "claims.csv").is_file():
         say(f"the site of this profile: {site.build(reports=root)}")   # as `make repro` does after `dvc repro`
     return 0
