@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
-from compendium.core import paths
+from compendium.core import data, paths
 from compendium.core.parallel import run_calls
 from compendium.distill import evaluate as E
 from compendium.distill.continual import test_view
@@ -74,6 +75,36 @@ def evaluate_many(jobs: list[Job], test_images: torch.Tensor, test_labels: torch
         return run_calls(calls, 0, resume_dir=resume_dir, resume_context=context)
     return run_calls(calls, workers, costs=[j.cost for j in jobs], initializer=_init,
                      initargs=(test_images, test_labels, 1), resume_dir=resume_dir, resume_context=context)
+
+
+def datasets_of(sets, data_root: str | os.PathLike = "", test_n: int = 0
+                ) -> tuple[dict[str, data.ImageDataset], dict[str, tuple[torch.Tensor, torch.Tensor]]]:
+    """The training split and the test images and labels (:func:`E.test_subset` of ``test_n``) of every dataset the
+    ``sets`` were made from (``None`` entries skipped), by name: what :func:`evaluate_by_dataset` and the sets'
+    real-image references need. Non-shipped datasets are read from ``data_root`` (:func:`data.train_test`)."""
+    train, tests = {}, {}
+    for name in sorted({d.dataset for d in sets if d is not None}):
+        train[name], te, _, _ = data.train_test(name, data_root)
+        tests[name] = E.test_subset(te.images, te.labels, test_n)
+    return train, tests
+
+
+def evaluate_by_dataset(jobs: list[Job], tests: Mapping[str, tuple[torch.Tensor, torch.Tensor]], workers: int = 2,
+                        resume_dir: str | os.PathLike | None = None) -> list[dict]:
+    """:func:`evaluate_many` for jobs whose sets come from several datasets: each set (``job.dset.dataset``) is
+    tested on ``tests[its dataset]`` (images, labels). Rows in the order of ``jobs``; every job is checked
+    before any trains. With one dataset it is :func:`evaluate_many`, to the same rows."""
+    missing = sorted({j.dset.dataset for j in jobs} - set(tests))
+    if missing:
+        raise ValueError(f"no test split for the dataset(s) {missing} of the sets; tests has {sorted(tests)}")
+    for j in jobs:
+        E._check_inputs(j.dset, *_test_for(j, *tests[j.dset.dataset]), j.cfg, j.teacher)
+    rows: list[dict | None] = [None] * len(jobs)
+    for name in dict.fromkeys(j.dset.dataset for j in jobs):
+        idx = [k for k, j in enumerate(jobs) if j.dset.dataset == name]
+        for k, r in zip(idx, evaluate_many([jobs[k] for k in idx], *tests[name], workers, resume_dir)):
+            rows[k] = r
+    return rows
 
 
 def summarise(rows: list[dict], keys: list[str]):

@@ -713,9 +713,12 @@ DISTILLERS = {"convnet": "ConvNet", "resnet18": "ResNet-18", "vit_bn": "ViT-BN"}
 DC_TABLE2 = "dc table2"
 
 
-def crossarch_claims(res, evals, sets: Mapping, images_u8: torch.Tensor, *, ipc: int, matrix_methods, matrix_archs,
-                     table4: Iterable[tuple], table9: Iterable[tuple], table2_archs=(), table2_ipc: int = 1) -> list[Claim]:
-    """The rows of ``dd_crossarch``. ``res``: per-seed results keyed by ``method``, ``distilled by``,
+def crossarch_claims(res, evals, sets: Mapping, images_u8: torch.Tensor | Mapping[str, torch.Tensor], *, ipc: int,
+                     matrix_methods, matrix_archs, table4: Iterable[tuple], table9: Iterable[tuple], table2_archs=(),
+                     table2_ipc: int = 1) -> list[Claim]:
+    """The rows of ``dd_crossarch``. ``images_u8``: the training images the sets were made from, or a mapping
+    dataset name -> them where the sets come from several datasets (each set's ``dataset``). ``res``: per-seed
+    results keyed by ``method``, ``distilled by``,
     ``student``, ``ipc``, with the reference arms (``init_name(M)`` and ``REAL_INIT`` on the ConvNet
     student); ``sets``: ``(method, distilled by, ipc)`` -> set; ``table4`` / ``table9``: the (distilled by,
     student, ipc) cells of DWA Tables 4 and 9; ``table2_archs``: the students of DC's Table 2, on which the
@@ -725,15 +728,18 @@ def crossarch_claims(res, evals, sets: Mapping, images_u8: torch.Tensor, *, ipc:
     def acc(m, b, a, i):
         return per_seed(res, method=m, **{"distilled by": b}, student=a, ipc=i)
 
+    def moved(d):   # from the real images of the set's own dataset
+        return displacement(d, images_u8[d.dataset] if isinstance(images_u8, Mapping) else images_u8)
+
     def reg(m, b, i):
         d = sets[(m, b, i)]
         its, on = int(d.params.get("iterations", 0)), acc(m, b, "convnet", i)
         if m == "sre2l":
             return sre2l_regime(f"{i}, by {b}", its, loss_curve(d), on, acc(REAL_INIT, b, "convnet", 1))
         if m == "dwa":
-            return dwa_regime(f"{i}, by {b}", displacement(d, images_u8), on, acc(REAL_INIT, b, "convnet", i), its)
+            return dwa_regime(f"{i}, by {b}", moved(d), on, acc(REAL_INIT, b, "convnet", i), its)
         M = m.upper()
-        return matching_regime(M, i, its, displacement(d, images_u8), on, acc(init_name(M), b, "convnet", i))
+        return matching_regime(M, i, its, moved(d), on, acc(init_name(M), b, "convnet", i))
 
     if table2_archs:
         methods, archs, at = [DC_TABLE2], list(table2_archs), table2_ipc
@@ -745,7 +751,7 @@ def crossarch_claims(res, evals, sets: Mapping, images_u8: torch.Tensor, *, ipc:
     conv = [a for a in archs if a not in ("mlp", "vit_tiny")]
     eff = [_avg_effect(m, [(acc(m, "convnet", a, at), acc(m, "convnet", "mlp", at)) for a in conv]) for m in methods]
     pre = [matching_regime("DC", at, int(sets[(m, "convnet", at)].params.get("iterations", 0)),
-                           displacement(sets[(m, "convnet", at)], images_u8), acc(m, "convnet", "convnet", at),
+                           moved(sets[(m, "convnet", at)]), acc(m, "convnet", "convnet", at),
                            acc(init_name(m), "convnet", "convnet", at)) if m == DC_TABLE2 else reg(m, "convnet", at)
            for m in methods]
     rows = [_row("DC", "ICLR 2021 (reading notes)", "cross-architecture",

@@ -11,6 +11,9 @@ DATA = ("fashion-mnist",)
 SCHEMA = {
     **DD_RUN,
     **DD_HARD,
+    "data_root": Param("str", "folder holding the datasets of the sets it reads, where they are not shipped: each set is "
+                              "evaluated on the dataset it was made from (the `dataset` of dd_matching, dd_dc_arch, "
+                              "dd_inversion and dd_dwa); '' while they are all shipped"),
     "ipc": Param("int", "ipc of every set (the stages that made them must have it)", low=1, high=1000),
     "matrix_methods": Param("list[str]", "rows of the DC/DSA cross-architecture matrix", nonempty=True,
                         choices=("dc", "dsa", "dm", "dwa", "sre2l")),
@@ -23,7 +26,7 @@ SCHEMA = {
     "zoo_width": Param("int", "ConvNet width of the students (128 at paper scale)", low=4, high=1024),
     "zoo_width_mult": Param("float", "width multiplier of every other family (1.0 at paper scale)", low=0.01, high=4.0),
     "zoo_vit_depth": Param("int", "ViT depth (12 at paper scale)", low=1, high=24),
-    "zoo_vit_patch": Param("int", "ViT patch size in pixels (4 at paper scale; must divide 28)", choices=(2, 4, 7, 14)),
+    "zoo_vit_patch": Param("int", "ViT patch size in pixels (4 at paper scale; must divide the image size: 28 or 32)", choices=(2, 4, 7, 14)),
     "zoo_stem_stride": Param("int", "stride of the ImageNet-style stems and ResNet-18's small stem (1 at paper scale)", choices=(1, 2)),
     "zoo_depth_mult": Param("float", "blocks per stage of MobileNet-V2, EfficientNet-B0, ShuffleNet-V2 (1.0 at paper scale)",
                         low=0.1, high=1.0),
