@@ -24,6 +24,22 @@ def _local_rank() -> int:
     return int(os.environ.get("LOCAL_RANK", 0))
 
 
+def distributed_rank() -> tuple[int, int]:
+    """(rank, world) of this process's group; (0, 1) outside ``torchrun`` (it joins nothing)."""
+    if _distributed():
+        return torch.distributed.get_rank(), torch.distributed.get_world_size()
+    return 0, 1
+
+
+def sync_buffers(module: torch.nn.Module) -> None:
+    """Under ``torchrun``: give every rank rank 0's buffers (BatchNorm running statistics, which each rank
+    updates from its own slice of the batch), as DistributedDataParallel does before each forward; so an
+    evaluation or a saved network is the same on every rank. Outside it: nothing."""
+    if _distributed() and torch.distributed.get_world_size() > 1:
+        for b in module.buffers():
+            torch.distributed.broadcast(b, 0)
+
+
 def init_distributed() -> tuple[int, int]:
     """Under ``torchrun``: join the process group (NCCL on CUDA, gloo on CPU); returns (rank, world)."""
     if "WORLD_SIZE" in os.environ and int(os.environ["WORLD_SIZE"]) > 1 and not _distributed():
@@ -31,6 +47,4 @@ def init_distributed() -> tuple[int, int]:
         if backend == "nccl":
             torch.cuda.set_device(_local_rank())
         torch.distributed.init_process_group(backend)
-    if _distributed():
-        return torch.distributed.get_rank(), torch.distributed.get_world_size()
-    return 0, 1
+    return distributed_rank()

@@ -42,11 +42,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.parallel import DistributedDataParallel
 
 from compendium.core import augment as aug
 from compendium.core import data
 from compendium.core import models
-from compendium.core.device import pick_device
+from compendium.core.device import distributed_rank, pick_device, sync_buffers
 from compendium.core.probe import seed_summary, to_float
 from compendium.core.progress import Rate, say
 from compendium.distill.sets import DistilledSet
@@ -333,12 +334,17 @@ def _fit(train_x: torch.Tensor, train_y: torch.Tensor, soft: torch.Tensor | None
     """Train a fresh student on ``train_x`` (normalised float, or uint8 normalised batch by batch)."""
     device = pick_device(cfg.device)
     n = train_x.shape[0]
+    rank, world = distributed_rank()
+    if world > 1 and cfg.batch_size % world:
+        raise ValueError(f"batch_size {cfg.batch_size} must divide into the {world} processes of the torchrun job")
     fmt = torch.channels_last if cfg.channels_last else torch.contiguous_format
     devices = []
     if device.type == "cuda":
         devices = [device.index if device.index is not None else torch.cuda.current_device()]
     with torch.random.fork_rng(devices=devices):  # the caller's global RNG is left as it was
         net = build_student(cfg, tuple(train_x.shape[1:]), num_classes, seed).to(device).to(memory_format=fmt)
+        step_net = net if world == 1 else DistributedDataParallel(  # under torchrun: gradients averaged over ranks
+            net, device_ids=[device.index] if device.type == "cuda" else None)
         t_net = None
         if cfg.label_mode == "teacher":
             t_net = copy.deepcopy(teacher).to(device)  # never moves or mutates the caller's teacher
@@ -356,7 +362,7 @@ def _fit(train_x: torch.Tensor, train_y: torch.Tensor, soft: torch.Tensor | None
         soft_dev = soft.to(device) if soft is not None else None
         fill = pad_value(mean, std, device)
         order = torch.Generator().manual_seed(seed)
-        gen = torch.Generator(device=device).manual_seed(seed + 1)
+        gen = torch.Generator(device=device).manual_seed(seed + 1 + 7919 * rank)   # each rank its own augmentations
         beta_rng = np.random.default_rng(seed + 2)
         total = total_steps(n, cfg)
         spe = math.ceil(n / cfg.batch_size)  # steps per epoch (one pass over the set)
@@ -371,7 +377,7 @@ def _fit(train_x: torch.Tensor, train_y: torch.Tensor, soft: torch.Tensor | None
         rate = Rate(total)
         net.train()
         for idx in batches:
-            idx = idx.to(device)
+            idx = idx[rank::world].to(device)   # every rank the same global batch order, its own slice of it
             x = x_dev[idx]
             x = x if x.is_floating_point() else to_float(x, mean, std)
             if cfg.augmentation == "crop_flip":
@@ -381,7 +387,7 @@ def _fit(train_x: torch.Tensor, train_y: torch.Tensor, soft: torch.Tensor | None
                 x = cfg.dsa(x, gen)
             x, perm, lam = mixup(x, cfg.mixup_alpha, beta_rng, gen)
             x = x.contiguous(memory_format=fmt)
-            z = net(x)
+            z = step_net(x)
             if cfg.label_mode == "hard":
                 y = y_dev[idx]
                 loss = F.cross_entropy(z, y)
@@ -406,12 +412,13 @@ def _fit(train_x: torch.Tensor, train_y: torch.Tensor, soft: torch.Tensor | None
             if (every and step % every == 0) or step == total:
                 _sync(device)
                 train_seconds += time.perf_counter() - t0
+                sync_buffers(net)   # under torchrun: rank 0's BatchNorm statistics on every rank
                 acc = top1_accuracy(net, test_images_u8, test_labels, mean, std, cfg.eval_batch_size, device,
                                     cfg.channels_last)
                 rec = {"step": step, "epoch": step / spe, "train_loss": float(loss_sum) / loss_n, "test_acc": acc}
                 history.append(rec)
                 loss_sum, loss_n = torch.zeros((), device=device), 0
-                if log:
+                if log and rank == 0:
                     say(f"[{log}] step {step}/{total}  loss {rec['train_loss']:.4f}  test acc {acc:.4f}  {rate.update(step)}")
                 _sync(device)
                 t0 = time.perf_counter()

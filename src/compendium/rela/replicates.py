@@ -20,6 +20,7 @@ from pathlib import Path
 import torch
 
 from compendium.core import augment, models, resume
+from compendium.core.device import distributed_rank
 from compendium.rela import priors
 from compendium.ssl import methods, train
 
@@ -54,7 +55,8 @@ def train_byol(images: torch.Tensor, kwargs: dict, mean, std, *, epochs: int, ba
     record = {"method": "byol", "epochs": epochs, "batch_size": cfg.batch_size, "lr": cfg.lr,
               "weight_decay": cfg.weight_decay, "head_mult": 1.0, "budget": cfg.budget, "seed": seed,
               "images": len(images)}
-    priors.save_backbone(bb.cpu(), out, "convnet", kwargs, mean, std, size, train=record)
+    if distributed_rank()[0] == 0:   # under torchrun (compendium.core.launch) one rank writes the file
+        priors.save_backbone(bb.cpu(), out, "convnet", kwargs, mean, std, size, train=record)
     return record, float(sum(e["seconds"] for e in hist.epochs)), float(hist.epochs[-1]["loss"])
 
 

@@ -26,7 +26,7 @@ import torch
 
 from compendium.core import augment
 from compendium.core.progress import Rate, say
-from compendium.core.device import init_distributed, pick_device
+from compendium.core.device import init_distributed, pick_device, sync_buffers
 from compendium.core.probe import to_float
 from compendium.ssl.methods import ReLA, SSLMethod, check_optimizer_covers, cosine_momentum
 
@@ -227,6 +227,7 @@ def pretrain(model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig,
             schedule.end_epoch(epoch + 1)
         record = {"epoch": epoch + 1, "loss": sums["loss"] / max(n_seen, 1), "images": n_seen,
                   "seconds": time.perf_counter() - t0, "lam": schedule.lam if schedule is not None else 0.0}
+        sync_buffers(model)   # under torchrun: rank 0's BatchNorm statistics on every rank (checkpoint, result)
         if on_epoch is not None:
             record.update(on_epoch(epoch + 1, model) or {})
         history.epochs.append(record)
@@ -252,6 +253,13 @@ class SupervisedConfig:
     seed: int = 0
     device: str = "auto"
     log_prefix: str = "supervised"
+
+
+def pretrained(model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig, ssl_views: Views, mean, std,
+               **kwargs) -> dict:
+    """:func:`pretrain` returning ``{"model": model, "history": History}``: the form that
+    :func:`compendium.core.launch.call` runs under ``torchrun`` and hands back (rank 0's trained model)."""
+    return {"model": model, "history": pretrain(model, images, cfg, ssl_views, mean, std, **kwargs)}
 
 
 def train_classifier(backbone: torch.nn.Module, images: torch.Tensor, labels: torch.Tensor, num_classes: int,

@@ -19,6 +19,8 @@ SCHEMA = {
     "lr": Param("float", "AdamW learning rate (cosine)", low=0.0, high=1.0),
     "weight_decay": Param("float", "AdamW weight decay", low=0.0, high=1.0),
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
+    "nproc": Param("int", "processes of the teachers' training under torchrun with DDP (one per GPU; 1: the stage's own process)",
+                   low=1, high=64),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
 

@@ -25,6 +25,8 @@ SCHEMA = {
                choices=("code", "paper", "correlation")),
     "batch_size": Param("int", "inference batch of the target generation", low=1, high=65_536),
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
+    "nproc": Param("int", "processes of each BYOL prior's training under torchrun with DDP (one per GPU; 1: the stage's own process)",
+                   low=1, high=64),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
 

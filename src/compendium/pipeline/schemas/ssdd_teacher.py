@@ -29,6 +29,8 @@ SCHEMA = {
     "probe_test_n": Param("int", "source test images of the probe", low=100, high=10000),
     "probe_epochs": Param("int", "probe epochs (Adam, z-scored features)", low=1, high=1000),
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
+    "nproc": Param("int", "processes of the Barlow Twins teacher's training under torchrun with DDP (one per GPU; 1: the stage's own process)",
+                   low=1, high=64),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
 
