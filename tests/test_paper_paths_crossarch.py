@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 import torch
 
-from compendium.core import data
-from compendium.distill import evaluate as E, runner, teachers
+from compendium.core import data, models
+from compendium.distill import evaluate as E, runner, teachers, zoo
 from compendium.distill.sets import from_real
 from compendium.pipeline import paper_hparams
 from compendium.pipeline.checks import labelled as L
@@ -89,3 +89,15 @@ def test_the_regimes_read_each_sets_own_real_images(three_datasets):
                               ipc=1, matrix_methods=["dc"], matrix_archs=["mlp", "convnet"], table4=[], table9=[],
                               table2_archs=["mlp", "convnet"], table2_ipc=1)
     assert [r.location for r in rows] == ["cross-architecture"] and "moved 0.0 grey levels" in rows[0].preconditions
+
+
+def test_the_papers_students_of_tables_4_and_9_build_at_32_px():
+    v = params_at("paper", "dd_crossarch")
+    assert {"vgg16", "resnet50"} <= set(v["table4_archs"]) and {"resnet50", "resnet101"} <= set(v["table9_archs"])
+    for name in ("vgg16", "resnet50", "resnet101"):
+        net = models.build(name, in_channels=3, image_size=32, **zoo.arch_kwargs(name, width_mult=0.0625, stem_stride=1))
+        assert net(torch.randn(2, 3, 32, 32)).shape == (2, net.feature_dim) and name in zoo.LABELS
+    depth = {n: sum(isinstance(m, torch.nn.Conv2d) for m in models.build(n, in_channels=3, image_size=32,
+                                                                         width_mult=0.0625).modules())
+             for n in ("vgg11", "vgg16")}
+    assert depth == {"vgg11": 8, "vgg16": 13}

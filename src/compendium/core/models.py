@@ -4,7 +4,7 @@
   2021): ``depth`` x [conv 3x3 (``width``) -> norm -> activation -> pool 2x2]; the features are
   the flattened last map (as DC) or its global average (``global_pool=True``). ``first_padding=3``
   is DC's own network on 1-channel 28-px inputs (28 -> 32 px; :func:`dc_first_padding`).
-* ``resnet18`` / ``resnet50`` (He et al. 2016) built from torchvision's blocks, with the
+* ``resnet18`` / ``resnet50`` / ``resnet101`` (He et al. 2016) built from torchvision's blocks, with the
   small-image stem (3x3 conv, stride 1, no max-pool: the "modified" ResNet of ReLA's code) or the
   ImageNet stem, and a width multiplier on every stage (1.0 = the real network).
 * ``mobilenet_v2`` (Sandler et al. 2018) and ``efficientnet_b0`` (Tan & Le 2019) from
@@ -17,7 +17,8 @@ Students of the cross-architecture matrix (DC, Zhao et al. 2021, §4 "cross-arch
 generalization"; DWA, Du et al. 2024, Tables 4 and 9):
 
 * ``mlp``, ``lenet``, ``alexnet``, ``vgg11``: DC's small-image networks (its ``networks.py``: MLP,
-  LeNet, AlexNet/AlexNetBN, VGG11/VGG11BN) without their linear heads.
+  LeNet, AlexNet/AlexNetBN, VGG11/VGG11BN) without their linear heads; ``vgg16`` (configuration D) built
+  the same way, DWA Table 4's VGG-16.
 * ``shufflenet_v2`` (Ma et al. 2018) from torchvision's x1.0 stages, with a width multiplier and
   the same small-image stem rule as the mobile networks.
 * ``vit_bn``: ViT-Tiny with every LayerNorm replaced by a token BatchNorm and one more BN between
@@ -187,11 +188,24 @@ def resnet18(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0
     return b
 
 
-def resnet50(in_channels: int = 3, image_size: int = 224, width_mult: float = 1.0, stem: str = "imagenet") -> Backbone:
+def resnet50(in_channels: int = 3, image_size: int = 224, width_mult: float = 1.0, stem: str = "imagenet",
+             stem_stride: int | None = None) -> Backbone:
+    """ResNet-50 (He et al. 2016, bottleneck blocks 3-4-6-3), headless; ``stem`` and ``stem_stride`` as
+    :func:`resnet18` (the ImageNet stem by default; ``small`` for 32-64 px inputs, DWA's Tables 4 and 9)."""
     from torchvision.models.resnet import Bottleneck
 
-    b = _resnet(Bottleneck, [3, 4, 6, 3], in_channels, image_size, width_mult, stem)
+    b = _resnet(Bottleneck, [3, 4, 6, 3], in_channels, image_size, width_mult, stem, stem_stride)
     b.name = "resnet50"
+    return b
+
+
+def resnet101(in_channels: int = 3, image_size: int = 224, width_mult: float = 1.0, stem: str = "imagenet",
+              stem_stride: int | None = None) -> Backbone:
+    """ResNet-101 (He et al. 2016, bottleneck blocks 3-4-23-3), headless, as :func:`resnet50` (DWA Table 9)."""
+    from torchvision.models.resnet import Bottleneck
+
+    b = _resnet(Bottleneck, [3, 4, 23, 3], in_channels, image_size, width_mult, stem, stem_stride)
+    b.name = "resnet101"
     return b
 
 
@@ -354,6 +368,26 @@ def alexnet(in_channels: int = 1, image_size: int = 28, width_mult: float = 1.0,
 
 
 VGG11_CONFIG: tuple = (64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M")
+VGG16_CONFIG: tuple = (64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M")
+
+
+def _vgg(config: tuple, name: str, in_channels: int, image_size: int, width_mult: float, norm: str) -> Backbone:
+    """A VGG of ``config`` as DC builds VGG-11 for small images (see :func:`vgg11`)."""
+    pad = 3 if image_size == 28 else 1
+    s = image_size + 2 * pad - 2
+    layers: list[nn.Module] = []
+    c = in_channels
+    for v in config:
+        if v == "M":
+            if s >= 2:
+                layers.append(nn.MaxPool2d(2))
+                s //= 2
+            continue
+        w = _scaled(v, width_mult)
+        layers += [nn.Conv2d(c, w, 3, padding=pad if not layers else 1),
+                   _norm(norm, w, s), nn.ReLU(inplace=True)]
+        c = w
+    return Backbone(nn.Sequential(*layers), c * s * s, name)
 
 
 def vgg11(in_channels: int = 1, image_size: int = 28, width_mult: float = 1.0, norm: str = "instance") -> Backbone:
@@ -364,21 +398,13 @@ def vgg11(in_channels: int = 1, image_size: int = 28, width_mult: float = 1.0, n
     28 px: as DC, the first conv pads 3 (28 -> 32), so the five 2x2 pools end at 1x1. Any pool that
     would take a map below 1x1 (inputs under 32 px other than 28) is dropped; the features are the
     flattened last map (512 at 28-32 px and full width)."""
-    pad = 3 if image_size == 28 else 1
-    s = image_size + 2 * pad - 2
-    layers: list[nn.Module] = []
-    c = in_channels
-    for v in VGG11_CONFIG:
-        if v == "M":
-            if s >= 2:
-                layers.append(nn.MaxPool2d(2))
-                s //= 2
-            continue
-        w = _scaled(v, width_mult)
-        layers += [nn.Conv2d(c, w, 3, padding=pad if not layers else 1),
-                   _norm(norm, w, s), nn.ReLU(inplace=True)]
-        c = w
-    return Backbone(nn.Sequential(*layers), c * s * s, "vgg11")
+    return _vgg(VGG11_CONFIG, "vgg11", in_channels, image_size, width_mult, norm)
+
+
+def vgg16(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0, norm: str = "batch") -> Backbone:
+    """VGG-16 (Simonyan & Zisserman 2015, configuration D) built as :func:`vgg11`, with BatchNorm by default:
+    the VGG-16 student of DWA's Table 4 (Du et al., NeurIPS 2024)."""
+    return _vgg(VGG16_CONFIG, "vgg16", in_channels, image_size, width_mult, norm)
 
 
 SHUFFLENET_V2_X1_0: tuple[tuple[int, int, int], tuple[int, int, int, int, int]] = ((4, 8, 4), (24, 116, 232, 464, 1024))
@@ -453,6 +479,7 @@ BACKBONES: dict[str, Callable[..., Backbone]] = {
     "convnet": convnet,
     "resnet18": resnet18,
     "resnet50": resnet50,
+    "resnet101": resnet101,
     "mobilenet_v2": mobilenet_v2,
     "efficientnet_b0": efficientnet_b0,
     "vit_tiny": vit_tiny,
@@ -460,6 +487,7 @@ BACKBONES: dict[str, Callable[..., Backbone]] = {
     "lenet": lenet,
     "alexnet": alexnet,
     "vgg11": vgg11,
+    "vgg16": vgg16,
     "shufflenet_v2": shufflenet_v2,
     "vit_bn": vit_bn,
 }

@@ -1,5 +1,6 @@
 """The evaluation architectures of the cross-architecture tables (DC/DSA's matrix: MLP, LeNet, ConvNet,
-AlexNet, VGG-11, ResNet-18; DWA Tables 4, 5 and 9: MobileNet-V2, ShuffleNet-V2, EfficientNet-B0, ViT),
+AlexNet, VGG-11, ResNet-18; DWA Tables 4, 5 and 9: MobileNet-V2, ShuffleNet-V2, EfficientNet-B0, ViT,
+VGG-16, ResNet-50 and ResNet-101, the last three with ResNet-18's small stem at 32-64 px),
 with one knob set for the reduced widths of the ``cpu`` profile: ``width`` for the ConvNet (128 at
 ``paper`` scale), ``width_mult`` for every torchvision-style family (1.0 at ``paper`` scale; MobileNet-V2
 and ViT get twice it, since they are the narrowest per multiplier), ``vit_depth`` (12 at paper scale)
@@ -16,12 +17,14 @@ from typing import Sequence
 from compendium.distill.evaluate import EvalConfig
 
 ZOO = ("mlp", "lenet", "convnet", "alexnet", "vgg11", "resnet18", "mobilenet_v2", "efficientnet_b0",
-       "shufflenet_v2", "vit_tiny")
+       "shufflenet_v2", "vit_tiny", "vgg16", "resnet50", "resnet101")
 LABELS = {"mlp": "MLP", "lenet": "LeNet", "convnet": "ConvNet", "alexnet": "AlexNet-BN", "vgg11": "VGG-11-BN",
           "resnet18": "ResNet-18", "mobilenet_v2": "MobileNet-V2", "efficientnet_b0": "EfficientNet-B0",
-          "shufflenet_v2": "ShuffleNet-V2", "vit_tiny": "ViT-Tiny", "vit_bn": "ViT-BN"}
+          "shufflenet_v2": "ShuffleNet-V2", "vit_tiny": "ViT-Tiny", "vit_bn": "ViT-BN", "vgg16": "VGG-16-BN",
+          "resnet50": "ResNet-50", "resnet101": "ResNet-101"}
 RELATIVE_COST = {"mlp": 0.3, "lenet": 0.4, "convnet": 1.0, "alexnet": 1.5, "vgg11": 2.0, "resnet18": 3.0,
-                 "mobilenet_v2": 2.5, "efficientnet_b0": 3.5, "shufflenet_v2": 2.5, "vit_tiny": 2.0, "vit_bn": 2.0}
+                 "mobilenet_v2": 2.5, "efficientnet_b0": 3.5, "shufflenet_v2": 2.5, "vit_tiny": 2.0, "vit_bn": 2.0,
+                 "vgg16": 3.5, "resnet50": 6.0, "resnet101": 11.0}
 
 
 def arch_kwargs(name: str, *, width: int = 16, width_mult: float = 0.125, vit_depth: int = 4,
@@ -40,6 +43,9 @@ def arch_kwargs(name: str, *, width: int = 16, width_mult: float = 0.125, vit_de
         "shufflenet_v2": {"width_mult": width_mult * 2, "stem_stride": stem_stride, "depth_mult": depth_mult},
         "vit_tiny": {"width_mult": min(1.0, 2 * width_mult), "depth": vit_depth, "patch_size": vit_patch},
         "vit_bn": {"width_mult": min(1.0, 2 * width_mult), "depth": vit_depth, "patch_size": vit_patch},
+        "vgg16": {"width_mult": width_mult, "norm": "batch"},
+        "resnet50": {"width_mult": width_mult, "stem": "small", "stem_stride": stem_stride},
+        "resnet101": {"width_mult": width_mult, "stem": "small", "stem_stride": stem_stride},
     }
     if name not in table:
         raise ValueError(f"unknown zoo architecture {name!r}; known: {sorted(table)}")

@@ -321,8 +321,6 @@ GAPS: dict[str, dict[str, str]] = {
         "weight_decay": _OPEN + "AdamW's decoupled weight decay 0.01 against DWA's SGD weight decay 5e-4",
     },
     "dd_crossarch": {
-        "table4_archs": _OPEN + "the student zoo has no VGG-16 or ResNet-50; VGG-11 and ResNet-18 stand in",
-        "table9_archs": _OPEN + "the student zoo has no ResNet-50 or ResNet-101; the ConvNet stands in",
         "temperature": _SHARED_TEMPERATURE,
         "dataset": "no `dataset` key: each set is evaluated on the dataset it was made from (at paper scale the DC / "
                    "DSA / DM matrix on CIFAR-10, DC's Table 2 on MNIST, DWA's Tables 4 and 9 on CIFAR-100), read from "

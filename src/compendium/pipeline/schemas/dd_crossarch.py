@@ -3,7 +3,7 @@ from compendium.pipeline.spec import Param
 
 # compendium.distill.zoo.ZOO (spelled out: the schemas stay free of torch; a test checks they agree)
 ZOO = ("mlp", "lenet", "convnet", "alexnet", "vgg11", "resnet18", "mobilenet_v2", "efficientnet_b0",
-       "shufflenet_v2", "vit_tiny")
+       "shufflenet_v2", "vit_tiny", "vgg16", "resnet50", "resnet101")
 DC_ARCHS = ("mlp", "lenet", "convnet", "alexnet", "vgg11")   # compendium.distill.zoo.DC_ARCHS
 
 SECTION = "dd_crossarch"
