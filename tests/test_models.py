@@ -306,3 +306,13 @@ def test_every_backbone_pickles(name):
     x = torch.randn(2, 1, *(2 * [32 if name == "resnet50" else 28]))
     net.eval(), back.eval()
     assert torch.equal(net(x), back(x))
+
+
+def test_channels_last_is_avoided_where_onednn_corrupts_the_heap():
+    """oneDNN #6035: a strided 1x1 convolution with fewer than 16 input channels, in NHWC on the CPU, from 56 px."""
+    narrow = models.build("resnet18", in_channels=3, image_size=64, width_mult=0.0625, stem_stride=1)
+    assert not models.channels_last_safe(narrow, 64, "cpu")
+    assert models.channels_last_safe(narrow, 28, "cpu") and models.channels_last_safe(narrow, 64, "cuda")
+    wide = models.build("resnet18", in_channels=3, image_size=64, width_mult=0.25, stem_stride=1)   # 16-channel shortcut
+    assert models.channels_last_safe(wide, 64, "cpu")
+    assert models.channels_last_safe(models.build("convnet", in_channels=3, image_size=64, width=8), 64, "cpu")

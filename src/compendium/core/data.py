@@ -378,8 +378,11 @@ def load_image_folder(root, resolution: int, max_per_class: int | None = None, n
 def load_tiny_imagenet(root, split: str = "train", resolution: int = 64,
                        max_per_class: int | None = None) -> ImageDataset:
     """Tiny-ImageNet-200 as distributed: ``train/<wnid>/images/*.JPEG``, ``val/images`` plus
-    ``val/val_annotations.txt``; classes in the order of ``wnids.txt``."""
+    ``val/val_annotations.txt``; classes in the order of ``wnids.txt``. ``root`` is the unpacked
+    ``tiny-imagenet-200`` folder or the folder that holds it (as ``data_root`` holds the CIFAR folders)."""
     root = Path(root)
+    if not (root / "wnids.txt").is_file() and (root / "tiny-imagenet-200" / "wnids.txt").is_file():
+        root = root / "tiny-imagenet-200"
     wnids_file = root / "wnids.txt"
     if not wnids_file.is_file():
         raise DataError(f"{wnids_file} is missing (expected the unpacked tiny-imagenet-200 folder)")

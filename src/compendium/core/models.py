@@ -500,5 +500,22 @@ def build(name: str, **kwargs) -> Backbone:
     return BACKBONES[name](**kwargs)
 
 
+#: oneDNN's CPU 1x1 convolution, backward by weights in channels_last (NHWC) with fewer input channels than its
+#: channel block, overruns a workspace (oneDNN issue #6035). Measured on this project's AVX-512 machines with torch
+#: 2.15: a strided 1x1 convolution with fewer than 16 input channels corrupts the heap from 56 px inputs on (an abort
+#: or a segmentation fault); up to 48 px its gradients equal the contiguous layout's.
+ONEDNN_1X1_CHANNEL_BLOCK, ONEDNN_1X1_SAFE_SIZE = 16, 48
+
+
+def channels_last_safe(module: nn.Module, image_size: int, device: str | torch.device = "cpu") -> bool:
+    """Whether training ``module`` in channels_last avoids the oneDNN defect above: always off the CPU and
+    below :data:`ONEDNN_1X1_SAFE_SIZE`; else only without a strided 1x1 convolution of fewer than
+    :data:`ONEDNN_1X1_CHANNEL_BLOCK` input channels (a narrow ResNet's shortcut)."""
+    if torch.device(device).type != "cpu" or image_size <= ONEDNN_1X1_SAFE_SIZE:
+        return True
+    return not any(isinstance(m, nn.Conv2d) and m.kernel_size == (1, 1) and m.stride != (1, 1)
+                   and m.in_channels < ONEDNN_1X1_CHANNEL_BLOCK for m in module.modules())
+
+
 def count_parameters(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters())

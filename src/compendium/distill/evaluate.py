@@ -337,12 +337,14 @@ def _fit(train_x: torch.Tensor, train_y: torch.Tensor, soft: torch.Tensor | None
     rank, world = distributed_rank()
     if world > 1 and cfg.batch_size % world:
         raise ValueError(f"batch_size {cfg.batch_size} must divide into the {world} processes of the torchrun job")
-    fmt = torch.channels_last if cfg.channels_last else torch.contiguous_format
     devices = []
     if device.type == "cuda":
         devices = [device.index if device.index is not None else torch.cuda.current_device()]
     with torch.random.fork_rng(devices=devices):  # the caller's global RNG is left as it was
-        net = build_student(cfg, tuple(train_x.shape[1:]), num_classes, seed).to(device).to(memory_format=fmt)
+        net = build_student(cfg, tuple(train_x.shape[1:]), num_classes, seed)
+        nhwc = cfg.channels_last and models.channels_last_safe(net, train_x.shape[-1], device)
+        fmt = torch.channels_last if nhwc else torch.contiguous_format
+        net = net.to(device).to(memory_format=fmt)
         step_net = net if world == 1 else DistributedDataParallel(  # under torchrun: gradients averaged over ranks
             net, device_ids=[device.index] if device.type == "cuda" else None)
         t_net = None
@@ -413,8 +415,7 @@ def _fit(train_x: torch.Tensor, train_y: torch.Tensor, soft: torch.Tensor | None
                 _sync(device)
                 train_seconds += time.perf_counter() - t0
                 sync_buffers(net)   # under torchrun: rank 0's BatchNorm statistics on every rank
-                acc = top1_accuracy(net, test_images_u8, test_labels, mean, std, cfg.eval_batch_size, device,
-                                    cfg.channels_last)
+                acc = top1_accuracy(net, test_images_u8, test_labels, mean, std, cfg.eval_batch_size, device, nhwc)
                 rec = {"step": step, "epoch": step / spe, "train_loss": float(loss_sum) / loss_n, "test_acc": acc}
                 history.append(rec)
                 loss_sum, loss_n = torch.zeros((), device=device), 0

@@ -204,6 +204,20 @@ def cosine_lr(base: float, t: int, total: int) -> float:
     return 0.5 * base * (1 + math.cos(math.pi * t / total))
 
 
+#: Datasets whose recovery crops and flips before the jitter (DWA Tables 7 and 8, Tiny-ImageNet and ImageNet-1K:
+#: RandomResizedCrop + RandomHorizontalFlip; SRe2L's "multi-crop"); CIFAR's (Table 6) is the jitter alone.
+CROP_FLIP_RECOVERY = ("tiny-imagenet", "imagenet")
+#: The RandomResizedCrop scale of that recovery: torchvision's default, which DWA's and SRe2L's code keep.
+RECOVERY_CROP_SCALE = (0.08, 1.0)
+
+
+def recovery_augmentation(dataset: str) -> dict:
+    """``flip`` and ``crop_scale`` of :func:`recover` for ``dataset``: crop and flip on the ImageNet-style
+    datasets (:data:`CROP_FLIP_RECOVERY`), neither elsewhere (the jitter alone, as DWA's CIFAR code)."""
+    on = dataset in CROP_FLIP_RECOVERY
+    return {"flip": on, "crop_scale": RECOVERY_CROP_SCALE if on else None}
+
+
 def jitter_batch(x: torch.Tensor, jitter: int, flip: bool, crop_scale: tuple[float, float] | None,
                  generator: torch.Generator, device_generator: torch.Generator | None = None) -> torch.Tensor:
     """The recover-time augmentation: optional batched RandomResizedCrop (ImageNet's "multi-crop", one box

@@ -24,7 +24,7 @@ from typing import Callable, Protocol
 
 import torch
 
-from compendium.core import augment
+from compendium.core import augment, models
 from compendium.core.progress import Rate, say
 from compendium.core.device import init_distributed, pick_device, sync_buffers
 from compendium.core.probe import to_float
@@ -142,8 +142,9 @@ def pretrain(model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig,
     device = pick_device(cfg.device)
     torch.manual_seed(cfg.seed)
     model.to(device)
-    fmt = torch.channels_last if cfg.channels_last else torch.contiguous_format
-    if cfg.channels_last:
+    nhwc = cfg.channels_last and models.channels_last_safe(model, images.shape[-1], device)
+    fmt = torch.channels_last if nhwc else torch.contiguous_format
+    if nhwc:
         model.to(memory_format=torch.channels_last)
     if world > 1 and cfg.batch_size % world:
         raise ValueError(f"batch size {cfg.batch_size} is not divisible by {world} processes")
