@@ -5,6 +5,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -118,6 +119,39 @@ def write_fake_mnist(root, per_class_train: int = 3, per_class_test: int = 1, se
             if gz:
                 path.with_name(path.name + ".gz").write_bytes(gzip.compress(path.read_bytes(), mtime=0))
                 path.unlink()
+    return Path(root)
+
+
+def _write_jpegs(folder, names, size, generator):
+    from torchvision.io import write_jpeg
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for n in names:
+        write_jpeg(torch.randint(0, 256, (3, size, size), dtype=torch.uint8, generator=generator), str(folder / n))
+
+
+def write_fake_tiny_imagenet(root, classes: int = 4, per_class: int = 2, val: int = 4):
+    """A ``root/tiny-imagenet-200`` folder in the distributed layout (64-px JPEGs under ``train/<wnid>/images``,
+    ``wnids.txt``, ``val/images`` with ``val_annotations.txt``) with ``classes`` random classes; returns ``root``."""
+    d = Path(root) / "tiny-imagenet-200"
+    wnids = [f"n{k:08d}" for k in range(classes)]
+    g = torch.Generator().manual_seed(0)
+    for w in wnids:
+        _write_jpegs(d / "train" / w / "images", [f"{w}_{i}.JPEG" for i in range(per_class)], 64, g)
+    _write_jpegs(d / "val" / "images", [f"val_{i}.JPEG" for i in range(val)], 64, g)
+    (d / "val" / "val_annotations.txt").write_text("".join(f"val_{i}.JPEG\t{wnids[i % classes]}\t0\t0\t8\t8\n"
+                                                           for i in range(val)))
+    (d / "wnids.txt").write_text("\n".join(wnids) + "\n")
+    return Path(root)
+
+
+def write_fake_imagenette(root, classes: int = 3, per_class: int = 2, size: int = 160):
+    """A ``root/imagenette2-160`` folder (``{train,val}/<wnid>/*.JPEG``) with ``classes`` random classes."""
+    d = Path(root) / "imagenette2-160"
+    g = torch.Generator().manual_seed(0)
+    for split in ("train", "val"):
+        for k in range(classes):
+            _write_jpegs(d / split / f"n{k:08d}", [f"{split}_{k}_{i}.JPEG" for i in range(per_class)], size, g)
     return Path(root)
 
 

@@ -190,3 +190,15 @@ def test_fashion_mnist_normalisation_constants_match_the_data():
     ds = data.load_fashion_mnist("train")
     (m,), (s,) = data.pixel_stats(ds.images)
     assert abs(m - data.FASHION_MNIST_MEAN) < 5e-4 and abs(s - data.FASHION_MNIST_STD) < 5e-4
+
+
+def test_imagenette_layout_from_its_folder_or_the_one_holding_it(tmp_path):
+    from conftest import write_fake_imagenette
+
+    root = write_fake_imagenette(tmp_path, classes=2, per_class=2, size=40)
+    direct = data.load_imagenette(root / "imagenette2-160", "train", resolution=32)
+    held = data.load_dataset("imagenette", "val", root, resolution=32)
+    assert direct.images.shape == (4, 3, 32, 32) and held.labels.tolist() == [0, 0, 1, 1]
+    assert data.train_test("imagenette", root, resolution=16)[1].images.shape[-1] == 16
+    with pytest.raises(data.DataError, match="imagenette2"):
+        data.load_imagenette(tmp_path / "nothing")

@@ -12,7 +12,7 @@ from compendium.distill import continual, dwa_experiments, evaluate as E, invers
 from compendium.distill.sets import DistilledSet, SetError
 from compendium.pipeline import paper_hparams
 from compendium.pipeline.schemas import dd_dwa, dd_inversion, dd_teachers
-from conftest import params_at, params_file
+from conftest import params_at, params_file, write_fake_tiny_imagenet
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -92,31 +92,11 @@ def test_the_dwa_chain_on_a_tiny_cifar100(fake_cifar100, tmp_path):
     assert len(tasks) == 5 and len(tasks[0]) == 20 and len(tasks[-1]) == 100
 
 
-def _fake_tiny_imagenet(root, classes=4, per_class=2, val=4):
-    """A ``root/tiny-imagenet-200`` folder in the distributed layout (JPEGs, wnids.txt, val annotations)."""
-    from torchvision.io import write_jpeg
-
-    d = root / "tiny-imagenet-200"
-    wnids = [f"n{k:08d}" for k in range(classes)]
-    g = torch.Generator().manual_seed(0)
-    for k, w in enumerate(wnids):
-        for i in range(per_class):
-            (d / "train" / w / "images").mkdir(parents=True, exist_ok=True)
-            write_jpeg(torch.randint(0, 256, (3, 64, 64), dtype=torch.uint8, generator=g),
-                       str(d / "train" / w / "images" / f"{w}_{i}.JPEG"))
-    (d / "val" / "images").mkdir(parents=True)
-    for i in range(val):
-        write_jpeg(torch.randint(0, 256, (3, 64, 64), dtype=torch.uint8, generator=g), str(d / "val" / "images" / f"val_{i}.JPEG"))
-    (d / "val" / "val_annotations.txt").write_text("".join(f"val_{i}.JPEG\t{wnids[i % classes]}\t0\t0\t8\t8\n" for i in range(val)))
-    (d / "wnids.txt").write_text("\n".join(wnids) + "\n")
-    return root
-
-
 def test_dwa_on_tiny_imagenet_crops_and_flips_in_its_recovery(tmp_path):
     assert I.recovery_augmentation("cifar100") == {"flip": False, "crop_scale": None} == I.recovery_augmentation("fashion-mnist")
     aug = I.recovery_augmentation("tiny-imagenet")
     assert aug == {"flip": True, "crop_scale": (0.08, 1.0)}
-    tr, te, MEAN, STD = data.train_test("tiny-imagenet", _fake_tiny_imagenet(tmp_path / "ext"))  # the folder that holds it
+    tr, te, MEAN, STD = data.train_test("tiny-imagenet", write_fake_tiny_imagenet(tmp_path / "ext"))  # the folder that holds it
     assert tr.images.shape == (8, 3, 64, 64) and te.labels.tolist() == [0, 1, 2, 3]
     cfg = E.EvalConfig(arch="resnet18", arch_kwargs=dict(width_mult=0.0625, stem_stride=1), epochs=1, batch_size=8,
                        lr=1e-3, augmentation="crop_flip", label_mode="hard", device="cpu", **E.crop_flip("tiny-imagenet", 64))

@@ -12,7 +12,7 @@ from compendium.distill.ssdd import experiments
 from compendium.pipeline.schemas import ssdd_distill, ssdd_eval, ssdd_teacher
 from compendium.ssl import methods as ssl_methods
 from compendium.ssl import train
-from conftest import params_at, params_file
+from conftest import params_at, params_file, write_fake_imagenette, write_fake_tiny_imagenet
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -137,3 +137,37 @@ def test_the_three_stages_paper_path_runs_on_a_tiny_cifar100(fake_cifar100, monk
     assert set(res["acc"]) == {"cifar100", "cifar100 low-label"}
     full = experiments.full_data_set(index, 10, teacher, name, root)
     assert full.images.shape == (10, 3, 32, 32) and full.targets.shape == (10, 64)
+
+
+@pytest.mark.parametrize("name, write, size, depth, method, basis_mult", [
+    ("tiny-imagenet", write_fake_tiny_imagenet, 64, 4, "ssdd", 12),   # bases leave m = 31 images of a 48-image pool
+    ("imagenette", write_fake_imagenette, 128, 5, "krr_st", 2)])       # KRR-ST stores its 2 images whole
+def test_the_distillation_path_at_64_and_128_px(name, write, size, depth, method, basis_mult, tmp_path):
+    """SSDD's Tiny-ImageNet (Tables 6, 7) and ImageNette (Table 9) sources: 64 and 128 px, s = 4 and 8 (images to 16 px
+    bases), approximation networks of hidden width 16, a 4- and 5-block ConvNet inside and as the student."""
+    root = write(tmp_path / "ext", per_class=12)
+    tr = experiments.source_train(name, str(root))
+    assert tr.images.shape[1:] == (3, size, size) and experiments.convnet_depth(size) == depth
+    MEAN, STD = experiments.source_stats(name, str(root))
+    torch.manual_seed(0)
+    bb = models.build("resnet18", **experiments.teacher_kwargs("resnet18", 8, 3, size))
+    teacher = ssdd.Teacher(bb.eval(), "barlow_twins", MEAN, STD)
+    real = experiments.pool_images(torch.arange(len(tr)), name, str(root))
+    targets = {"barlow_twins": teacher(real)}
+    inner = experiments.inner_spec(real, 8)
+    assert inner["kwargs"]["depth"] == depth and inner["kwargs"]["image_size"] == size
+    s = size // 16
+    plan = experiments.DistillPlan(budget_n=2, budgets=[2], basis_mult=basis_mult, s=s, augmentation="rotation", hidden=16,
+                                   approx_variants=[], approx_steps=2, ablation_augmentations=[], ablation_inits=[],
+                                   free_teachers=[], steps=2, lr=1e-3, krrst_lr=1e-4, seed=0, d_img=real[0].numel(),
+                                   d_xb=3 * 16 * 16, dims={"barlow_twins": 64})
+    dcfg = ssdd.DistillConfig(steps=2, real_batch=4, pool=ssdd.PoolConfig(size=2, max_steps=2), seed=0)
+    made = experiments.synthesize_all([experiments.job(plan, method, method, 2)], real, targets,
+                                      {"barlow_twins": teacher}, inner, dcfg, workers=0)
+    assert made[0].images.shape[1:] == (3, size, size) and made[0].floats <= made[0].params["budget"]
+    arch = experiments.student_kwargs(["convnet"], 3, size, width=8)
+    assert arch["convnet"]["depth"] == depth and arch["convnet"]["global_pool"]
+    spec = experiments.probe_spec(name, str(root), train_n=len(tr), test_n=4, low_per_class=1, epochs=1)
+    pre = ssdd.PretrainConfig(epochs=1, batch_size=8, lr=0.1, momentum=0.9, weight_decay=1e-3)
+    res = ssdd.evaluate_set(made[0].images, made[0].targets, "convnet", arch["convnet"], pre, spec, 0)
+    assert all(0.0 <= v <= 1.0 for v in res["acc"].values())

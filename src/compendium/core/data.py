@@ -418,6 +418,25 @@ def load_imagenet(root, split: str = "train", resolution: int = 64,
     return load_image_folder(root / split, resolution, max_per_class, "imagenet", split, classes)
 
 
+IMAGENETTE_FOLDERS = ("imagenette2", "imagenette2-320", "imagenette2-160")
+
+
+def load_imagenette(root, split: str = "train", resolution: int = 128,
+                    max_per_class: int | None = None) -> ImageDataset:
+    """ImageNette (fast.ai's 10-class ImageNet subset) as distributed: ``{train,val}/<wnid>/*.JPEG``. ``root`` is
+    the unpacked folder or the folder that holds one of :data:`IMAGENETTE_FOLDERS`; SSDD's Table 9 reads it at
+    128 px."""
+    root = Path(root)
+    if not (root / "train").is_dir():
+        root = next((root / f for f in IMAGENETTE_FOLDERS if (root / f / "train").is_dir()), root)
+    if not (root / "train").is_dir():
+        raise DataError(f"{root}: no train/ folder (expected the unpacked imagenette2 folder or one that holds it)")
+    if split not in ("train", "val"):
+        raise ValueError(f"split must be 'train' or 'val', got {split!r}")
+    classes = sorted(p.name for p in (root / "train").iterdir() if p.is_dir())
+    return load_image_folder(root / split, resolution, max_per_class, "imagenette", split, classes)
+
+
 LOADERS: dict[str, Callable[..., ImageDataset]] = {
     "fashion-mnist": load_fashion_mnist,
     "digits": load_digits,
@@ -426,6 +445,7 @@ LOADERS: dict[str, Callable[..., ImageDataset]] = {
     "cifar100": load_cifar100,
     "tiny-imagenet": load_tiny_imagenet,
     "imagenet": load_imagenet,
+    "imagenette": load_imagenette,
 }
 
 
@@ -490,7 +510,7 @@ def load_dataset(name: str, split: str, data_root: str | Path = "", resolution: 
     root = root if root.is_absolute() else paths.ROOT / root
     if not root.is_dir():
         raise FileNotFoundError(f"data_root {root} does not exist (dataset {name!r})")
-    kw = {"resolution": resolution} if resolution and name in ("tiny-imagenet", "imagenet") else {}
+    kw = {"resolution": resolution} if resolution and name in ("tiny-imagenet", "imagenet", "imagenette") else {}
     return load(name, split, root=root, **kw)
 
 
@@ -506,7 +526,7 @@ def normalisation(name: str, images: torch.Tensor) -> tuple[tuple, tuple]:
 DIGIT_DATASETS = ("mnist", "svhn", "digits", "usps", "kmnist", "emnist")
 
 #: The evaluation split of each dataset (the ImageNet-style folders have no labelled test split).
-TEST_SPLITS = {"tiny-imagenet": "val", "imagenet": "val"}
+TEST_SPLITS = {"tiny-imagenet": "val", "imagenet": "val", "imagenette": "val"}
 
 
 def train_test(name: str, data_root: str | Path = "", resolution: int | None = None

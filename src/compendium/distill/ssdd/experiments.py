@@ -101,12 +101,17 @@ def teacher_kwargs(arch: str, width: int, in_channels: int = 1, image_size: int 
     raise ssdd.SSDDError(f"arch: unknown teacher {arch!r}; use convnet or resnet18")
 
 
+def convnet_depth(image_size: int) -> int:
+    """Blocks of SSDD's ConvNet at a resolution (App. A.1): 3 up to 32 px, 4 at 64 px (Tiny-ImageNet,
+    ImageNet-64), 5 at 128 px (ImageNette), 6 above (ImageNet-1K at 224 px)."""
+    return 3 if image_size <= 32 else 4 if image_size <= 64 else 5 if image_size <= 128 else 6
+
+
 def inner_spec(real: torch.Tensor, width: int) -> dict:
     """The inner model of the distillation (KRR-ST's, SSDD App. A.1): a ConvNet of ``width`` with
-    BatchNorm, 3 blocks at up to 32 px and 4 at 64 px, at the pool's channels and size."""
-    depth = 3 if real.shape[2] <= 32 else 4
+    BatchNorm and :func:`convnet_depth` blocks, at the pool's channels and size."""
     return {"arch": "convnet", "kwargs": dict(in_channels=real.shape[1], image_size=real.shape[2], width=width,
-                                              depth=depth, norm="batch")}
+                                              depth=convnet_depth(real.shape[2]), norm="batch")}
 
 
 def probe_spec(dataset: str = DEFAULT_DATASET, data_root: str = "", **kw) -> ssdd.ProbeSpec:
@@ -285,9 +290,10 @@ def full_data_set(index: torch.Tensor, n: int, teacher: Callable[[torch.Tensor],
 def student_kwargs(archs: Sequence[str], in_channels: int = 1, image_size: int = 28, **scale_kw) -> dict:
     """``models.build`` keywords of each student at the source's channels and size (28 px, one channel
     by default): the zoo (:func:`compendium.distill.zoo.arch_kwargs` at ``scale_kw``), the ConvNet
-    globally pooled."""
+    globally pooled and :func:`convnet_depth` deep."""
     arch = {a: {"in_channels": in_channels, "image_size": image_size, **zoo.arch_kwargs(a, **scale_kw)} for a in archs}
-    arch["convnet"]["global_pool"] = True
+    if "convnet" in arch:   # the pre-trained ConvNet has the distillation's depth at the source's size (App. A.1)
+        arch["convnet"].update(global_pool=True, depth=convnet_depth(image_size))
     return arch
 
 

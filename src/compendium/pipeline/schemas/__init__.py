@@ -23,7 +23,7 @@ def priors_param(doc: str) -> Param:
 #: The largest seed a stage accepts: 2**31 - 1, which NumPy, PyTorch and Python's random all take.
 SEED_MAX = 2**31 - 1
 
-DATASETS = ("fashion-mnist", "mnist", "cifar10", "cifar100", "tiny-imagenet", "imagenet")
+DATASETS = ("fashion-mnist", "mnist", "cifar10", "cifar100", "tiny-imagenet", "imagenet", "imagenette")
 
 # Which dataset D is (the ReLA experiment stages and the priors stage).
 DATASET = {
