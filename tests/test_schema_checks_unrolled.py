@@ -53,7 +53,8 @@ def test_dd_gtn_checks_learners_batch_and_truncation():
 
 def test_dd_mnemonics_needs_each_compared_method_once():
     second = {"dc_arch_methods": ["random", "herding", "dc", "dsa", "none"], "dc_arch_memory": 1}
-    ok = {"methods": ["random", "herding", "mnemonics", "dc"], **second}
+    phases = {"dataset": "fashion-mnist", "data_root": "", "base_classes": 5, "increment": 1, "phase_increments": [5]}
+    ok = {"methods": ["random", "herding", "mnemonics", "dc"], **second, **phases}
     assert dd_mnemonics.check(ok) == []
     (msg,) = dd_mnemonics.check({**ok, "methods": ["random", "herding", "mnemonics", "random"]})
     assert msg.startswith("methods:") and "repeat" in msg
@@ -68,3 +69,5 @@ def test_dd_mnemonics_needs_each_compared_method_once():
     (msg,) = dd_mnemonics.check({**ok, "dc_arch_methods": ["random", "herding", "dc", "dc"]})
     assert "repeat" in msg
     assert dd_mnemonics.check({**ok, "dc_arch_methods": [], "dc_arch_memory": 5}) == []
+    (msg,) = dd_mnemonics.check({**ok, "phase_increments": [2]})   # 5 classes after phase 0 do not split into 2s
+    assert msg.startswith("phase_increments: 2 does not split the 5 classes")

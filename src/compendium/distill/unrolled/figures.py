@@ -176,13 +176,15 @@ def accuracy_per_phase(curve, methods, title: str):
     return fig
 
 
-def mnemonics_exemplars(init, opt_x, lab, classes_shown, class_names, show: int, mean: float, std: float):
+def mnemonics_exemplars(init, opt_x, lab, classes_shown, class_names, show: int, mean, std):
     """The random initialisation, the optimised Mnemonics exemplars and their change (stretched to the grey
-    range), ``show`` per class of ``classes_shown``."""
+    range), ``show`` per class of ``classes_shown``; ``mean`` / ``std`` one value per channel."""
     pick = torch.cat([torch.nonzero(lab == c).flatten()[:show] for c in classes_shown])
+    m, s = (torch.tensor(tuple(map(float, v))).view(1, -1, 1, 1) for v in (mean, std))
+    std = float(s.mean())
 
     def to_u8(z):
-        return ((z * std + mean).clamp(0, 1) * 255).round().to(torch.uint8)
+        return ((z * s + m).clamp(0, 1) * 255).round().to(torch.uint8)
 
     diff = opt_x[pick] - init[pick]
     amp = 0.5 / max(float(diff.abs().max()), 1e-8)  # the change, stretched to the grey range
@@ -191,7 +193,10 @@ def mnemonics_exemplars(init, opt_x, lab, classes_shown, class_names, show: int,
     fig, axes = plt.subplots(1, 3, figsize=(6.6, 2.6))
     for ax, imgs, title in zip(axes, panels, titles):
         grid = viz.image_grid(imgs, nrow=show, pad_value=255 if ax is not axes[2] else 128)
-        ax.imshow(grid.squeeze(-1), cmap="gray_r" if ax is not axes[2] else "coolwarm", interpolation="nearest")
+        if grid.shape[-1] == 1:
+            ax.imshow(grid.squeeze(-1), cmap="gray_r" if ax is not axes[2] else "coolwarm", interpolation="nearest")
+        else:   # colour images as they are
+            ax.imshow(grid.numpy(), interpolation="nearest")
         ax.set_title(title, fontsize=8)
         ax.set_xticks([])
         h = imgs.shape[2] + 1

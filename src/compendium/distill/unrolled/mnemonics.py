@@ -496,12 +496,15 @@ def positions(labels: torch.Tensor, order: Sequence[int]) -> torch.Tensor:
     return lut[labels]
 
 
-def as_memory_set(dset, order: Sequence[int], mean: float, std: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """A :class:`~compendium.distill.sets.DistilledSet` as (images in the stage's normalisation, labels as
-    positions in ``order``); hard labels (a soft-labelled set such as DWA's keeps only its class)."""
+def as_memory_set(dset, order: Sequence[int], mean, std) -> tuple[torch.Tensor, torch.Tensor]:
+    """A :class:`~compendium.distill.sets.DistilledSet` as (images in the stage's normalisation ``mean`` / ``std``,
+    one value per channel or one for all, labels as positions in ``order``); hard labels (a soft-labelled set such as DWA's keeps
+    only its class)."""
+    mean, std = (tuple(map(float, v)) if hasattr(v, "__len__") else (float(v),) for v in (mean, std))
     x = dset.images.float()
-    if dset.mean != (float(mean),) or dset.std != (float(std),):  # renormalise
-        x = (x * torch.tensor(dset.std).view(1, -1, 1, 1) + torch.tensor(dset.mean).view(1, -1, 1, 1) - mean) / std
+    if tuple(dset.mean) != mean or tuple(dset.std) != std:  # renormalise
+        x = ((x * torch.tensor(dset.std).view(1, -1, 1, 1) + torch.tensor(dset.mean).view(1, -1, 1, 1)
+              - torch.tensor(mean).view(1, -1, 1, 1)) / torch.tensor(std).view(1, -1, 1, 1))
     if dset.num_classes != len(order):
         raise ValueError(f"the {dset.method} set has {dset.num_classes} classes, the class order {len(order)}")
     return x, positions(dset.labels, order)

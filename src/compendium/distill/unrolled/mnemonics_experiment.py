@@ -28,10 +28,10 @@ SET_FILES = {"dc": "distilled/matching/dc_ipc10.pt", "dsa": "distilled/matching/
 DC_ARCH_SET_FILES = {"dc": "distilled/dc_arch/dc_default.pt", "dsa": "distilled/dc_arch/dsa_default.pt"}
 
 
-def load_memory_sets(methods, order, mean: float, std: float, files=None) -> tuple[dict, dict]:
+def load_memory_sets(methods, order, mean, std, files=None, dataset: str | None = None) -> tuple[dict, dict]:
     """``(sets, params)`` of the distilled memories among ``methods`` (as :func:`MN.as_memory_set`), read from
     ``files`` ({method: artifact path}; default :data:`SET_FILES`); a FileNotFoundError names the stage that
-    writes a missing set."""
+    writes a missing set, and with ``dataset`` a set made from another dataset is refused by name."""
     files = SET_FILES if files is None else files
     sets, params = {}, {}
     for m in methods:
@@ -40,7 +40,7 @@ def load_memory_sets(methods, order, mean: float, std: float, files=None) -> tup
             if not f.exists():
                 stage = "dd_dc_arch" if files[m].startswith("distilled/dc_arch/") else "dd_matching / dd_inversion"
                 raise FileNotFoundError(f"the {m.upper()} memory needs {f} (run the {stage} stage first)")
-            d = DistilledSet.load(f)
+            d = DistilledSet.load(f, dataset)
             sets[m], params[m] = MN.as_memory_set(d, order, mean, std), d.params
     return sets, params
 
@@ -52,7 +52,7 @@ def phase_table(sched, seen, classes, order, memory: int, train_per_class: int) 
                          "new training images": [train_per_class * len(s) for s in sched]})
 
 
-def incremental_calls(tr, tx, ty, methods, cfg: MN.CILConfig, seeds, sets: dict, order, mean: float, std: float,
+def incremental_calls(tr, tx, ty, methods, cfg: MN.CILConfig, seeds, sets: dict, order, mean, std,
                       phase_increments) -> tuple[list, list]:
     """``(calls, extra)``: :func:`MN.run_incremental` of every method per seed (the first seed keeps its
     exemplars), then random and Mnemonics only with fewer, larger phases (``extra``: ``[(increment, seed)]``)."""
@@ -64,7 +64,7 @@ def incremental_calls(tr, tx, ty, methods, cfg: MN.CILConfig, seeds, sets: dict,
     return calls, extra
 
 
-def memory_calls(tr, tx, ty, methods, cfg: MN.CILConfig, seeds, sets: dict, order, mean: float, std: float, *,
+def memory_calls(tr, tx, ty, methods, cfg: MN.CILConfig, seeds, sets: dict, order, mean, std, *,
                  keep_first: bool = False) -> list:
     """:func:`MN.run_incremental` of ``methods`` per seed on that seed's stratified training subset (the first
     seed keeps its exemplars with ``keep_first``)."""
@@ -72,9 +72,10 @@ def memory_calls(tr, tx, ty, methods, cfg: MN.CILConfig, seeds, sets: dict, orde
              {"keep_exemplars": keep_first and s == seeds[0]}) for s in seeds]
 
 
-def _seed_data(tr, cfg: MN.CILConfig, seed: int, order, mean: float, std: float):
-    idx = MN.stratified_subset(tr.labels, cfg.train_per_class, 10, seed)
-    return to_float(tr.images[idx], (mean,), (std,)), MN.positions(tr.labels[idx], order)
+def _seed_data(tr, cfg: MN.CILConfig, seed: int, order, mean, std):
+    """That seed's stratified training subset, normalised (``mean`` / ``std`` per channel), labels as positions."""
+    idx = MN.stratified_subset(tr.labels, cfg.train_per_class, cfg.num_classes, seed)
+    return to_float(tr.images[idx], mean, std), MN.positions(tr.labels[idx], order)
 
 
 def results_tables(runs, methods, seen) -> tuple[pd.DataFrame, pd.DataFrame]:

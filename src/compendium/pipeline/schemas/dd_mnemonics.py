@@ -1,11 +1,14 @@
-from compendium.pipeline.schemas import DD_RUN
+from compendium.pipeline.schemas import DD_DATASET, DD_RUN, dataset_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_mnemonics"
 DATA = ("fashion-mnist",)
 _RUN = {k: DD_RUN[k] for k in ("seeds", "test_n", "workers", "device", "dpi")}
+#: Classes of the datasets whose phases the schema can check before any data is read.
+CLASSES = {"fashion-mnist": 10, "mnist": 10, "cifar10": 10, "cifar100": 100}
 SCHEMA = {
     **_RUN,
+    **DD_DATASET,
     "methods": Param("list[str]", "exemplar methods: random, herding, mnemonics, none (no memory) and the distilled sets dc, "
                               "dsa, dm, dwa", nonempty=True,
                  choices=("random", "herding", "mnemonics", "none", "dc", "dsa", "dm", "dwa")),
@@ -14,12 +17,14 @@ SCHEMA = {
                              choices=("random", "herding", "none", "dc", "dsa")),
     "dc_arch_memory": Param("int", "exemplars per old class of that pass (dd_dc_arch's sets hold 1 image per class)",
                             low=1, high=10),
-    "base_classes": Param("int", "classes of phase 0 (LUCIR: half of them)", low=1, high=9),
-    "increment": Param("int", "new classes per later phase", low=1, high=9),
+    "base_classes": Param("int", "classes of phase 0 (LUCIR: half of them)", low=1, high=999),
+    "increment": Param("int", "new classes per later phase (the rest of the classes must split into such phases)",
+                       low=1, high=999),
     "phase_increments": Param("list[int]", "other increments with fewer phases, run with random and Mnemonics memories only "
-                                         "(the notes: the boost grows with the number of phases); [] to skip", low=1, high=5),
+                                         "(the notes: the boost grows with the number of phases); [] to skip", low=1, high=999),
     "memory": Param("int", "exemplars per old class (<= 10, the distilled sets' ipc)", low=1, high=10),
-    "train_per_class": Param("int", "training images per class (a stratified subset; 6000: all)", low=10, high=6000),
+    "train_per_class": Param("int", "training images per class (a stratified subset; 6000: all of Fashion-MNIST's, 500: "
+                                    "CIFAR-100's)", low=10, high=6000),
     "width": Param("int", "ConvNet width (instance norm: the unrolled network keeps no running statistics)", low=4, high=1024),
     "depth": Param("int", "ConvNet depth", low=1, high=4),
     "base_steps": Param("int", "SGD steps of phase 0", low=1, high=100_000),
@@ -42,8 +47,14 @@ SCHEMA = {
 
 def check(values: dict) -> list[str]:
     """The claims compare Mnemonics (Liu et al., CVPR 2020) with the random and herding memories: each method
-    once, and those three present."""
-    errs = []
+    once, and those three present; the phases must split the dataset's classes; a non-shipped dataset needs
+    ``data_root``."""
+    errs = dataset_problems(values)
+    n = CLASSES.get(values["dataset"])
+    for key, inc in [("increment", values["increment"])] + [("phase_increments", i) for i in values["phase_increments"]]:
+        if n is not None and (values["base_classes"] >= n or (n - values["base_classes"]) % inc):
+            errs.append(f"{key}: {inc} does not split the {n - values['base_classes']} classes after the "
+                        f"{values['base_classes']} of phase 0 ({values['dataset']}: {n} classes) into whole phases")
     methods = values["methods"]
     if len(set(methods)) != len(methods):
         errs.append(f"methods: {methods} repeat a method")
