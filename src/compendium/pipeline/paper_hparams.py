@@ -200,6 +200,7 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
     "dd_text": {
         "inits": Setting(["fixed", "random"], "TDD (Sucholutsky & Schonlau, 2021): fixed and random initialisation"),
         "archs": Setting(["textconvnet", "birnn", "bilstm"], "TDD: TextConvNet, Bi-RNN and Bi-LSTM learners"),
+        "corpus": Setting("trec6", "TDD §4.3: IMDB, SST-5, TREC-6 and TREC-50 (each a `corpus` choice here)"),
     },
     # --- self-supervised dataset distillation ---------------------------------------------------------------
     "ssdd_teacher": {
@@ -339,8 +340,8 @@ GAPS: dict[str, dict[str, str]] = {
     },
     "dd_text": {
         "archs": _OPEN + "no Bi-RNN learner is implemented (TextConvNet and Bi-LSTM are)",
-        "dataset": "no `dataset` key: the shipped fortunes categories with MiniLM token embeddings at every scale, "
-                   "where TDD uses IMDB, SST5, TREC6, TREC50 with GloVe embeddings",
+        "embeddings": "MiniLM's WordPiece token embeddings at every scale, where TDD uses GloVe word vectors (no GloVe "
+                      "file is shipped or read)",
     },
     "ssdd_distill": {
         "budgets": _SSDD_BUDGETS,

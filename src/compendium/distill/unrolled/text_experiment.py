@@ -27,29 +27,35 @@ from compendium.distill.unrolled import textdd
 SCHEDULE_KEYS = ["distilled with", "init", "ipc", "theta0", "method"]
 
 
-def load_corpus(categories, *, max_tokens: int, test_fraction: float, entry_std: float, length: int) -> SimpleNamespace:
-    """The fortunes of ``categories`` (quotes of at most ``max_tokens`` basic tokens, a balanced test split), word
-    pieces embedded with MiniLM's scaled token table and padded / truncated to ``length`` rows."""
-    train, test = text.load_fortunes(categories, max_tokens=max_tokens, test_fraction=test_fraction)
+def load_corpus(categories, *, max_tokens: int, test_fraction: float, entry_std: float, length: int,
+                corpus: str = "fortunes", data_root: str = "", max_per_class: int = 0) -> SimpleNamespace:
+    """The fortunes of ``categories`` (quotes of at most ``max_tokens`` basic tokens, a balanced test split), or
+    another ``corpus`` of TDD's read from ``data_root`` (:func:`text.load_text_corpus`), word pieces embedded with
+    MiniLM's scaled token table and padded / truncated to ``length`` rows; ``classes``: the class names."""
+    train, test = text.load_text_corpus(corpus, data_root, categories=categories, max_tokens=max_tokens,
+                                        test_fraction=test_fraction, max_per_class=max_per_class)
     emb = text.load_minilm(entry_std)
     ids_tr = text.encode_texts(train.texts, emb, 10 ** 6)
     ids_te = text.encode_texts(test.texts, emb, 10 ** 6)
     return SimpleNamespace(emb=emb, ids_tr=ids_tr, ids_te=ids_te, x_tr=text.embed_ids(ids_tr, emb, length),
-                           x_te=text.embed_ids(ids_te, emb, length), y_tr=train.labels, y_te=test.labels)
+                           x_te=text.embed_ids(ids_te, emb, length), y_tr=train.labels, y_te=test.labels,
+                           classes=tuple(train.classes), corpus=corpus)
 
 
-def corpus_table(c: SimpleNamespace, categories, *, max_tokens: int, length: int) -> pd.DataFrame:
-    """Per category: quotes in the file, those short enough, train / test sizes, the median number of word pieces
-    and the share truncated at L = ``length``."""
+def corpus_table(c: SimpleNamespace, *, max_tokens: int, length: int) -> pd.DataFrame:
+    """Per class: for the fortunes the quotes in the file and those short enough; train / test sizes, the median
+    number of word pieces and the share truncated at L = ``length``."""
     rows = []
-    for k, cat in enumerate(categories):
-        quotes = text.parse_fortunes((paths.DATA / "fortunes" / cat).read_text(encoding="utf-8", errors="replace"))
+    for k, cat in enumerate(c.classes):
         n_wp = [len(i) for i, y in zip(c.ids_tr + c.ids_te, torch.cat([c.y_tr, c.y_te]).tolist()) if y == k]
-        rows.append({"category": cat, "quotes in file": len(quotes),
-                     f"<= {max_tokens} tokens": sum(len(text.basic_tokenize(q)) <= max_tokens for q in quotes),
-                     "train": int((c.y_tr == k).sum()), "test": int((c.y_te == k).sum()),
-                     "median word pieces": float(np.median(n_wp)),
-                     f"truncated at L={length} (%)": 100 * np.mean(np.array(n_wp) > length)})
+        row = {"category": cat}
+        if c.corpus == "fortunes":
+            quotes = text.parse_fortunes((paths.DATA / "fortunes" / cat).read_text(encoding="utf-8", errors="replace"))
+            row |= {"quotes in file": len(quotes),
+                    f"<= {max_tokens} tokens": sum(len(text.basic_tokenize(q)) <= max_tokens for q in quotes)}
+        rows.append({**row, "train": int((c.y_tr == k).sum()), "test": int((c.y_te == k).sum()),
+                     "median word pieces": float(np.median(n_wp)) if n_wp else float("nan"),
+                     f"truncated at L={length} (%)": 100 * np.mean(np.array(n_wp) > length) if n_wp else float("nan")})
     return pd.DataFrame(rows)
 
 

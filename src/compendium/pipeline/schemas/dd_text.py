@@ -5,7 +5,13 @@ SECTION = "dd_text"
 DATA = ("fortunes",)
 SCHEMA = {
     # corpus and embedding (compendium.core.text)
-    "categories": Param("list[str]", "fortune categories = classes (shipped under data/fortunes)", nonempty=True,
+    "corpus": Param("str", "fortunes (shipped) or one of TDD's, read from data_root in its distributed format: imdb "
+                           "(aclImdb/), sst5 (trees/ of trainDevTestTrees_PTB), trec6 / trec50 (train_5500.label, "
+                           "TREC_10.label)", choices=("fortunes", "imdb", "sst5", "trec6", "trec50")),
+    "data_root": Param("str", "folder holding the corpus when it is not the fortunes (relative to the project root)"),
+    "max_per_class": Param("int", "training texts per class of TDD's corpora (a seeded draw; 0: all)", low=0,
+                           high=1_000_000),
+    "categories": Param("list[str]", "fortune categories = classes (shipped under data/fortunes; the fortunes only)", nonempty=True,
                     choices=("computers", "food", "law", "love", "politics", "science")),
     "max_tokens": Param("int", "quotes with more basic tokens are dropped", low=4, high=1000),
     "test_fraction": Param("float", "test share of every (balanced) class", low=0.05, high=0.9),
@@ -44,3 +50,11 @@ SCHEMA = {
     "workers": Param("int", "single-threaded worker processes (0: in the notebook's process)", low=0, high=64),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
+
+
+def check(values: dict) -> list[str]:
+    """A corpus other than the shipped fortunes needs ``data_root`` (before any compute)."""
+    if values["corpus"] != "fortunes" and not values["data_root"]:
+        return [f"data_root: corpus {values['corpus']!r} is not shipped with the compendium; set `data_root` to the folder "
+                "that holds it (params.yaml, dd_text), or use corpus: fortunes"]
+    return []
