@@ -313,6 +313,10 @@ GAPS: dict[str, dict[str, str]] = {
     },
     "dd_inversion": {
         "temperature": _SHARED_TEMPERATURE,
+        "methods": "ReLA's Table 5 also compares G-VBSM (Shao et al., CVPR 2024), which ReLA cites without describing; "
+                   "its recovery (several backbones, convolution statistics beside BN statistics, data densification, "
+                   "ensemble soft labels) is specified only by its own paper and code, so the stage runs SRe2L, DWA and "
+                   "RDED, and dd_coresets runs ReLA",
     },
     "dd_dwa": {
         "temperature": _SHARED_TEMPERATURE,
