@@ -223,6 +223,28 @@ def test_tables_claims_follow_the_run():
     assert all(r.verdict == claims.NOT_TESTED for r in two)
 
 
+def test_arms_of_different_datasets_are_not_compared(tmp_path):
+    """At paper scale the set stages run on different datasets (dd_matching CIFAR-10, dd_inversion CIFAR-100,
+    dd_coresets Fashion-MNIST): a comparison across them fails its one-evaluation precondition."""
+    rec = _records(sre2l_acc=0.75, dc_gain=0.05)
+    for name in ("results", "evaluation", "regime", "loss_curves"):
+        df = rec[name] if "stage" in rec[name] else rec[name].assign(stage="dd_matching")
+        for st, part in df.groupby("stage"):
+            (tmp_path / st).mkdir(exist_ok=True)
+            part.drop(columns="stage").to_csv(tmp_path / st / f"{name}.csv", index=False)
+    (tmp_path / "dd_kip").mkdir(exist_ok=True)
+    rec["krr"].to_csv(tmp_path / "dd_kip" / "krr_accuracy.csv", index=False)
+    same = _by_location(L.tables_claims(L.load_records(tmp_path, datasets={s: "fashion-mnist" for s in L.UPSTREAM})))
+    assert same["DC results (ipc 10)"].verdict == claims.HOLDS
+    mixed = L.load_records(tmp_path, datasets={"dd_matching": "cifar10", "dd_inversion": "cifar100"})
+    rows = _by_location(L.tables_claims(mixed))
+    dc = rows["DC results (ipc 10)"]   # DC (dd_matching, CIFAR-10) against dd_coresets' coresets (Fashion-MNIST)
+    assert dc.verdict == claims.NOT_TESTED and "dataset" in dc.condition, dc.condition
+    t1 = "Table 1; abstract"   # DWA against SRe2L, both dd_inversion's: one dataset
+    assert rows[t1].verdict == same[t1].verdict == claims.FAILS
+    assert rows["Table 3"].verdict == claims.NOT_TESTED and "dataset" in rows["Table 3"].condition  # its ceiling: dd_coresets'
+
+
 def test_dwa_table1_is_judged_at_the_papers_ipcs():
     # SRe2L below one real image per class at ipc 1 only: DWA Table 1 (ipcs 10 and 50) is tested at ipc 10,
     # ReLA Table 5 (ipcs 1, 10, 50) is not

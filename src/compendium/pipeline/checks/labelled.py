@@ -180,15 +180,19 @@ def evaluation_table(jobs, test_n: int):
 UPSTREAM = ("dd_coresets", "dd_inversion", "dd_matching", "dd_kip")
 
 
-def load_records(tables: Path, stages: Iterable[str] = UPSTREAM) -> dict:
+def load_records(tables: Path, stages: Iterable[str] = UPSTREAM, datasets: Mapping[str, str] | None = None) -> dict:
     """The set stages' per-seed ``results``, ``evaluation`` settings, ``regime`` and ``loss_curves`` tables
-    (each concatenated over the stages that wrote it, with a ``stage`` column) and dd_kip's ``krr_accuracy``."""
+    (each concatenated over the stages that wrote it, with a ``stage`` column) and dd_kip's ``krr_accuracy``.
+    ``datasets`` (stage -> the dataset it ran on) adds a ``dataset`` column to the evaluation settings, so that
+    :func:`same_evaluation` finds arms of different datasets (at ``paper`` scale the stages differ) not comparable."""
     out = {}
     for name, kw in (("results", {}), ("evaluation", {"dtype": str, "keep_default_na": False}), ("regime", {}),
                      ("loss_curves", {})):
         parts = [pd.read_csv(tables / s / f"{name}.csv", **kw).assign(stage=s) for s in stages
                  if (tables / s / f"{name}.csv").is_file()]
         out[name] = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    if datasets is not None and len(out["evaluation"]):
+        out["evaluation"]["dataset"] = out["evaluation"]["stage"].map(lambda st: datasets.get(st, "fashion-mnist"))
     out["krr"] = pd.read_csv(tables / "dd_kip" / "krr_accuracy.csv")
     return out
 
