@@ -178,9 +178,10 @@ def accuracy_per_phase(curve, methods, title: str):
 
 def mnemonics_exemplars(init, opt_x, lab, classes_shown, class_names, show: int, mean, std):
     """The random initialisation, the optimised Mnemonics exemplars and their change (stretched to the grey
-    range), ``show`` per class of ``classes_shown``; ``mean`` / ``std`` one value per channel."""
+    range), ``show`` per class of ``classes_shown``; ``mean`` / ``std`` one value per channel or one for all."""
     pick = torch.cat([torch.nonzero(lab == c).flatten()[:show] for c in classes_shown])
-    m, s = (torch.tensor(tuple(map(float, v))).view(1, -1, 1, 1) for v in (mean, std))
+    m, s = (torch.tensor(tuple(map(float, v)) if hasattr(v, "__len__") else (float(v),)).view(1, -1, 1, 1)
+            for v in (mean, std))
     std = float(s.mean())
 
     def to_u8(z):
