@@ -566,11 +566,12 @@ def set_file(name: str, ipc: int) -> str:
 
 
 def select_grid(images_u8: torch.Tensor, labels: torch.Tensor, ipcs, methods, feature_spaces, features: dict, mean, std, *,
-                forgetting_epochs: int, device: str = "auto", folder=None) -> tuple[dict, list[dict]]:
+                forgetting_epochs: int, device: str = "auto", folder=None, num_classes: int = 10,
+                dataset: str = "fashion-mnist") -> tuple[dict, list[dict]]:
     """Every method at every ipc (the ``dd_coresets`` stage; the coreset rows of DC's Table 1, Zhao et al.,
     ICLR 2021): herding and k-center once per feature space of ``features`` (named ``"method (space)"``),
     forgetting from one recorded history (seed 0) shared by all ipcs. ``(name, ipc) -> set`` and one cost row
-    per set; each set is saved under ``folder`` (when given) as :func:`set_file`."""
+    per set; each set is saved under ``folder`` (when given) as :func:`set_file`, recording ``dataset``."""
     sets_, rows = {}, []
     hist = None
     for ipc in ipcs:
@@ -582,9 +583,9 @@ def select_grid(images_u8: torch.Tensor, labels: torch.Tensor, ipcs, methods, fe
                 if m == "forgetting":
                     cfg = ForgettingConfig(epochs=forgetting_epochs, device=device)
                     if hist is None:
-                        hist = forgetting_history(images_u8, labels, 10, mean, std, cfg, seed=0)
+                        hist = forgetting_history(images_u8, labels, num_classes, mean, std, cfg, seed=0)
                     kw = {"cfg": cfg, "history": hist}
-                d = select(m, images_u8, labels, ipc, 10, mean, std, seed=0, **kw)
+                d = select(m, images_u8, labels, ipc, num_classes, mean, std, seed=0, dataset=dataset, **kw)
                 d.params["pool"] = len(images_u8)  # the real images it chose from
                 sets_[(name, ipc)] = d
                 if folder is not None:

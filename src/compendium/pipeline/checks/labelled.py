@@ -844,6 +844,15 @@ def dc_arch_claims(res, sets: Mapping, images_u8: torch.Tensor, *, ipc: int, cor
             [_eff(f"instance − {v}", D("default"), D(v)) for v in norms], ["default"] + norms,
             ", ".join(f"{v.replace('default', 'instance')} {_pc(D(v))}" for v in ["default"] + norms))
     cs = list(coresets)
+    if not cs:  # the paper profile: dd_coresets' sets are of dd_teachers' dataset, not this stage's
+        rows.append(_row(
+            "DC", "ICLR 2021 (reading notes)", f"DC results (ipc {ipc})",
+            "Gradient matching outperforms the coreset baselines (random, herding, K-Center, forgetting)",
+            f"paired DC − each coreset baseline over matched evaluation seeds, 95% interval > 0 at ipc {ipc}",
+            claims.not_tested([Precondition("coreset baselines of this stage's dataset", False, "`coresets` is empty",
+                                             "dd_coresets run with this stage's `dataset` (its teacher trained on it "
+                                             "by dd_teachers), and `coresets` listing its sets")]),
+            "not evaluated: no coreset baselines", "FMNIST ConvNet ipc 1: DC 70.5"))
     if cs and "default" in sets:
         pool = f"{pool_n:,} real images" if pool_n else "the whole training set"
         rows.append(_row(
