@@ -259,6 +259,20 @@ def test_dwa_table1_is_judged_at_the_papers_ipcs():
     assert L.DWA_TABLE1_IPCS == (10, 50)
 
 
+def test_rela_table5_has_one_row_per_baseline_under_one_evaluation():
+    rows = [r for r in L.tables_claims(_records()) if r.location == "Table 5"]
+    assert [r.claim for r in rows] == ["ReLA beats RDED at equal ipc", "ReLA beats SRe2L at equal ipc"]
+    rded, sre2l = rows
+    # SRe2L out of its regime (below one real image per class) leaves only its own row untested
+    assert rded.tested == "yes" and rded.verdict == claims.HOLDS and "SRe2L" not in rded.preconditions, rded.condition
+    assert sre2l.verdict == claims.NOT_TESTED and "SRe2L in its regime" in sre2l.condition
+    rec = _records()
+    ev = rec["evaluation"]
+    rec["evaluation"] = ev.assign(augmentation=ev["augmentation"].where(ev["method"] != L.RELA, "steps 75"))
+    rded = next(r for r in L.tables_claims(rec) if r.claim == "ReLA beats RDED at equal ipc")
+    assert rded.verdict == claims.NOT_TESTED and "one evaluation: UNMET" in rded.preconditions
+
+
 def _with_inversion_ceiling(acc, cfg="teacher", seeds=(0, 1, 2)):
     """:func:`_records` plus dd_inversion's own ceiling (the ladder's schedule) at ``acc``, evaluated with ``cfg``."""
     rec = _records()
@@ -295,11 +309,11 @@ def test_dc_arch_claims_need_dc_in_its_regime():
         return pd.DataFrame([{"variant": v, "set": name, "seed": s, "acc": a + (gain if name == "DC" else 0) + 0.001 * s}
                              for v, a in acc.items() for name in ("DC", L.init_name("DC")) for s in (0, 1, 2)])
 
-    rows = L.dc_arch_claims(res(0.002), sets, images, ipc=2)
+    rows = L.dc_arch_claims(res(0.002), sets, images, ipc=2)[:3]  # the fourth: DC's Table 1 cell, no coresets given
     assert len(rows) == 3 and all(r.verdict == claims.NOT_TESTED for r in rows)
     assert all("DC: 1,000 outer iterations" in r.condition for r in rows)
     rows = L.dc_arch_claims(res(0.05), sets, images, ipc=2)   # moved and 5 points above its real images
-    assert [r.verdict for r in rows] == [claims.HOLDS] * 3
+    assert [r.verdict for r in rows] == [claims.HOLDS] * 3 + [claims.NOT_TESTED]
 
 
 def test_dc_arch_judges_dcs_table1_cell_against_the_coresets():
@@ -323,7 +337,8 @@ def test_dc_arch_judges_dcs_table1_cell_against_the_coresets():
     assert row(0.70, 0.60, seeds=(0, 1)).verdict == claims.NOT_TESTED
     sets["default"].params["iterations"] = 10   # 10 of 1,000 iterations, under 1 point above its real images: not in regime
     assert row(0.555, 0.50).verdict == claims.NOT_TESTED
-    assert not any(r.location.startswith("DC results") for r in L.dc_arch_claims(res(0.7, 0.6), sets, images, ipc=1))
+    (r,) = [r for r in L.dc_arch_claims(res(0.7, 0.6), sets, images, ipc=1) if r.location.startswith("DC results")]
+    assert r.verdict == claims.NOT_TESTED and "`coresets` is empty" in r.preconditions   # no coresets: said, not dropped
 
 
 def test_a_comparison_without_one_of_its_arms_is_not_tested():

@@ -18,6 +18,8 @@ SCHEMA = {
     "eval_resnet_width_mult": Param("float", "ResNet-18 student width multiplier", low=0.01, high=4.0),
     "eval_resnet_stem_stride": Param("int", "stride of the ResNet-18 student's 3x3 stem (1 at paper scale)", choices=(1, 2)),
     "temperature": Param("float", "temperature of the online teacher labels", low=0.01, high=100.0),
+    "rela_steps": Param("int", "optimiser steps of ReLA's students (teacher labels) and their ceiling: dd_inversion's "
+                        "eval_steps, so ReLA Table 5 shares SRe2L's and RDED's evaluation", low=1, high=100_000),
 }
 
 
