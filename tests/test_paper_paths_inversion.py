@@ -106,3 +106,26 @@ def test_dwa_on_tiny_imagenet_crops_and_flips_in_its_recovery(tmp_path):
                          dataset="tiny-imagenet", K=2, **aug)
     assert d.images.shape == (4, 3, 64, 64) and d.params["flip"] is True and d.params["crop_scale"] == [0.08, 1.0]
     assert d.dataset == "tiny-imagenet"
+
+
+def test_paper_scale_runs_gvbsm_against_the_teachers_it_trains():
+    i, t = at("paper", "dd_inversion"), at("paper", "dd_teachers")
+    assert "gvbsm" in i["methods"] and set(i["gvbsm_backbones"]) <= set(t["teachers"])
+    assert (i["gvbsm_iterations"], i["gvbsm_lr"], t["shufflenet_width_mult"]) == (4000, 0.05, 0.5)
+    rows = paper_hparams.compare(_raw()).set_index(["stage", "key"])
+    assert rows.loc[("dd_inversion", "gvbsm_backbones"), "status"] != "matches"   # WRN-16-2: a recorded gap
+    assert "gvbsm" not in at("cpu", "dd_inversion")["methods"]
+    assert dd_inversion.check(dict(i, gvbsm_backbones=["resnet18", "vit_bn"]))[0].startswith("gvbsm_backbones:")
+
+
+def test_gvbsm_recovers_a_tiny_cifar100_against_mobile_backbones(fake_cifar100):
+    from compendium.distill import gvbsm as G
+
+    tr, te, MEAN, STD = data.train_test("cifar100", fake_cifar100)
+    nets = [E.build_student(E.EvalConfig(arch=a, arch_kwargs={"width_mult": 0.25, "stem_stride": 2, "depth_mult": 0.5}),
+                            (3, 32, 32), 100, seed=0).eval() for a in ("mobilenet_v2", "shufflenet_v2")]
+    stats = [G.conv_statistics(n, tr.images, MEAN, STD) for n in nets]
+    d = G.gvbsm_synthesize(nets, stats, tr.images, tr.labels, 1, MEAN, STD, iterations=1, batch_size=100,
+                           dataset="cifar100", relabel_teacher=nets[0])
+    assert (d.dataset, d.num_classes, tuple(d.images.shape)) == ("cifar100", 100, (100, 3, 32, 32))
+    assert torch.equal(d.labels, torch.arange(100)) and d.params["jitter"] == 32

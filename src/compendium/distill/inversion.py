@@ -338,7 +338,9 @@ def teacher_soft_labels(teacher: nn.Module, images: torch.Tensor, temperature: f
     return torch.cat(out)
 
 
-def _relabel(teacher: nn.Module, x: torch.Tensor, temperature: float | None, num_classes: int):
+def soft_relabel(teacher: nn.Module, x: torch.Tensor, temperature: float | None, num_classes: int):
+    """The teacher's image-level soft labels of ``x`` at ``temperature`` (None without one), checked against
+    ``num_classes``."""
     if not temperature:
         return None
     soft = teacher_soft_labels(teacher, x, temperature)
@@ -350,7 +352,9 @@ def _relabel(teacher: nn.Module, x: torch.Tensor, temperature: float | None, num
 # ---------------------------------------------------------------- SRe2L / DWA synthesis
 
 
-def _check_real(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int) -> int:
+def check_real_images(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int) -> int:
+    """Check the real images (uint8 [N, C, H, W]), their labels and ``ipc`` before a synthesis; the number of
+    classes the labels imply."""
     if not isinstance(images_u8, torch.Tensor) or images_u8.dtype != torch.uint8 or images_u8.ndim != 4:
         raise ValueError("images_u8 must be a uint8 tensor [N, C, H, W]")
     if labels.shape != (images_u8.shape[0],):
@@ -401,7 +405,7 @@ def inversion_synthesize(teacher: nn.Module, images_u8: torch.Tensor, labels: to
     C = defaults; D = ``init='real'``; E = D + ``r_var=11``; F = E + ``weight_adjust='random'``;
     G = E + ``weight_adjust='directed'`` (= :func:`dwa_synthesize`). ``iterations=0`` with real init is
     arm B's image set (a random real subset)."""
-    inferred = _check_real(images_u8, labels, ipc)
+    inferred = check_real_images(images_u8, labels, ipc)
     if init not in INITS:
         raise ValueError(f"unknown init {init!r}; known: {INITS}")
     C = int(num_classes or inferred)
@@ -433,7 +437,7 @@ def inversion_synthesize(teacher: nn.Module, images_u8: torch.Tensor, labels: to
                 finals.append(float(rec.history[-1, 0]) if len(rec.history) else float("nan"))
                 curves.append(rec.history[:, 0])
         x = torch.cat(images)
-        soft = _relabel(teacher, x, relabel_temperature, C)
+        soft = soft_relabel(teacher, x, relabel_temperature, C)
     params = {**{k: v for k, v in kw.items() if k != "clip_range"}, "betas": list(betas),
               "crop_scale": list(crop_scale) if crop_scale else None, "init": init, "ipc": int(ipc), "clip": clip,
               "classes_per_batch": step, "relabel_temperature": relabel_temperature,
@@ -553,7 +557,7 @@ def rded_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, teacher: nn.M
     candidates_per_image`` crops each (num_crop 5), the ipc * factor**2 most realistic crops (observer CE),
     stitched factor x factor into ipc full-resolution images; then teacher soft labels (image level; the
     paper's are region level). RDED's own CIFAR-10 scripts use factor 1 (then an image is one crop)."""
-    inferred = _check_real(images_u8, labels, ipc)
+    inferred = check_real_images(images_u8, labels, ipc)
     if int(factor) != factor or factor < 1:
         raise ValueError(f"factor must be an integer >= 1, got {factor}")
     C = int(num_classes or inferred)
@@ -579,7 +583,7 @@ def rded_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, teacher: nn.M
             ys.append(torch.full((ipc,), c, dtype=torch.int64))
             sources.append(pool[sel.source].tolist())
         x = torch.cat(out)
-        soft = _relabel(teacher, x, relabel_temperature, C)
+        soft = soft_relabel(teacher, x, relabel_temperature, C)
     params = {"factor": int(factor), "candidates_per_image": int(candidates_per_image),
               "images_per_class": int(images_per_class), "scale": list(scale), "score_mode": score_mode,
               "ipc": int(ipc), "relabel_temperature": relabel_temperature,

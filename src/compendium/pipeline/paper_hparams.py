@@ -115,6 +115,11 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         "eval_resnet_width_mult": Setting(1.0, "DWA Table 1: the standard ResNet-18"),
         "eval_resnet_stem_stride": Setting(1, _DWA_STEM),
         **_DWA_VALIDATION,
+        "gvbsm_backbones": Setting(["resnet18", "convnet", "mobilenet_v2", "wrn_16_2", "shufflenet_v2"],
+                                   "G-VBSM's CIFAR recovery code: ResNet18, ConvNetW128, MobileNetV2, WRN_16_2, "
+                                   "ShuffleNetV2_0_5"),
+        "gvbsm_iterations": Setting(4000, "G-VBSM's CIFAR-10 / CIFAR-100 recover.sh: --iteration 4000"),
+        "gvbsm_lr": Setting(0.05, "G-VBSM's CIFAR-10 / CIFAR-100 recover.sh: --lr 0.05"),
     },
     "dd_dwa": {
         **_DWA_RECOVERY,
@@ -137,8 +142,11 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         **_DWA_VALIDATION,
     },
     "dd_teachers": {
-        "teachers": Setting(["convnet", "resnet18", "vit_bn"], "DWA: ResNet-18 (default), ConvNet-128 (Table 1) and "
-                                                               "DeiT-Tiny-BN (Table 9) teachers"),
+        "teachers": Setting(["convnet", "resnet18", "vit_bn", "mobilenet_v2", "shufflenet_v2"],
+                            "DWA: ResNet-18 (default), ConvNet-128 (Table 1) and DeiT-Tiny-BN (Table 9) teachers; "
+                            "G-VBSM's CIFAR code adds MobileNetV2 and ShuffleNetV2 0.5x to its backbones"),
+        "mobilenet_width_mult": Setting(1.0, "G-VBSM's CIFAR code: MobileNetV2"),
+        "shufflenet_width_mult": Setting(0.5, "G-VBSM's CIFAR code: ShuffleNetV2_0_5"),
         "convnet_width": Setting(128, "DWA Table 1: ConvNet-128"),
         "resnet_width_mult": Setting(1.0, "DWA Sec. 4: the standard ResNet-18"),
         "resnet_stem_stride": Setting(1, _DWA_STEM),
@@ -313,10 +321,13 @@ GAPS: dict[str, dict[str, str]] = {
     },
     "dd_inversion": {
         "temperature": _SHARED_TEMPERATURE,
-        "methods": "ReLA's Table 5 also compares G-VBSM (Shao et al., CVPR 2024), which ReLA cites without describing; "
-                   "its recovery (several backbones, convolution statistics beside BN statistics, data densification, "
-                   "ensemble soft labels) is specified only by its own paper and code, so the stage runs SRe2L, DWA and "
-                   "RDED, and dd_coresets runs ReLA",
+        "gvbsm_backbones": "WRN-16-2, the fifth backbone of G-VBSM's CIFAR code, is not in the compendium's zoo; the other "
+                           "four are dd_teachers' teachers",
+        "methods": "G-VBSM (Shao et al., CVPR 2024; ReLA Table 5's fourth column, which ReLA cites without describing) "
+                   "follows its CIFAR code's recovery (compendium.distill.gvbsm) against dd_teachers' ResNet-18, ConvNet, "
+                   "MobileNet-V2 and ShuffleNet-V2 0.5x: its WRN-16-2 is not in the zoo, and its ensemble relabelling is "
+                   "replaced by the shared post-training ReLA Table 5 prescribes. The cpu profile leaves it out (the "
+                   "table's arms sit at the student's ceiling there); dd_tables has no G-VBSM row yet",
     },
     "dd_dwa": {
         "temperature": _SHARED_TEMPERATURE,

@@ -6,7 +6,16 @@ DATA = ("fashion-mnist",)
 SCHEMA = {
     **DD_DATASET,
     **DD_EVAL,
-    "methods": Param("list[str]", "inversion methods", nonempty=True, choices=("sre2l", "dwa", "rded")),
+    "methods": Param("list[str]", "inversion methods", nonempty=True, choices=("sre2l", "dwa", "rded", "gvbsm")),
+    "gvbsm_backbones": Param("list[str]", "G-VBSM: the dd_teachers teachers it recovers against, one per iteration in "
+                             "turn", nonempty=True, choices=("convnet", "resnet18", "vit_bn", "mobilenet_v2",
+                                                             "shufflenet_v2")),
+    "gvbsm_iterations": Param("int", "G-VBSM: recovery iterations per batch (4000 in its CIFAR code)", low=1,
+                              high=100000),
+    "gvbsm_stat_images": Param("int", "G-VBSM: real images its convolution statistics are measured on (a seeded "
+                               "random subset; 0: all, as its code)", low=0, high=2_000_000),
+    "gvbsm_lr": Param("float", "G-VBSM: recovery Adam learning rate (cosine; 0.05 in its CIFAR code)", low=0.0,
+                      high=10.0),
     "ladder_ipc": Param("int", "ipc of DWA's Table 3 ladder (arms D-F)", low=1, high=1000),
     "iterations": Param("int", "recovery iterations per batch (1000 in the papers)", low=1, high=100000),
     "lr": Param("float", "recovery Adam learning rate (cosine)", low=0.0, high=10.0),
@@ -23,10 +32,13 @@ SCHEMA = {
 
 
 def check(values: dict) -> list[str]:
-    """RDED (Sun et al., CVPR 2024) stitches ``rded_factor``² crops per synthetic image, each from a different
+    """G-VBSM's backbones are convolutional. RDED (Sun et al., CVPR 2024) stitches ``rded_factor``² crops per synthetic image, each from a different
     scored real image, so it needs that many real images per class for every ipc; a non-shipped dataset needs
     ``data_root``."""
     errs = dataset_problems(values)
+    if "gvbsm" in values["methods"] and "vit_bn" in values["gvbsm_backbones"]:
+        errs.append("gvbsm_backbones: vit_bn has no convolution statistics to match beyond its patch embedding; G-VBSM's "
+                    "backbones are convolutional (convnet, resnet18, mobilenet_v2, shufflenet_v2)")
     need = max(values["ipcs"]) * values["rded_factor"] ** 2
     if "rded" in values["methods"] and values["rded_images_per_class"] < need:
         errs.append(f"rded_images_per_class: {values['rded_images_per_class']} < max(ipcs) * rded_factor^2 = {need} "
