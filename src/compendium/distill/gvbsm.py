@@ -26,7 +26,10 @@ CIFAR-100 recovery script (``data_synthesis_with_svd_with_db_with_all_statistic.
 
 Differences, stated: the code draws the drops, crops and rolls with Python's and torch's global generators, we with
 one seeded generator; its eigenvalues come from ``torch.linalg.eigvals`` of the (symmetric) Gram matrix, ours from
-``eigvalsh`` (the same values); it saves the images as 8-bit PNGs, we keep the float iterate; its relabelling
+``eigvalsh`` (the same values); it pools the images to 32 x 32 before the Gram matrix (the identity at CIFAR's size),
+we keep their own size; its statistics loader shuffles the real images, :func:`conv_statistics` takes them in order
+(the same means; the batch variances average over other batches); it saves the images as 8-bit PNGs, we keep the
+float iterate; its relabelling
 ensemble belongs to the post-training, which ReLA Table 5 replaces by one shared post-training (the caller's
 ``relabel_teacher``, the SRe2L / RDED teacher).
 

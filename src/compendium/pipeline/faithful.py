@@ -285,7 +285,9 @@ WORK: dict[str, tuple[tuple[str, Callable[[dict], float]], ...]] = {
     "dd_teachers": (("epochs x train_n x len(teachers)", lambda v: v["epochs"] * v["train_n"] * _n(v, "teachers")),),
     "dd_coresets": (("len(seeds) x eval_steps", lambda v: _n(v, "seeds") * v["eval_steps"]),
                     ("forgetting_epochs x pool_n", lambda v: v["forgetting_epochs"] * v["pool_n"])),
-    "dd_inversion": (("iterations x sum(ipcs) x len(methods)", lambda v: v["iterations"] * sum(v["ipcs"]) * _n(v, "methods")),
+    "dd_inversion": (("sum(ipcs) x (iterations x methods other than G-VBSM + gvbsm_iterations with G-VBSM)",
+                      lambda v: sum(v["ipcs"]) * (v["iterations"] * len(set(v["methods"]) - {"gvbsm"})
+                                                  + v.get("gvbsm_iterations", 0) * ("gvbsm" in v["methods"]))),
                      ("len(seeds) x eval_steps x len(students)", lambda v: _n(v, "seeds") * v["eval_steps"] * _n(v, "students"))),
     "dd_matching": (("iterations x sum over ipcs of outer x (10 + inner) loops (DC, DSA)", _dc_work),
                     ("dm_iterations x len(ipcs)", lambda v: v["dm_iterations"] * _n(v, "ipcs") * ("dm" in v["methods"])),
