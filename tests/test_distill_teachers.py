@@ -33,3 +33,15 @@ def test_a_teacher_record_with_timings_is_refused_naming_the_key(tmp_path):
     assert not f.exists()
     assert volatile.volatile_keys({"test_acc": 0.5, "wall time": 1, "info": {"host": "h"}}) == ["wall time", "info.host"]
 
+
+
+def test_a_synthesis_runs_on_a_device_copy_in_process_and_on_the_model_itself_in_workers():
+    from compendium.distill import teachers as T
+
+    net = torch.nn.Sequential(torch.nn.Linear(2, 2))
+    assert T.synthesis_copy(net, "cpu", workers=2) is net          # worker processes: the model, on the CPU
+    copy_ = T.synthesis_copy(net, "cpu", workers=0)
+    assert copy_ is not net and next(copy_.parameters()).device.type == "cpu"
+    assert torch.equal(copy_[0].weight, net[0].weight)
+    copy_[0].weight.data.zero_()
+    assert net[0].weight.abs().sum() > 0                             # the caller's teacher is untouched

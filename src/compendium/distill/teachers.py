@@ -9,12 +9,14 @@ timings go to ``reports/timings/dd_teachers.json`` (a DVC output no stage depend
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import torch
 from torch import nn
 
 from compendium.core import volatile
+from compendium.core.device import pick_device
 from compendium.distill import evaluate as E
 
 
@@ -69,6 +71,15 @@ def load(path: str | Path, dataset: str | None = None) -> tuple[nn.Sequential, d
     net.load_state_dict(d["state"])
     meta = {k: v for k, v in d.items() if k != "state"}
     return net.eval(), meta
+
+
+def synthesis_copy(model: nn.Module, device: str = "auto", workers: int = 0) -> nn.Module:
+    """The network a synthesis runs on: with ``workers`` 0 (the syntheses run in this process, as the paper profile
+    runs them) a copy on ``device`` (``auto``: CUDA when present), so that recovery runs on the GPU while the
+    caller's teacher stays on the CPU; with worker processes the model itself (they run on the CPU)."""
+    if workers:
+        return model
+    return copy.deepcopy(model).to(pick_device(device))
 
 
 @torch.no_grad()
