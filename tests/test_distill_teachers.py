@@ -45,3 +45,4 @@ def test_a_synthesis_runs_on_a_device_copy_in_process_and_on_the_model_itself_in
     assert torch.equal(copy_[0].weight, net[0].weight)
     copy_[0].weight.data.zero_()
     assert net[0].weight.abs().sum() > 0                             # the caller's teacher is untouched
+    assert T.synthesis_device("cpu", workers=0).type == "cpu" and T.synthesis_device("auto", workers=2).type == "cpu"

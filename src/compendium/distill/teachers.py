@@ -73,13 +73,18 @@ def load(path: str | Path, dataset: str | None = None) -> tuple[nn.Sequential, d
     return net.eval(), meta
 
 
+def synthesis_device(device: str = "auto", workers: int = 0) -> torch.device:
+    """Where a stage's syntheses run: ``device`` (``auto``: CUDA when present) when they run in the stage's own
+    process (``workers`` 0, as the paper profile runs them), the CPU in worker processes."""
+    return torch.device("cpu") if workers else pick_device(device)
+
+
 def synthesis_copy(model: nn.Module, device: str = "auto", workers: int = 0) -> nn.Module:
-    """The network a synthesis runs on: with ``workers`` 0 (the syntheses run in this process, as the paper profile
-    runs them) a copy on ``device`` (``auto``: CUDA when present), so that recovery runs on the GPU while the
-    caller's teacher stays on the CPU; with worker processes the model itself (they run on the CPU)."""
+    """The network a synthesis runs on: in the stage's own process a copy on :func:`synthesis_device`, so that
+    recovery runs on the GPU while the caller's teacher stays on the CPU; in worker processes the model itself."""
     if workers:
         return model
-    return copy.deepcopy(model).to(pick_device(device))
+    return copy.deepcopy(model).to(synthesis_device(device, workers))
 
 
 @torch.no_grad()
