@@ -47,7 +47,6 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Sequence
 
 import torch
@@ -60,7 +59,7 @@ from compendium.core.models import bn_channels_first
 from compendium.core.probe import to_float
 from compendium.distill import sets
 from compendium.distill.evaluate import pad_value, random_crop
-from compendium.distill.inversion import check_real_images, soft_relabel, cosine_lr, pixel_bounds
+from compendium.distill.inversion import check_real_images, cosine_lr, jitter_batch, pixel_bounds, soft_relabel
 from compendium.distill.sets import DistilledSet
 
 #: The code's defaults for CIFAR-10 / CIFAR-100 (``recover.sh`` and the script's arguments).
@@ -207,26 +206,14 @@ def spectrum_loss(x: torch.Tensor, labels: torch.Tensor, tau: float) -> torch.Te
 
 
 def _augment(x: torch.Tensor, padding: int, jitter: int, g: torch.Generator) -> torch.Tensor:
-    """RandomCrop(pad ``padding``, zero fill) and a horizontal flip drawn once for the whole batch, then a roll of
-    (u, v) ~ U{0..jitter}^2 pixels (the code's recovery augmentation on a batch tensor)."""
-    b, c, h, w = x.shape
+    """RandomCrop(pad ``padding``, zero fill) drawn once for the whole batch, then SRe2L's whole-batch flip and roll of
+    up to ``jitter`` pixels (:func:`compendium.distill.inversion.jitter_batch`): the code's recovery augmentation on a
+    batch tensor."""
     if padding:
+        h, w = x.shape[-2:]
         oy, ox = torch.randint(0, 2 * padding + 1, (2,), generator=g).tolist()
         x = F.pad(x, (padding,) * 4)[:, :, oy:oy + h, ox:ox + w]
-    if bool(torch.rand(1, generator=g) < 0.5):
-        x = x.flip(-1)
-    if jitter:
-        u, v = torch.randint(0, jitter + 1, (2,), generator=g).tolist()
-        x = torch.roll(x, shifts=(u, v), dims=(2, 3))
-    return x
-
-
-@dataclass
-class GVBSMState:
-    """The run's state shared by its batches: one set of hooks per backbone and the iteration count."""
-
-    hooks: list[GSMHooks]
-    counter: int = 0
+    return jitter_batch(x, jitter, True, None, g)
 
 
 def gvbsm_synthesize(backbones: Sequence[nn.Module], conv_stats: Sequence[Sequence[dict]], images_u8: torch.Tensor,
@@ -255,10 +242,10 @@ def gvbsm_synthesize(backbones: Sequence[nn.Module], conv_stats: Sequence[Sequen
     for b in backbones:
         b.eval().requires_grad_(False)
     g = torch.Generator().manual_seed(seed)
-    state = GVBSMState([GSMHooks(b, s, momentum, drop_rate, g) for b, s in zip(backbones, conv_stats)])
+    hooks = [GSMHooks(b, s, momentum, drop_rate, g) for b, s in zip(backbones, conv_stats)]   # kept across batches
     lo, hi = (t.to(dev).view(1, -1, 1, 1) for t in pixel_bounds(mean, std))
     order = torch.arange(C).repeat_interleave(ipc)   # every ipc index of class 0, then class 1, ...
-    images, curves = [], []
+    images, curves, step = [], [], 0
     with sets.measure(dev) as cost:
         for s in range(0, len(order), batch_size):
             y = order[s:s + batch_size].to(dev)
@@ -269,11 +256,11 @@ def gvbsm_synthesize(backbones: Sequence[nn.Module], conv_stats: Sequence[Sequen
                 for group in opt.param_groups:
                     group["lr"] = cosine_lr(lr, t, iterations)
                 xa = _augment(x, crop_padding, jitter, g)
-                k = state.counter % len(backbones)
-                state.counter += 1
-                with state.hooks[k]:
+                k = step % len(backbones)   # the backbones in turn, the count running on across batches
+                step += 1
+                with hooks[k]:
                     logits = backbones[k](xa)
-                loss = F.cross_entropy(logits, y) + r_bn * state.hooks[k].loss(first_multiplier)
+                loss = F.cross_entropy(logits, y) + r_bn * hooks[k].loss(first_multiplier)
                 if nuc_norm:
                     loss = loss + nuc_norm * spectrum_loss(xa, y, tau)
                 opt.zero_grad(set_to_none=True)
@@ -281,9 +268,9 @@ def gvbsm_synthesize(backbones: Sequence[nn.Module], conv_stats: Sequence[Sequen
                 opt.step()
                 with torch.no_grad():
                     x.copy_(torch.maximum(torch.minimum(x, hi), lo))
-                curve.append(float(loss.detach()))
+                curve.append(loss.detach())   # no device sync per iteration
             images.append(x.detach().cpu())
-            curves.append(torch.tensor(curve))
+            curves.append(torch.stack(curve).float().cpu())
         out = torch.cat(images)
         soft = soft_relabel(relabel_teacher if relabel_teacher is not None else backbones[0], out.to(dev),
                         relabel_temperature, C)
