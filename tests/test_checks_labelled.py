@@ -193,12 +193,13 @@ def _records(sre2l_acc=0.18, dc_gain=0.002, seeds=(0, 1, 2), ceiling=0.80):
 
 
 def _by_location(rows):
-    return {r.location: r for r in rows}
+    """Rows by location; ReLA Table 5's rows (one per baseline) as ``Table 5 <baseline>``."""
+    return {f"{r.location} {r.claim.split()[2]}" if r.location == "Table 5" else r.location: r for r in rows}
 
 
 def test_tables_claims_are_not_tested_where_the_methods_are_out_of_their_regime():
     rows = _by_location(L.tables_claims(_records()))
-    for loc in ("Table 1; abstract", "Table 5"):
+    for loc in ("Table 1; abstract", "Table 5 SRe2L"):
         assert rows[loc].verdict == claims.NOT_TESTED and "SRe2L in its regime" in rows[loc].condition
     dc = rows["DC results (ipc 10)"]  # ipc 1 is dd_dc_arch's row
     assert dc.verdict == claims.NOT_TESTED and "DC: 1,000 outer iterations" in dc.condition and "ipc 1: " not in dc.effect
@@ -255,14 +256,16 @@ def test_dwa_table1_is_judged_at_the_papers_ipcs():
     rows = _by_location(L.tables_claims(rec))
     t1 = rows["Table 1; abstract"]
     assert t1.tested == "yes" and t1.verdict == claims.HOLDS and "(10;" in t1.check, (t1.condition, t1.check)
-    assert rows["Table 5"].verdict == claims.NOT_TESTED and "ipc 1" in rows["Table 5"].condition
+    assert rows["Table 5 SRe2L"].verdict == claims.NOT_TESTED and "ipc 1" in rows["Table 5 SRe2L"].condition
     assert L.DWA_TABLE1_IPCS == (10, 50)
 
 
 def test_rela_table5_has_one_row_per_baseline_under_one_evaluation():
     rows = [r for r in L.tables_claims(_records()) if r.location == "Table 5"]
-    assert [r.claim for r in rows] == ["ReLA beats RDED at equal ipc", "ReLA beats SRe2L at equal ipc"]
-    rded, sre2l = rows
+    assert [r.claim for r in rows] == [f"ReLA beats {b} at equal ipc" for b in ("RDED", "SRe2L", "G-VBSM")]
+    rded, sre2l, gvbsm = rows
+    # G-VBSM not run (dd_inversion at cpu scale): a row that names the setting, not a verdict
+    assert gvbsm.verdict == claims.NOT_TESTED and "`methods` with gvbsm" in gvbsm.condition and "not run" in gvbsm.ours
     # SRe2L out of its regime (below one real image per class) leaves only its own row untested
     assert rded.tested == "yes" and rded.verdict == claims.HOLDS and "SRe2L" not in rded.preconditions, rded.condition
     assert sre2l.verdict == claims.NOT_TESTED and "SRe2L in its regime" in sre2l.condition
@@ -271,6 +274,36 @@ def test_rela_table5_has_one_row_per_baseline_under_one_evaluation():
     rec["evaluation"] = ev.assign(augmentation=ev["augmentation"].where(ev["method"] != L.RELA, "steps 75"))
     rded = next(r for r in L.tables_claims(rec) if r.claim == "ReLA beats RDED at equal ipc")
     assert rded.verdict == claims.NOT_TESTED and "one evaluation: UNMET" in rded.preconditions
+
+
+def _with_gvbsm(acc, iterations=4000):
+    """:func:`_records` plus dd_inversion's G-VBSM sets at ``acc`` (every ipc and student, 3 seeds)."""
+    rec = _records()
+    rows = [{"method": "gvbsm", "ipc": i, "student": st, "labels": "teacher", "seed": s, "acc": acc, "stage": "dd_inversion"}
+            for st in ("convnet", "resnet18") for i in (1, 10) for s in (0, 1, 2)]
+    ev = [{"method": "gvbsm", "ipc": str(i), "student": st, "labels": "teacher", "augmentation": "teacher",
+           "stage": "dd_inversion"} for st in ("convnet", "resnet18") for i in (1, 10)]
+    rec["results"] = pd.concat([rec["results"], pd.DataFrame(rows)], ignore_index=True)
+    rec["evaluation"] = pd.concat([rec["evaluation"], pd.DataFrame(ev)], ignore_index=True)
+    rec["regime"] = pd.concat([rec["regime"], pd.DataFrame([{"method": "gvbsm", "ipc": i, "iterations": iterations,
+                                                              "init": "noise", "displacement": float("nan")} for i in (1, 10)])])
+    rec["loss_curves"] = pd.concat([rec["loss_curves"], pd.DataFrame(
+        [{"method": "gvbsm", "ipc": i, "point": p, "loss": 2.0} for i in (1, 10) for p in range(30)])])
+    return rec
+
+
+def test_rela_against_gvbsm_needs_gvbsm_in_its_regime():
+    # G-VBSM at its 4,000 iterations and above one real image per class (0.50): judged, ReLA (0.62) below it fails
+    row = _by_location(L.tables_claims(_with_gvbsm(0.70)))["Table 5 G-VBSM"]
+    assert row.tested == "yes" and row.verdict == claims.FAILS and "G-VBSM in its regime (convnet): met (ipc 1: 4,000 of 4,000" in row.preconditions
+    # below one real image per class: not tested, whatever ReLA's margin
+    row = _by_location(L.tables_claims(_with_gvbsm(0.30)))["Table 5 G-VBSM"]
+    assert row.verdict == claims.NOT_TESTED and "G-VBSM in its regime" in row.condition and "4,000" in row.condition
+    # short of 4,000 iterations without a plateau: not in its regime either
+    rec = _with_gvbsm(0.70, iterations=30)
+    rec["loss_curves"] = rec["loss_curves"].assign(loss=lambda c: c["loss"].where(c["method"] != "gvbsm", 3.0 - c["point"] / 10))
+    row = _by_location(L.tables_claims(rec))["Table 5 G-VBSM"]
+    assert row.verdict == claims.NOT_TESTED and "30 of 4,000 recovery iterations" in row.preconditions
 
 
 def _with_inversion_ceiling(acc, cfg="teacher", seeds=(0, 1, 2)):
@@ -399,6 +432,15 @@ def test_table4_has_one_row_per_distilling_model():
     assert by_conv.verdict == claims.HOLDS, by_conv.condition
     assert by_r18.verdict == claims.NOT_TESTED and "SRe2L in its regime (ipc 2, by resnet18) unmet" in by_r18.condition
     assert "by convnet" not in by_r18.preconditions and "ConvNet-128-distilled" in by_conv.paper_numbers
+    # the run leaves out the ResNet-18 and ViT-BN teachers (cross_teachers: []): their rows name the setting
+    conv_only = [c for c in cells if c[0] == "convnet"]
+    out = {r.location: r for r in L.crossarch_claims(pd.DataFrame(rows), evals, sets, images, ipc=2,
+                                                     matrix_methods=[], matrix_archs=["mlp", "convnet"],
+                                                     table4=conv_only, table9=conv_only)}
+    assert out["Table 4 (distilled by ConvNet)"].verdict == claims.HOLDS
+    for loc in ("Table 4 (distilled by ResNet-18)", "Table 9"):
+        assert out[loc].verdict == claims.NOT_TESTED and "`cross_teachers` leaves out" in out[loc].condition, loc
+    assert "ResNet-18, ViT-BN" in out["Table 9"].condition
 
 
 # --------------------------------------------------------------------------- dd_crossarch's DC row

@@ -22,7 +22,9 @@ SCHEMA = {
     "table4_ipcs": Param("list[int]", "ipcs of DWA Table 4 (must include ipc; the others must be dd_dwa's cross_ipc_extra "
                                   "and dd_inversion's ipcs)", low=1, high=1000, nonempty=True),
     "table9_archs": Param("list[str]", "students of DWA Table 9", nonempty=True, choices=ZOO),
-    "cross_teachers": Param("list[str]", "the other distilling models (must match dd_dwa)", nonempty=True, choices=("resnet18", "vit_bn")),
+    "cross_teachers": Param("list[str]", "the other distilling models (must match dd_dwa; [] leaves out Table 4's "
+                                         "ResNet-18 block and Table 9)",
+                            choices=("resnet18", "vit_bn")),
     "zoo_width": Param("int", "ConvNet width of the students (128 at paper scale)", low=4, high=1024),
     "zoo_width_mult": Param("float", "width multiplier of every other family (1.0 at paper scale)", low=0.01, high=4.0),
     "zoo_vit_depth": Param("int", "ViT depth (12 at paper scale)", low=1, high=24),

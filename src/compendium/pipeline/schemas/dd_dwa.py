@@ -19,7 +19,9 @@ SCHEMA = {
     "cross_ipc": Param("int", "ipc of the sets distilled by the other teachers (Tables 4 and 9)", low=1, high=1000),
     "cross_ipc_extra": Param("list[int]", "further ipcs of the ResNet-18-distilled sets (Table 4's ipc-50 block; [] at cpu scale)",
                          low=1, high=1000),
-    "cross_teachers": Param("list[str]", "the other distilling models (dd_teachers)", nonempty=True, choices=("resnet18", "vit_bn")),
+    "cross_teachers": Param("list[str]", "the other distilling models (dd_teachers); [] leaves out Table 4's "
+                                         "ResNet-18 block and Table 9",
+                            choices=("resnet18", "vit_bn")),
     "cl_ipc": Param("int", "Table 10: memory images per class (a prefix of dd_inversion's sets)", low=1, high=1000),
     "cl_tasks": Param("int", "Table 10: class-incremental tasks (must divide 10)", choices=(1, 2, 5, 10)),
     "tsne_ipc": Param("int", "ipc of dd_inversion's SRe2L/DWA sets (Fig. 1, the Table 10 memory)", low=1, high=1000),
