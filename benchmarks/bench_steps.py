@@ -26,8 +26,8 @@ Shapes: ``cpu`` is the pipeline's default profile (Fashion-MNIST 1x28x28, reduce
 papers' networks and batches (``params.yaml``'s ``scales.paper``). Each case is built, warmed up (1-2 steps),
 timed once for one step and, when that took under half of ``--target-seconds``, again for N steps with N
 chosen to take about ``--target-seconds``; on CUDA the device is synchronised before every clock read.
-``dd`` and ``krr`` run on the CPU whatever ``--device`` says (the library builds their tensors there), with
-``--threads`` threads. A markdown table is printed as rows arrive; ``--out`` writes the rows as JSON
+Every case runs on ``--device`` (``dd`` and ``krr`` through the ``device`` argument their stages pass in the
+notebook's own process), the CPU ones with ``--threads`` threads. A markdown table is printed as rows arrive; ``--out`` writes the rows as JSON
 (rewritten after every row, so a timeout keeps what was measured).
 
     python benchmarks/bench_steps.py [--device auto|cpu|cuda] [--threads 2] [--only byol dc ...]
@@ -77,7 +77,6 @@ class Case:
     config: str
     run: Callable[[int], float]
     warmup: Callable[[], object] | None = None
-    on_device: bool = True        # False: the library runs this loop on the CPU
     max_steps: int = 1000
 
 
@@ -228,11 +227,12 @@ def dd_cases(shape: str, dev: torch.device, quick: bool) -> list[Case]:
                 lr_label=0.05, lr_lr=0.01, init_lr=0.05 if shape == "cpu" else 0.02, seed=0)
 
     def run(n: int) -> float:
-        res = dd.distill_job("random", {**base, "iterations": n}, images, labels, *FMNIST, arch="lenet", init="xavier")
+        res = dd.distill_job("random", {**base, "iterations": n}, images, labels, *FMNIST, arch="lenet", init="xavier",
+                             device=str(dev))
         return res.seconds
 
     return [Case("dd", shape, "dd", f"lenet, 100 images, 10 steps x {epochs} epochs, real batch 256, random theta_0",
-                 run, warmup=lambda: run(1), on_device=False)]
+                 run, warmup=lambda: run(1))]
 
 
 def krr_cases(shape: str, dev: torch.device, quick: bool) -> list[Case]:
@@ -267,12 +267,12 @@ def krr_cases(shape: str, dev: torch.device, quick: bool) -> list[Case]:
             synset = make(method)
             factory = ssdd.inner_factory("convnet", inner, d_y, 0)
             with progress_stamps(ssdd) as stamps:
-                ssdd.distill(synset, real, targets, factory, dataclasses.replace(cfg, steps=n + 1, lr=lr))
+                ssdd.distill(synset, real, targets, factory, dataclasses.replace(cfg, steps=n + 1, lr=lr, device=str(dev)))
             return stamps[-1] - stamps[0]   # n steps after the first one; the pool's initial training excluded
 
         extra = f"{m} free images" if method == "krr_st" else f"m {m}, U = V = {uv}, s {s}, {aug}"
         cases.append(Case("krr", shape, method, f"{extra}, inner convnet w16 bn, real batch 128, pool 4 x 30",
-                          run, warmup=lambda run=run: run(1), on_device=False))
+                          run, warmup=lambda run=run: run(1)))
     return cases
 
 
@@ -292,7 +292,7 @@ def device_name(dev: torch.device) -> str:
 
 def measure(case: Case, dev: torch.device, quick: bool, target: float) -> tuple[float, int, float | None]:
     """(seconds per step, steps timed, peak CUDA MiB or None) of ``case``."""
-    cuda = dev.type == "cuda" and case.on_device
+    cuda = dev.type == "cuda"
     (case.warmup or (lambda: case.run(1)))()
     if cuda:
         torch.cuda.reset_peak_memory_stats(dev)
@@ -346,8 +346,7 @@ def run_all(loops, shapes, dev: torch.device, quick: bool = False, target: float
                              "peak_cuda_mib": None, "error": f"{type(e).__name__}: {e}"})
                 printer(fmt_row(rows[-1]))
             for case in cases:
-                d = dev if case.on_device else torch.device("cpu")
-                row = {**base, "variant": case.variant, "config": case.config, "device": device_name(d)}
+                row = {**base, "variant": case.variant, "config": case.config, "device": device_name(dev)}
                 try:
                     sec, n, peak = measure(case, dev, quick, target)
                     row.update(seconds_per_step=sec, steps=n, peak_cuda_mib=peak)

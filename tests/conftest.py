@@ -35,6 +35,24 @@ def one_thread():
 
 
 @pytest.fixture
+def module_moves(monkeypatch):
+    """Records every ``nn.Module.to(device)`` call as ``(class name, device)``: the device plumbing of a loop
+    is checked on the CPU (the only device here) by the moves it makes."""
+    import torch
+    from torch import nn
+
+    moves, to = [], nn.Module.to
+
+    def spy(self, *args, **kw):
+        if args and isinstance(args[0], (str, torch.device)):
+            moves.append((type(self).__name__, str(args[0])))
+        return to(self, *args, **kw)
+
+    monkeypatch.setattr(nn.Module, "to", spy)
+    return moves
+
+
+@pytest.fixture
 def tiny_data(tmp_path):
     """A data/ folder in the real on-disk format with tiny random contents (not the manifest's)."""
     root = tmp_path / "data"

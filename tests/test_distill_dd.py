@@ -118,6 +118,20 @@ def test_dd_learns_images_and_rates_and_is_deterministic():
     assert torch.equal(r.images, r2.images) and torch.equal(r.lrs, r2.lrs)
 
 
+def test_distill_and_fit_run_on_their_device(request):
+    x, y = _toy(120)
+    theta = U.initial_params(D.classifier(0, num_classes=3, init="xavier"))
+    cfg = D.DDConfig(size=3, steps=1, epochs=2, iterations=4, batch_real=32, learn_labels=True)
+    ref = D.distill(D.classifier(0, num_classes=3), D.fixed_init(theta), x, y, cfg, num_classes=3)
+    ref_fit = D.fit(D.classifier(0, num_classes=3), theta, x, y, steps=3, batch=16)
+    moves = request.getfixturevalue("module_moves")  # recorded from here on
+    r = D.distill(D.classifier(0, num_classes=3), D.fixed_init(theta), x, y, cfg, num_classes=3, device="cpu")
+    fitted = D.fit(D.classifier(0, num_classes=3), theta, x, y, steps=3, batch=16, device="cpu")
+    assert [m[1] for m in moves] == ["cpu", "cpu"], moves   # the learner of the unroll, then the fitted network
+    assert r.loss_trace == ref.loss_trace and torch.equal(r.targets, ref.targets) and r.images.device.type == "cpu"
+    assert all(torch.equal(fitted[k], ref_fit[k]) for k in ref_fit)
+
+
 def test_sldd_learns_labels_as_distributions():
     x, y = _toy()
     net = D.classifier(0, num_classes=3)

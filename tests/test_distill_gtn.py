@@ -155,6 +155,20 @@ def test_meta_train_is_seeded_and_counts_divergence():
         G.meta_train(imgs, labels, G.GTNConfig(curriculum="x"), (0.5,), (0.5,))
 
 
+def test_meta_train_runs_the_gtn_and_each_learner_on_its_device(request):
+    g = torch.Generator().manual_seed(0)
+    imgs = torch.randint(0, 256, (60, 1, 28, 28), dtype=torch.uint8, generator=g)
+    labels = torch.arange(60) % 10
+    cfg = G.GTNConfig(steps=2, batch_size=10, noise_dim=4, hidden=16, iterations=3, real_batch=20, learners=[TINY],
+                      curriculum="noise", seed=4)
+    ref = G.meta_train(imgs, labels, cfg, (0.5,), (0.5,))
+    moves = request.getfixturevalue("module_moves")  # recorded from here on
+    out = G.meta_train(imgs, labels, cfg, (0.5,), (0.5,), device="cpu")
+    assert moves.count(("GTN", "cpu")) == 1 and len([m for m in moves if m[1] == "cpu" and m[0] != "GTN"]) == 3, moves
+    assert out["meta_loss"] == ref["meta_loss"]   # every draw on the CPU: a device changes none
+    assert next(out["gtn"].parameters()).device.type == "cpu"
+
+
 def test_meta_train_stops_at_the_plateau_test(monkeypatch):
     g = torch.Generator().manual_seed(0)
     imgs = torch.randint(0, 256, (60, 1, 28, 28), dtype=torch.uint8, generator=g)

@@ -332,6 +332,22 @@ def test_ls_synthesize_beats_one_hot_on_its_targets():
     assert ls < oh
 
 
+def test_ls_solves_on_its_device(monkeypatch):
+    # the meta device (shapes, no data) stands in for a GPU: the solve must get every input there
+    images, labels = _toy()
+    seen = []
+
+    def spy(x_s, x_t, y_t, *a):
+        seen.append({t.device.type for t in (x_s, x_t, y_t)})
+        return torch.zeros(x_s.shape[0], y_t.shape[1], dtype=y_t.dtype, device=y_t.device)
+
+    monkeypatch.setattr(kip, "label_solve", spy)
+    monkeypatch.setattr(torch.Tensor, "cpu", lambda t: torch.zeros(t.shape, dtype=t.dtype) if t.is_meta else t)
+    ds = kip.ls_synthesize(images, labels, 2, 3, MEAN, STD, kernel="fc", depth=1, reg=1e-4, target_size=60,
+                           device="meta")
+    assert seen == [{"meta"}] and ds.images.device.type == "cpu" and len(ds.labels) == 6
+
+
 def test_synthesize_bad_input():
     images, labels = _toy()
     with pytest.raises(ValueError, match="ipc"):

@@ -183,6 +183,18 @@ def test_distill_second_order_gives_valid_labels():
     assert d.method == "ld_second_order" and len(d.params["times_to_overfit"]) == d.params["resets"]
 
 
+def test_both_meta_learners_run_their_learner_on_its_device(request):
+    bx, tu, ty, mean, std = _toy()
+    kw = dict(**MLP, steps=8, inner_batch=10, target_batch=8, patience=2, window=1, seed=0)
+    ref = {f: f(bx, tu, ty, 10, mean, std, **kw) for f in (ld.distill_rr, ld.distill_second_order)}
+    moves = request.getfixturevalue("module_moves")  # recorded from here on
+    for f, r in ref.items():
+        d = f(bx, tu, ty, 10, mean, std, **kw, device="cpu")
+        assert torch.equal(d.soft_labels, r.soft_labels) and d.params["resets"] == r.params["resets"]
+    # each fresh learner (one per reset, and the first) moved to the device
+    assert len(moves) == sum(r.params["resets"] + 1 for r in ref.values()) and {m[1] for m in moves} == {"cpu"}, moves
+
+
 def test_inputs_are_checked_before_compute():
     bx, tu, ty, mean, std = _toy()
     with pytest.raises(ValueError, match="uint8"):

@@ -184,6 +184,36 @@ def test_distill_lowers_the_outer_loss():
         S.distill(s, real, y[:3], factory, cfg)
 
 
+def test_distill_runs_the_set_and_every_pool_model_on_its_device(request):
+    real, t = _real(32), _teacher()
+    y = t(real)
+    s = S.init_basis_set(real, y, t, m=4, u=6, v=4, s=2, init="random", seed=1)
+
+    def factory(i):
+        torch.manual_seed(i)
+        return S.InnerModel(models.convnet(1, 8, width=4, depth=2, norm="batch"), 6)
+
+    cfg = S.DistillConfig(steps=6, lr=0.05, real_batch=16, pool=S.PoolConfig(size=2, max_steps=3), seed=0)
+    ref = S.distill(S.init_basis_set(real, y, t, m=4, u=6, v=4, s=2, init="random", seed=1), real, y, factory, cfg)
+    moves = request.getfixturevalue("module_moves")  # recorded from here on
+    out = S.distill(s, real, y, factory, S.DistillConfig(**{**cfg.__dict__, "device": "cpu"}))
+    # the set out and home again, and each pool model (two at the start, one re-initialised after 3 steps) on it
+    assert moves.count(("BasisSet", "cpu")) == 2 and moves.count(("InnerModel", "cpu")) >= 3, moves
+    assert out["losses"] == ref["losses"]   # on the CPU the device changes nothing
+
+
+def test_evaluate_set_trains_and_probes_on_the_pretraining_device(request):
+    x, y = torch.randn(8, 1, 28, 28), torch.randn(8, 4)
+    spec = S.ProbeSpec(targets=("digits",), train_n=50, test_n=50, epochs=1)
+    kw = dict(in_channels=1, image_size=28, width=4, depth=2, norm="batch", global_pool=True)
+    pre = S.PretrainConfig(epochs=2, batch_size=8, lr=0.01)
+    ref = S.evaluate_set(x, y, "convnet", kw, pre, spec)
+    moves = request.getfixturevalue("module_moves")  # recorded from here on
+    out = S.evaluate_set(x, y, "convnet", kw, S.PretrainConfig(**{**pre.__dict__, "device": "cpu"}), spec)
+    assert moves == [("Backbone", "cpu"), ("InnerModel", "cpu")], moves   # the student, then it with its head
+    assert out["acc"] == ref["acc"] and out["final_loss"] == ref["final_loss"]
+
+
 def test_pretrain_student_fits_the_targets():
     x, y = torch.randn(16, 1, 8, 8), torch.randn(16, 4)
     bb = models.convnet(1, 8, width=8, depth=2, norm="batch", global_pool=True)

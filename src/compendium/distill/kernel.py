@@ -504,25 +504,27 @@ def kip_synthesize(images: torch.Tensor, labels: torch.Tensor, ipc: int, num_cla
 def ls_synthesize(images: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int, mean, std, *,
                   kernel: str = "fc", depth: int = 1, gamma: float = 1.0, w_std: float = math.sqrt(2.0),
                   b_std: float = 0.1, reg: float = 1e-6, target_size: int = 10000, seed: int = 0,
-                  dataset: str = "fashion-mnist", batch: int = 4096) -> DistilledSet:
+                  dataset: str = "fashion-mnist", batch: int = 4096, device: str = "cpu") -> DistilledSet:
     """LS as a distillation method: ``ipc`` class-balanced real images per class keep their pixels and
     get the closed-form labels of :func:`label_solve` against a class-balanced target set of
-    ``target_size`` training images (all of them if ``target_size`` >= N). The labels go to
+    ``target_size`` training images (all of them if ``target_size`` >= N), solved on ``device`` (the images
+    drawn on the CPU; on CUDA ``lstsq`` has no ``gelsd`` and uses its default driver). The labels go to
     ``params["targets"]`` (or ``soft_labels`` if they are probability vectors)."""
     _check_dataset(images, labels, ipc, num_classes)
     if target_size < num_classes:
         raise ValueError(f"target_size {target_size} < num_classes {num_classes}")
     kfn = make_kernel(kernel, depth, gamma, w_std, b_std)
+    dev = torch.device(device)
     g = torch.Generator().manual_seed(seed)
-    with measure() as cost:
+    with measure(dev) as cost:
         idx = class_balanced_index(labels, ipc, num_classes, g)
         if target_size >= len(labels):
             t_idx = torch.arange(len(labels))
         else:
             t_idx = class_balanced_index(labels, target_size // num_classes, num_classes, g)
         x_s = normalise(images[idx], mean, std)
-        y_s = label_solve(x_s, normalise(images[t_idx], mean, std), centred_one_hot(labels[t_idx], num_classes),
-                          kfn, reg, batch)
+        y_s = label_solve(x_s.to(dev), normalise(images[t_idx].to(dev), mean, std),
+                          centred_one_hot(labels[t_idx], num_classes).to(dev), kfn, reg, batch).cpu()
     params = {"kernel": kernel, "depth": depth, "gamma": gamma, "w_std": w_std, "b_std": b_std, "reg": reg,
               "target_size": len(t_idx), "label_convention": "centred one-hot (e_y - 1/C)"}
     soft = _as_probabilities(y_s, num_classes)

@@ -337,8 +337,9 @@ WORK: dict[str, tuple[tuple[str, Callable[[dict], float]], ...]] = {
 
 
 #: For the GPU extrapolation: the case of ``benchmarks/bench_steps.py`` (loop, variant) that stands for each
-#: stage's dominant loop. Stages not listed run their loops on the CPU on a GPU machine too (the unrolled
-#: family, KRR-ST / SSDD and the theory stages build their tensors there), so their time is the cpu one.
+#: stage's dominant loop. A stage not listed has no GPU timing of its dominant loop (the unrolled family's and
+#: KRR-ST / SSDD's pools and pre-trainings, text DD, the NAS trainings, the theory stages), so its time is the
+#: cpu one: an upper bound where the loop runs on the GPU.
 BENCH_LOOP: dict[str, tuple[str, str]] = {
     **{st: ("byol", "byol") for st in ("priors", "rela_smoke", "rela_budget", "rela_arch", "rela_methods",
                                        "rela_ablations", "ssdd_teacher")},
@@ -447,7 +448,7 @@ def read_bench(path: Path) -> list[dict]:
 
 
 def gpu_total(rows: list[Estimate], speedups: dict[str, float]) -> tuple[float, float]:
-    """(minutes on one GPU, minutes of those in stages whose loops stay on the CPU), as :func:`gpu_section`."""
+    """(minutes on one GPU, minutes of those in stages without a GPU timing), as :func:`gpu_section`."""
     known = [r for r in rows if r.minutes is not None]
     return (sum(r.minutes / speedups.get(r.stage, 1.0) for r in known),
             sum(r.minutes for r in known if r.stage not in speedups))
@@ -458,8 +459,9 @@ def gpu_section(rows: list[Estimate], speedups: dict[str, float], gpu: str) -> l
     lines = ["## On one GPU (extrapolated)", "",
              "Each stage's faithful estimate above divided by the speed-up of its dominant loop, measured with",
              f"`benchmarks/bench_steps.py` on 2 cores here (`{BENCH_CPU.name}`) and on {gpu} (`{BENCH_GPU.name}`),",
-             "at the `cpu` profile's shapes. A stage without a case runs its loops on the CPU on a GPU machine too",
-             "(the library builds the unrolled family's and KRR-ST / SSDD's tensors there), at its 2-core time.",
+             "at the `cpu` profile's shapes. A stage without a case keeps its 2-core time: an upper bound where its",
+             "loops run on the GPU (the unrolled family, LS and KRR-ST / SSDD in the notebook's own process), the",
+             "time itself where they stay on the CPU (text DD, the NAS trainings, the theory stages).",
              "The whole stage is scaled by its loop's speed-up, so parts that do not speed up (data loading,",
              "figures, CPU-bound evaluation) make the real time longer. **Not a measurement of the profile.**", "",
              "| stage | bench case | speed-up | faithful on 2 cores | faithful on one GPU |", "|---|---|---:|---:|---:|"]
@@ -471,7 +473,7 @@ def gpu_section(rows: list[Estimate], speedups: dict[str, float], gpu: str) -> l
         lines.append(f"| {r.stage} | {case} | {sp:,.1f}x | {fmt_minutes(r.minutes)} | {fmt_minutes(r.minutes / sp)} |")
     total, on_cpu = gpu_total(rows, speedups)
     lines += ["", f"**Total on one GPU: about {total / 60:,.1f} hours**, {on_cpu / 60:,.1f} of them in the stages "
-              "whose loops stay on the CPU.", ""]
+              "without a GPU timing.", ""]
     return lines
 
 
@@ -524,7 +526,7 @@ def readme_block(rows: list[Estimate], speedups: dict[str, float], records: dict
     on_gpu, stays = gpu_total(rows, speedups)
     lines = [README_START, "",
              f"Estimated time: **about {total / 60:,.0f} hours on 2 cores** ({total / 60 / 24:.1f} days) and about "
-             f"{on_gpu / 60:,.0f} on one GPU, {stays / 60:,.0f} of them in stages whose loops stay on the CPU "
+             f"{on_gpu / 60:,.0f} on one GPU, {stays / 60:,.0f} of them in stages without a GPU timing "
              f"(`{ESTIMATE_MD.relative_to(paths.ROOT)}`, written by `--dry-run --write`: an extrapolation from the "
              "`cpu` run's minutes, not a measurement).", ""]
     ran = {st: rec for st, rec in records.items() if st not in MODULE_STAGES and st != "claims_ledger"}

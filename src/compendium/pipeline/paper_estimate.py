@@ -13,9 +13,10 @@ from three measured things:
   (3 x 32 x 32 inputs, width-128 ConvNets, full-width ResNet-18, batch 256 where the papers use it).
 
 A stage's GPU estimate is ``cpu minutes x work ratio x (GPU s/step at paper shapes / CPU s/step at cpu
-shapes)``. Stages without a GPU case keep their 2-core time times the work ratio: those whose tensors the
-library builds on the CPU (the unrolled DD / GTN / text DD loops, KRR-ST / SSDD, the theory stages), and an upper
-bound for ``dd_labels``' and ``dd_mnemonics``' learners, which run on the GPU but have no bench case. Everything that is not the dominant loop (data loading,
+shapes)``. Stages without a GPU case keep their 2-core time times the work ratio: the time itself for the loops
+that stay on the CPU (text DD, the NAS trainings, the theory stages), an upper bound for those that run on the
+GPU without a GPU timing of their dominant loop (the unrolled DD / LD / GTN loops, LS, KRR-ST / SSDD, and
+``dd_labels``' and ``dd_mnemonics``' learners). Everything that is not the dominant loop (data loading,
 test passes, figures) is scaled with it, so the estimate is coarse, about a factor of two either way; it is the
 time table the README states until the profile has run on a GPU.
 
@@ -93,8 +94,9 @@ def markdown(rows: list[PaperEstimate], gpu: str) -> str:
              "`cpu minutes x work ratio (paper / cpu, the dominant loop's cost model) x (GPU s/step at the papers'",
              f"shapes / 2-core s/step at the cpu shapes)`, the step times from `benchmarks/bench_steps.py` on {gpu}",
              "and on 2 cores. Stages without a GPU case (loop `–`) keep their 2-core time times the work ratio: the",
-             "library builds the unrolled family's and KRR-ST / SSDD's tensors on the CPU, and `dd_labels`' and",
-             "`dd_mnemonics`' learners, which do run on the GPU, have no bench case (an upper bound for those).",
+             "time itself where the loops stay on the CPU (text DD, the NAS trainings), an upper bound where they run",
+             "on the GPU without a GPU timing (the unrolled DD / LD / GTN loops, LS, KRR-ST / SSDD, `dd_labels`' and",
+             "`dd_mnemonics`' learners).",
              "Expect a factor of two either way; `compendium.pipeline.paper_estimate` explains the model.", "",
              "| stage | dominant loop (keys scaled) | work ratio | cpu, 2 cores (measured) | loop | s/step, 2 cores | "
              "s/step, GPU | paper, one GPU (estimated) |",

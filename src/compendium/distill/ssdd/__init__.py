@@ -402,6 +402,7 @@ class DistillConfig:
     pool: PoolConfig = field(default_factory=PoolConfig)
     seed: int = 0
     log_every: int = 0
+    device: str = "cpu"     # where the set, the real batches and the pool train (the stage's GPU at paper scale)
 
 
 def outer_loss(synset: nn.Module, backbone: nn.Module, x_real: torch.Tensor, y_real: torch.Tensor,
@@ -428,9 +429,12 @@ def distill(synset: nn.Module, real: torch.Tensor, real_targets: torch.Tensor,
         raise SSDDError(f"bad distillation config {cfg}")
     torch.manual_seed(cfg.seed)
     t0 = time.perf_counter()
+    dev, home = torch.device(cfg.device), next(synset.parameters()).device
+    synset.to(dev)  # in place; back to ``home`` at the end
+    real, real_targets = real.to(dev), real_targets.to(dev)
     with torch.no_grad():
         x0, y0 = synset.build()
-    pool = ModelPool(factory, cfg.pool, x0, y0, seed=cfg.seed)
+    pool = ModelPool(lambda i: factory(i).to(dev), cfg.pool, x0, y0, seed=cfg.seed)
     opt = torch.optim.AdamW(synset.parameters(), lr=cfg.lr)
     total = max(cfg.steps, 1)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda t: 1 - (1 - cfg.final_lr_factor) * min(t, total) / total)
@@ -452,6 +456,7 @@ def distill(synset: nn.Module, real: torch.Tensor, real_targets: torch.Tensor,
         pool.update(j, xs, ys)
         if cfg.log_every and (t + 1) % cfg.log_every == 0:
             say(f"[distill {synset.method}] step {t + 1}/{cfg.steps}  outer loss {losses[-1]:.4f}  {rate.update(t + 1)}")
+    synset.to(home)
     return {"losses": losses, "seconds": time.perf_counter() - t0, "pool_initial_steps": pool.initial_steps}
 
 
@@ -591,15 +596,19 @@ class PretrainConfig:
     momentum: float = 0.9
     weight_decay: float = 1e-3
     seed: int = 0
+    device: str = "cpu"     # where the student trains (the stage's GPU at paper scale)
 
 
 def pretrain_student(backbone: nn.Module, x: torch.Tensor, y: torch.Tensor, cfg: PretrainConfig) -> dict:
     """Regress a fresh ``backbone`` + linear head onto the targets (MSE, SGD with momentum, no
-    augmentation: KRR-ST's test.py pretraining). The backbone is trained in place; returns the losses."""
+    augmentation: KRR-ST's test.py pretraining). The backbone is trained in place, on ``cfg.device`` (it stays
+    there); returns the losses."""
     if x.shape[0] != y.shape[0]:
         raise SSDDError(f"{x.shape[0]} images, {y.shape[0]} targets")
     torch.manual_seed(cfg.seed)
-    net = InnerModel(backbone, y.shape[1])
+    dev = torch.device(cfg.device)
+    net = InnerModel(backbone, y.shape[1]).to(dev)
+    x, y = x.to(dev), y.to(dev)
     opt = torch.optim.SGD(net.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
     g = torch.Generator().manual_seed(cfg.seed + 1)
     n = x.shape[0]
@@ -648,10 +657,12 @@ class Teacher:
 
 @torch.no_grad()
 def features(backbone: nn.Module, x: torch.Tensor, batch_size: int = 1024) -> torch.Tensor:
-    """Frozen features (eval mode) of normalised float images."""
+    """Frozen features (eval mode) of normalised float images, computed on the backbone's device and
+    returned on the CPU."""
     was = backbone.training
     backbone.eval()
-    out = torch.cat([backbone(x[i:i + batch_size]).float() for i in range(0, x.shape[0], batch_size)])
+    dev = next(backbone.parameters()).device
+    out = torch.cat([backbone(x[i:i + batch_size].to(dev)).float().cpu() for i in range(0, x.shape[0], batch_size)])
     backbone.train(was)
     return out
 
@@ -761,7 +772,7 @@ def evaluate_set(images: torch.Tensor, targets: torch.Tensor | None, arch: str, 
     (:func:`pretrain_student`; ``targets`` None = no pre-training, the untrained control), then
     :func:`probe`. Picklable arguments, for :func:`compendium.core.parallel.run_calls`."""
     torch.manual_seed(seed)
-    bb = models.build(arch, **arch_kwargs)
+    bb = models.build(arch, **arch_kwargs).to(pre.device)  # built (seeded) on the CPU, then moved: the same weights
     t0 = time.perf_counter()
     losses = []
     if targets is not None:

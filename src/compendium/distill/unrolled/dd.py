@@ -199,24 +199,28 @@ def plateau_reached(trace: Sequence[float], cfg: DDConfig) -> bool:
 
 def distill(model: nn.Module, sampler: Sampler, x_real: torch.Tensor, y_real: torch.Tensor, cfg: DDConfig,
             num_classes: int = 10, relabel: Callable[[torch.Tensor], torch.Tensor] | None = None,
-            log_every: int = 0) -> DDResult:
+            log_every: int = 0, device: str = "cpu") -> DDResult:
     """DD (Alg. 1, multi-step and multi-epoch) or SLDD (Alg. 1a, ``cfg.learn_labels``). ``model`` only
     supplies the architecture (its weights come from ``sampler``); ``x_real`` normalised float training
     images, ``y_real`` their labels; ``relabel`` maps a real label batch to the objective's labels (DD's
-    poisoning loss). Adam on x~, y~ and the softplus-parameterised rates (DD's code: Adam, betas 0.5/0.999)."""
+    poisoning loss). Adam on x~, y~ and the softplus-parameterised rates (DD's code: Adam, betas 0.5/0.999).
+    The unrolled steps run on ``device`` (every random draw on the CPU, so a device changes no draw); the
+    result is on the CPU."""
     import time
     _check(cfg, num_classes)
     if x_real.shape[0] != y_real.shape[0] or x_real.shape[0] < 2:
         raise ValueError("x_real and y_real must hold the same number (>= 2) of real images")
     t0 = time.perf_counter()
+    dev = torch.device(device)
+    model, x_real, y_real = model.to(dev), x_real.to(dev), y_real.to(dev)
     g = torch.Generator().manual_seed(cfg.seed)
     labels = torch.arange(cfg.size) % num_classes
-    x = torch.randn((cfg.size, *x_real.shape[1:]), generator=g).requires_grad_()
-    raw_lr = torch.full((cfg.steps * cfg.epochs,), _softplus_inv(cfg.init_lr)).requires_grad_()
+    x = torch.randn((cfg.size, *x_real.shape[1:]), generator=g).to(dev).requires_grad_()
+    raw_lr = torch.full((cfg.steps * cfg.epochs,), _softplus_inv(cfg.init_lr), device=dev).requires_grad_()
     groups = [{"params": [x], "lr": cfg.lr_img}, {"params": [raw_lr], "lr": cfg.lr_lr}]
     y_logit = None
     if cfg.learn_labels:
-        y_logit = label_init(labels, num_classes, cfg.label_mode, cfg.label_own, cfg.groups).log().requires_grad_()
+        y_logit = label_init(labels, num_classes, cfg.label_mode, cfg.label_own, cfg.groups).log().to(dev).requires_grad_()
         groups.append({"params": [y_logit], "lr": cfg.lr_label})
     opt = torch.optim.Adam(groups, betas=(0.5, 0.999))
     trace = []
@@ -227,11 +231,11 @@ def distill(model: nn.Module, sampler: Sampler, x_real: torch.Tensor, y_real: to
         xr, yr = x_real[idx], y_real[idx]
         if relabel is not None:
             yr = relabel(yr)
-        targets = y_logit.softmax(1) if y_logit is not None else labels
+        targets = y_logit.softmax(1) if y_logit is not None else labels.to(dev)
         lrs = F.softplus(raw_lr)
         loss = 0.0
         for j in range(cfg.thetas_per_iter):
-            theta = sampler(it * cfg.thetas_per_iter + j)
+            theta = {k: v.to(dev) for k, v in sampler(it * cfg.thetas_per_iter + j).items()}
             params = U.unroll(model, theta, U.dd_batches(x, targets, cfg.steps, cfg.epochs), lrs)
             loss = loss + U.outer_loss(model, params, xr, yr) / cfg.thetas_per_iter
         opt.zero_grad(set_to_none=True)
@@ -242,8 +246,8 @@ def distill(model: nn.Module, sampler: Sampler, x_real: torch.Tensor, y_real: to
             say(f"[dd] {it + 1}/{cfg.iterations} loss {trace[-1]:.4f}  {rate.update(it + 1)}")
         if plateau_reached(trace, cfg):
             break
-    targets = y_logit.detach().softmax(1) if y_logit is not None else labels.clone()
-    return DDResult(x.detach(), labels, targets, F.softplus(raw_lr).detach(), trace, asdict(cfg),
+    targets = y_logit.detach().softmax(1).cpu() if y_logit is not None else labels.clone()
+    return DDResult(x.detach().cpu(), labels, targets, F.softplus(raw_lr).detach().cpu(), trace, asdict(cfg),
                     time.perf_counter() - t0)
 
 
@@ -300,9 +304,11 @@ def knn_accuracy(x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Ten
 
 
 def fit(model: nn.Module, theta0: Params, x: torch.Tensor, y: torch.Tensor, steps: int, batch: int = 128,
-        lr: float = 1e-3, seed: int = 0) -> Params:
-    """Ordinary (non-unrolled) Adam training, for the pre-trained pools and the whole-data reference."""
-    net = model
+        lr: float = 1e-3, seed: int = 0, device: str = "cpu") -> Params:
+    """Ordinary (non-unrolled) Adam training, for the pre-trained pools and the whole-data reference, on
+    ``device`` (the batches drawn on the CPU); the trained weights on the CPU."""
+    dev = torch.device(device)
+    net, x, y = model.to(dev), x.to(dev), y.to(dev)
     with torch.no_grad():
         for k, p in net.named_parameters():
             p.copy_(theta0[k])
@@ -315,7 +321,7 @@ def fit(model: nn.Module, theta0: Params, x: torch.Tensor, y: torch.Tensor, step
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-    return U.initial_params(net)
+    return {k: v.cpu() for k, v in U.initial_params(net).items()}
 
 
 # ------------------------------------------------------------------ jobs (picklable, for core.parallel.run_calls)
@@ -328,10 +334,11 @@ def _real(images_u8: torch.Tensor, mean, std) -> torch.Tensor:
 
 
 def pretrain_job(seed: int, images_u8: torch.Tensor, labels: torch.Tensor, mean, std, steps: int, batch: int = 128,
-                 lr: float = 1e-3, arch: str = "lenet", init: str = "xavier") -> Params:
-    """One network of a pre-trained pool: ``steps`` Adam steps from the seeded ``init`` on the given data."""
+                 lr: float = 1e-3, arch: str = "lenet", init: str = "xavier", device: str = "cpu") -> Params:
+    """One network of a pre-trained pool: ``steps`` Adam steps from the seeded ``init`` on the given data
+    (on ``device``)."""
     net = classifier(seed, arch, None, init)
-    return fit(net, U.initial_params(net), _real(images_u8, mean, std), labels, steps, batch, lr, seed)
+    return fit(net, U.initial_params(net), _real(images_u8, mean, std), labels, steps, batch, lr, seed, device)
 
 
 def sampler_for(regime: str, *, pool: Sequence[Params] | None = None, fixed_seed: int = 0, init: str = "xavier",
@@ -351,12 +358,13 @@ def sampler_for(regime: str, *, pool: Sequence[Params] | None = None, fixed_seed
 
 def distill_job(regime: str, cfg: dict, images_u8: torch.Tensor, labels: torch.Tensor, mean, std, *,
                 pool: Sequence[Params] | None = None, fixed_seed: int = 0, init: str = "xavier", arch: str = "lenet",
-                poison: tuple[int, int] | None = None) -> DDResult:
-    """One DD / SLDD / poisoning run under a regime, from picklable arguments (``poison = (K, T)``)."""
+                poison: tuple[int, int] | None = None, device: str = "cpu") -> DDResult:
+    """One DD / SLDD / poisoning run under a regime, from picklable arguments (``poison = (K, T)``), on
+    ``device``."""
     c = DDConfig(**cfg)
     sampler = sampler_for(regime, pool=pool, fixed_seed=fixed_seed, init=init, arch=arch, seed=c.seed)
     relabel = None if poison is None else (lambda y: poison_map(y, *poison))
-    return distill(classifier(0, arch), sampler, _real(images_u8, mean, std), labels, c, relabel=relabel)
+    return distill(classifier(0, arch), sampler, _real(images_u8, mean, std), labels, c, relabel=relabel, device=device)
 
 
 def eval_thetas(arch: str, thetas: Sequence[Params], x: torch.Tensor, targets: torch.Tensor, lrs: torch.Tensor,

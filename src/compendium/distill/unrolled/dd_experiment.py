@@ -54,18 +54,18 @@ def load_splits(seed: int, val_n: int, test_n: int, dataset: str = "fashion-mnis
 
 
 def pretrain_pools(d: SimpleNamespace, *, arch: str, init: str, pool_size: int, pool_eval: int, pretrain_steps: int,
-                   poison_pool: int, ref_steps: int, workers: int) -> SimpleNamespace:
+                   poison_pool: int, ref_steps: int, workers: int, device: str = "cpu") -> SimpleNamespace:
     """The pre-trained networks (:func:`dd.pretrain_job`): ``pool_size`` digits networks to distil against and
     ``pool_eval`` held out (seeds 1000...), ``poison_pool`` + ``pool_eval`` Fashion-MNIST networks of the
     poisoning (seeds 2000...), and the whole-data reference (seed 3000, ``ref_steps`` steps). Tiny pools run
-    in this process (no worker start-up)."""
+    in this process (no worker start-up); ``device``: where the trainings run (in this process only)."""
     n_pool = pool_size + pool_eval
-    job = D.pretrain_job
-    pre = run_calls([(job, (s, d.dg.images, d.dg.labels, d.MEAN, d.STD, pretrain_steps), dict(arch=arch, init=init))
+    job, kw = D.pretrain_job, dict(arch=arch, init=init, device=device)
+    pre = run_calls([(job, (s, d.dg.images, d.dg.labels, d.MEAN, d.STD, pretrain_steps), kw)
                      for s in range(1000, 1000 + n_pool)]
-                    + [(job, (s, d.X_u8, d.Y, d.MEAN, d.STD, pretrain_steps), dict(arch=arch, init=init))
+                    + [(job, (s, d.X_u8, d.Y, d.MEAN, d.STD, pretrain_steps), kw)
                        for s in range(2000, 2000 + poison_pool + pool_eval)]
-                    + [(job, (3000, d.X_u8, d.Y, d.MEAN, d.STD, ref_steps), dict(arch=arch, init=init))],
+                    + [(job, (3000, d.X_u8, d.Y, d.MEAN, d.STD, ref_steps), kw)],
                     workers=workers if pretrain_steps * n_pool >= 2000 else 0)
     return SimpleNamespace(digit_pool=pre[:pool_size], digit_eval=pre[pool_size:n_pool],
                            fm_pool=pre[n_pool:n_pool + poison_pool], fm_eval=pre[n_pool + poison_pool:-1], ref=pre[-1])
@@ -101,7 +101,7 @@ def distill_calls(d: SimpleNamespace, pools: SimpleNamespace, *, seed: int, arch
                   init_lr: float, label_own: float, sl_sizes: Sequence[int], sl_epochs: int, sl_iterations: int,
                   similar_groups, poison_attacked: int, poison_target: int, poison_size: int,
                   poison_iterations: int, poison_lr: float, fixed_seeds: Sequence[int] | None = None,
-                  plateau_every: int = 0, min_iterations: int = 0) -> tuple[list, list]:
+                  plateau_every: int = 0, min_iterations: int = 0, device: str = "cpu") -> tuple[list, list]:
     """``(names, calls)`` of every run: DD in the four regimes (``size`` images, ``steps`` x ``epochs``); SLDD
     (and DD from 10 images) at ``sl_sizes`` (one batch per epoch) in the fixed and random regimes; SLDD with
     labels sharing mass within ``similar_groups``; the poisoning images against the Fashion-MNIST pool.
@@ -109,7 +109,8 @@ def distill_calls(d: SimpleNamespace, pools: SimpleNamespace, *, seed: int, arch
     SLDD / DD run of the sizes experiment (fixed and random, so the fixed − random comparison pairs per seed);
     the replicates of seed s != ``seed`` are named with :func:`seed_suffix`. ``plateau_every`` /
     ``min_iterations``: the outer loops stop at a measured plateau (:func:`dd.plateau_reached`); the
-    iteration counts are then caps."""
+    iteration counts are then caps. ``device``: where each run unrolls (the stage's GPU when it runs them
+    in its own process)."""
     base = dict(lr_img=lr_img, lr_label=lr_label, lr_lr=lr_lr, init_lr=init_lr, batch_real=batch_real, seed=seed,
                 label_own=label_own, plateau_every=plateau_every, min_iterations=min_iterations)
     pool_of = {"fixed_pretrained": pools.digit_pool, "random_pretrained": pools.digit_pool}
@@ -120,7 +121,7 @@ def distill_calls(d: SimpleNamespace, pools: SimpleNamespace, *, seed: int, arch
         names.append(name)
         kw.setdefault("fixed_seed", cfg["seed"])
         calls.append((D.distill_job, (regime, cfg, d.X_u8, d.Y, d.MEAN, d.STD),
-                      dict(pool=pool_of.get(regime), init=init, arch=arch, **kw)))
+                      dict(pool=pool_of.get(regime), init=init, arch=arch, device=device, **kw)))
 
     for r in D.REGIMES:
         for s in (seeds if r == "fixed" else seeds[:1]):
@@ -141,7 +142,7 @@ def distill_calls(d: SimpleNamespace, pools: SimpleNamespace, *, seed: int, arch
     calls.append((D.distill_job, ("random_pretrained", dict(base, size=poison_size, steps=1, epochs=1,
                                                             iterations=poison_iterations, init_lr=poison_lr),
                                   d.X_u8, d.Y, d.MEAN, d.STD),
-                  dict(pool=pools.fm_pool, init=init, arch=arch, poison=(poison_attacked, poison_target))))
+                  dict(pool=pools.fm_pool, init=init, arch=arch, poison=(poison_attacked, poison_target), device=device)))
     return names, calls
 
 

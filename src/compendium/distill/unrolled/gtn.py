@@ -136,7 +136,7 @@ class Curriculum(nn.Module):
     def inputs(self, generator: torch.Generator | None = None) -> list[tuple[torch.Tensor, torch.Tensor]]:
         T, B, d = self.steps, self.batch_size, self.noise_dim
         if self.mode == "noise":
-            z = torch.randn(T, B, d, generator=generator)
+            z = torch.randn(T, B, d, generator=generator).to(self.labels.device)  # drawn on the CPU (one stream)
             return [(z[t], self.labels[t]) for t in range(T)]
         if self.mode == "full":
             return [(self.z[t], self.labels[t]) for t in range(T)]
@@ -315,14 +315,16 @@ def meta_step(gtn: GTN, opt: torch.optim.Optimizer, learner: nn.Module, x_real: 
 
 
 def meta_train(images_u8: torch.Tensor, labels: torch.Tensor, cfg: GTNConfig, mean, std, num_classes: int = 10,
-               log_every: int = 0, tag: str = "") -> dict:
+               log_every: int = 0, tag: str = "", device: str = "cpu") -> dict:
     """Meta-train a GTN (seeded by ``cfg.seed``: generator init, curriculum, learner seeds and archs, real
-    batches, shuffles). Returns the trained ``gtn`` (CPU), the per-step ``meta_loss`` curve, the number of
-    ``diverged`` steps, the final lr / momentum and the wall ``seconds``."""
+    batches, shuffles) on ``device`` (the GTN, each learner and each real batch; every random draw stays
+    on the CPU, so a device changes no draw). Returns the trained ``gtn`` (CPU), the per-step ``meta_loss``
+    curve, the number of ``diverged`` steps, the final lr / momentum and the wall ``seconds``."""
     cfg.validate()
     if images_u8.dtype != torch.uint8 or images_u8.ndim != 4:
         raise ValueError("real images must be uint8 N x C x H x W")
-    gtn = build_gtn(cfg, num_classes, tuple(images_u8.shape[1:]), mean, std)
+    dev = torch.device(device)
+    gtn = build_gtn(cfg, num_classes, tuple(images_u8.shape[1:]), mean, std).to(dev)  # built (seeded) on the CPU
     opt = meta_optimizer(gtn, cfg.meta_lr, cfg.hyper_lr)
     g = torch.Generator().manual_seed(10_007 * cfg.seed + 1)
     max_loss = cfg.diverge_factor * math.log(num_classes)
@@ -332,9 +334,9 @@ def meta_train(images_u8: torch.Tensor, labels: torch.Tensor, cfg: GTNConfig, me
     for it in range(cfg.iterations):
         arch = cfg.learners[int(torch.randint(len(cfg.learners), (), generator=g))]
         learner = make_learner(arch, int(torch.randint(2 ** 31 - 1, (), generator=g)), cfg.weight_norm,
-                               tuple(images_u8.shape[1:]), num_classes)
+                               tuple(images_u8.shape[1:]), num_classes).to(dev)
         idx = torch.randint(len(labels), (cfg.real_batch,), generator=g)
-        x_real, y_real = to_float(images_u8[idx], mean, std), labels[idx]
+        x_real, y_real = to_float(images_u8[idx].to(dev), mean, std), labels[idx].to(dev)
         value = meta_step(gtn, opt, learner, x_real, y_real, g, cfg.truncate, cfg.checkpoint, max_loss)
         if not math.isfinite(value) or value > max_loss:
             diverged += 1
@@ -344,7 +346,7 @@ def meta_train(images_u8: torch.Tensor, labels: torch.Tensor, cfg: GTNConfig, me
                 f"momentum {gtn.momentum.item():.3f}  {rate.update(it + 1)}")
         if plateau.stop_at_plateau(curve, cfg.plateau_every, cfg.min_iterations):
             break
-    return {"gtn": gtn.eval(), "meta_loss": curve, "diverged": diverged, "lr": gtn.lr.item(),
+    return {"gtn": gtn.cpu().eval(), "meta_loss": curve, "diverged": diverged, "lr": gtn.lr.item(),
             "momentum": gtn.momentum.item(), "seconds": time.perf_counter() - t0, "config": asdict(cfg)}
 
 
@@ -407,11 +409,11 @@ def real_arm(images_u8: torch.Tensor, labels: torch.Tensor, arch_kwargs: dict, s
 
 
 def run(images_u8: torch.Tensor, labels: torch.Tensor, cfg: GTNConfig, mean, std, eval_arch: dict,
-        eval_seeds: Sequence[int], x_test: torch.Tensor, y_test: torch.Tensor) -> dict:
-    """:func:`meta_train` then :func:`evaluate_gtn` (a worker-friendly unit for
+        eval_seeds: Sequence[int], x_test: torch.Tensor, y_test: torch.Tensor, device: str = "cpu") -> dict:
+    """:func:`meta_train` (on ``device``) then :func:`evaluate_gtn` (a worker-friendly unit for
     :func:`compendium.core.parallel.run_calls`); ``init_accs``:
     the same learners taught by the untrained generator (the GTN's initialisation, built under the same seed)."""
-    out = meta_train(images_u8, labels, cfg, mean, std)
+    out = meta_train(images_u8, labels, cfg, mean, std, device=device)
     out["accs"] = evaluate_gtn(out["gtn"], eval_arch, eval_seeds, x_test, y_test)
     untrained = build_gtn(cfg, 10, tuple(images_u8.shape[1:]), mean, std).eval()
     out["init_accs"] = evaluate_gtn(untrained, eval_arch, eval_seeds, x_test, y_test)

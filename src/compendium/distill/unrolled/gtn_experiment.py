@@ -76,11 +76,12 @@ def gtn_arms(meta_seeds, variant_seeds, curricula) -> list[tuple]:
 
 def pool_calls(d: SimpleNamespace, base: G.GTNConfig, arms, learners, codes, proxies: dict, nas_x, nas_y, *, seeds,
                meta_seeds, inner_steps: int, inner_batch: int, real_lrs, real_momenta, proxy_steps: int, proxy_batch: int,
-               proxy_lr: float) -> list:
-    """The one pool: a GTN run per arm (:func:`nas.gtn_job`), the real arm (:func:`nas.real_arm_job`) and every
-    (set proxy, architecture) training; the ground truth comes from ``dd_nas`` (:func:`load_ground_truth`)."""
+               proxy_lr: float, device: str = "cpu") -> list:
+    """The one pool: a GTN run per arm (:func:`nas.gtn_job`, meta-trained on ``device``), the real arm
+    (:func:`nas.real_arm_job`) and every (set proxy, architecture) training; the ground truth comes from ``dd_nas``
+    (:func:`load_ground_truth`)."""
     calls = [(nas.gtn_job, (d.fit_x, d.fit_y, G.GTNConfig(**{**base.__dict__, "weight_norm": wn, "curriculum": c, "seed": s}),
-                            d.MEAN, d.STD, learners[0], seeds, d.x_test, d.te_y), {}) for _, c, wn, s in arms]
+                            d.MEAN, d.STD, learners[0], seeds, d.x_test, d.te_y), {"device": device}) for _, c, wn, s in arms]
     calls.append((nas.real_arm_job, (d.fit_x, d.fit_y, learners[0], inner_steps, inner_batch, real_lrs, real_momenta,
                                      d.x_val, d.y_val, d.x_test, d.te_y, d.MEAN, d.STD, seeds, meta_seeds, True), {}))
     calls += [(nas.set_proxy_job, (c, name, ds, nas_x, nas_y, proxy_steps, proxy_batch, proxy_lr), {"replicate": rep})

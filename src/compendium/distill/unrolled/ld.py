@@ -242,12 +242,14 @@ def distill_rr(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Te
                arch: str = "lenet", arch_kwargs: dict | None = None, steps: int = 300, inner_batch: int = 50,
                target_batch: int = 256, lam: float = 1.0, alpha: float = 0.01, label_lr: float = 0.01,
                model_lr: float = 1e-3, calib_lr: float = 0.01, patience: int = 50, window: int = 50, seed: int = 0,
-               dataset: str = "fashion-mnist", source_index: torch.Tensor | None = None) -> DistilledSet:
+               dataset: str = "fashion-mnist", source_index: torch.Tensor | None = None,
+               device: str = "cpu") -> DistilledSet:
     """LD with the RR pseudo-gradient (the notes' Algorithm 1). ``base_x``: the N fixed base images
     (normalised float); ``target_u8`` / ``target_y``: the labelled target set (uint8, normalised batch by
     batch with ``mean`` / ``std``). Returns a :class:`DistilledSet` of the base images with the learned
     ``soft_labels`` (labels = their argmax) and, in ``params``, the times to overfit T_i, the number of
-    resets, a compact target-loss curve and a compact :func:`label_drift` curve (the labels' convergence)."""
+    resets, a compact target-loss curve and a compact :func:`label_drift` curve (the labels' convergence).
+    The learner, the labels and the batches live on ``device`` (every draw on the CPU); the set on the CPU."""
     _check(base_x, target_u8, target_y, num_classes, steps, inner_batch, target_batch)
     for name, v in (("lam", lam), ("label_lr", label_lr), ("model_lr", model_lr), ("calib_lr", calib_lr)):
         if not v > 0:
@@ -259,14 +261,17 @@ def distill_rr(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Te
     params = dict(variant="rr", arch=arch, arch_kwargs=dict(arch_kwargs or {}), steps=steps, inner_batch=inner_batch,
                   target_batch=target_batch, lam=lam, alpha=alpha, label_lr=label_lr, model_lr=model_lr,
                   patience=patience, window=window)
+    dev = torch.device(device)
+    base_dev = base_x.to(dev)
     with measure() as cost:
-        label_logits = uniform_logits(n, num_classes).requires_grad_()
+        label_logits = uniform_logits(n, num_classes).to(dev).requires_grad_()
         label_opt = torch.optim.Adam([label_logits], lr=label_lr)
         start = label_distribution(label_logits.detach())
         resets = 0
 
         def fresh():  # Theta ~ p(Theta), W <- 0, calibration 1 (lines 4-5, 14-15)
             theta, scale, W = init_rr_model(c, h, num_classes, seed, resets, arch, arch_kwargs)
+            theta, scale, W = theta.to(dev), scale.detach().to(dev).requires_grad_(), W.to(dev)
             opt = torch.optim.Adam([{"params": theta.parameters(), "lr": model_lr},
                                     {"params": [scale], "lr": calib_lr}])
             return theta, scale, opt, W
@@ -277,7 +282,7 @@ def distill_rr(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Te
         for _ in range(steps):
             idx = torch.randperm(n, generator=g)[:inner_batch]
             t_idx = torch.randint(len(target_y), (target_batch,), generator=g)
-            x_b, x_t, y_t = base_x[idx], to_float(target_u8[t_idx], mean, std), target_y[t_idx]
+            x_b, x_t, y_t = base_dev[idx], to_float(target_u8[t_idx].to(dev), mean, std), target_y[t_idx].to(dev)
             p_b = label_distribution(label_logits)[idx]
             f_b = theta(x_b)
             W_l = ridge_solve(add_bias(f_b), p_b, lam)                   # line 9 (eq. 3)
@@ -300,7 +305,7 @@ def distill_rr(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Te
             if detector.update(losses[-1]):                              # lines 13-16
                 resets += 1
                 theta, scale, opt, W = fresh()
-    return _result(base_x, label_logits, num_classes, mean, std, "ld_rr", dataset, params, seed, cost, detector,
+    return _result(base_x, label_logits.cpu(), num_classes, mean, std, "ld_rr", dataset, params, seed, cost, detector,
                    _trace(losses), resets, source_index, _trace(drift))
 
 
@@ -309,14 +314,14 @@ def distill_second_order(base_x: torch.Tensor, target_u8: torch.Tensor, target_y
                          inner_batch: int = 50, target_batch: int = 256, inner_lr: float = 0.01, inner_steps: int = 1,
                          label_lr: float = 0.01, model_lr: float = 1e-3, patience: int = 50, window: int = 50,
                          seed: int = 0, dataset: str = "fashion-mnist",
-                         source_index: torch.Tensor | None = None) -> DistilledSet:
+                         source_index: torch.Tensor | None = None, device: str = "cpu") -> DistilledSet:
     """Second-order LD (the paper's eq. 1; notes "Second-order version"). Per step: ``inner_steps``
     differentiable SGD steps (rate ``inner_lr``) of the current model on a base minibatch with the
     current labels, Theta' = Theta - inner_lr grad L(f_Theta(x~), y~) (through
     :func:`~compendium.distill.unrolled.unroll.unroll`); the labels step on grad_labels L(f_Theta'(x), y) of a real
     target batch; then the model steps (Adam) on the base minibatch with the (detached) labels. The model
     is reset by :class:`OverfitDetector` on the target loss. Returns a :class:`DistilledSet` as
-    :func:`distill_rr`."""
+    :func:`distill_rr` (run on ``device`` as it)."""
     _check(base_x, target_u8, target_y, num_classes, steps, inner_batch, target_batch)
     for name, v in (("inner_lr", inner_lr), ("label_lr", label_lr), ("model_lr", model_lr)):
         if not v > 0:
@@ -328,24 +333,26 @@ def distill_second_order(base_x: torch.Tensor, target_u8: torch.Tensor, target_y
     params = dict(variant="second_order", arch=arch, arch_kwargs=dict(arch_kwargs or {}), steps=steps,
                   inner_batch=inner_batch, target_batch=target_batch, inner_lr=inner_lr, inner_steps=inner_steps,
                   label_lr=label_lr, model_lr=model_lr, patience=patience, window=window)
+    dev = torch.device(device)
+    base_dev = base_x.to(dev)
     with measure() as cost:
-        label_logits = uniform_logits(n, num_classes).requires_grad_()
+        label_logits = uniform_logits(n, num_classes).to(dev).requires_grad_()
         label_opt = torch.optim.Adam([label_logits], lr=label_lr)
         start = label_distribution(label_logits.detach())
         resets = 0
 
         def fresh():
-            net = build_network(c, h, num_classes, reset_seed(seed, resets), arch, arch_kwargs)
+            net = build_network(c, h, num_classes, reset_seed(seed, resets), arch, arch_kwargs).to(dev)
             return net, torch.optim.Adam(net.parameters(), lr=model_lr)
 
         net, opt = fresh()
-        lrs = torch.full((inner_steps,), float(inner_lr))
+        lrs = torch.full((inner_steps,), float(inner_lr), device=dev)
         detector = OverfitDetector(patience, window)
         losses, drift = [], []
         for _ in range(steps):
             idx = torch.randperm(n, generator=g)[:inner_batch]
             t_idx = torch.randint(len(target_y), (target_batch,), generator=g)
-            x_b, x_t, y_t = base_x[idx], to_float(target_u8[t_idx], mean, std), target_y[t_idx]
+            x_b, x_t, y_t = base_dev[idx], to_float(target_u8[t_idx].to(dev), mean, std), target_y[t_idx].to(dev)
             p_b = label_distribution(label_logits)[idx]
             loss_t, model_grads = second_order_step(net, initial_params(net), x_b, p_b, x_t, y_t, lrs)
             label_opt.zero_grad(set_to_none=True)
@@ -361,7 +368,7 @@ def distill_second_order(base_x: torch.Tensor, target_u8: torch.Tensor, target_y
             if detector.update(losses[-1]):
                 resets += 1
                 net, opt = fresh()
-    return _result(base_x, label_logits, num_classes, mean, std, "ld_second_order", dataset, params, seed, cost,
+    return _result(base_x, label_logits.cpu(), num_classes, mean, std, "ld_second_order", dataset, params, seed, cost,
                    detector, _trace(losses), resets, source_index, _trace(drift))
 
 

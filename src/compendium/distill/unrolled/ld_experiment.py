@@ -42,12 +42,13 @@ def load_bases(base_per_class: int, target_n: int, dataset: str = "fashion-mnist
 def distill_calls(within, cross, T_X, T_Y, mean, std, *, cross_variants, arch: str, inner_batch: int,
                   target_batch: int, label_lr: float, model_lr: float, patience: int, window: int, rr_steps: int,
                   lam: float, alpha: float, so_steps: int, inner_lr: float, inner_steps: int,
-                  dataset: str = "fashion-mnist") -> tuple[list, list]:
+                  dataset: str = "fashion-mnist", device: str = "cpu") -> tuple[list, list]:
     """``(names, calls)``: RR (:func:`ld.distill_rr`) and second-order (:func:`ld.distill_second_order`) on the
     within base, and the ``cross_variants`` on the digits base; names are ``(base, variant)``; the sets record
-    ``dataset`` (the target) and ``digits->dataset``."""
+    ``dataset`` (the target) and ``digits->dataset``. ``device``: where each run trains (the stage's GPU when it
+    runs them in its own process)."""
     common = dict(arch=arch, inner_batch=inner_batch, target_batch=target_batch, label_lr=label_lr, model_lr=model_lr,
-                  patience=patience, window=window, seed=0)
+                  patience=patience, window=window, seed=0, device=device)
     rr = dict(steps=rr_steps, lam=lam, alpha=alpha, **common)
     so = dict(steps=so_steps, inner_lr=inner_lr, inner_steps=inner_steps, **common)
     calls, names = [], []
