@@ -72,11 +72,6 @@ PROTOCOL = {
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
 
-# Where a stage's loops run when the notebook runs them itself (workers 0, as the paper profile does); worker
-# processes always train on the CPU (compendium.distill.teachers.synthesis_device).
-IN_PROCESS_DEVICE = Param("str", "where the notebook's own process trains (workers 0, the paper profile): auto (CUDA "
-                                 "when present), cpu or cuda", choices=("auto", "cpu", "cuda"))
-
 # The evaluation keys shared by the labeled-distillation stages (compendium.distill.evaluate).
 DD_RUN = {
     "seeds": Param("list[int]", "evaluation seeds (a fresh student per seed)", low=0, high=SEED_MAX, nonempty=True),

@@ -1,4 +1,4 @@
-from compendium.pipeline.schemas import DD_DATASET, DD_RUN, IN_PROCESS_DEVICE, SEED_MAX, dataset_problems
+from compendium.pipeline.schemas import DD_DATASET, DD_RUN, SEED_MAX, dataset_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_gtn"
@@ -7,7 +7,7 @@ _RUN = {k: DD_RUN[k] for k in ("seeds", "test_n", "workers", "dpi")}
 SCHEMA = {
     **DD_DATASET,
     **_RUN,
-    "device": IN_PROCESS_DEVICE,
+    "device": DD_RUN["device"],
     # GTN meta-training
     "meta_seeds": Param("list[int]", "meta-training seeds of the full-curriculum runs, with and without weight norm", low=0, high=SEED_MAX,
                     nonempty=True),

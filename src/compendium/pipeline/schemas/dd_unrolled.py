@@ -1,4 +1,4 @@
-from compendium.pipeline.schemas import DD_DATASET, IN_PROCESS_DEVICE, SEED_MAX, dataset_problems
+from compendium.pipeline.schemas import DD_DATASET, DD_RUN, SEED_MAX, dataset_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_unrolled"
@@ -43,7 +43,7 @@ SCHEMA = {
     "poison_lr": Param("float", "initial step size of the poisoning run (a large first step on noise wrecks a trained network)", low=1e-6, high=10.0),
     "ref_steps": Param("int", "Adam steps of the whole-data LeNet (r_M's denominator)", low=1, high=100_000),
     "workers": Param("int", "single-threaded worker processes", low=0, high=64),
-    "device": IN_PROCESS_DEVICE,
+    "device": DD_RUN["device"],
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
 

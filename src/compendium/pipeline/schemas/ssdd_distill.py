@@ -1,4 +1,4 @@
-from compendium.pipeline.schemas import IN_PROCESS_DEVICE, SEED_MAX
+from compendium.pipeline.schemas import DD_RUN, SEED_MAX
 from compendium.pipeline.schemas.ssdd_teacher import SOURCE, source_problems
 from compendium.pipeline.spec import Param
 
@@ -28,7 +28,7 @@ SCHEMA = {
     "pool_size": Param("int", "L, the model pool (10)", low=1, high=100),
     "pool_steps": Param("int", "Z, steps before a pool model is reset (1,000)", low=2, high=100000),
     "workers": Param("int", "single-threaded worker processes (0: in the notebook's process)", low=0, high=64),
-    "device": IN_PROCESS_DEVICE,
+    "device": DD_RUN["device"],
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
 

@@ -1,4 +1,4 @@
-from compendium.pipeline.schemas import IN_PROCESS_DEVICE, SEED_MAX
+from compendium.pipeline.schemas import DD_RUN, SEED_MAX
 from compendium.pipeline.schemas.ssdd_teacher import SOURCE, source_problems
 from compendium.pipeline.spec import Param
 
@@ -34,7 +34,7 @@ SCHEMA = {
     "converse_n": Param("int", "real images of the BYOL phase of the converse experiment", low=100, high=60000),
     "converse_epochs": Param("int", "BYOL epochs of the converse experiment", low=1, high=1000),
     "workers": Param("int", "single-threaded worker processes (0: in the notebook's process)", low=0, high=64),
-    "device": IN_PROCESS_DEVICE,
+    "device": DD_RUN["device"],
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
 
