@@ -167,21 +167,23 @@ def test_model_pool_resets_at_Z():
     assert pool.z[0] == 0 and pool.models[0] is not first
 
 
+def _pool_model(i):
+    """Inner model i of a test pool (seeded by i)."""
+    torch.manual_seed(i)
+    return S.InnerModel(models.convnet(1, 8, width=4, depth=2, norm="batch"), 6)
+
+
 def test_distill_lowers_the_outer_loss():
     real, t = _real(64), _teacher()
     y = t(real)
     s = S.init_basis_set(real, y, t, m=6, u=8, v=4, s=2, init="random", seed=1)
 
-    def factory(i):
-        torch.manual_seed(i)
-        return S.InnerModel(models.convnet(1, 8, width=4, depth=2, norm="batch"), 6)
-
     cfg = S.DistillConfig(steps=20, lr=0.05, real_batch=32, pool=S.PoolConfig(size=1, max_steps=5), seed=0)
-    out = S.distill(s, real, y, factory, cfg)
+    out = S.distill(s, real, y, _pool_model, cfg)
     first, last = sum(out["losses"][:5]) / 5, sum(out["losses"][-5:]) / 5
     assert last < first
     with pytest.raises(S.SSDDError):
-        S.distill(s, real, y[:3], factory, cfg)
+        S.distill(s, real, y[:3], _pool_model, cfg)
 
 
 def test_distill_runs_the_set_and_every_pool_model_on_its_device(request):
@@ -189,14 +191,10 @@ def test_distill_runs_the_set_and_every_pool_model_on_its_device(request):
     y = t(real)
     s = S.init_basis_set(real, y, t, m=4, u=6, v=4, s=2, init="random", seed=1)
 
-    def factory(i):
-        torch.manual_seed(i)
-        return S.InnerModel(models.convnet(1, 8, width=4, depth=2, norm="batch"), 6)
-
     cfg = S.DistillConfig(steps=6, lr=0.05, real_batch=16, pool=S.PoolConfig(size=2, max_steps=3), seed=0)
-    ref = S.distill(S.init_basis_set(real, y, t, m=4, u=6, v=4, s=2, init="random", seed=1), real, y, factory, cfg)
+    ref = S.distill(S.init_basis_set(real, y, t, m=4, u=6, v=4, s=2, init="random", seed=1), real, y, _pool_model, cfg)
     moves = request.getfixturevalue("module_moves")  # recorded from here on
-    out = S.distill(s, real, y, factory, S.DistillConfig(**{**cfg.__dict__, "device": "cpu"}))
+    out = S.distill(s, real, y, _pool_model, S.DistillConfig(**{**cfg.__dict__, "device": "cpu"}))
     # the set out and home again, and each pool model (two at the start, one re-initialised after 3 steps) on it
     assert moves.count(("BasisSet", "cpu")) == 2 and moves.count(("InnerModel", "cpu")) >= 3, moves
     assert out["losses"] == ref["losses"]   # on the CPU the device changes nothing
