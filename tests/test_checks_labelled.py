@@ -441,6 +441,7 @@ def test_table4_has_one_row_per_distilling_model():
     for loc in ("Table 4 (distilled by ResNet-18)", "Table 9"):
         assert out[loc].verdict == claims.NOT_TESTED and "`cross_teachers` leaves out" in out[loc].condition, loc
     assert "ResNet-18, ViT-BN" in out["Table 9"].condition
+    assert "(ipc [2])" in out["Table 4 (distilled by ResNet-18)"].check   # the table's ipcs, though the block did not run
 
 
 # --------------------------------------------------------------------------- dd_crossarch's DC row
