@@ -215,6 +215,7 @@ def distill(model: nn.Module, sampler: Sampler, x_real: torch.Tensor, y_real: to
     model, x_real, y_real = model.to(dev), x_real.to(dev), y_real.to(dev)
     g = torch.Generator().manual_seed(cfg.seed)
     labels = torch.arange(cfg.size) % num_classes
+    labels_dev = labels.to(dev)   # DD's hard targets, once on the device
     x = torch.randn((cfg.size, *x_real.shape[1:]), generator=g).to(dev).requires_grad_()
     raw_lr = torch.full((cfg.steps * cfg.epochs,), _softplus_inv(cfg.init_lr), device=dev).requires_grad_()
     groups = [{"params": [x], "lr": cfg.lr_img}, {"params": [raw_lr], "lr": cfg.lr_lr}]
@@ -231,7 +232,7 @@ def distill(model: nn.Module, sampler: Sampler, x_real: torch.Tensor, y_real: to
         xr, yr = x_real[idx], y_real[idx]
         if relabel is not None:
             yr = relabel(yr)
-        targets = y_logit.softmax(1) if y_logit is not None else labels.to(dev)
+        targets = y_logit.softmax(1) if y_logit is not None else labels_dev
         lrs = F.softplus(raw_lr)
         loss = 0.0
         for j in range(cfg.thetas_per_iter):
