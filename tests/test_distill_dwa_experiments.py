@@ -1,5 +1,6 @@
 """DWA's further experiments (``distill.dwa_experiments``): the named syntheses, their jobs and tables."""
 
+import json
 import math
 
 import matplotlib
@@ -198,3 +199,26 @@ def test_feature_distance_table_has_one_block_per_synthesis_seed():
     assert set(fd[("dwa", "coupled")]) == {0, 5}
     assert fd[("dwa", "coupled")][0] == fd[("dwa", "decoupled")][0]  # the same toy set under both names at seed 0
     assert fd[("dwa", "coupled")][5] != fd[("dwa", "decoupled")][5]
+
+
+class _Set:
+    def __init__(self, tag):
+        self.tag = tag
+
+    def save(self, path):
+        path.write_text(self.tag)
+
+
+def test_save_cross_sets_keeps_exactly_this_runs_sets(tmp_path):
+    """The folder is a DVC output: it exists with no foreign teacher (``sets.json`` lists nothing), and a set an
+    earlier configuration saved there does not survive the next run."""
+    folder = tmp_path / "dwa"
+    assert dwa.save_cross_sets({}, [], 10, folder) == []
+    assert json.loads((folder / "sets.json").read_text()) == [] and not list(folder.glob("*.pt"))
+    sets = {(m, "vit_bn"): _Set(m) for m in dwa.METHODS}
+    sets[("t4", "dwa", 50)] = _Set("t4")
+    got = dwa.save_cross_sets(sets, ["vit_bn"], 10, folder)
+    assert got == ["dwa_resnet18_ipc50.pt", "dwa_vit_bn_ipc10.pt", "sre2l_vit_bn_ipc10.pt"]
+    assert (folder / "sre2l_vit_bn_ipc10.pt").read_text() == "sre2l"
+    dwa.save_cross_sets({}, [], 10, folder)
+    assert not list(folder.glob("*.pt")) and json.loads((folder / "sets.json").read_text()) == []

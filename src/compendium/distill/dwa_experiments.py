@@ -9,6 +9,7 @@ normalised ascent steps of total norm ρ); every set is relabelled online by the
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -113,14 +114,22 @@ def synthesize(specs: dict, teachers_by_name: dict, images: torch.Tensor, labels
     return sets
 
 
-def save_cross_sets(sets: dict, cross_teachers, cross_ipc: int, folder: Path) -> None:
-    """The sets of Tables 4 and 9 (``dd_crossarch`` evaluates them): ``{method}_{teacher}_ipc{ipc}.pt``."""
-    for t in cross_teachers:
-        for m in METHODS:
-            sets[(m, t)].save(folder / f"{m}_{t}_ipc{cross_ipc}.pt")
-    for key, d in sets.items():
-        if key[0] == "t4":
-            d.save(folder / f"{key[1]}_resnet18_ipc{key[2]}.pt")
+def save_cross_sets(sets: dict, cross_teachers, cross_ipc: int, folder: Path) -> list[str]:
+    """The sets of Tables 4 and 9 (``dd_crossarch`` evaluates them): ``{method}_{teacher}_ipc{ipc}.pt``.
+
+    The folder holds exactly this run's sets, listed in ``sets.json`` (an empty list when ``cross_teachers``
+    is empty), so it exists for every configuration and never keeps a set an earlier configuration made.
+    Returns the file names written."""
+    named = {f"{m}_{t}_ipc{cross_ipc}.pt": sets[(m, t)] for t in cross_teachers for m in METHODS}
+    named.update({f"{key[1]}_resnet18_ipc{key[2]}.pt": d for key, d in sets.items() if key[0] == "t4"})
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.pt"):
+        if old.name not in named:
+            old.unlink()
+    for name, d in named.items():
+        d.save(folder / name)
+    (folder / "sets.json").write_text(json.dumps(sorted(named), indent=1) + "\n")
+    return sorted(named)
 
 
 def logit_tsne(teacher: torch.nn.Module, real_x: torch.Tensor, sets50: dict):
