@@ -6,7 +6,9 @@ last run) and every stage table that logs optimizer steps and training seconds p
 distillation stages' student evaluations). Per stage and kind of run it writes the runs, the steps,
 the seconds per step and the share of the stage's wall time those runs took (training seconds summed
 over runs / (stage seconds x workers); stages run 2 workers on 2 cores, so a share near 100% means the
-stage is its runs). Writes `benchmarks/stage_profile.md`.
+stage is its runs). Beside each stage's minutes it counts the ledger rows the stage judges (`reports/claims.csv`:
+tested / all, and of those the comparisons of trained arms); a stage that only feeds others (`priors`,
+`dd_teachers`, `dd_inversion`, `dd_nas`) judges none itself. Writes `benchmarks/stage_profile.md`.
 
     python benchmarks/stage_profile.py [--workers 2]
 """
@@ -62,6 +64,18 @@ def stage_rows(stage: str, minutes: float, workers: int) -> list[dict]:
     return rows
 
 
+def ledger_counts(ledger: pd.DataFrame) -> pd.DataFrame:
+    """Per judging stage: ledger rows tested / all, and comparisons of trained arms (rows with
+    preconditions) tested / all, as ``"t / n"`` strings."""
+    led = ledger.assign(tested=ledger["tested"].eq("yes"), comparison=ledger["preconditions"].fillna("").ne(""))
+    out = {}
+    for st, g in led.groupby("stage"):
+        c = g[g["comparison"]]
+        out[st] = {"ledger rows (tested / all)": f"{int(g['tested'].sum())} / {len(g)}",
+                   "comparisons (tested / all)": f"{int(c['tested'].sum())} / {len(c)}" if len(c) else "–"}
+    return pd.DataFrame.from_dict(out, orient="index")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--workers", type=int, default=2)
@@ -73,6 +87,8 @@ def main() -> None:
     prof = pd.DataFrame(rows)
     stages = pd.DataFrame([{"stage": s, "minutes": m, "share of the pipeline": m / total}
                            for s, m in sorted(minutes.items(), key=lambda kv: -kv[1])])
+    counts = ledger_counts(pd.read_csv(ROOT / "reports" / "claims.csv"))
+    stages = stages.join(counts, on="stage").fillna({c: "–" for c in counts.columns})
     lines = ["# Per-stage profile", "",
              f"Each stage's last run at scale `{head['scale']}` ({total:.1f} min of notebooks on 2 cores; "
              f"`reports/{timings.FILE}`); written by `python benchmarks/stage_profile.py`.", "", "## Minutes per stage", "",

@@ -30,3 +30,13 @@ def test_family_times_sum_each_family():
     t = readme.family_times({"rela_budget": 3.0, "priors": 1.5, "dd_kip": 0.5, "odd": 1.0})
     assert dict(zip(t["stages"], t["minutes"])) == {"ReLA (priors to ablations)": "4.5", "labelled distillation": "0.5",
                                                    "the claims ledger": "1.0"}
+
+
+def test_block_states_the_from_scratch_run_where_one_was_measured():
+    rows = [claims.Claim("ReLA", "v", "a", "c", "x", verdict="holds", ours="1", scale="cpu")]
+    rec = {"commit": "abc1234", "wall_minutes": 101.4, "notebook_minutes": 96.2, "machine": "2 cores, x86_64",
+           "longest_stage": "dd_dwa", "longest_stage_minutes": 12.6}
+    b = readme.block(claims.to_frame(rows), _headlines(), {"rela_budget": 3.0}, rec)
+    assert "fresh clone of abc1234" in b and "**101 min** of wall time on 2 cores, 96 of them" in b
+    assert "`dd_dwa`, 12.6 min" in b and "benchmarks/repro_from_scratch.md" in b
+    assert "fresh clone" not in readme.block(claims.to_frame(rows), _headlines(), {"rela_budget": 3.0})

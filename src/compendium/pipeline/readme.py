@@ -1,6 +1,8 @@
 """The README's results block, generated from what the pipeline produced: the claims ledger
 (``reports/claims.csv``), the summary stage's headlines (``reports/summary/headlines.json``) and the stages'
-measured minutes (``reports/stage_minutes.json``, :mod:`compendium.pipeline.timings`).
+measured minutes (``reports/stage_minutes.json``, :mod:`compendium.pipeline.timings`), and, where one was
+measured, the last from-scratch run (``benchmarks/repro_from_scratch.json``, written by
+``benchmarks/repro_from_scratch.py``).
 
 The block between ``<!-- results:start -->`` and ``<!-- results:end -->`` in README.md is what
 :func:`block` renders; a test fails when they differ, so the README never states a verdict, a number or
@@ -10,6 +12,7 @@ which rewrites the block in place.
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pandas as pd
@@ -23,6 +26,8 @@ README = paths.ROOT / "README.md"
 #: The figure the README shows (a product of the rela_budget stage).
 FIGURE = "reports/figures/rela_budget/budget_curves_and_cost.png"
 SITE = "reports/site/index.html"
+#: The record of the last from-scratch `dvc repro` (a fresh clone, an empty DVC cache).
+FROM_SCRATCH = paths.ROOT / "benchmarks" / "repro_from_scratch.json"
 
 FAMILY_NAMES = {"theory": "theory checks (data overview included)", "rela": "ReLA (priors to ablations)",
                 "labelled": "labelled distillation", "unrolled": "the reading notes' methods", "ssdd": "SSDD",
@@ -45,9 +50,20 @@ def family_times(minutes: dict[str, float]) -> pd.DataFrame:
                          "minutes": [f"{per[f]:.1f}" for f in order]})
 
 
-def block(ledger: pd.DataFrame, headlines: dict, minutes: dict[str, float]) -> str:
+def from_scratch_line(rec: dict) -> str:
+    """One sentence on a from-scratch run's record (:data:`FROM_SCRATCH`)."""
+    return (f"A from-scratch `dvc repro` (a fresh clone of {rec['commit']}, an empty DVC cache, every stage run once) "
+            f"took **{rec['wall_minutes']:.0f} min** of wall time on {rec['machine'].split(',')[0]}"
+            + (f" (in {rec['parts']} parts, resumed after {', '.join(rec['failed_attempts'])})"
+               if rec.get("failed_attempts") else "") + ", "
+            f"{rec['notebook_minutes']:.0f} of them in the notebooks; its longest stage, `{rec['longest_stage']}`, "
+            f"{rec['longest_stage_minutes']:.1f} min ([`benchmarks/repro_from_scratch.md`](benchmarks/repro_from_scratch.md)).")
+
+
+def block(ledger: pd.DataFrame, headlines: dict, minutes: dict[str, float], scratch: dict | None = None) -> str:
     """Verdict counts per paper, the tested share, the headline numbers beside the papers', the
-    measured time (``minutes`` per stage), one figure and the site."""
+    measured time (``minutes`` per stage; ``scratch``: the last from-scratch run's record), one figure
+    and the site."""
     s = claims.summary(ledger)
     total, tested = len(ledger), int((ledger["tested"] == "yes").sum())
     scales = ", ".join(sorted(set(ledger["scale"]))) or "-"
@@ -66,6 +82,8 @@ def block(ledger: pd.DataFrame, headlines: dict, minutes: dict[str, float]) -> s
                   f"({len(minutes)} stages, each at its last run; the minutes and parameters in "
                   f"`reports/{timings.FILE}`):", "",
                   markdown_table(family_times(minutes), text=True), ""]
+    if scratch:
+        lines += [from_scratch_line(scratch), ""]
     lines += [f"![ReLA Table 1 at this scale: linear probe against the budget, and its cost]({FIGURE})", "",
               f"Every page, figure and the sortable ledger: open [`{SITE}`]({SITE}) after `make repro`.", END]
     return "\n".join(lines)
@@ -85,7 +103,8 @@ def current(text: str) -> str:
 
 def rendered() -> str:
     """The block as the committed products render it."""
-    return block(read_ledger(), summary.read(), timings.minutes())
+    scratch = json.loads(FROM_SCRATCH.read_text()) if FROM_SCRATCH.exists() else None
+    return block(read_ledger(), summary.read(), timings.minutes(), scratch)
 
 
 def main() -> int:
