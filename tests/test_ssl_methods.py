@@ -69,3 +69,20 @@ def test_moco_queue_rotates():
     assert int(m.queue_ptr) == 16
     m.loss(x, x)
     assert int(m.queue_ptr) == 12
+
+
+@pytest.mark.parametrize("name", sorted(M.METHODS))
+def test_every_method_trains_under_bf16_autocast(name):
+    """The CPU bf16 path (and CUDA's): a method whose state mixes with bf16 activations must keep working
+    (MoCo's fp32 queue once refused the bf16 keys)."""
+    torch.manual_seed(0)
+    kw = {"queue_size": 64} if name == "moco" else {}
+    m = M.build(name, _backbone(), head_mult=1 / 32, **kw)
+    x1, x2 = torch.randn(8, 1, 16, 16), torch.randn(8, 1, 16, 16)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss, _ = m.loss(x1, x2)
+    loss.backward()
+    assert torch.isfinite(loss)
+    assert all(p.dtype == torch.float32 for p in m.parameters())
+    if name == "moco":
+        assert m.queue.dtype == torch.float32 and torch.allclose(m.queue[:16].norm(dim=1), torch.ones(16))

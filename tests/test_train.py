@@ -91,3 +91,23 @@ def test_compiled_step_matches_eager_on_cpu():
     # the rounding noise of exactly-zero gradients (conv biases before BN) into full +-lr steps.
     la, lb = torch.tensor([s["loss"] for s in ha.steps]), torch.tensor([s["loss"] for s in hb.steps])
     assert len(la) == 4 and torch.allclose(la, lb, rtol=1e-3, atol=1e-4), (la, lb)
+
+
+def test_cpu_bf16_autocasts_the_step_only_when_asked():
+    """``cpu_bf16``: the CPU step runs under bf16 autocast (a different trajectory from fp32, still finite
+    and seeded); without it the CPU runs fp32; CUDA autocasts either way."""
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert not train.autocasts(cpu, train.PretrainConfig())
+    assert train.autocasts(cpu, train.PretrainConfig(cpu_bf16=True))
+    assert not train.autocasts(cpu, train.PretrainConfig(cpu_bf16=True, bf16=False))
+    assert train.autocasts(cuda, train.PretrainConfig())
+    runs = {}
+    for key, bf in (("fp32", False), ("bf16", True), ("bf16 again", True)):
+        m = _byol()
+        cfg = train.PretrainConfig(epochs=1, batch_size=16, device="cpu", log_prefix="", cpu_bf16=bf)
+        hist = train.pretrain(m, _data(), cfg, views, [0.5], [0.25])
+        runs[key] = (hist.epochs[-1]["loss"], _params(m))
+        assert all(p.dtype == torch.float32 for p in m.parameters())
+    assert runs["bf16"][0] == runs["bf16 again"][0] and torch.equal(runs["bf16"][1], runs["bf16 again"][1])
+    assert not torch.equal(runs["fp32"][1], runs["bf16"][1])
+    assert abs(runs["fp32"][0] - runs["bf16"][0]) < 0.05 * abs(runs["fp32"][0]) + 0.05

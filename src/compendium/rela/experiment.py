@@ -56,6 +56,7 @@ class Setup:
     num_classes: int = 10
     probe_train: int = 0              # images of D the probe trains on (0: all), a fixed random subset
     probe_standardize: bool = False   # z-score the features with the probe-training statistics first
+    cpu_bf16: bool = False            # bf16 autocast of pre-training on the CPU (ssl.train.PretrainConfig)
 
     @property
     def size(self) -> int:
@@ -113,7 +114,7 @@ def train_record(arm: Arm, setup: Setup) -> dict:
     """What identifies a plain pre-training run: compared with a prior's ``train`` record."""
     return {"method": arm.method, "epochs": setup.epochs, "batch_size": setup.batch_size, "lr": setup.lr,
             "weight_decay": setup.weight_decay, "head_mult": setup.head_mult if arm.head_mult is None else arm.head_mult,
-            "budget": arm.budget, "seed": arm.seed, "images": int(setup.images.shape[0])}
+            "budget": arm.budget, "seed": arm.seed, "images": int(setup.images.shape[0]), "cpu_bf16": setup.cpu_bf16}
 
 
 def reusable(spec: str, arm: Arm, setup: Setup) -> bool:
@@ -203,7 +204,7 @@ def run(arm: Arm, setup: Setup, bank: TargetBank | None = None, keep_backbone: b
         cfg = train.PretrainConfig(epochs=setup.epochs, batch_size=setup.batch_size, lr=setup.lr,
                                    weight_decay=setup.weight_decay, budget=arm.budget, budget_mode=arm.budget_mode,
                                    seed=arm.seed, device=setup.device, log_prefix=arm.name if log else "",
-                                   checkpoint=checkpoint)
+                                   checkpoint=checkpoint, cpu_bf16=setup.cpu_bf16)
         hist = train.pretrain(model, setup.images, cfg, augment.preset(arm.method, size=setup.size, small_images=setup.size < 64), setup.mean,
                               setup.std, **extra)
         steps, switch, n_steps = hist.steps, hist.switch_step, len(hist.steps)

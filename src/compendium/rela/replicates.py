@@ -38,23 +38,24 @@ def replicate_spec(spec: str, seed: int) -> str:
 
 
 def train_byol(images: torch.Tensor, kwargs: dict, mean, std, *, epochs: int, batch_size: int, seed: int,
-               out: Path, device: str = "auto", name: str = "byol") -> tuple[dict, float, float]:
+               out: Path, device: str = "auto", name: str = "byol", cpu_bf16: bool = False) -> tuple[dict, float, float]:
     """BYOL (Grill et al., NeurIPS 2020) at the full budget on ``images`` (uint8): a ConvNet built from
     ``kwargs`` and seeded by ``seed``, the `byol` augmentation preset, the default pre-training
-    optimiser; saved with :func:`compendium.rela.priors.save_backbone` at ``out`` with its train record.
+    optimiser (``cpu_bf16``: bf16 autocast on the CPU, see :class:`compendium.ssl.train.PretrainConfig`);
+    saved with :func:`compendium.rela.priors.save_backbone` at ``out`` with its train record.
     Resumes from its checkpoint (named after ``name``) after an interruption. Returns
     ``(record, seconds, final loss)``."""
     torch.manual_seed(seed)
     bb = models.build("convnet", **kwargs)
     method = methods.build("byol", bb)
     cfg = train.PretrainConfig(epochs=epochs, batch_size=batch_size, budget=1.0, seed=seed, device=device,
-                               log_prefix=name, checkpoint=resume.checkpoint_file(name))
+                               log_prefix=name, checkpoint=resume.checkpoint_file(name), cpu_bf16=cpu_bf16)
     size = kwargs["image_size"]
     hist = train.pretrain(method, images, cfg, augment.preset("byol", size=size, small_images=size < 64),
                           list(mean), list(std))
     record = {"method": "byol", "epochs": epochs, "batch_size": cfg.batch_size, "lr": cfg.lr,
               "weight_decay": cfg.weight_decay, "head_mult": 1.0, "budget": cfg.budget, "seed": seed,
-              "images": len(images)}
+              "images": len(images), "cpu_bf16": cpu_bf16}
     if distributed_rank()[0] == 0:   # under torchrun (compendium.core.launch) one rank writes the file
         priors.save_backbone(bb.cpu(), out, "convnet", kwargs, mean, std, size, train=record)
     return record, float(sum(e["seconds"] for e in hist.epochs)), float(hist.epochs[-1]["loss"])

@@ -109,7 +109,7 @@ def smoke_arms(method: str, priors: list[str], schedule_name: str, fraction_arm:
 def run_smoke(arms: list[dict], seeds: list[int], monitor: Monitor, target_values: dict, *, student_kwargs: dict,
               method: str, head_mult: float, transfer_trainable: bool, rela_code_extras: bool, fraction_arm: float,
               epochs: int, batch_size: int, lr: float, weight_decay: float, budget: float, device: str,
-              compile: bool, knn_every: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+              compile: bool, knn_every: int, cpu_bf16: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Train and probe every arm on every seed. Returns (results: one row per run, curves: the kNN
     monitor per epoch, steps: the trainer's per-step trace)."""
     images, dev = monitor.images, monitor.device
@@ -141,7 +141,8 @@ def run_smoke(arms: list[dict], seeds: list[int], monitor: Monitor, target_value
                     return {}
 
                 cfg = train.PretrainConfig(epochs=epochs, batch_size=batch_size, lr=lr, weight_decay=weight_decay,
-                                           budget=budget, seed=seed, device=device, compile=compile, log_prefix=arm)
+                                           budget=budget, seed=seed, device=device, compile=compile, log_prefix=arm,
+                                           cpu_bf16=cpu_bf16)
                 hist = train.pretrain(model, images, cfg, ssl_views, mean, std, on_epoch=on_epoch, **kw)
                 for s in hist.steps:
                     steps.append({"seed": seed, "arm": arm, **s})

@@ -244,7 +244,8 @@ class MoCo(SSLMethod):
     def _enqueue(self, keys: torch.Tensor) -> None:
         n, k = self.queue.shape[0], keys.shape[0]
         idx = (self.queue_ptr + torch.arange(k, device=keys.device)) % n
-        self.queue[idx] = nn.functional.normalize(keys, dim=1)
+        # under bf16 autocast the keys are bf16; the queue keeps fp32 (it is a buffer, as the weights)
+        self.queue[idx] = nn.functional.normalize(keys.float(), dim=1)
         self.queue_ptr.copy_((self.queue_ptr + k) % n)
 
     def loss(self, x1, x2):
