@@ -11,7 +11,10 @@ Each lever is timed against the loop as the pipeline runs it, in one process, on
 * ``recovery_layout``: the same iteration, teacher and images contiguous (as the pipeline runs it) against
   channels_last;
 * ``avg_pool``: ``avg_pool2d(2)`` forward + backward on a ConvNet's first feature map, contiguous against
-  channels_last (the layout the students and BYOL train in).
+  channels_last (the layout the students and BYOL train in);
+* ``cpu_bf16``: bf16 autocast on the CPU (``PretrainConfig.cpu_bf16``) against fp32: the BYOL step above, a
+  SimCLR step with rela_methods' heads (``head_mult`` 0.25), and one supervised step of DC's instance-norm
+  ConvNet student (batch 64; GroupNorm has no fast bf16 kernel here, so the students stay fp32).
 
     python benchmarks/bench_levers.py [--quick] [--out benchmarks/bench_levers_cpu.json]
 
@@ -115,6 +118,45 @@ def avg_pool(reps: int, repeats: int) -> list[dict]:
     return rows
 
 
+def cpu_bf16(steps: int) -> list[dict]:
+    from compendium.core import augment, models
+    from compendium.ssl import methods, train
+
+    images = torch.randint(0, 256, (128 * steps, 1, 28, 28), generator=torch.Generator().manual_seed(0),
+                           dtype=torch.uint8)
+    rows = []
+    for name, mult in (("byol", 1.0), ("simclr", 0.25)):
+        views = augment.preset(name, size=28, small_images=True)
+        for bf in (False, True, False, True):   # twice each: the second of a pair is the one kept
+            torch.manual_seed(0)
+            model = methods.build(name, models.convnet(1, 28, width=16, depth=3, norm="batch", global_pool=True),
+                                  head_mult=mult)
+            cfg = train.PretrainConfig(epochs=1, batch_size=128, device="cpu", log_prefix="", cpu_bf16=bf)
+            sec = train.pretrain(model, images, cfg, views, *FMNIST).epochs[0]["seconds"]
+            row = {"lever": "cpu_bf16", "arm": "bf16 autocast" if bf else "fp32",
+                   "config": f"{name} step, Conv-3 w16 BN GAP, head_mult {mult}, batch 128", "ms": 1e3 * sec / steps}
+            rows = [r for r in rows if (r["arm"], r["config"]) != (row["arm"], row["config"])] + [row]
+    x, y = torch.randn(64, 1, 28, 28), torch.randint(0, 10, (64,))
+    for bf in (False, True):
+        torch.manual_seed(0)
+        net = models.convnet(1, 28, width=16, depth=3, norm="instance", global_pool=False)
+        head = torch.nn.Linear(net.feature_dim, 10)
+        opt = torch.optim.SGD([*net.parameters(), *head.parameters()], lr=0.01)
+
+        def step():
+            for _ in range(steps):
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf):
+                    loss = F.cross_entropy(head(net(x)).float(), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+
+        step()
+        rows.append({"lever": "cpu_bf16", "arm": "bf16 autocast" if bf else "fp32",
+                     "config": "supervised step, DC's Conv-3 w16 instance norm, batch 64", "ms": 1e3 * _best(step, 2) / steps})
+    return rows
+
+
 def main(argv=None) -> list[dict]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="smoke check: no compile, few steps")
@@ -122,7 +164,8 @@ def main(argv=None) -> list[dict]:
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     q = args.quick
-    rows = byol_compile(4 if q else 150, q) + recovery(3 if q else 200, 1 if q else 3) + avg_pool(2 if q else 50, 1 if q else 3)
+    rows = (byol_compile(4 if q else 150, q) + recovery(3 if q else 200, 1 if q else 3) + avg_pool(2 if q else 50, 1 if q else 3)
+            + cpu_bf16(3 if q else 60))
     meta = {"torch": torch.__version__, "threads": torch.get_num_threads(), "quick": q}
     for r in rows:
         print(" | ".join(f"{k}: {v:.3f}" if isinstance(v, float) else f"{k}: {v}" for k, v in r.items()), flush=True)
