@@ -94,7 +94,8 @@ def test_the_ledger_stage_reads_the_rows_of_its_own_output_root():
 # --- the DAG ----------------------------------------------------------------------------------------------
 
 DVC = {"stages": {
-    "clean_notebooks": {"foreach": ["a", "b"], "do": {"cmd": "x", "outs": ["build/nb/${item}.ipynb"]}},
+    "clean_notebooks": {"cmd": "x", "deps": ["notebooks/a.ipynb", "notebooks/b.ipynb"],
+                        "outs": ["build/nb/a.ipynb", "build/nb/b.ipynb"]},
     "c": {"cmd": "c", "deps": ["build/nb/c.ipynb", "src/c.py", "models/a", "reports/tables/b"],
           "outs": ["reports/notebooks/c.ipynb", {"reports/claims/c.csv": {"cache": False}}]},
     "a": {"cmd": "a", "deps": ["build/nb/a.ipynb", "src/a.py", "data"], "outs": [{"models/a": {"persist": True}}]},

@@ -10,7 +10,7 @@ import yaml
 from conftest import requires_data
 
 from compendium.core import paths
-from compendium.pipeline import params
+from compendium.pipeline import nbclean, params
 
 NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*.ipynb"))
 
@@ -18,7 +18,9 @@ NOTEBOOKS = sorted(paths.NOTEBOOKS.glob("*.ipynb"))
 def test_there_are_notebooks_and_each_is_a_stage():
     assert NOTEBOOKS
     dvc = yaml.safe_load(paths.DVC_YAML.read_text())
-    cleaned = dvc["stages"]["clean_notebooks"]["foreach"]
+    cleaned = nbclean.pipeline_order()
+    outs = [next(iter(o)) if isinstance(o, dict) else o for o in dvc["stages"]["clean_notebooks"]["outs"]]
+    assert outs == [f"build/nb/{st}.ipynb" for st in cleaned], "clean_notebooks makes one copy per notebook it lists"
     for nb in NOTEBOOKS:
         assert nb.stem in dvc["stages"], f"{nb.name} has no stage in dvc.yaml"
         assert nb.stem in cleaned, f"{nb.name} is not in clean_notebooks"
@@ -63,7 +65,7 @@ def test_notebooks_run_with_their_defaults_under_nbval(tmp_path):
     """nbval-lax: every notebook runs top to bottom with its parameters cell's (smoke) defaults."""
     env = dict(os.environ, **{paths.OUTPUT_ROOT_ENV: str(tmp_path / "out")})
     # in pipeline order (clean_notebooks lists the stages so), so a notebook finds what an upstream one made
-    order = yaml.safe_load(paths.DVC_YAML.read_text())["stages"]["clean_notebooks"]["foreach"]
+    order = nbclean.pipeline_order()
     ordered = sorted(NOTEBOOKS, key=lambda nb: order.index(nb.stem) if nb.stem in order else len(order))
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "--nbval-lax", "--nbval-current-env",
                         "-p", "no:cacheprovider", "--rootdir", str(paths.ROOT), *map(str, ordered)],

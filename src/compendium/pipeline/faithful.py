@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -39,7 +38,7 @@ from typing import Callable
 import yaml
 
 from compendium.core import paths
-from compendium.pipeline import nbrun, params, site, summary, timings
+from compendium.pipeline import nbclean, nbrun, params, site, summary, timings
 
 SCALE = "faithful"
 ROOT = paths.REPORTS / SCALE             # the products, beside the default ones
@@ -576,14 +575,8 @@ def rewrite_readme(readme: Path, block: str) -> None:
 # --- running ----------------------------------------------------------------------------------------------
 
 def clean_notebook(stage: str) -> Path:
-    """The notebook as the pipeline runs it (outputs and volatile metadata stripped, as ``clean_notebooks``
-    does), in ``build/faithful/nb/``."""
-    out = paths.BUILD / SCALE / "nb" / f"{stage}.ipynb"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "wb") as f:
-        subprocess.run([sys.executable, "-m", "nbstripout", "-t", "--extra-keys", "metadata.language_info",
-                        str(paths.NOTEBOOKS / f"{stage}.ipynb")], stdout=f, check=True)
-    return out
+    """The notebook as the pipeline runs it (:func:`compendium.pipeline.nbclean.clean`), in ``build/faithful/nb/``."""
+    return nbclean.clean(stage, paths.BUILD / SCALE / "nb")
 
 
 def run_one(stage: str, root: Path, models_root: Path, scale: str = SCALE) -> None:

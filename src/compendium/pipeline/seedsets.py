@@ -34,7 +34,7 @@ from pathlib import Path
 import yaml
 
 from compendium.core import paths
-from compendium.pipeline import claims, nbrun, params
+from compendium.pipeline import claims, nbclean, nbrun, params
 
 
 def shift_seeds(tree, offset: int):
@@ -58,7 +58,7 @@ def shift_seeds(tree, offset: int):
 
 def pipeline_order() -> list[str]:
     """The notebook stages in the order ``clean_notebooks`` lists them (upstream first)."""
-    return list(yaml.safe_load(paths.DVC_YAML.read_text())["stages"]["clean_notebooks"]["foreach"])
+    return nbclean.pipeline_order()
 
 
 def write_params(offset: int, root: Path, source: Path | None = None) -> Path:
@@ -81,7 +81,7 @@ def _outs(stage: dict) -> list[str]:
 def upstream(stage: str, dvc: dict | None = None) -> set[str]:
     """The stages whose outputs ``stage`` reads, transitively (from ``dvc.yaml``'s deps and outs)."""
     stages = {k: v for k, v in (dvc or yaml.safe_load(paths.DVC_YAML.read_text()))["stages"].items()
-              if isinstance(v, dict) and "foreach" not in v}
+              if isinstance(v, dict) and "foreach" not in v and k != nbclean.STAGE}   # the clean copies carry no params
     made = {o.rstrip("/"): k for k, v in stages.items() for o in _outs(v)}
 
     def direct(s):

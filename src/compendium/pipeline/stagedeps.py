@@ -128,7 +128,7 @@ def declared_sources(text: str, stage: str) -> list[str]:
 
 
 #: Stages that run a module of the package rather than a notebook: their src/ deps are its imports.
-MODULE_STAGES = {"summary": f"{PACKAGE}.pipeline.summary"}
+MODULE_STAGES = {"clean_notebooks": f"{PACKAGE}.pipeline.nbclean", "summary": f"{PACKAGE}.pipeline.summary"}
 
 
 def module_sources(module: str) -> list[str]:
