@@ -114,7 +114,8 @@ def train_record(arm: Arm, setup: Setup) -> dict:
     """What identifies a plain pre-training run: compared with a prior's ``train`` record."""
     return {"method": arm.method, "epochs": setup.epochs, "batch_size": setup.batch_size, "lr": setup.lr,
             "weight_decay": setup.weight_decay, "head_mult": setup.head_mult if arm.head_mult is None else arm.head_mult,
-            "budget": arm.budget, "seed": arm.seed, "images": int(setup.images.shape[0]), "cpu_bf16": setup.cpu_bf16}
+            "budget": arm.budget, "seed": arm.seed, "images": int(setup.images.shape[0]),
+            **({"cpu_bf16": True} if setup.cpu_bf16 else {})}   # an fp32 run's record is as before the flag
 
 
 def reusable(spec: str, arm: Arm, setup: Setup) -> bool:

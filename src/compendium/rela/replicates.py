@@ -55,7 +55,7 @@ def train_byol(images: torch.Tensor, kwargs: dict, mean, std, *, epochs: int, ba
                           list(mean), list(std))
     record = {"method": "byol", "epochs": epochs, "batch_size": cfg.batch_size, "lr": cfg.lr,
               "weight_decay": cfg.weight_decay, "head_mult": 1.0, "budget": cfg.budget, "seed": seed,
-              "images": len(images), "cpu_bf16": cpu_bf16}
+              "images": len(images), **({"cpu_bf16": True} if cpu_bf16 else {})}
     if distributed_rank()[0] == 0:   # under torchrun (compendium.core.launch) one rank writes the file
         priors.save_backbone(bb.cpu(), out, "convnet", kwargs, mean, std, size, train=record)
     return record, float(sum(e["seconds"] for e in hist.epochs)), float(hist.epochs[-1]["loss"])

@@ -24,7 +24,6 @@ SCHEMA = {
     "order": Param("str", "target map: PCA then z-score (code) or z-score then PCA (paper eq. 10)",
                choices=("code", "paper", "correlation")),
     "batch_size": Param("int", "inference batch of the target generation", low=1, high=65_536),
-    "cpu_bf16": Param("bool", "bf16 autocast of the SSL pre-training on the CPU (AMX / AVX512-BF16 CPUs: 1.5x on the BYOL step; false: fp32)"),
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "nproc": Param("int", "processes of each BYOL prior's training under torchrun with DDP (one per GPU; 1: the stage's own process)",
                    low=1, high=64),

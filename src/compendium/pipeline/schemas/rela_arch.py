@@ -7,7 +7,6 @@ SCHEMA = {
     "seeds": Param("list[int]", "training seeds", low=0, high=SEED_MAX, nonempty=True),
     **DATASET,
     **PROTOCOL,
-    "cpu_bf16": Param("bool", "bf16 autocast of the SSL pre-training on the CPU (AMX / AVX512-BF16 CPUs: 1.5x on the BYOL step; false: fp32)"),
     "students": Param("list[str]", "student architectures (Table 2 rows)", nonempty=True,
                   choices=("convnet", "resnet18", "mobilenet_v2", "efficientnet_b0", "vit_tiny")),
     "resnet_width_mult": Param("float", "ResNet-18 width multiplier", low=0.01, high=4.0),

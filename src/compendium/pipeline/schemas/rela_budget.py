@@ -12,7 +12,6 @@ SCHEMA = {
     "grid_seeds": Param("int", "every cell of the grid runs on the first grid_seeds of seeds", low=1, high=100),
     **DATASET,
     **PROTOCOL,
-    "cpu_bf16": Param("bool", "bf16 autocast of the SSL pre-training on the CPU (AMX / AVX512-BF16 CPUs: 1.5x on the BYOL step; false: fp32)"),
     "budgets": Param("list[float]", "training budgets below 100% (Table 1 rows)", low=0.001, high=0.999, nonempty=True),
     "priors": priors_param("ReLA priors (each needs targets from the priors stage)"),
     "same_dataset_prior": Param("str", "the prior of the headline gap closure (BYOL* of the priors stage)", nonempty=True),
