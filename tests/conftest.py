@@ -163,6 +163,23 @@ def write_fake_tiny_imagenet(root, classes: int = 4, per_class: int = 2, val: in
     return Path(root)
 
 
+def write_fake_imagenet(root, classes: int = 3, per_class: int = 3, val_per_class: int = 2, size=(180, 240)):
+    """A ``root/imagenet`` folder in ImageNet-1K's usual sorted layout (``{train,val}/<wnid>/*.JPEG``) with
+    ``classes`` random classes of ``size`` (h, w) JPEGs, not square, as ImageNet's are; returns the folder."""
+    from torchvision.io import write_jpeg
+
+    d = Path(root) / "imagenet"
+    g = torch.Generator().manual_seed(0)
+    for split, per in (("train", per_class), ("val", val_per_class)):
+        for k in range(classes):
+            folder = d / split / f"n{k:08d}"
+            folder.mkdir(parents=True, exist_ok=True)
+            for i in range(per):
+                img = torch.randint(0, 256, (3, *size), dtype=torch.uint8, generator=g)
+                write_jpeg(img, str(folder / f"n{k:08d}_{i}.JPEG"))
+    return d
+
+
 def write_fake_imagenette(root, classes: int = 3, per_class: int = 2, size: int = 160):
     """A ``root/imagenette2-160`` folder (``{train,val}/<wnid>/*.JPEG``) with ``classes`` random classes."""
     d = Path(root) / "imagenette2-160"

@@ -14,7 +14,10 @@ The two datasets shipped under ``data/`` (tracked by ``data.dvc``) are checked a
 * Debian's ``fortunes`` quotes, six category files (text dataset distillation's corpus; read by
   :func:`compendium.core.text.load_fortunes`).
 * CIFAR-10/100 (python pickle format) and ImageFolder-style Tiny-ImageNet / ImageNet are
-  read through torchvision from a user-given root (the ``paper`` profile); nothing downloads.
+  read through torchvision from a user-given root (the ``paper`` profile); nothing downloads. The
+  ImageNet-style folders (:data:`FOLDER_DATASETS`) are decoded at a chosen resolution, their training
+  split optionally limited to the first images of each class (:func:`train_test`'s ``train_per_class``):
+  ImageNet-1K at 224 px is 193 GB as uint8, so the labeled-distillation stages keep a per-class pool of it.
 * MNIST (LeCun et al. 1998) is read from a user-given root in its distributed IDX files, gzipped or
   not (:func:`load_mnist`): DD, SLDD, LD, GTN and DC/DSA report on it.
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -327,19 +331,39 @@ def load_cifar100(root, split: str = "train", verify_md5: bool = True) -> ImageD
     return _load_cifar(CIFAR100, "cifar100", root, split, verify_md5)
 
 
-def _decode_resized(files: list[str], resolution: int) -> torch.Tensor:
-    """Decode image files to RGB and resize (shorter side) + centre-crop to ``resolution``."""
+def _decode_one(path: str, resolution: int) -> torch.Tensor:
     from torchvision.io import ImageReadMode, decode_image
     from torchvision.transforms.v2 import functional as F
 
+    try:
+        img = decode_image(path, mode=ImageReadMode.RGB)
+    except RuntimeError as e:
+        raise DataError(f"{path}: cannot be decoded as an image ({e})") from e
+    img = F.resize(img, [resolution], antialias=True)
+    return F.center_crop(img, [resolution, resolution])
+
+
+def decode_threads() -> int:
+    """Threads that decode an image folder: the CPU's cores, at most 16 (torchvision's decoders and resizes
+    release the GIL)."""
+    return max(1, min(16, os.cpu_count() or 1))
+
+
+def _decode_resized(files: list[str], resolution: int, threads: int | None = None) -> torch.Tensor:
+    """Decode image files to RGB and resize (shorter side) + centre-crop to ``resolution``, on ``threads``
+    threads (:func:`decode_threads`); the order of ``files`` is kept."""
     out = torch.empty((len(files), 3, resolution, resolution), dtype=torch.uint8)
-    for i, f in enumerate(files):
-        try:
-            img = decode_image(f, mode=ImageReadMode.RGB)
-        except RuntimeError as e:
-            raise DataError(f"{f}: cannot be decoded as an image ({e})") from e
-        img = F.resize(img, [resolution], antialias=True)
-        out[i] = F.center_crop(img, [resolution, resolution])
+    threads = threads or decode_threads()
+
+    def put(i: int) -> None:
+        out[i] = _decode_one(files[i], resolution)
+
+    if threads == 1 or len(files) < 64:
+        for i in range(len(files)):
+            put(i)
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(put, range(len(files)), chunksize=64))
     return out
 
 
@@ -495,10 +519,16 @@ def dataset_tag(name: str) -> str:
     return TAGS.get(name, name.replace("-", ""))
 
 
-def load_dataset(name: str, split: str, data_root: str | Path = "", resolution: int | None = None) -> ImageDataset:
+#: The ImageNet-style folders: decoded from JPEGs at a ``resolution``; ``max_per_class`` limits what is decoded.
+FOLDER_DATASETS = ("tiny-imagenet", "imagenet", "imagenette")
+
+
+def load_dataset(name: str, split: str, data_root: str | Path = "", resolution: int | None = None,
+                 max_per_class: int | None = None) -> ImageDataset:
     """A split of a named dataset (see :data:`LOADERS`). Fashion-MNIST and the digits ship with the
     repository; MNIST, CIFAR-10/100, Tiny-ImageNet and ImageNet are read from ``data_root`` (relative paths
-    are under the project root) and never downloaded."""
+    are under the project root) and never downloaded. ``resolution`` and ``max_per_class`` (the first files of
+    each class, in sorted order) apply to :data:`FOLDER_DATASETS` only."""
     if name not in LOADERS:
         raise ValueError(f"unknown dataset {name!r}; known: {sorted(LOADERS)}")
     if name in SHIPPED:
@@ -510,14 +540,26 @@ def load_dataset(name: str, split: str, data_root: str | Path = "", resolution: 
     root = root if root.is_absolute() else paths.ROOT / root
     if not root.is_dir():
         raise FileNotFoundError(f"data_root {root} does not exist (dataset {name!r})")
-    kw = {"resolution": resolution} if resolution and name in ("tiny-imagenet", "imagenet", "imagenette") else {}
+    kw = {}
+    if name in FOLDER_DATASETS:
+        kw = {**({"resolution": resolution} if resolution else {}),
+              **({"max_per_class": max_per_class} if max_per_class else {})}
     return load(name, split, root=root, **kw)
 
 
+#: ImageNet-1K's per-channel mean and std (on [0, 1]): what torchvision's pretrained weights were trained with,
+#: and what SRe2L's and DWA's ImageNet code normalises with.
+IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+
+
 def normalisation(name: str, images: torch.Tensor) -> tuple[tuple, tuple]:
-    """Per-channel mean and std: Fashion-MNIST's usual constants, else the training images' own."""
+    """Per-channel mean and std: Fashion-MNIST's and ImageNet-1K's usual constants (the latter is what an
+    imported torchvision teacher expects, whatever pool of the training split is in memory), else the training
+    images' own."""
     if name == "fashion-mnist":
         return (FASHION_MNIST_MEAN,), (FASHION_MNIST_STD,)
+    if name == "imagenet":
+        return IMAGENET_MEAN, IMAGENET_STD
     mean, std = pixel_stats(images)
     return tuple(mean), tuple(std)
 
@@ -529,12 +571,15 @@ DIGIT_DATASETS = ("mnist", "svhn", "digits", "usps", "kmnist", "emnist")
 TEST_SPLITS = {"tiny-imagenet": "val", "imagenet": "val", "imagenette": "val"}
 
 
-def train_test(name: str, data_root: str | Path = "", resolution: int | None = None
-               ) -> tuple[ImageDataset, ImageDataset, tuple, tuple]:
+def train_test(name: str, data_root: str | Path = "", resolution: int | None = None,
+               train_per_class: int | None = None) -> tuple[ImageDataset, ImageDataset, tuple, tuple]:
     """``(train, test, mean, std)`` of a named dataset, as the ``dataset`` / ``data_root`` keys of a stage
     give it (:func:`load_dataset`; the test split is ``val`` for the ImageNet-style folders, and the
-    normalisation is :func:`normalisation` of the training images)."""
-    tr = load_dataset(name, "train", data_root, resolution)
+    normalisation is :func:`normalisation` of the training images). For :data:`FOLDER_DATASETS`,
+    ``resolution`` (None or 0: the reader's own) sets the decoded size of both splits and ``train_per_class``
+    (None or 0: all) keeps the first training files of each class, a deterministic pool; the test split is
+    always whole. Other datasets ignore both (they are read whole at their own size)."""
+    tr = load_dataset(name, "train", data_root, resolution, train_per_class)
     te = load_dataset(name, TEST_SPLITS.get(name, "test"), data_root, resolution)
     mean, std = normalisation(name, tr.images)
     return tr, te, mean, std

@@ -411,18 +411,27 @@ SHUFFLENET_V2_X1_0: tuple[tuple[int, int, int], tuple[int, int, int, int, int]] 
 
 
 def shufflenet_v2(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0,
-                  stem_stride: int | None = None, depth_mult: float = 1.0) -> Backbone:
+                  stem_stride: int | None = None, depth_mult: float = 1.0,
+                  stages_out_channels: tuple[int, ...] | None = None) -> Backbone:
     """ShuffleNetV2 x1.0 (Ma et al. 2018) from torchvision's blocks, headless. All five
     ``stages_out_channels`` are scaled by ``width_mult`` to multiples of 4, so every stride-1 unit
     splits its channels into two even halves (torchvision's constraint inp == 2 x branch). Stem as
     :func:`_stem_stride`: stride 1 and no max-pool below 64 px (total stride 8); stride 2 keeps
     torchvision's conv stride 2 plus max-pool (total stride 32). ``depth_mult`` scales the units per
-    stage (1.0: x1.0's 4 / 8 / 4)."""
+    stage (1.0: x1.0's 4 / 8 / 4). ``stages_out_channels`` gives torchvision's five channel counts exactly
+    instead of scaling x1.0's (``(24, 48, 96, 192, 1024)``: ShuffleNetV2 0.5x, G-VBSM's ImageNet backbone,
+    whose pretrained weights :func:`compendium.distill.teachers.import_torchvision` loads); ``width_mult`` is
+    then unused."""
     from torchvision.models.shufflenetv2 import ShuffleNetV2
 
     repeats, channels = SHUFFLENET_V2_X1_0
     repeats = [_depth(n, depth_mult) for n in repeats]
-    stages = [_scaled(c, width_mult, divisor=4) for c in channels]
+    if stages_out_channels is not None:
+        if len(stages_out_channels) != 5:
+            raise ValueError(f"stages_out_channels needs 5 channel counts, got {stages_out_channels}")
+        stages = [int(c) for c in stages_out_channels]
+    else:
+        stages = [_scaled(c, width_mult, divisor=4) for c in channels]
     net = ShuffleNetV2(list(repeats), stages)
     stride = _stem_stride(image_size, stem_stride)
     net.conv1[0] = _replace_stem_conv(net.conv1[0], in_channels, stride)

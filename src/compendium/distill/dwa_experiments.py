@@ -44,7 +44,7 @@ def fig4_lambda(sweep_lambdas) -> float:
 
 def synthesis_specs(common: dict, *, rho: float, K: int, cross_teachers, cross_ipc: int, cross_ipc_extra, sweep_lambdas,
                     sweep_ipc: int, grid_K, grid_rho, grid_ipc: int, real_ipcs, cross_iterations: int | None = None,
-                    fig4_seeds=()) -> dict:
+                    fig4_seeds=(), dwa_r_var: float = DWA_LAMBDA / 0.01) -> dict:
     """Every named set: key -> (synthesis function, teacher name, ipc, kwargs). Keys: ``(method, teacher)``
     (Tables 4 and 9), ``("t4", method, ipc)`` (Table 4's further ResNet-18 blocks), ``("sweep", method, how, λ)``
     (Fig. 3), ``("fig4", method, how, seed)`` (Fig. 4's further syntheses at :func:`fig4_lambda`, one per
@@ -56,16 +56,18 @@ def synthesis_specs(common: dict, *, rho: float, K: int, cross_teachers, cross_i
 
     ``cross_iterations`` (default: ``common["iterations"]``) sets the recovery iterations of the sets
     distilled by the other teachers alone, so that a profile can run Figs. 3 and 5 at the paper's 1,000
-    iterations and leave Tables 4 and 9, whose foreign teachers cost about four times as much, shorter."""
+    iterations and leave Tables 4 and 9, whose foreign teachers cost about four times as much, shorter.
+    ``dwa_r_var`` is DWA's variance weight of the sets of Tables 4 and 9 and of the Fig. 5 grid (λ_var = 0.01 r_var;
+    11 on CIFAR and Tiny-ImageNet, 2 on ImageNet-1K, DWA Tables 6-8); Figs. 1, 3 and 4 set their own."""
     sre2l, dwa, inv = inversion.sre2l_synthesize, inversion.dwa_synthesize, inversion.inversion_synthesize
     cross_common = {**common, "iterations": common["iterations"] if cross_iterations is None else cross_iterations}
     specs = {}
     for t in cross_teachers:
         specs[("sre2l", t)] = (sre2l, t, cross_ipc, cross_common)
-        specs[("dwa", t)] = (dwa, t, cross_ipc, {**cross_common, "rho": rho, "K": K})
+        specs[("dwa", t)] = (dwa, t, cross_ipc, {**cross_common, "rho": rho, "K": K, "r_var": dwa_r_var})
     for i in cross_ipc_extra if "resnet18" in cross_teachers else []:  # Table 4's further ipc blocks
         specs[("t4", "sre2l", i)] = (sre2l, "resnet18", i, cross_common)
-        specs[("t4", "dwa", i)] = (dwa, "resnet18", i, {**cross_common, "rho": rho, "K": K})
+        specs[("t4", "dwa", i)] = (dwa, "resnet18", i, {**cross_common, "rho": rho, "K": K, "r_var": dwa_r_var})
     for m in METHODS:
         for lam in sweep_lambdas:
             for how in ("coupled", "decoupled"):
@@ -85,10 +87,12 @@ def synthesis_specs(common: dict, *, rho: float, K: int, cross_teachers, cross_i
                                        {**common, **coupling(0.01, "coupled"), "seed": s, "method": f"sre2l seed {s}"})
         specs[("fig1", "dwa", s)] = (dwa, "convnet", sweep_ipc, {**common, **coupling(DWA_LAMBDA, "decoupled"), "rho": rho,
                                                                   "K": K, "seed": s, "method": f"dwa seed {s}"})
-    specs[("grid", 0, 0.0)] = (dwa, "convnet", grid_ipc, {**common, "weight_adjust": None, "method": "dwa rho=0"})
+    specs[("grid", 0, 0.0)] = (dwa, "convnet", grid_ipc, {**common, "weight_adjust": None, "r_var": dwa_r_var,
+                                                           "method": "dwa rho=0"})
     for k_ in grid_K:
         for r_ in grid_rho:
-            specs[("grid", k_, r_)] = (dwa, "convnet", grid_ipc, {**common, "rho": r_, "K": k_, "method": f"dwa K={k_} rho={r_:g}"})
+            specs[("grid", k_, r_)] = (dwa, "convnet", grid_ipc, {**common, "rho": r_, "K": k_, "r_var": dwa_r_var,
+                                                                  "method": f"dwa K={k_} rho={r_:g}"})
     for i in sorted(set(real_ipcs)):
         specs[("real", i)] = (inv, "convnet", i, {**common, "iterations": 0, "init": "real", "method": "real init"})
     return specs

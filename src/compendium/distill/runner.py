@@ -77,14 +77,16 @@ def evaluate_many(jobs: list[Job], test_images: torch.Tensor, test_labels: torch
                      initargs=(test_images, test_labels, 1), resume_dir=resume_dir, resume_context=context)
 
 
-def datasets_of(sets, data_root: str | os.PathLike = "", test_n: int = 0
+def datasets_of(sets, data_root: str | os.PathLike = "", test_n: int = 0, resolution: int = 0,
+                train_per_class: int = 0
                 ) -> tuple[dict[str, data.ImageDataset], dict[str, tuple[torch.Tensor, torch.Tensor]]]:
     """The training split and the test images and labels (:func:`E.test_subset` of ``test_n``) of every dataset the
     ``sets`` were made from (``None`` entries skipped), by name: what :func:`evaluate_by_dataset` and the sets'
-    real-image references need. Non-shipped datasets are read from ``data_root`` (:func:`data.train_test`)."""
+    real-image references need. Non-shipped datasets are read from ``data_root`` (:func:`data.train_test`, with
+    ``resolution`` and ``train_per_class`` for the ImageNet-style folders)."""
     train, tests = {}, {}
     for name in sorted({d.dataset for d in sets if d is not None}):
-        train[name], te, _, _ = data.train_test(name, data_root)
+        train[name], te, _, _ = data.train_test(name, data_root, resolution, train_per_class)
         tests[name] = E.test_subset(te.images, te.labels, test_n)
     return train, tests
 

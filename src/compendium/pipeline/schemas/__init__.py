@@ -40,6 +40,18 @@ DD_DATASET = {
 }
 
 
+# How an ImageNet-style folder (tiny-imagenet, imagenet, imagenette) is read by the stages of the DWA chain: ImageNet-1K
+# at 224 px does not fit in memory whole, so its training split is a per-class pool (the papers' teachers come
+# pretrained; the pool serves the real-image references, initialisations and random subsets).
+IMAGE_FOLDER = {
+    "resolution": Param("int", "decoded size of an ImageNet-style folder, both splits (0: the reader's own: 64 px for "
+                        "tiny-imagenet / imagenet, 128 for imagenette; 224: ImageNet-1K as SRe2L and DWA); the same in "
+                        "every stage of the chain", low=0, high=512),
+    "train_per_class": Param("int", "training images kept per class of an ImageNet-style folder, the first in sorted "
+                             "order (0: all); the same in every stage of the chain", low=0, high=1300),
+}
+
+
 def dataset_problems(values: dict) -> list[str]:
     """A dataset that is not shipped needs ``data_root`` (checked before any compute)."""
     name = values.get("dataset", "fashion-mnist")

@@ -1,10 +1,11 @@
-from compendium.pipeline.schemas import DD_DATASET, DD_EVAL, DD_HARD, dataset_problems
+from compendium.pipeline.schemas import IMAGE_FOLDER, DD_DATASET, DD_EVAL, DD_HARD, dataset_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_coresets"
 DATA = ("fashion-mnist",)
 SCHEMA = {
     **DD_DATASET,
+    **IMAGE_FOLDER,
     **DD_EVAL,
     **DD_HARD,
     "methods": Param("list[str]", "coresets and simple baselines", nonempty=True,

@@ -1,4 +1,4 @@
-from compendium.pipeline.schemas import DD_HARD, DD_RUN, SEED_MAX
+from compendium.pipeline.schemas import IMAGE_FOLDER, DD_HARD, DD_RUN, SEED_MAX
 from compendium.pipeline.spec import Param
 
 # compendium.distill.zoo.ZOO (spelled out: the schemas stay free of torch; a test checks they agree)
@@ -14,6 +14,7 @@ SCHEMA = {
     "data_root": Param("str", "folder holding the datasets of the sets it reads, where they are not shipped: each set is "
                               "evaluated on the dataset it was made from (the `dataset` of dd_matching, dd_dc_arch, "
                               "dd_inversion and dd_dwa); '' while they are all shipped"),
+    **IMAGE_FOLDER,
     "ipc": Param("int", "ipc of every set (the stages that made them must have it)", low=1, high=1000),
     "matrix_methods": Param("list[str]", "rows of the DC/DSA cross-architecture matrix", nonempty=True,
                         choices=("dc", "dsa", "dm", "dwa", "sre2l")),

@@ -1,10 +1,11 @@
-from compendium.pipeline.schemas import DD_DATASET, DD_RUN, SEED_MAX, dataset_problems
+from compendium.pipeline.schemas import IMAGE_FOLDER, DD_DATASET, DD_RUN, SEED_MAX, dataset_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_dwa"
 DATA = ("fashion-mnist",)
 SCHEMA = {
     **DD_DATASET,
+    **IMAGE_FOLDER,
     **DD_RUN,
     "sweep_seeds": Param("list[int]", "evaluation seeds of the Fig. 3 sweep and dd_inversion's sets (``seeds``: the Fig. 5 "
                                   "grid and the reference arms)", low=0, high=SEED_MAX, nonempty=True),
@@ -16,6 +17,10 @@ SCHEMA = {
     "jitter": Param("int", "random-roll jitter in pixels", low=0, high=32),
     "rho": Param("float", "DWA: total norm of the weight adjustment", low=0.0, high=10.0),
     "K": Param("int", "DWA: ascent steps", low=1, high=100),
+    "dwa_r_var": Param("float", "DWA's variance weight r_var of the BN loss (lambda_var = 0.01 r_var; DWA: 11 on CIFAR and "
+                       "Tiny-ImageNet, 2 on ImageNet-1K)", low=0.0, high=1000.0),
+    "classes_per_batch": Param("int", "classes recovered per batch, each chunk with a fresh teacher copy (0: all in one; "
+                               "ImageNet-1K at 224 px: 100, as DWA's code)", low=0, high=100_000),
     "cross_ipc": Param("int", "ipc of the sets distilled by the other teachers (Tables 4 and 9)", low=1, high=1000),
     "cross_ipc_extra": Param("list[int]", "further ipcs of the ResNet-18-distilled sets (Table 4's ipc-50 block; [] at cpu scale)",
                          low=1, high=1000),

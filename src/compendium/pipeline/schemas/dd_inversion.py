@@ -1,10 +1,11 @@
-from compendium.pipeline.schemas import DD_DATASET, DD_EVAL, dataset_problems
+from compendium.pipeline.schemas import IMAGE_FOLDER, DD_DATASET, DD_EVAL, dataset_problems
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_inversion"
 DATA = ("fashion-mnist",)
 SCHEMA = {
     **DD_DATASET,
+    **IMAGE_FOLDER,
     **DD_EVAL,
     "methods": Param("list[str]", "inversion methods", nonempty=True, choices=("sre2l", "dwa", "rded", "gvbsm")),
     "gvbsm_backbones": Param("list[str]", "G-VBSM: the dd_teachers teachers it recovers against, one per iteration in "
@@ -22,6 +23,10 @@ SCHEMA = {
     "jitter": Param("int", "random-roll jitter in pixels", low=0, high=32),
     "rho": Param("float", "DWA: total norm of the weight adjustment", low=0.0, high=10.0),
     "K": Param("int", "DWA: ascent steps", low=1, high=100),
+    "dwa_r_var": Param("float", "DWA's variance weight r_var of the BN loss (lambda_var = 0.01 r_var; DWA: 11 on CIFAR and "
+                       "Tiny-ImageNet, 2 on ImageNet-1K)", low=0.0, high=1000.0),
+    "classes_per_batch": Param("int", "classes recovered per batch, each chunk with a fresh teacher copy (0: all in one; "
+                               "ImageNet-1K at 224 px: 100, as DWA's code)", low=0, high=100_000),
     "rded_factor": Param("int", "RDED: crops per side of a stitched image", low=1, high=4),
     "rded_images_per_class": Param("int", "RDED: real images scored per class", low=1, high=6000),
     "students": Param("list[str]", "student architectures", nonempty=True, choices=("convnet", "resnet18")),

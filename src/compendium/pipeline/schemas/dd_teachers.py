@@ -1,10 +1,13 @@
-from compendium.pipeline.schemas import DD_DATASET, SEED_MAX, dataset_problems
+from compendium.pipeline.schemas import IMAGE_FOLDER, DD_DATASET, SEED_MAX, dataset_problems
+from compendium.core import paths
+from compendium.distill.teachers import TORCHVISION
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_teachers"
 DATA = ("fashion-mnist",)
 SCHEMA = {
     **DD_DATASET,
+    **IMAGE_FOLDER,
     "seed": Param("int", "training seed", low=0, high=SEED_MAX),
     "teachers": Param("list[str]", "teacher architectures", nonempty=True, choices=("convnet", "resnet18", "vit_bn", "mobilenet_v2", "shufflenet_v2")),
     "convnet_width": Param("int", "Conv-3 width (BatchNorm)", low=4, high=1024),
@@ -25,10 +28,34 @@ SCHEMA = {
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "nproc": Param("int", "processes of the teachers' training under torchrun with DDP (one per GPU; 1: the stage's own process)",
                    low=1, high=64),
+    "imported_teachers": Param("list[str]", "teachers loaded from torchvision's ImageNet-1K files in weights_dir instead of "
+                               "trained (dataset imagenet; SRe2L and DWA: [resnet18])", choices=tuple(TORCHVISION)),
+    "weights_dir": Param("str", "folder (relative to the project root) holding torchvision's files of imported_teachers "
+                         "under their distributed names, e.g. resnet18-f37072fd.pth"),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
 
 
 def check(values: dict) -> list[str]:
-    """A non-shipped dataset needs ``data_root`` (before any compute)."""
-    return dataset_problems(values)
+    """A non-shipped dataset needs ``data_root``; an imported teacher must be one of ``teachers``, ImageNet-1K's
+    (torchvision's heads have its 1,000 classes), and its file must be in ``weights_dir`` (before any compute)."""
+    problems = dataset_problems(values)
+    imported = values.get("imported_teachers", [])
+    if not imported:
+        return problems
+    extra = [t for t in imported if t not in values.get("teachers", [])]
+    if extra:
+        problems.append(f"imported_teachers: {extra} are not in `teachers`; add them there or leave them out here")
+    if values.get("dataset") != "imagenet":
+        problems.append(f"imported_teachers: torchvision's files are ImageNet-1K networks, but dataset is "
+                        f"{values.get('dataset')!r}; set dataset: imagenet or imported_teachers: []")
+    if not values.get("weights_dir"):
+        problems.append("weights_dir: set it to the folder holding torchvision's files of imported_teachers")
+        return problems
+    folder = paths.ROOT / values["weights_dir"]
+    for t in imported:
+        f = folder / TORCHVISION[t].file
+        if t in TORCHVISION and not f.is_file():
+            problems.append(f"weights_dir: {f} is missing; copy torchvision's {TORCHVISION[t].file} there (nothing is "
+                            "downloaded), or leave the teacher out of imported_teachers to train it")
+    return problems
