@@ -35,6 +35,14 @@ notebook's own process), the CPU ones with ``--threads`` threads. A markdown tab
 
 ``--quick`` is a CPU smoke check (about a minute): ``cpu`` shapes only, one timed step, and DC/DSA with the
 ``cpu`` stage's loops (2, 5) instead of (10, 50).
+
+``--count`` times nothing: it runs each case on the CPU under PyTorch's dispatcher and counts, per step, the ATen
+operators it calls (on a GPU each is at least one kernel launch) and their floating-point operations
+(``torch.utils.flop_counter``), as the difference between a 2-step and a 1-step run (so the set-up cancels). With the
+GPU timings of the other cases these counts fit a two-term model of a GPU step (per-operator latency plus FLOPs at a
+sustained rate, :mod:`compendium.pipeline.paper_estimate`), which gives the loops no GPU has timed their estimate.
+
+    python benchmarks/bench_steps.py --count [--only dd krr] [--out benchmarks/bench_counts.json]
 """
 
 from __future__ import annotations
@@ -52,6 +60,8 @@ from pathlib import Path
 from typing import Callable
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils.flop_counter import FlopCounterMode
 
 LOOPS = ("byol", "student", "recovery", "dc", "dsa", "dm", "dd", "krr")
 SHAPES = ("cpu", "paper")
@@ -239,18 +249,26 @@ def krr_cases(shape: str, dev: torch.device, quick: bool) -> list[Case]:
     from compendium.core import models
     from compendium.distill import ssdd
 
-    # ssdd_distill (cpu): N = 10, U = V = 2N, s = 2, rotation, inner ConvNet width 16 (bn), real batch 128,
-    # pool 4 x 30 steps, lr 0.01; the teacher a random Conv-3 width 16 (flattened 144-d, as ssdd_teacher's)
     torch.manual_seed(0)
-    teacher = ssdd.Teacher(models.convnet(1, 28, width=16, depth=3, norm="batch"), "rand")
     g = torch.Generator().manual_seed(0)
-    real = torch.randn(2000, 1, 28, 28, generator=g)
-    targets = teacher(real)
-    d_img, d_y, n_budget, s, aug = 784, targets.shape[1], 10, 2, "rotation"
-    d_xb = (28 // s) ** 2
+    if shape == "cpu":
+        # ssdd_distill (cpu): N = 10, U = V = 2N, s = 2, rotation, inner ConvNet width 16 (bn), real batch 128,
+        # pool 4 x 30 steps, lr 0.01; the teacher a random Conv-3 width 16 (flattened 144-d, as ssdd_teacher's)
+        c, size, width, n_budget, batch = 1, 28, 16, 10, 128
+        teacher = ssdd.Teacher(models.convnet(1, 28, width=16, depth=3, norm="batch"), "rand")
+    else:
+        # ssdd_distill.scales.paper: CIFAR-100-sized, N = 100, inner ConvNet width 128, real batch 1024; the teacher
+        # ssdd_teacher's ResNet-18 (512-d features); the pool kept at 4 x 30 (its size does not change a step's work)
+        c, size, width, n_budget, batch = 3, 32, 128, 100, 1024
+        teacher = ssdd.Teacher(models.resnet18(3, 32, width_mult=1.0), "rand")
+    real = torch.randn(2 * batch, c, size, size, generator=g)
+    with torch.no_grad():
+        targets = torch.cat([teacher(real[i:i + 256]) for i in range(0, len(real), 256)])
+    d_img, d_y, s, aug = c * size * size, targets.shape[1], 2, "rotation"
+    d_xb = c * (size // s) ** 2
     uv = min(2 * n_budget, d_xb, d_y)
-    inner = dict(in_channels=1, image_size=28, width=16, depth=3, norm="batch")
-    cfg = ssdd.DistillConfig(lr=0.01, real_batch=128, lam_rel=1e-6, pool=ssdd.PoolConfig(size=4, max_steps=30),
+    inner = dict(in_channels=c, image_size=size, width=width, depth=3, norm="batch")
+    cfg = ssdd.DistillConfig(lr=0.01, real_batch=batch, lam_rel=1e-6, pool=ssdd.PoolConfig(size=4, max_steps=30),
                              seed=0, log_every=1)
     m_free = ssdd.free_images_for_budget(n_budget * d_img, d_img, d_y, False)
     m_ssdd = ssdd.images_for_budget(n_budget * d_img, uv, uv, d_xb, d_y, ssdd.num_views(aug), "q", 4)
@@ -271,8 +289,8 @@ def krr_cases(shape: str, dev: torch.device, quick: bool) -> list[Case]:
             return stamps[-1] - stamps[0]   # n steps after the first one; the pool's initial training excluded
 
         extra = f"{m} free images" if method == "krr_st" else f"m {m}, U = V = {uv}, s {s}, {aug}"
-        cases.append(Case("krr", shape, method, f"{extra}, inner convnet w16 bn, real batch 128, pool 4 x 30",
-                          run, warmup=lambda run=run: run(1)))
+        cases.append(Case("krr", shape, method, f"{extra}, {c}x{size}x{size}, inner convnet w{width} bn, "
+                          f"real batch {batch}, pool 4 x 30", run, warmup=lambda run=run: run(1)))
     return cases
 
 
@@ -281,7 +299,7 @@ BUILDERS: dict[str, Callable[[str, torch.device, bool], list[Case]]] = {
     "dc": lambda s, d, q: matching_cases("dc", s, d, q), "dsa": lambda s, d, q: matching_cases("dsa", s, d, q),
     "dm": lambda s, d, q: matching_cases("dm", s, d, q), "dd": dd_cases, "krr": krr_cases,
 }
-CPU_SHAPE_ONLY = ("krr",)   # the ssdd_distill stage's cpu settings only
+CPU_SHAPE_ONLY: tuple[str, ...] = ()   # loops timed at the cpu shapes only (none)
 
 
 # ------------------------------------------------------------------------------------------- measuring
@@ -304,6 +322,64 @@ def measure(case: Case, dev: torch.device, quick: bool, target: float) -> tuple[
         total = case.run(n)
     peak = torch.cuda.max_memory_allocated(dev) / 2**20 if cuda else None
     return total / n, n, peak
+
+
+class OperatorCounter(TorchDispatchMode):
+    """Counts the ATen operators dispatched while it is active (forward, backward and optimiser alike)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops += 1
+        return func(*args, **(kwargs or {}))
+
+
+def counted(fn: Callable[[], object]) -> tuple[int, int]:
+    """(ATen operators, FLOPs) of ``fn()``."""
+    ops, flops = OperatorCounter(), FlopCounterMode(display=False)
+    with flops, ops:
+        fn()
+    return ops.ops, int(flops.get_total_flops())
+
+
+def count(case: Case) -> tuple[int, int]:
+    """(operators, FLOPs) of one step of ``case``: a 2-step run's counts less a 1-step run's, after the warm-up."""
+    (case.warmup or (lambda: case.run(1)))()
+    one, two = counted(lambda: case.run(1)), counted(lambda: case.run(2))
+    return two[0] - one[0], two[1] - one[1]
+
+
+def count_all(loops, shapes, quick: bool = False, out: Path | None = None, printer=print) -> list[dict]:
+    """:func:`count` of every (loop, shape) case on the CPU; a failing case becomes a row with ``error``."""
+    rows: list[dict] = []
+    printer("| loop | shape | variant | operators / step | GFLOP / step |")
+    printer("|---|---|---|---:|---:|")
+    dev = torch.device("cpu")
+    for loop in loops:
+        for shape in shapes:
+            try:
+                cases = BUILDERS[loop](shape, dev, quick)
+            except Exception as e:  # noqa: BLE001
+                traceback.print_exc()
+                rows.append({"loop": loop, "shape": shape, "variant": loop, "error": f"{type(e).__name__}: {e}"})
+                continue
+            for case in cases:
+                row = {"loop": loop, "shape": shape, "variant": case.variant, "config": case.config,
+                       "torch": torch.__version__}
+                try:
+                    ops, flops = count(case)
+                    row.update(ops_per_step=ops, flops_per_step=flops)
+                    printer(f"| {loop} | {shape} | {case.variant} | {ops:,} | {flops / 1e9:,.2f} |")
+                except Exception as e:  # noqa: BLE001
+                    traceback.print_exc()
+                    row["error"] = f"{type(e).__name__}: {e}"
+                rows.append(row)
+                if out is not None:
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    out.write_text(json.dumps(rows, indent=1) + "\n")
+    return rows
 
 
 def fmt_row(r: dict) -> str:
@@ -373,8 +449,12 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--quick", action="store_true", help="CPU smoke check: cpu shapes, one timed step, DC/DSA loops (2, 5)")
     ap.add_argument("--target-seconds", type=float, default=3.0, help="about how long each timed measurement runs")
     ap.add_argument("--out", type=Path, default=None, help="write the rows as JSON here")
+    ap.add_argument("--count", action="store_true", help="count operators and FLOPs per step on the CPU (no timing)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
+    if args.count:
+        shapes = args.shapes or list(SHAPES)
+        return count_all(args.only, shapes, args.quick, args.out, printer=lambda s: print(s, flush=True))
     if args.device == "auto":
         dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     else:

@@ -59,3 +59,22 @@ def test_no_pipeline_only_imports():
     r = subprocess.run([sys.executable, "-c", code, str(SCRIPT)], capture_output=True, text=True, check=True,
                        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"})
     assert r.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_count_isolates_one_steps_operators_and_flops(tmp_path):
+    bench = _bench()
+    torch = bench.torch
+    a, b = torch.randn(64, 32), torch.randn(32, 16)
+
+    def run(n):   # a set-up matmul, then one matmul and one add per step
+        x = a @ b
+        for _ in range(n):
+            x = (a @ b) + x
+        return 0.0
+
+    case = bench.Case("toy", "cpu", "toy", "", run)
+    ops, flops = bench.count(case)
+    assert (ops, flops) == (2, 2 * 64 * 32 * 16)   # aten.mm + aten.add; the FLOP counter counts the matmul only
+    rows = bench.count_all(["dd"], ["cpu"], quick=True, out=tmp_path / "c.json", printer=lambda s: None)
+    assert rows[0]["ops_per_step"] > 1000 and rows[0]["flops_per_step"] > 0      # DD's unrolled step: many operators
+    assert json.loads((tmp_path / "c.json").read_text()) == rows
