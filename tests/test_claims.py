@@ -191,3 +191,20 @@ def test_the_early_stop_tests_the_plateau_every_so_many_steps_from_a_minimum():
     assert not plateau.stop_at_plateau([1.0 - 0.01 * i for i in range(60)], 10)  # still falling
     with pytest.raises(ValueError):
         plateau.stop_at_plateau(flat, -1)
+
+
+def test_nested_effect_separates_the_synthesis_from_the_students():
+    # three syntheses whose DWA - SRe2L gap is +2, -1 and +3 points; each trained on by three students within ±0.1
+    gap = {0: 0.02, 1: -0.01, 2: 0.03}
+    d = {(u, s): gap[u] + 0.001 * (s - 1) for u in gap for s in range(3)}
+    ne = claims.nested_effect("DWA - SRe2L", d)
+    assert [e.n for e in ne.per_unit] == [3, 3, 3] and ne.across_units.n == 3
+    assert abs(ne.across_units.mean - 0.04 / 3) < 1e-12
+    assert abs(ne.within_sd - 0.001) < 1e-12 and ne.between_sd > 10 * ne.within_sd
+    # one synthesis with its three students "holds" (a narrow interval); over the syntheses the sign is open
+    assert ne.per_unit[0].judge() == claims.HOLDS and ne.per_unit[1].judge() == claims.FAILS
+    assert ne.across_units.judge() == claims.INCONCLUSIVE
+
+
+def test_claims_examples():
+    assert doctest.testmod(claims).failed == 0
