@@ -316,3 +316,20 @@ def test_channels_last_is_avoided_where_onednn_corrupts_the_heap():
     wide = models.build("resnet18", in_channels=3, image_size=64, width_mult=0.25, stem_stride=1)   # 16-channel shortcut
     assert models.channels_last_safe(wide, 64, "cpu")
     assert models.channels_last_safe(models.build("convnet", in_channels=3, image_size=64, width=8), 64, "cpu")
+
+
+def test_resnets_take_the_imagenet_stem_from_128_px_unless_told():
+    for build in (models.resnet18, models.resnet50):
+        big, small = build(3, 224, width_mult=0.25), build(3, 32, width_mult=0.25)
+        assert big.body.conv1.kernel_size == (7, 7) and isinstance(big.body.maxpool, torch.nn.MaxPool2d)
+        assert small.body.conv1.kernel_size == (3, 3) and isinstance(small.body.maxpool, torch.nn.Identity)
+    # the small stem's stride (the zoo and the students always pass one) has no say over the ImageNet stem
+    assert models.resnet18(3, 224, stem_stride=1).body.conv1.stride == (2, 2)
+    assert models.resnet18(3, 64, stem_stride=2).body.conv1.stride == (2, 2)          # Tiny-ImageNet: small stem
+    assert models.resnet18(3, 224, stem="small").body.conv1.kernel_size == (3, 3)      # an explicit stem stands
+    r18 = torchvision.models.resnet18(weights=None)
+    assert models.count_parameters(models.resnet18(3, 224)) == _tv_params(r18, r18.fc)
+    from compendium.distill import zoo
+    kw = zoo.arch_kwargs("resnet50", width_mult=1.0, stem_stride=1)
+    assert models.build("resnet50", in_channels=3, image_size=224, **kw).body.conv1.kernel_size == (7, 7)
+    assert models.build("resnet50", in_channels=3, image_size=32, **kw).body.conv1.kernel_size == (3, 3)

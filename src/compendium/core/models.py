@@ -166,8 +166,23 @@ def __getattr__(name: str):  # PEP 562: ``compendium.core.models.ScaledResNet`` 
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _resnet(block, layers, in_channels: int, image_size: int, width_mult: float, stem: str,
+#: From this input size on a ResNet whose ``stem`` is not given takes torchvision's ImageNet stem (7x7 stride 2 +
+#: max-pool), as SRe2L and DWA train and evaluate ResNets on ImageNet-1K at 224 px; below it the CIFAR stem (3x3
+#: stride 1, no max-pool), which DWA also uses on Tiny-ImageNet at 64 px.
+IMAGENET_STEM_FROM = 128
+
+
+def resnet_stem(image_size: int, stem: str | None) -> str:
+    """``stem`` when given, else the stem of :data:`IMAGENET_STEM_FROM`'s rule."""
+    return stem if stem is not None else ("imagenet" if image_size >= IMAGENET_STEM_FROM else "small")
+
+
+def _resnet(block, layers, in_channels: int, image_size: int, width_mult: float, stem: str | None,
             stem_stride: int | None = None) -> Backbone:
+    if stem is None:
+        stem = resnet_stem(image_size, None)
+        if stem == "imagenet":
+            stem_stride = None   # the small stem's stride has no say over the ImageNet stem
     if stem_stride is not None and stem != "small":
         raise ValueError("stem_stride applies to the small-image stem only")
     if stem_stride not in (None, 1, 2):
@@ -176,11 +191,12 @@ def _resnet(block, layers, in_channels: int, image_size: int, width_mult: float,
     return Backbone(net, net.out_dim, "resnet")
 
 
-def resnet18(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0, stem: str = "small",
+def resnet18(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0, stem: str | None = None,
              stem_stride: int | None = None) -> Backbone:
     """ResNet-18 (He et al. 2016), headless. ``stem``: ``small`` (3x3 conv, no max-pool: the CIFAR variant
-    of SRe2L/DWA/ReLA) or ``imagenet`` (7x7 stride 2 + max-pool). ``stem_stride`` 2 makes the small stem
-    stride 2 (total stride 16): the reduced ``cpu`` profile's cheaper variant (None/1: the papers')."""
+    of SRe2L/DWA/ReLA) or ``imagenet`` (7x7 stride 2 + max-pool); None: by the input size
+    (:data:`IMAGENET_STEM_FROM`). ``stem_stride`` 2 makes the small stem stride 2 (total stride 16): the reduced
+    ``cpu`` profile's cheaper variant (None/1: the papers')."""
     from torchvision.models.resnet import BasicBlock
 
     b = _resnet(BasicBlock, [2, 2, 2, 2], in_channels, image_size, width_mult, stem, stem_stride)
@@ -188,10 +204,10 @@ def resnet18(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0
     return b
 
 
-def resnet50(in_channels: int = 3, image_size: int = 224, width_mult: float = 1.0, stem: str = "imagenet",
+def resnet50(in_channels: int = 3, image_size: int = 224, width_mult: float = 1.0, stem: str | None = None,
              stem_stride: int | None = None) -> Backbone:
     """ResNet-50 (He et al. 2016, bottleneck blocks 3-4-6-3), headless; ``stem`` and ``stem_stride`` as
-    :func:`resnet18` (the ImageNet stem by default; ``small`` for 32-64 px inputs, DWA's Tables 4 and 9)."""
+    :func:`resnet18` (by default the ImageNet stem at 224 px, the small one at 32-64 px: DWA's Tables 4 and 9)."""
     from torchvision.models.resnet import Bottleneck
 
     b = _resnet(Bottleneck, [3, 4, 6, 3], in_channels, image_size, width_mult, stem, stem_stride)
@@ -199,7 +215,7 @@ def resnet50(in_channels: int = 3, image_size: int = 224, width_mult: float = 1.
     return b
 
 
-def resnet101(in_channels: int = 3, image_size: int = 224, width_mult: float = 1.0, stem: str = "imagenet",
+def resnet101(in_channels: int = 3, image_size: int = 224, width_mult: float = 1.0, stem: str | None = None,
               stem_stride: int | None = None) -> Backbone:
     """ResNet-101 (He et al. 2016, bottleneck blocks 3-4-23-3), headless, as :func:`resnet50` (DWA Table 9)."""
     from torchvision.models.resnet import Bottleneck

@@ -1,6 +1,7 @@
 """The evaluation architectures of the cross-architecture tables (DC/DSA's matrix: MLP, LeNet, ConvNet,
 AlexNet, VGG-11, ResNet-18; DWA Tables 4, 5 and 9: MobileNet-V2, ShuffleNet-V2, EfficientNet-B0, ViT,
-VGG-16, ResNet-50 and ResNet-101, the last three with ResNet-18's small stem at 32-64 px),
+VGG-16, ResNet-50 and ResNet-101; the ResNets with the small stem below 128 px and torchvision's from 128 px on,
+:func:`compendium.core.models.resnet_stem`),
 with one knob set for the reduced widths of the ``cpu`` profile: ``width`` for the ConvNet (128 at
 ``paper`` scale), ``width_mult`` for every torchvision-style family (1.0 at ``paper`` scale; MobileNet-V2
 and ViT get twice it, since they are the narrowest per multiplier), ``vit_depth`` (12 at paper scale)
@@ -44,8 +45,8 @@ def arch_kwargs(name: str, *, width: int = 16, width_mult: float = 0.125, vit_de
         "vit_tiny": {"width_mult": min(1.0, 2 * width_mult), "depth": vit_depth, "patch_size": vit_patch},
         "vit_bn": {"width_mult": min(1.0, 2 * width_mult), "depth": vit_depth, "patch_size": vit_patch},
         "vgg16": {"width_mult": width_mult, "norm": "batch"},
-        "resnet50": {"width_mult": width_mult, "stem": "small", "stem_stride": stem_stride},
-        "resnet101": {"width_mult": width_mult, "stem": "small", "stem_stride": stem_stride},
+        "resnet50": {"width_mult": width_mult, "stem_stride": stem_stride},    # the small stem below 128 px
+        "resnet101": {"width_mult": width_mult, "stem_stride": stem_stride},
     }
     if name not in table:
         raise ValueError(f"unknown zoo architecture {name!r}; known: {sorted(table)}")
