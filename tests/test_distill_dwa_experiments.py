@@ -222,3 +222,28 @@ def test_save_cross_sets_keeps_exactly_this_runs_sets(tmp_path):
     assert (folder / "sre2l_vit_bn_ipc10.pt").read_text() == "sre2l"
     dwa.save_cross_sets({}, [], 10, folder)
     assert not list(folder.glob("*.pt")) and json.loads((folder / "sets.json").read_text()) == []
+
+
+def test_replicated_syntheses_pair_each_student_seed_with_its_own_set():
+    common = dict(iterations=2, lr=0.25, jitter=2, seed=0)
+    rep = {"sweep": [0, 1, 2], "grid": [0, 1], "real": [0, 1]}
+    specs = dwa.synthesis_specs(common, **SPEC_KW, fig4_seeds=[0, 1, 2], replicate_seeds=rep)
+    plain = dwa.synthesis_specs(common, **SPEC_KW, fig4_seeds=[0, 1, 2])
+    added = {k for k in specs if k[0] == "rep"}
+    assert set(specs) - set(plain) == added and all(specs[k] == plain[k] for k in plain)   # nothing else moves
+    assert ("rep", 2, "sweep", "dwa", "decoupled", 0.11) in added and ("rep", 1, "grid", 1, 0.015) in added
+    assert ("rep", 1, "real", 10) in added and not any(k[1] == 0 for k in added)            # seed 0: the sets themselves
+    assert not any(k[2] in ("sre2l", "dwa", "t4", "fig1", "fig4") for k in added)           # other parts keep their own
+    fn, t, ipc, kw = specs[("rep", 1, "grid", 12, 0.015)]
+    assert kw["seed"] == 1 and {k: v for k, v in kw.items() if k not in ("seed", "method")} == \
+        {k: v for k, v in plain[("grid", 12, 0.015)][3].items() if k not in ("seed", "method")}
+    # the sweep's replica at Fig. 4's lambda is Fig. 4's own synthesis: synthesize() runs it once
+    sig = lambda k: (specs[k][0], specs[k][1], specs[k][2], tuple(sorted((a, b) for a, b in specs[k][3].items() if a != "method")))  # noqa: E731
+    assert sig(("rep", 1, "sweep", "dwa", "decoupled", 0.11)) == sig(("fig4", "dwa", "decoupled", 1))
+    d0, d1 = _set(seed=0), _set(seed=1)
+    setz = {("grid", 1, 0.015): d0, ("rep", 1, "grid", 1, 0.015): d1}
+    jobs = dwa.evaluation_jobs(setz, {}, E.EvalConfig(arch="convnet", steps=2, device="cpu"), None, seeds=[0, 1, 2],
+                               sweep_seeds=[0], ceiling=("ceil", d0), tasks=[], cl_ipc=1, eval_steps=2)
+    grid = {j.seed: j.dset for j in jobs if j.key["part"] == "grid"}
+    assert grid[0] is d0 and grid[1] is d1 and grid[2] is d0     # seed 2 has no replica here: the seed-0 set
+    assert not any(j.key["part"] == "rep" for j in jobs)

@@ -44,7 +44,7 @@ def fig4_lambda(sweep_lambdas) -> float:
 
 def synthesis_specs(common: dict, *, rho: float, K: int, cross_teachers, cross_ipc: int, cross_ipc_extra, sweep_lambdas,
                     sweep_ipc: int, grid_K, grid_rho, grid_ipc: int, real_ipcs, cross_iterations: int | None = None,
-                    fig4_seeds=(), dwa_r_var: float = DWA_LAMBDA / 0.01) -> dict:
+                    fig4_seeds=(), dwa_r_var: float = DWA_LAMBDA / 0.01, replicate_seeds: dict | None = None) -> dict:
     """Every named set: key -> (synthesis function, teacher name, ipc, kwargs). Keys: ``(method, teacher)``
     (Tables 4 and 9), ``("t4", method, ipc)`` (Table 4's further ResNet-18 blocks), ``("sweep", method, how, λ)``
     (Fig. 3), ``("fig4", method, how, seed)`` (Fig. 4's further syntheses at :func:`fig4_lambda`, one per
@@ -58,7 +58,10 @@ def synthesis_specs(common: dict, *, rho: float, K: int, cross_teachers, cross_i
     distilled by the other teachers alone, so that a profile can run Figs. 3 and 5 at the paper's 1,000
     iterations and leave Tables 4 and 9, whose foreign teachers cost about four times as much, shorter.
     ``dwa_r_var`` is DWA's variance weight of the sets of Tables 4 and 9 and of the Fig. 5 grid (λ_var = 0.01 r_var;
-    11 on CIFAR and Tiny-ImageNet, 2 on ImageNet-1K, DWA Tables 6-8); Figs. 1, 3 and 4 set their own."""
+    11 on CIFAR and Tiny-ImageNet, 2 on ImageNet-1K, DWA Tables 6-8); Figs. 1, 3 and 4 set their own.
+    ``replicate_seeds`` (``{"sweep": seeds, "grid": seeds, "real": seeds}``) adds ``("rep", s, *key)``: the set of
+    ``key`` synthesised with seed ``s``, for every seed of its part other than ``common["seed"]``, which
+    :func:`evaluation_jobs` gives the students of seed ``s`` (the synthesis replicated with the student)."""
     sre2l, dwa, inv = inversion.sre2l_synthesize, inversion.dwa_synthesize, inversion.inversion_synthesize
     cross_common = {**common, "iterations": common["iterations"] if cross_iterations is None else cross_iterations}
     specs = {}
@@ -95,6 +98,10 @@ def synthesis_specs(common: dict, *, rho: float, K: int, cross_teachers, cross_i
                                                                   "method": f"dwa K={k_} rho={r_:g}"})
     for i in sorted(set(real_ipcs)):
         specs[("real", i)] = (inv, "convnet", i, {**common, "iterations": 0, "init": "real", "method": "real init"})
+    for key, (fn, t, ipc, kw) in list(specs.items()):
+        for s in (replicate_seeds or {}).get(key[0], ()):
+            if s != common["seed"]:
+                specs[("rep", s, *key)] = (fn, t, ipc, {**kw, "seed": s, "method": f"{kw['method']} seed {s}"})
     return specs
 
 
@@ -178,14 +185,16 @@ def logit_spread_seeds(teacher: torch.nn.Module, sets: dict, z_real: torch.Tenso
 def evaluation_jobs(sets: dict, sets50: dict, base: E.EvalConfig, teacher, *, seeds, sweep_seeds, ceiling: tuple,
                     tasks, cl_ipc: int, eval_steps: int, cl_seeds=None) -> list:
     """The jobs of every figure and table: the sweep (``sweep_seeds``; coupled at 0.01 is decoupled at
-    0.01, evaluated once), the grid and arm B (``seeds``), dd_inversion's sets (``sweep_seeds``), the
+    0.01, evaluated once), the grid and arm B (``seeds``; seed s trains on ``sets[("rep", s, *key)]`` where
+    :func:`synthesis_specs` replicated the synthesis), dd_inversion's sets (``sweep_seeds``), the
     ceiling ``(name, set)`` (``seeds``), then Table 10: per set, the first ``cl_ipc`` images per class as the
     memory, per task the classes seen so far with the teacher's labels restricted to them (``cl_seeds``,
     default ``sweep_seeds``)."""
     arms = [(k, d, sweep_seeds if k[0] == "sweep" else seeds) for k, d in sets.items()  # at 0.01 coupled = decoupled
             if k[0] in ("sweep", "grid", "real") and k[2:] != ("coupled", 0.01)] + [(("inv", m), d, sweep_seeds) for m, d in sets50.items()]
     arms.append((("ceiling", ceiling[0]), ceiling[1], seeds))
-    jobs = [runner.Job({"part": k[0], "set": " / ".join(map(str, k[1:]))}, d, base, s, teacher, cost=eval_steps) for k, d, ss in arms for s in ss]
+    jobs = [runner.Job({"part": k[0], "set": " / ".join(map(str, k[1:]))}, sets.get(("rep", s, *k), d), base, s, teacher,
+                       cost=eval_steps) for k, d, ss in arms for s in ss]   # seed s: its own synthesis where replicated
     for m, d in sets50.items():
         mem = continual.class_prefix(d, cl_ipc)
         for t, classes in enumerate(tasks):

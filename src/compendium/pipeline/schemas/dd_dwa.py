@@ -17,6 +17,8 @@ SCHEMA = {
     "jitter": Param("int", "random-roll jitter in pixels", low=0, high=32),
     "rho": Param("float", "DWA: total norm of the weight adjustment", low=0.0, high=10.0),
     "K": Param("int", "DWA: ascent steps", low=1, high=100),
+    "replicate_syntheses": Param("bool", "the sweep's, grid's and arm B's sets synthesised once per evaluation seed, seed s's "
+                                 "students on seed s's sets, so the intervals cover the synthesis; false: all on seed 0's"),
     "dwa_r_var": Param("float", "DWA's variance weight r_var of the BN loss (lambda_var = 0.01 r_var; DWA: 11 on CIFAR and "
                        "Tiny-ImageNet, 2 on ImageNet-1K)", low=0.0, high=1000.0),
     "classes_per_batch": Param("int", "classes recovered per batch, each chunk with a fresh teacher copy (0: all in one; "
