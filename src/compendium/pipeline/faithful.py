@@ -284,16 +284,19 @@ WORK: dict[str, tuple[tuple[str, Callable[[dict], float]], ...]] = {
     "dd_teachers": (("epochs x train_n x len(teachers)", lambda v: v["epochs"] * v["train_n"] * _n(v, "teachers")),),
     "dd_coresets": (("len(seeds) x eval_steps", lambda v: _n(v, "seeds") * v["eval_steps"]),
                     ("forgetting_epochs x pool_n", lambda v: v["forgetting_epochs"] * v["pool_n"])),
-    "dd_inversion": (("sum(ipcs) x (iterations x methods other than G-VBSM + gvbsm_iterations with G-VBSM)",
+    "dd_inversion": (("sum(ipcs) x (iterations x methods other than G-VBSM + gvbsm_iterations with G-VBSM), x len(seeds) "
+                      "with replicate_syntheses",
                       lambda v: sum(v["ipcs"]) * (v["iterations"] * len(set(v["methods"]) - {"gvbsm"})
-                                                  + v.get("gvbsm_iterations", 0) * ("gvbsm" in v["methods"]))),
+                                                  + v.get("gvbsm_iterations", 0) * ("gvbsm" in v["methods"]))
+                      * (_n(v, "seeds") if v.get("replicate_syntheses") else 1)),
                      ("len(seeds) x eval_steps x len(students)", lambda v: _n(v, "seeds") * v["eval_steps"] * _n(v, "students"))),
     "dd_matching": (("iterations x sum over ipcs of outer x (10 + inner) loops (DC, DSA)", _dc_work),
                     ("dm_iterations x len(ipcs)", lambda v: v["dm_iterations"] * _n(v, "ipcs") * ("dm" in v["methods"])),
                     ("len(seeds) x eval_steps", lambda v: _n(v, "seeds") * v["eval_steps"])),
     "dd_kip": (("iterations x len(krr_seeds) x len(kernels)", lambda v: v["iterations"] * _n(v, "krr_seeds") * _n(v, "kernels")),
                ("len(seeds) x eval_steps", lambda v: _n(v, "seeds") * v["eval_steps"])),
-    "dd_dwa": (("iterations (recovery)", lambda v: v["iterations"]),
+    "dd_dwa": (("iterations (recovery), x len(sweep_seeds) with replicate_syntheses (the sweep dominates the syntheses)",
+                lambda v: v["iterations"] * (_n(v, "sweep_seeds") if v.get("replicate_syntheses") else 1)),
                ("(len(seeds) + len(sweep_seeds)) x eval_steps", lambda v: (_n(v, "seeds") + _n(v, "sweep_seeds")) * v["eval_steps"])),
     "dd_crossarch": (("seeds x eval_steps x matrix cells (DC, DSA, DM) + table4_seeds x table4_steps x SRe2L / DWA cells",
                       lambda v: _n(v, "seeds") * v["eval_steps"] * len(set(v["matrix_methods"]) - {"dwa", "sre2l"})
