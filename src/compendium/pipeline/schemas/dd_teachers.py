@@ -53,9 +53,9 @@ def check(values: dict) -> list[str]:
         problems.append("weights_dir: set it to the folder holding torchvision's files of imported_teachers")
         return problems
     folder = paths.ROOT / values["weights_dir"]
-    for t in imported:
+    for t in (t for t in imported if t in TORCHVISION):   # an unknown name is the schema's own problem
         f = folder / TORCHVISION[t].file
-        if t in TORCHVISION and not f.is_file():
+        if not f.is_file():
             problems.append(f"weights_dir: {f} is missing; copy torchvision's {TORCHVISION[t].file} there (nothing is "
                             "downloaded), or leave the teacher out of imported_teachers to train it")
     return problems
