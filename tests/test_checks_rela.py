@@ -40,6 +40,7 @@ def test_ssl_phase_ran_met_and_unmet():
     never = pd.DataFrame([_row(s, 0.75, prior=RAND) for s in range(3)])
     p = CR.ssl_phase_ran(never)
     assert not p.met and "fired in 0 of 3" in p.measured and "3,900" in p.needs and "138" in p.needs
+    assert p.measured.startswith("the camera-ready switch: ")   # the ledger names the switch the arms ran
     fired = pd.DataFrame([_row(s, 0.75, prior=RAND, steps=3900, switch=1200 + s) for s in range(3)])
     assert CR.ssl_phase_ran(fired).met
     one_late = pd.DataFrame([_row(0, 0.75, prior=RAND, steps=3900, switch=1200),
@@ -139,6 +140,7 @@ def test_the_scaled_switch_counts_as_a_switch():
     assert CR.ssl_phase_steps(row) == 3500
     pre = CR.ssl_phase_ran(pd.DataFrame([row, _row(1, 0.7, prior=RAND, steps=4000, schedule="switch_scaled")]))
     assert not pre.met and "fired in 1 of 2 runs" in pre.measured
+    assert "scaled to the run (our variant, switch_scaled): the switch fired" in pre.measured   # the variant is stated
 
 
 def test_transport_claim_over_seeds():

@@ -53,6 +53,23 @@ from compendium.theory.dwa import directed_adjustment
 WEIGHT_ADJUST = (None, "directed", "random")
 INITS = ("noise", "real")
 RDED_SCORE_MODES = ("full", "padded")
+#: which sets are synthesised once per evaluation seed (seed s's students then train on seed s's set, so an
+#: interval over seeds covers the synthesis's randomness too): every ipc, only the Table 3 ladder's, or none
+REPLICATE_MODES = ("all", "ladder", "none")
+
+
+def replicated_ipcs(mode: str, ipcs: Sequence[int], ladder_ipc: int) -> set[int]:
+    """The ipcs whose sets are synthesised once per evaluation seed under ``mode`` (:data:`REPLICATE_MODES`);
+    the others are synthesised once, with seed 0, and every student trains on that set.
+
+    >>> sorted(replicated_ipcs("all", [1, 10, 50], 1)), sorted(replicated_ipcs("ladder", [1, 10, 50], 1))
+    ([1, 10, 50], [1])
+    >>> replicated_ipcs("none", [1, 10], 1)
+    set()
+    """
+    if mode not in REPLICATE_MODES:
+        raise ValueError(f"replicate_syntheses must be one of {REPLICATE_MODES}, got {mode!r}")
+    return {"all": set(ipcs) | {ladder_ipc}, "ladder": {ladder_ipc}, "none": set()}[mode]
 
 
 # ---------------------------------------------------------------- BN statistic loss (DWA Eq. 4 / code)

@@ -285,10 +285,10 @@ WORK: dict[str, tuple[tuple[str, Callable[[dict], float]], ...]] = {
     "dd_coresets": (("len(seeds) x eval_steps", lambda v: _n(v, "seeds") * v["eval_steps"]),
                     ("forgetting_epochs x pool_n", lambda v: v["forgetting_epochs"] * v["pool_n"])),
     "dd_inversion": (("sum(ipcs) x (iterations x methods other than G-VBSM + gvbsm_iterations with G-VBSM), x len(seeds) "
-                      "with replicate_syntheses",
+                      "with replicate_syntheses: all (ladder: the ipc-1 ladder's few syntheses, not counted)",
                       lambda v: sum(v["ipcs"]) * (v["iterations"] * len(set(v["methods"]) - {"gvbsm"})
                                                   + v.get("gvbsm_iterations", 0) * ("gvbsm" in v["methods"]))
-                      * (_n(v, "seeds") if v.get("replicate_syntheses") else 1)),
+                      * (_n(v, "seeds") if v.get("replicate_syntheses") == "all" else 1)),
                      ("len(seeds) x eval_steps x len(students)", lambda v: _n(v, "seeds") * v["eval_steps"] * _n(v, "students"))),
     "dd_matching": (("iterations x sum over ipcs of outer x (10 + inner) loops (DC, DSA)", _dc_work),
                     ("dm_iterations x len(ipcs)", lambda v: v["dm_iterations"] * _n(v, "ipcs") * ("dm" in v["methods"])),

@@ -109,6 +109,9 @@ def ssl_phase_steps(row: Mapping) -> int:
 
 SSL_PHASE = "+ReLA arms ran their SSL phase (the λ switch fired)"
 SWITCHES = scaled_switch.SWITCHES   # the one-way EMA switches: the camera-ready constants and the scaled variant
+#: how a ledger row names the switch its +ReLA arms ran, so that the scaled variant is stated wherever it was used
+SWITCH_NAMES = {"switch": "the camera-ready switch",
+                scaled_switch.NAME: "the switch with its EMAs scaled to the run (our variant, switch_scaled)"}
 
 
 def ssl_phase_seeds(runs: pd.DataFrame, prior: str, budget: float) -> set:
@@ -127,7 +130,8 @@ def ssl_phase_ran(rela_runs: pd.DataFrame, name: str = SSL_PHASE) -> Preconditio
     fired = sum(1 for r in switch if not pd.isna(r["switch step"]))
     steps = sorted({int(r["steps"]) for r in rows})
     span = f"{min(ssl)}" if min(ssl) == max(ssl) else f"{min(ssl)}-{max(ssl)}"
-    measured = (f"the switch fired in {fired} of {len(switch)} runs; " if switch else "") + \
+    kinds = " and ".join(SWITCH_NAMES[k] for k in sorted({r["schedule"] for r in switch}))
+    measured = (f"{kinds}: the switch fired in {fired} of {len(switch)} runs; " if switch else "") + \
         f"SSL-phase steps {span} of {', '.join(map(str, steps))}"
     return Precondition(name, min(ssl) > 0, measured, switch_needs(max(steps)))
 

@@ -7,11 +7,13 @@ the notebook starts."""
 from compendium.core import data
 from compendium.pipeline.spec import Param
 from compendium.rela.priors import spec_problem
+from compendium.rela import scaled_switch
 from compendium.rela.schedule import ADAPTIVE
 from compendium.ssl.methods import METHODS as SSL_METHODS
 
 METHODS = tuple(SSL_METHODS)   # the SSL methods the trainer knows, in its order
 LAMBDA_SCHEDULES = ADAPTIVE    # the lambda schedules a stage may choose (the others are ablation arms)
+SCHEDULES = (*LAMBDA_SCHEDULES, scaled_switch.NAME)   # + the camera-ready switch with EMAs scaled to the run
 
 
 

@@ -1,4 +1,5 @@
 from compendium.pipeline.schemas import IMAGE_FOLDER, DD_DATASET, DD_EVAL, dataset_problems
+from compendium.distill.inversion import REPLICATE_MODES
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_inversion"
@@ -7,9 +8,10 @@ SCHEMA = {
     **DD_DATASET,
     **IMAGE_FOLDER,
     **DD_EVAL,
-    "replicate_syntheses": Param("bool", "each evaluation seed's students train on sets synthesised with that seed (every "
-                                 "arm, so comparisons stay paired), so the intervals cover the synthesis's randomness "
-                                 "too; false: every student on the seed-0 sets (three times fewer syntheses)"),
+    "replicate_syntheses": Param("str", "all: each evaluation seed's students train on sets synthesised with that seed "
+                                 "(every arm, so comparisons stay paired), so the intervals cover the synthesis's "
+                                 "randomness too; ladder: only the sets at ladder_ipc; none: every student on the "
+                                 "seed-0 sets (three times fewer syntheses)", choices=REPLICATE_MODES),
     "methods": Param("list[str]", "inversion methods", nonempty=True, choices=("sre2l", "dwa", "rded", "gvbsm")),
     "gvbsm_backbones": Param("list[str]", "G-VBSM: the dd_teachers teachers it recovers against, one per iteration in "
                              "turn", nonempty=True, choices=("convnet", "resnet18", "vit_bn", "mobilenet_v2",

@@ -17,6 +17,9 @@ SCHEMA = {
     "byol_epochs": Param("int", "epochs of the BYOL prior on `dataset` (full budget: BYOL* seed 0)", low=1, high=1000),
     "cross_byol_epochs": Param("int", "epochs of the BYOL prior on `cross_dataset`", low=1, high=5000),
     "byol_batch_size": Param("int", "batch size of the BYOL priors", low=8, high=16_384),
+    "rand_seeds": Param("list[int]", "seeds of the rand prior's targets besides `seed` (camera-ready Table 2's one "
+                        "random network for every student, on each of rela_arch's seeds)", low=0, high=SEED_MAX,
+                        nonempty=True),
     "byol_replicate_seeds": Param("list[int]", "further seeds of the same-dataset BYOL run (BYOL* replicates, "
                                   "models/prior_replicates/<tag>_byol_seed<s>.pt), reused by rela_budget's BYOL* arms",
                                   low=0, high=SEED_MAX),
@@ -24,6 +27,7 @@ SCHEMA = {
     "order": Param("str", "target map: PCA then z-score (code) or z-score then PCA (paper eq. 10)",
                choices=("code", "paper", "correlation")),
     "batch_size": Param("int", "inference batch of the target generation", low=1, high=65_536),
+    "cpu_bf16": Param("bool", "bf16 autocast of the SSL pre-training on the CPU (AMX / AVX512-BF16 CPUs: 1.5x on the BYOL step; false: fp32)"),
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "nproc": Param("int", "processes of each BYOL prior's training under torchrun with DDP (one per GPU; 1: the stage's own process)",
                    low=1, high=64),

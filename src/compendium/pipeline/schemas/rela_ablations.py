@@ -1,8 +1,5 @@
-from compendium.pipeline.schemas import DATASET, LAMBDA_SCHEDULES, PROTOCOL, SEED_MAX, priors_param
+from compendium.pipeline.schemas import DATASET, PROTOCOL, SCHEDULES, SEED_MAX, priors_param
 from compendium.pipeline.spec import Param
-from compendium.rela import scaled_switch
-
-SCHEDULES = (*LAMBDA_SCHEDULES, scaled_switch.NAME)   # + the camera-ready switch with EMAs scaled to the run
 
 SECTION = "rela_ablations"
 DATA = ("fashion-mnist",)
@@ -12,6 +9,7 @@ SCHEMA = {
     "schedule": Param("str", "the adaptive λ switch of the switch arms", choices=SCHEDULES),
     **DATASET,
     **PROTOCOL,
+    "cpu_bf16": Param("bool", "bf16 autocast of the SSL pre-training on the CPU (AMX / AVX512-BF16 CPUs: 1.5x on the BYOL step; false: fp32)"),
     "budget": Param("float", "training budget of every arm", low=0.001, high=1.0),
     "priors": priors_param("a weak and a strong prior (each needs targets from the priors stage)"),
     "lambdas": Param("list[float]", "constant lambda values (v1 Fig. 4b)", low=0.0, high=1.0, nonempty=True),

@@ -1,4 +1,4 @@
-from compendium.pipeline.schemas import DATASET, LAMBDA_SCHEDULES, PROTOCOL, SEED_MAX, priors_param
+from compendium.pipeline.schemas import DATASET, PROTOCOL, SCHEDULES, SEED_MAX, priors_param
 from compendium.pipeline.spec import Param
 
 SECTION = "rela_arch"
@@ -7,6 +7,7 @@ SCHEMA = {
     "seeds": Param("list[int]", "training seeds", low=0, high=SEED_MAX, nonempty=True),
     **DATASET,
     **PROTOCOL,
+    "cpu_bf16": Param("bool", "bf16 autocast of the SSL pre-training on the CPU (AMX / AVX512-BF16 CPUs: 1.5x on the BYOL step; false: fp32)"),
     "students": Param("list[str]", "student architectures (Table 2 rows)", nonempty=True,
                   choices=("convnet", "resnet18", "mobilenet_v2", "efficientnet_b0", "vit_tiny")),
     "resnet_width_mult": Param("float", "ResNet-18 width multiplier", low=0.01, high=4.0),
@@ -18,7 +19,7 @@ SCHEMA = {
     "vit_depth": Param("int", "ViT-Tiny blocks (12 in ViT-Ti/16)", low=1, high=24),
     "budget": Param("float", "training budget of every cell", low=0.001, high=1.0),
     "priors": priors_param("ReLA priors (trained ones need targets from the priors stage)"),
-    "schedule": Param("str", "lambda schedule", choices=LAMBDA_SCHEDULES),
+    "schedule": Param("str", "lambda schedule", choices=SCHEDULES),
 }
 
 

@@ -1,8 +1,5 @@
-from compendium.pipeline.schemas import DATASET, LAMBDA_SCHEDULES, PROTOCOL, SEED_MAX, priors_param
+from compendium.pipeline.schemas import DATASET, PROTOCOL, SCHEDULES, SEED_MAX, priors_param
 from compendium.pipeline.spec import Param
-from compendium.rela import scaled_switch
-
-SCHEDULES = (*LAMBDA_SCHEDULES, scaled_switch.NAME)   # + the camera-ready switch with EMAs scaled to the run
 
 SECTION = "rela_budget"
 DATA = ("fashion-mnist",)
@@ -12,6 +9,7 @@ SCHEMA = {
     "grid_seeds": Param("int", "every cell of the grid runs on the first grid_seeds of seeds", low=1, high=100),
     **DATASET,
     **PROTOCOL,
+    "cpu_bf16": Param("bool", "bf16 autocast of the SSL pre-training on the CPU (AMX / AVX512-BF16 CPUs: 1.5x on the BYOL step; false: fp32)"),
     "budgets": Param("list[float]", "training budgets below 100% (Table 1 rows)", low=0.001, high=0.999, nonempty=True),
     "priors": priors_param("ReLA priors (each needs targets from the priors stage)"),
     "same_dataset_prior": Param("str", "the prior of the headline gap closure (BYOL* of the priors stage)", nonempty=True),

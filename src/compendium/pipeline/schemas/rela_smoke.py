@@ -30,6 +30,7 @@ SCHEMA = {
     "probe_lr": Param("float", "linear-probe Adam learning rate", low=0.0, high=1.0),
     "probe_standardize": Param("bool", "z-score the frozen features before the probe (false: the paper's raw features)"),
     "compile": Param("bool", "torch.compile the training step"),
+    "cpu_bf16": Param("bool", "bf16 autocast of the SSL pre-training on the CPU (AMX / AVX512-BF16 CPUs: 1.5x on the BYOL step; false: fp32)"),
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
