@@ -339,9 +339,10 @@ WORK: dict[str, tuple[tuple[str, Callable[[dict], float]], ...]] = {
 
 
 #: For the GPU extrapolation: the case of ``benchmarks/bench_steps.py`` (loop, variant) that stands for each
-#: stage's dominant loop. A stage not listed has no GPU timing of its dominant loop (the unrolled family's and
-#: KRR-ST / SSDD's pools and pre-trainings, text DD, the NAS trainings, the theory stages), so its time is the
-#: cpu one: an upper bound where the loop runs on the GPU.
+#: stage's dominant loop. A stage not listed has no GPU timing of its dominant loop (LD, GTN, Mnemonics, text DD,
+#: the NAS trainings, the theory stages), so its time is the cpu one: an upper bound where the loop runs on the
+#: GPU. DD's outer iteration stands for ``dd_unrolled`` and SSDD's outer step for ``ssdd_distill``, though at
+#: ``faithful`` their pools' pre-training, which no case times, grows as much.
 BENCH_LOOP: dict[str, tuple[str, str]] = {
     **{st: ("byol", "byol") for st in ("priors", "rela_smoke", "rela_budget", "rela_arch", "rela_methods",
                                        "rela_ablations", "ssdd_teacher")},
@@ -349,6 +350,8 @@ BENCH_LOOP: dict[str, tuple[str, str]] = {
     **{st: ("student", "convnet") for st in ("dd_coresets", "dd_kip", "dd_crossarch", "ssdd_eval")},
     **{st: ("recovery", "sre2l/dwa") for st in ("dd_inversion", "dd_dwa")},
     **{st: ("dc", "dc") for st in ("dd_matching", "dd_dc_arch")},
+    "dd_unrolled": ("dd", "dd"),
+    "ssdd_distill": ("krr", "ssdd"),
 }
 
 
