@@ -77,7 +77,7 @@ def parse_log(text: str) -> dict:
     return out
 
 
-def summarize(target: Path, logs: list[Path]) -> dict:
+def summarize(target: Path, logs: list[Path], note: str = "") -> dict:
     """The run's record: wall minutes (summed over the logs of a resumed run, less each failed attempt),
     the notebooks' minutes and the rest, per stage minutes."""
     parts = [parse_log(log.read_text()) for log in logs]
@@ -99,16 +99,20 @@ def summarize(target: Path, logs: list[Path]) -> dict:
            "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(parts[0]["start"])),
            "machine": f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}, Python {sys.version.split()[0]}",
            "stage_minutes": dict(sorted(minutes.items(), key=lambda kv: -kv[1]))}
+    if note:
+        rec["note"] = note
     return rec
 
 
 def markdown(rec: dict) -> str:
     lines = ["# `dvc repro` from scratch", "",
-             f"A fresh clone of {rec['commit']} with an empty DVC cache, every stage run once, nothing else on the machine, started "
-             f"{rec['started']} on {rec['machine']}; written by `python benchmarks/repro_from_scratch.py`.", "",
+             f"A fresh clone of {rec['commit']} with an empty DVC cache, every stage run once, started "
+             f"{rec['started']} on {rec['machine']}; written by `python benchmarks/repro_from_scratch.py`."
+             + (f" {rec['note']}" if rec.get("note") else " Nothing else ran on the machine."), "",
              "| | minutes |", "|---|---:|",
              f"| `dvc repro`, wall time (exit status {rec['rc']}, {rec['stages_run']} stages"
-             + (f"; {rec['parts']} parts, resumed after {', '.join(rec['failed_attempts'])}" if rec["failed_attempts"] else "")
+             + (f"; {rec['parts']} parts, resumed after {', '.join(rec['failed_attempts'])}" if rec["failed_attempts"]
+                else f"; {rec['parts']} parts" if rec["parts"] > 1 else "")
              + f") | {rec['wall_minutes']:.1f} |",
              f"| the {rec['notebook_stages']} notebooks (papermill's durations) | {rec['notebook_minutes']:.1f} |",
              f"| the rest (DVC's checks and hashing, notebook cleaning, kernel start-up) | {rec['other_minutes']:.1f} |",
@@ -128,13 +132,14 @@ def main(argv=None) -> int:
     s = sub.add_parser("summarize")
     s.add_argument("--dir", type=Path, required=True)
     s.add_argument("--log", type=Path, nargs="+", required=True)
+    s.add_argument("--note", default="", help="what else happened during the run (load beside it, interruptions)")
     a = ap.parse_args(argv)
     if a.cmd == "run":
         rc = run(a.dir.resolve(), a.venv.resolve() if a.venv else None, a.log.resolve())
         if rc:
             return rc
         a.log = [a.log.resolve()]
-    rec = summarize(a.dir.resolve(), a.log)
+    rec = summarize(a.dir.resolve(), a.log, getattr(a, "note", ""))
     OUT.with_suffix(".json").write_text(json.dumps(rec, indent=1) + "\n")
     OUT.with_suffix(".md").write_text(markdown(rec))
     print(markdown(rec))

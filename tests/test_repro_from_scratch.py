@@ -74,3 +74,18 @@ def test_a_resumed_run_sums_its_parts_less_the_failed_attempt(mod, tmp_path):
     assert "2 parts, resumed after dd_dwa (10.0 min, not counted)" in mod.markdown(rec)
     with pytest.raises(SystemExit, match="resume it"):
         mod.summarize(tmp_path, [first])
+
+
+def test_an_interrupted_run_and_its_note_are_named(mod, tmp_path):
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "stage_minutes.json").write_text(json.dumps({"dd_gtn": {"minutes": 5.0, "parameters": {}}}))
+    first = tmp_path / "1.log"
+    first.write_text("repro_start 0\nRunning stage 'dd_gtn':\nrepro_end 600 rc -9\n")
+    second = tmp_path / "2.log"
+    second.write_text("repro_start 1000\nRunning stage 'dd_gtn':\nrepro_end 1300 rc 0\n")
+    rec = mod.summarize(tmp_path, [first, second], note="Tests ran beside it.")
+    assert rec["wall_minutes"] == 15.0 and rec["failed_attempts"] == []
+    page = mod.markdown(rec)
+    assert "1 stages; 2 parts) | 15.0 |" in page and "Tests ran beside it." in page
+    assert "Nothing else ran" not in page
+    assert "Nothing else ran on the machine." in mod.markdown(mod.summarize(tmp_path, [second]))
