@@ -183,6 +183,29 @@ def test_the_early_stop_and_the_precondition_share_one_plateau_test():
     assert not plateau.is_plateau(curves[0], rel_tol=0.0)   # the tolerance is the caller's to tighten
 
 
+def test_the_plateau_is_an_equivalence_test_on_the_remaining_trend():
+    import numpy as np
+
+    from compendium.core import plateau
+
+    rng = np.random.default_rng(0)
+    drop = np.linspace(2.0, 1.0, 50)
+    # a level tail with noise as large as a fifth of the total decrease: whatever its point estimate, the
+    # interval of its trend is wide, so it is not called a plateau (DD's oscillating outer loss)
+    noisy = np.r_[drop, 1.0 + rng.normal(0, 0.2, 100)]
+    r, se = plateau.trend_interval(noisy)
+    assert se > 0.05 and not plateau.is_plateau(noisy)
+    assert not plateau.is_plateau(noisy, rel_tol=abs(r) + 0.5 * plateau.Z * se)
+    # a smooth tail still falling by about 8% of the total decrease per window passes a ±10% margin, not ±2%
+    slow = np.r_[drop, 1.0 - 0.0025 * np.arange(1, 101)]
+    r, se = plateau.trend_interval(slow)
+    assert -0.09 < r < -0.03 and se < 1e-9
+    assert plateau.is_plateau(slow) and not plateau.is_plateau(slow, rel_tol=0.02)
+    p = claims.plateaued("run", slow, "x")
+    assert p.met and "% ± 0.0% (s.e.) of the total decrease, 90% interval within ±10%" in p.measured
+    assert "not within" in claims.plateaued("run", noisy, "x").measured
+
+
 def test_the_early_stop_tests_the_plateau_every_so_many_steps_from_a_minimum():
     assert doctest.testmod(plateau).failed == 0
     flat = [2.0 - min(i, 20) / 20 for i in range(100)]

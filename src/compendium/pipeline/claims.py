@@ -406,15 +406,17 @@ def below_ceiling(name: str, value: float, ceiling: float, headroom: float, need
 
 def plateaued(name: str, curve: Sequence[float], needs: str, window: int | None = None,
               rel_tol: float = plateau.REL_TOL) -> Precondition:
-    """An optimisation reached a plateau (:func:`compendium.core.plateau.trend_ratio`): the least-squares
-    slope over the last two windows (default a fifth of the curve each), projected over one window, is at
-    most ``rel_tol`` of the curve's total decrease. Curves shorter than two windows of 2 have not plateaued
-    (there is nothing to see)."""
-    change = plateau.trend_ratio(curve, window)
-    if change is None:
+    """An optimisation reached a plateau (:func:`compendium.core.plateau.is_plateau`): the 90% interval of the
+    remaining trend over one window (a least-squares line through the last two windows, default a fifth of
+    the curve each, as a fraction of the curve's total decrease) lies within ``±rel_tol``. Curves shorter
+    than two windows of 3 have not plateaued (there is nothing to see)."""
+    ti = plateau.trend_interval(curve, window)
+    if ti is None:
         n = int(np.isfinite(np.asarray(list(curve), dtype=float)).sum())
         return Precondition(name, False, f"{n} points logged", needs)
-    return Precondition(name, change <= rel_tol, f"trend over the last window {change:.1%} of the total decrease", needs)
+    met = plateau.is_plateau(curve, rel_tol, window)
+    return Precondition(name, met, f"trend over the last window {ti[0]:+.1%} ± {ti[1]:.1%} (s.e.) of the total decrease, "
+                        f"90% interval {'within' if met else 'not within'} ±{rel_tol:.0%}", needs)
 
 
 def same_evaluation(name: str, settings: Mapping[str, Mapping], needs: str) -> Precondition:
