@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 #: the equivalence margin: the remaining trend over one window, as a fraction of the total decrease
-REL_TOL = 0.10
+REL_TOL = 0.05
 #: the one-sided normal quantile of the two one-sided tests at 5% each (a 90% interval)
 Z = 1.645
 

@@ -137,7 +137,7 @@ class DDConfig:
     seed: int = 0
     #: stop at a measured plateau of the outer loss: every ``plateau_every`` outer steps (from
     #: ``min_iterations`` on) the trace is tested with the claims' criterion
-    #: (:func:`compendium.core.plateau.is_plateau`: the 90% interval of the remaining trend within ±10% of
+    #: (:func:`compendium.core.plateau.is_plateau`: the 90% interval of the remaining trend within ±5% of
     #: the total decrease); ``iterations`` is then the cap. 0: run all ``iterations``.
     plateau_every: int = 0
     min_iterations: int = 0
