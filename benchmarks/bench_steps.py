@@ -21,6 +21,10 @@ random tensors of the right shapes, so it needs no dataset files:
 * ``krr``: one outer step of KRR-ST (Lee et al., ICLR 2024) and SSDD (Yu et al., ICLR 2025),
   :func:`compendium.distill.ssdd.distill` at the ``ssdd_distill`` stage's ``cpu`` settings (the pool's
   initial training excluded: the steps are timed between the loop's own progress lines).
+* ``gtn``: one meta step of a generative teaching network (Such et al., ICML 2020),
+  :func:`compendium.distill.unrolled.gtn.meta_train` at ``dd_gtn``'s settings: a fresh learner drawn from the pool,
+  T generated batches unrolled with the learned lr and momentum, the real-batch loss back through them (T = 5 at
+  ``cpu``, 32 at ``faithful`` and in the paper).
 
 Shapes: ``cpu`` is the pipeline's default profile (Fashion-MNIST 1x28x28, reduced widths), ``paper`` the
 papers' networks and batches (``params.yaml``'s ``scales.paper``). Each case is built, warmed up (1-2 steps),
@@ -63,7 +67,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
-LOOPS = ("byol", "student", "recovery", "dc", "dsa", "dm", "dd", "krr")
+LOOPS = ("byol", "student", "recovery", "dc", "dsa", "dm", "dd", "krr", "gtn")
 SHAPES = ("cpu", "paper")
 FORBIDDEN = ("papermill", "dvc", "nbformat", "nbclient", "jupyter_client", "IPython")
 FMNIST = ((0.2860,), (0.3530,))                                          # compendium.core.data's constants
@@ -72,7 +76,8 @@ CIFAR10 = ((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616))          # what t
 LIBRARY_MODULES = ("compendium.core.augment", "compendium.core.models", "compendium.ssl.methods", "compendium.ssl.train",
                    "compendium.distill.evaluate", "compendium.distill.sets", "compendium.distill.inversion",
                    "compendium.distill.matching.dsa", "compendium.distill.matching.synthesis",
-                   "compendium.distill.unrolled.dd", "compendium.distill.ssdd")
+                   "compendium.distill.unrolled.dd", "compendium.distill.unrolled.gtn",
+                   "compendium.distill.unrolled.nas", "compendium.distill.ssdd")
 ROW_KEYS = ("loop", "shape", "variant", "config", "device", "torch", "seconds_per_step", "steps", "peak_cuda_mib")
 
 
@@ -294,10 +299,44 @@ def krr_cases(shape: str, dev: torch.device, quick: bool) -> list[Case]:
     return cases
 
 
+def gtn_cases(shape: str, dev: torch.device, quick: bool) -> list[Case]:
+    from compendium.distill.unrolled import gtn, nas
+
+    if shape == "cpu":
+        # dd_gtn (cpu / faithful): Fashion-MNIST, generator hidden 128, 20 images per inner step, real batch 128,
+        # the learner drawn from two width-8 ConvNets; T = 5 inner steps at cpu, 32 at faithful (and the papers)
+        c, size, n_cls, mean_std = 1, 28, 10, FMNIST
+        base = dict(batch_size=20, noise_dim=32, hidden=128, real_batch=128,
+                    learners=[nas.parse_code(k) for k in ("w8-d2-relu-instance-avg", "w8-d1-relu-none-max")])
+        steps = (5, 32)
+    else:
+        # dd_gtn.scales.paper: CIFAR-10-sized, hidden 1024, 130 images per step, real batch 512, T = 32
+        c, size, n_cls, mean_std = 3, 32, 10, CIFAR10
+        base = dict(batch_size=130, noise_dim=64, hidden=1024, real_batch=512,
+                    learners=[nas.parse_code(k) for k in ("w32-d2-relu-instance-avg", "w32-d3-leaky_relu-instance-avg",
+                                                          "w16-d2-relu-none-max")])
+        steps = (32,)
+    images, labels = rand_u8(2000, (c, size, size)), class_labels(2000, n_cls)
+    cases = []
+    for t in steps:
+        cfg = gtn.GTNConfig(steps=t, meta_lr=0.01, hyper_lr=0.01, init_lr=0.1, init_momentum=0.5, weight_norm=True,
+                            seed=0, **base)
+
+        def run(n: int, cfg=cfg) -> float:
+            return gtn.meta_train(images, labels, dataclasses.replace(cfg, iterations=n), *mean_std, n_cls,
+                                  device=str(dev))["seconds"]
+
+        cases.append(Case("gtn", shape, f"gtn T{t}", f"{len(base['learners'])} learners, T = {t} x "
+                          f"{base['batch_size']} images, hidden {base['hidden']}, real batch {base['real_batch']}, WN",
+                          run, warmup=lambda run=run: run(1), max_steps=300))
+    return cases
+
+
 BUILDERS: dict[str, Callable[[str, torch.device, bool], list[Case]]] = {
     "byol": byol_cases, "student": student_cases, "recovery": recovery_cases,
     "dc": lambda s, d, q: matching_cases("dc", s, d, q), "dsa": lambda s, d, q: matching_cases("dsa", s, d, q),
     "dm": lambda s, d, q: matching_cases("dm", s, d, q), "dd": dd_cases, "krr": krr_cases,
+    "gtn": gtn_cases,
 }
 CPU_SHAPE_ONLY: tuple[str, ...] = ()   # loops timed at the cpu shapes only (none)
 

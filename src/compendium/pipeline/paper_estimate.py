@@ -18,7 +18,7 @@ counted its operators and FLOPs on the CPU (:class:`StepModel`: a per-operator l
 rate, fitted to the loops the GPU did time; its leave-one-out error is on the page). Stages with neither keep their
 2-core time times the work ratio: the time itself for the loops that stay on the CPU (text DD, the NAS trainings,
 the theory stages), an upper bound for those that run on the GPU without a timing or a count of their dominant
-loop (LD's and GTN's meta-learners, LS, KRR-ST / SSDD's pool, ``dd_mnemonics``' learners). Everything that is not the dominant loop (data loading,
+loop (LD's meta-learner, LS, KRR-ST / SSDD's pool, ``dd_mnemonics``' learners). Everything that is not the dominant loop (data loading,
 test passes, figures) is scaled with it, so the estimate is coarse, about a factor of two either way; it is the
 time table the README states until the profile has run on a GPU.
 
