@@ -39,7 +39,6 @@ def test_byol_quick_row(tmp_path, capsys):
     assert "| loop | shape |" in printed and "| byol | cpu | byol |" in printed
 
 
-
 def test_gtn_meta_step_grows_with_its_inner_steps():
     """The GTN case at the cpu shapes: T = 5 (cpu) and T = 32 (faithful) inner steps, the longer unroll dearer."""
     bench = _bench()
@@ -47,6 +46,7 @@ def test_gtn_meta_step_grows_with_its_inner_steps():
     by = {r["variant"]: r for r in rows}
     assert set(by) == {"gtn T5", "gtn T32"} and all("error" not in r for r in rows)
     assert by["gtn T32"]["seconds_per_step"] > 2 * by["gtn T5"]["seconds_per_step"] > 0
+
 
 def test_failing_case_is_a_row(monkeypatch):
     bench = _bench()

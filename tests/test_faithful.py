@@ -328,7 +328,6 @@ def test_the_ratio_is_that_of_the_loop_that_grows_most():
     assert faithful.ratio("rela_budget", budget, big)[0] == pytest.approx(100 * (15 * 0.8 + 3 + 0.3) / (10 * (15 * 0.3 + 3 + 0.3)))
 
 
-
 def test_gtn_work_counts_its_runs_at_their_cap_with_the_plateau_stop_on():
     """With the plateau stop on, ``iterations`` is a cap that every ``cpu`` run of the committed ledger reached
     (500 rows per run in ``meta_loss``): the cpu work is runs x cap x T, not the least a run could do."""
@@ -339,6 +338,7 @@ def test_gtn_work_counts_its_runs_at_their_cap_with_the_plateau_stop_on():
     r, keys = faithful.ratio("dd_gtn", cpu, fai)
     assert r == pytest.approx((12 * 32 * 3000) / (12 * 5 * 500)) and keys.startswith("meta runs")
     assert faithful.BENCH_LOOP["dd_gtn"] == ("gtn", "gtn T32")
+
 
 def test_the_measured_minutes_come_with_the_parameters_they_were_measured_with(tmp_path):
     reports = tmp_path / "reports"
