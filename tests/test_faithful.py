@@ -361,6 +361,17 @@ def test_the_measured_minutes_come_with_the_parameters_they_were_measured_with(t
     assert "extrapolation, not a measurement" in md and "| dd_kip |" in md and "Total: about 1 hours" in md
 
 
+def test_a_stage_run_at_faithful_with_the_same_parameters_shows_its_measured_minutes():
+    v = {"iterations": 50, "seeds": [0, 1], "eval_steps": 75, "krr_seeds": [0], "kernels": ["fc"]}
+    cpu = {"dd_kip": faithful.Measured(5.0, dict(v, iterations=5), "x")}
+    done = {"dd_kip": {"params": v, "minutes": 7.5}}
+    row = faithful.estimate_rows(["dd_kip"], {"dd_kip": v}, cpu, done)[0]
+    assert row.minutes == 7.5 and row.ratio == 1.5 and row.keys == faithful.MEASURED_KEYS
+    stale = {"dd_kip": {"params": dict(v, iterations=40), "minutes": 7.5}}   # other parameters: extrapolated
+    row = faithful.estimate_rows(["dd_kip"], {"dd_kip": v}, cpu, stale)[0]
+    assert row.minutes == 50.0 and row.keys != faithful.MEASURED_KEYS
+
+
 def test_the_cli_dry_run_lists_the_stages_with_estimates(tmp_path, capsys):
     assert faithful.main(["--dry-run", "--stages", "dd_coresets", "--root", str(tmp_path / "r")]) == 0
     out = capsys.readouterr().out

@@ -432,11 +432,23 @@ class Estimate:
     minutes: float | None       # the faithful estimate (None: not measured at cpu scale)
 
 
-def estimate_rows(stages: list[str], faithful_values: dict[str, dict], cpu: dict[str, Measured]) -> list[Estimate]:
-    """Per stage: the measured cpu minutes times the work ratio of its dominant loop (:func:`ratio`)."""
+MEASURED_KEYS = "measured at this scale (its done record, run with these parameters)"
+
+
+def estimate_rows(stages: list[str], faithful_values: dict[str, dict], cpu: dict[str, Measured],
+                  done: dict[str, dict] | None = None) -> list[Estimate]:
+    """Per stage: the measured cpu minutes times the work ratio of its dominant loop (:func:`ratio`), or,
+    where ``done`` (:func:`records`) holds a record of the stage run with the same faithful parameters, the
+    minutes that run measured (its ratio then the measured one)."""
     rows = []
     for st in stages:
         m = cpu.get(st)
+        rec = (done or {}).get(st)
+        if rec and rec.get("minutes") is not None and rec.get("params") == faithful_values.get(st):
+            mins = float(rec["minutes"])
+            cpu_m = m.minutes if m else None
+            rows.append(Estimate(st, MEASURED_KEYS, mins / cpu_m if cpu_m else 1.0, cpu_m, mins))
+            continue
         r, keys = ratio(st, m.values if m else {}, faithful_values.get(st, {}))
         mins = None if m is None or m.minutes is None else m.minutes * r
         rows.append(Estimate(st, keys, r, m.minutes if m else None, mins))
@@ -503,6 +515,8 @@ def estimate_markdown(rows: list[Estimate], cpu: dict[str, Measured], gpu: tuple
         "test passes, figures): that over-estimates a stage whose dominant loop was a small share of its cpu time,",
         "and under-estimates one where other loops grow too. Per-step costs are assumed constant (the same networks",
         "and batch sizes at both scales). Seeds raised to 3 are in the work where the model counts seeds.",
+        "A stage that has run at this scale with the same parameters (its done record under",
+        "`reports/faithful/done/`) shows the minutes that run measured instead, on whatever host it ran.",
         "",
         f"The cpu minutes and the parameters they were measured with: {'; '.join(sources) or '-'}.", "",
         "| stage | dominant loop (keys scaled) | ratio | cpu (measured) | faithful (estimated) |",
@@ -567,7 +581,7 @@ def current_readme_block() -> str:
     done records under ``reports/faithful/``."""
     stages = read_stages(yaml.safe_load(paths.DVC_YAML.read_text()))
     order = dag_order(stages, upstream(stages))
-    rows = estimate_rows(order, {st: stage_values(st) for st in order}, measured(order))
+    rows = estimate_rows(order, {st: stage_values(st) for st in order}, measured(order), records(order))
     return readme_block(rows, gpu_speedups()[0], records(order))
 
 
@@ -703,7 +717,7 @@ def main(argv: list[str] | None = None) -> int:
     root, models_root = args.root.resolve(), args.models_root.resolve()
     est_stages = order if args.write else selected
     cpu = measured(est_stages)
-    rows = estimate_rows(est_stages, values, cpu)
+    rows = estimate_rows(est_stages, values, cpu, records(est_stages, root) if args.scale == SCALE else None)
     est = {r.stage: r.minutes for r in rows}
     if args.status or args.dry_run:
         state = status_rows(selected, stages, up, root, values.__getitem__, args.scale)
