@@ -74,10 +74,19 @@ def _teacher(t=0.80, u=0.60):
                          {"network": "untrained (same architecture)", "features": "globally pooled (16-d)", "fashion-mnist": u}])
 
 
-def _run(results=None, sets=None, teacher=None, **kw):
+def _untrained(u=0.60, spread=(-0.01, 0.0, 0.01, -0.005, 0.005)):
+    """ssdd_teacher's probes of untrained networks of the teacher's architecture, one per seed (flattened at
+    ``u`` + 0.1, pooled at ``u``, each seed off by its ``spread``)."""
+    return pd.DataFrame([{"seed": s, "features": f, "fashion-mnist": u + off + d}
+                         for f, off in (("flattened (144-d)", 0.1), ("globally pooled (16-d)", 0.0))
+                         for s, d in enumerate(spread)])
+
+
+def _run(results=None, sets=None, teacher=None, untrained=None, **kw):
     return C.Run(results if results is not None else _results(), sets if sets is not None else _sets(),
                  teacher if teacher is not None else _teacher(), budget_n=10, budgets=[5, 10], archs=["convnet"],
-                 cross_methods=["Random", "KMeans", "KRR-ST", "SSDD"], **kw)
+                 cross_methods=["Random", "KMeans", "KRR-ST", "SSDD"],
+                 untrained_probe=untrained if untrained is not None else _untrained(), **kw)
 
 
 def _by_location(rows):
@@ -112,14 +121,20 @@ def test_beats_initialisation_pairs_each_set_with_its_start():
     assert not C.beats_initialisation(_run(missing), ["SSDD"]).met
 
 
-def test_teacher_well_above_uses_the_untrained_students_seed_noise():
-    assert C.teacher_well_above(_run(teacher=_teacher(0.80, 0.60))).met
-    # the untrained student's std 3.2 points: a 4-point teacher gap is within z·√2·σ ≈ 7.4 points
-    p = C.teacher_well_above(_run(_noisy(), teacher=_teacher(0.64, 0.60)))
-    assert not p.met and "σ" in p.measured
+def test_teacher_well_above_uses_the_spread_of_untrained_networks_of_its_architecture():
+    p = C.teacher_well_above(_run(teacher=_teacher(0.80, 0.60)))   # targets 90% against 70% ± 0.8
+    assert p.met and "its targets (flattened features): teacher 90.0% vs untrained 70.0%" in p.measured
+    assert "globally pooled features: 80.0% vs 60.0%" in p.measured
+    # untrained targets 70% ± 3.2 points over 5 seeds: a 4-point gap is within z·σ·√(1 + 1/5) ≈ 5.7 points
+    wide = _untrained(spread=(-0.04, -0.02, 0.0, 0.02, 0.04))
+    p = C.teacher_well_above(_run(teacher=_teacher(0.64, 0.60), untrained=wide))
+    assert not p.met and "σ" in p.measured and "+4.0 points against 5.7" in p.measured
+    # the same 4 points against a tight spread (0.8 points) pass: the students' noise plays no part
+    assert C.teacher_well_above(_run(_noisy(), teacher=_teacher(0.64, 0.60))).met
     assert not C.teacher_well_above(_run(teacher=pd.DataFrame(columns=["network", "features", "fashion-mnist"]))).met
-    one = _results(main_seeds=[0])
-    assert not C.teacher_well_above(_run(one)).met  # no noise estimate from one seed
+    assert not C.teacher_well_above(_run(untrained=pd.DataFrame(columns=["seed", "features", "fashion-mnist"]))).met
+    p = C.teacher_well_above(_run(untrained=_untrained(spread=(0.0,))))
+    assert not p.met and "no noise estimate" in p.measured   # one untrained network: no spread to measure against
 
 
 def test_above_untrained_met_and_unmet():
@@ -154,7 +169,8 @@ def test_an_outer_loop_far_from_its_regime_leaves_every_distillation_row_unteste
 
 
 def test_a_weak_teacher_leaves_every_row_untested():
-    for r in C.rows(_run(_noisy(), teacher=_teacher(0.64, 0.60))):
+    wide = _untrained(spread=(-0.04, -0.02, 0.0, 0.02, 0.04))   # 4 points over targets spread 3.2 points
+    for r in C.rows(_run(teacher=_teacher(0.64, 0.60), untrained=wide)):
         assert r.verdict == claims.NOT_TESTED
         assert "teacher's probe well above" in r.condition
 
@@ -221,8 +237,10 @@ def test_controls_table_lists_untrained_controls_ssdd_then_the_teacher_probe():
     run = _run()
     ctl = C.controls_table(run, _teacher(), ["fashion-mnist"], [C.T0, "not evaluated"])
     assert list(ctl["set"])[:3] == ["untrained", C.T0, "SSDD"]
-    assert len(ctl) == 3 + 4 and ctl["set"].iloc[3] == "Barlow Twins teacher (own features, ssdd_teacher)"
+    assert len(ctl) == 3 + 4 + 2 and ctl["set"].iloc[3] == "Barlow Twins teacher (own features, ssdd_teacher)"
     assert ctl["fashion-mnist"].iloc[3] == "90.0" and ctl["fashion-mnist"].iloc[2] == run.txt("SSDD")
+    assert ctl["set"].iloc[7] == "untrained, teacher's architecture, flattened (144-d) (5 seeds, ssdd_teacher)"
+    assert ctl["fashion-mnist"].iloc[7] == "70.0 ± 0.8"
 
 
 def test_metrics_means_per_set_and_arch_converse_plateau_and_seconds():

@@ -74,6 +74,8 @@ def test_a_non_shipped_source_needs_data_root_before_any_compute(stage):
 def test_other_paper_checks_name_their_key():
     t = at("paper", "ssdd_teacher")
     assert any(e.startswith("pool_n:") for e in ssdd_teacher.check(dict(t, pool_n=50_001)))
+    assert any(e.startswith("untrained_seeds:") for e in ssdd_teacher.check(dict(t, untrained_seeds=[3, 3])))
+    assert ssdd_teacher.check(dict(t, untrained_seeds=[0, 1])) == []
     e = at("paper", "ssdd_eval")
     assert any(x.startswith("cross_methods:") for x in ssdd_eval.check(dict(e, cross_methods=["DSA", "SSDD"])))
 

@@ -12,12 +12,12 @@ run tests a claim is computed from its own records:
 * **the set beats its initialisation** (:func:`beats_initialisation`): SSDD against its T = 0 control
   (the PCA projection of Sec. 3.2 without optimisation), KRR-ST against the random real images it
   starts from (the Random set of the same seed and size), on matched seeds, the 95% interval above 0;
-* **the probe shows pre-training**: the teacher's own probe well above the untrained network's
-  (:func:`teacher_well_above`), and the pre-trained students above the untrained student
+* **the probe shows pre-training**: the teacher's targets probe well above untrained networks of its
+  architecture (:func:`teacher_well_above`), and the pre-trained students above the untrained student
   (:func:`above_untrained`).
 
 The run is described by :class:`Run`: the per-seed results table of ``ssdd_eval``, one record per set
-(:func:`set_records`) and the ``ssdd_teacher`` probe table.
+(:func:`set_records`) and the ``ssdd_teacher`` probe tables (the teacher's, and its untrained networks').
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from compendium.pipeline.claims import Claim, Effect, Precondition
 PAPER, VERSION = "SSDD", "ICLR 2025"
 #: Outer iterations of the distillation (SSDD App. A.1: 30,000 for CIFAR-100, after KRR-ST).
 PAPER_OUTER_STEPS = 30_000
-#: One-sided 95% critical value: a gap between two single probes is "well above" when two untrained
-#: networks would differ by that much less than 5% of the time.
+#: One-sided 95% critical value: the teacher's probe is "well above" the untrained networks' mean when a
+#: single untrained network would land that far above it less than 5% of the time.
 Z_WELL_ABOVE = float(stats.norm.ppf(0.95))
 T0 = "SSDD T=0 (PCA projection)"
 UNTRAINED = "untrained"
@@ -47,8 +47,8 @@ OUTER_NEEDS = (f"{PAPER_OUTER_STEPS:,} outer iterations (SSDD App. A.1; the pape
                "at a plateau")
 INIT_NEEDS = ("a distilled set that beats its initialisation on matched seeds (95% interval above 0): more outer "
               f"iterations ({PAPER_OUTER_STEPS:,} in the paper)")
-TEACHER_NEEDS = ("a teacher whose own probe is well above an untrained network's: Barlow Twins trained longer "
-                 "(the paper: a ResNet-18 teacher; the paper profile: 100 epochs on 60,000 images)")
+TEACHER_NEEDS = ("a teacher whose targets probe well above untrained networks of its architecture: Barlow Twins trained "
+                 "longer (the paper: a ResNet-18 teacher; the paper profile: 100 epochs on 60,000 images)")
 STUDENT_NEEDS = "students whose pre-training lifts them above the untrained student (longer pre-training, 1,000 epochs in the paper)"
 
 # The paper's numbers (CIFAR-100 source and target, N = 100 unless stated)
@@ -98,7 +98,8 @@ def approx_key(rec: Mapping) -> str:
 class Run:
     """One ``ssdd_eval`` run: ``results`` has one row per (set, arch, seed) with ``acc <target>``
     columns; ``sets`` the records of :func:`set_records`; ``teacher_probe`` the ``ssdd_teacher`` table
-    (network, features, one column per target) or None."""
+    (network, features, one column per target) or None; ``untrained_probe`` its probes of untrained networks
+    of the teacher's architecture (seed, features, one column per target) or None."""
 
     results: pd.DataFrame
     sets: Mapping[str, Mapping] = field(default_factory=dict)
@@ -108,6 +109,7 @@ class Run:
     archs: Sequence[str] = ("convnet",)
     cross_methods: Sequence[str] = ("Random", "SSDD")
     target: str = "fashion-mnist"
+    untrained_probe: pd.DataFrame | None = None
 
     def acc(self, name: str, arch: str = "convnet", target: str | None = None, seeds: Iterable | None = None) -> dict:
         """seed -> accuracy of ``name``'s students (restricted to ``seeds`` when given)."""
@@ -214,34 +216,42 @@ def beats_initialisation(run: Run, names: Iterable[str]) -> Precondition | None:
 
 
 def teacher_well_above(run: Run, z: float = Z_WELL_ABOVE) -> Precondition:
-    """The teacher's own probe is well above the untrained network's (``ssdd_teacher``): on globally
-    pooled features, the students' probe, the gap exceeds ``z·√2·σ``, where σ is the seed std of the
-    untrained student under the same probe (``ssdd_eval``): two single probes of untrained networks
-    differ by that much with probability 5% (one-sided)."""
-    tp = run.teacher_probe
-    unt = list(run.acc(UNTRAINED).values())
+    """The teacher's own probe is well above an untrained network's (``ssdd_teacher``), on its targets: the
+    flattened features SSDD distills and the students regress onto. The gap between the teacher's probe and
+    the mean probe of n untrained networks of its architecture (``untrained_probe``, one per seed) must
+    exceed ``z·σ·√(1 + 1/n)``, σ their seed std: a single untrained network lands that far above the mean of
+    n others with probability 5% (one-sided). The globally pooled features (the students' probe) are shown
+    beside, with their own spread."""
+    name = "the teacher's probe well above an untrained network's"
+    tp, up = run.teacher_probe, run.untrained_probe
     if tp is None or not len(tp):
-        return Precondition("the teacher's probe well above an untrained network's", False, "no teacher probe table", TEACHER_NEEDS)
-    pooled = tp[tp["features"].astype(str).str.startswith("globally pooled")]
-    flat = tp[~tp.index.isin(pooled.index)]
+        return Precondition(name, False, "no teacher probe table", TEACHER_NEEDS)
+    if up is None or not len(up):
+        return Precondition(name, False, "no probes of untrained networks of the teacher's architecture "
+                            "(ssdd_teacher's untrained_seeds)", TEACHER_NEEDS)
 
-    def pick(df, trained):
-        m = df[df["network"].astype(str).str.startswith("untrained") != trained]
+    def pooled(df):
+        return df["features"].astype(str).str.startswith("globally pooled")
+
+    def teacher(df):
+        m = df[~df["network"].astype(str).str.startswith("untrained")]
         return float(m[run.target].iloc[0]) if len(m) else float("nan")
 
-    t, u = pick(pooled, True), pick(pooled, False)
-    if len(unt) < 2 or not (math.isfinite(t) and math.isfinite(u)):
-        return Precondition("the teacher's probe well above an untrained network's", False,
-                            f"pooled teacher {t:.1%} vs untrained {u:.1%}; {len(unt)} untrained student seed(s): no noise estimate",
-                            TEACHER_NEEDS)
-    sd = float(np.std(unt, ddof=1))
-    need = z * math.sqrt(2) * sd
-    ft, fu = pick(flat, True), pick(flat, False)
+    t_flat, t_pool = teacher(tp[~pooled(tp)]), teacher(tp[pooled(tp)])
+    u_flat = up.loc[~pooled(up), run.target].astype(float).to_numpy()
+    u_pool = up.loc[pooled(up), run.target].astype(float).to_numpy()
+    n = len(u_flat)
+    if n < 2 or not math.isfinite(t_flat):
+        return Precondition(name, False, f"teacher {t_flat:.1%}; {n} untrained network(s) of its architecture: "
+                            "no noise estimate", TEACHER_NEEDS)
+    mu, sd = float(u_flat.mean()), float(u_flat.std(ddof=1))
+    need = z * sd * math.sqrt(1 + 1 / n)
+    pool = (f"; its globally pooled features: {t_pool:.1%} vs {u_pool.mean():.1%} ± {100 * u_pool.std(ddof=1):.1f}"
+            if len(u_pool) > 1 and math.isfinite(t_pool) else "")
     return Precondition(
-        "the teacher's probe well above an untrained network's", t - u > need,
-        f"pooled features: teacher {t:.1%} vs untrained {u:.1%}, {100 * (t - u):+.1f} points against "
-        f"{100 * need:.1f} ({z:.2f}·√2·σ, σ = {100 * sd:.1f}, the untrained students' seed std); its flattened "
-        f"targets: {ft:.1%} vs {fu:.1%}", TEACHER_NEEDS)
+        name, t_flat - mu > need,
+        f"its targets (flattened features): teacher {t_flat:.1%} vs untrained {mu:.1%} ± {100 * sd:.1f} (std over {n} "
+        f"seeds), {100 * (t_flat - mu):+.1f} points against {100 * need:.1f} ({z:.2f}·σ·√(1 + 1/{n})){pool}", TEACHER_NEEDS)
 
 
 def above_untrained(run: Run, names: Iterable[str], arch: str = "convnet") -> Precondition:
@@ -516,11 +526,16 @@ def accounting_table(run: Run) -> pd.DataFrame:
 def controls_table(run: Run, teacher_probe: pd.DataFrame, targets: Sequence[str], controls: Sequence[str]) -> pd.DataFrame:
     """What pre-training adds to an untrained student and what optimisation adds to the PCA
     initialisation (SSDD Sec. 3.2, T = 0): the untrained student, the controls and SSDD per target, then
-    each network of the ``ssdd_teacher`` probe on its own features."""
+    each network of the ``ssdd_teacher`` probe on its own features, and the untrained networks of the
+    teacher's architecture over their seeds (``run.untrained_probe``, mean ± std)."""
     ctl = pd.DataFrame([{"set": n, **{t: run.txt(n, target=t) for t in targets}}
                         for n in [UNTRAINED, *controls, "SSDD"] if run.has(n)])
     for _, r in teacher_probe.iterrows():
         ctl.loc[len(ctl)] = {"set": f"{r['network']} (own features, ssdd_teacher)", **{t: f"{100 * r[t]:.1f}" for t in targets if t in r}}
+    up = run.untrained_probe
+    for feats, g in ([] if up is None else up.groupby("features", sort=False)):
+        ctl.loc[len(ctl)] = {"set": f"untrained, teacher's architecture, {feats} ({len(g)} seeds, ssdd_teacher)",
+                             **{t: f"{100 * g[t].mean():.1f} ± {100 * g[t].std(ddof=1):.1f}" for t in targets if t in g}}
     return ctl
 
 
