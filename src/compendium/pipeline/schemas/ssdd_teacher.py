@@ -29,7 +29,8 @@ SCHEMA = {
     "probe_test_n": Param("int", "source test images of the probe", low=100, high=10000),
     "probe_epochs": Param("int", "probe epochs (Adam, z-scored features)", low=1, high=1000),
     "untrained_seeds": Param("list[int]", "seeds of the untrained networks of the teacher's architecture probed beside it "
-                             "(at least 2: their spread is the noise the teacher's gap is measured against)"),
+                             "(at least 2: their spread is the noise the teacher's gap is measured against)",
+                             low=0, high=SEED_MAX, nonempty=True),
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "nproc": Param("int", "processes of the Barlow Twins teacher's training under torchrun with DDP (one per GPU; 1: the stage's own process)",
                    low=1, high=64),
@@ -55,8 +56,8 @@ def check(values: dict) -> list[str]:
     if bad:
         errs.append(f"free_teachers: each must be 'rand' or 'trained:<file>', got {bad}")
     seeds = values.get("untrained_seeds", [0, 1])
-    if len(set(seeds)) < 2 or any(not 0 <= int(s) <= SEED_MAX for s in seeds):
-        errs.append(f"untrained_seeds: at least 2 distinct seeds in [0, {SEED_MAX}], got {seeds}")
+    if len(set(seeds)) < 2:
+        errs.append(f"untrained_seeds: at least 2 distinct seeds (their spread is the noise), got {seeds}")
     name = values.get("dataset", "fashion-mnist")
     size = TRAIN_SIZES.get(name)
     for key in ("train_n", "pool_n"):
