@@ -223,6 +223,24 @@ def test_dd_text_pairs_over_distillation_seeds():
     assert all(r.verdict == claims.NOT_TESTED for r in rows)
 
 
+def test_dd_text_judges_only_cells_whose_random_real_baseline_trains():
+    res, curves = text_inputs()
+    at_chance = (res["method"] == "random real") & (res["distilled with"] == "bilstm") & (res["init"] == "random")
+    res.loc[at_chance, "acc"] = 0.16  # the Bi-LSTM's random real sentences at chance (1/6)
+    budget = {a: {"outer iterations": 60, "epochs": 5, "real batch": 64, "lr0": 0.3} for a in ("textconvnet", "bilstm")}
+    rows = CU.dd_text_claims(res, curves, budget, ipc0=1, classes=6, archs=["textconvnet", "bilstm"],
+                             inits=["fixed", "random"], dd_hard=True)
+    row = by_claim(rows, "(random init)")
+    assert row.tested == "yes" and "bilstm" not in row.effect and "textconvnet ipc1" in row.effect
+    assert "bilstm ipc1 shown, not judged" in row.ours
+    assert by_claim(rows, "(fixed init)").effect.count("ipc1") == 2  # both learners' baselines train there
+    res.loc[(res["method"] == "random real") & (res["init"] == "random"), "acc"] = 0.16  # no baseline trains
+    rows = CU.dd_text_claims(res, curves, budget, ipc0=1, classes=6, archs=["textconvnet", "bilstm"],
+                             inits=["fixed", "random"], dd_hard=True)
+    row = by_claim(rows, "(random init)")
+    assert row.verdict == claims.NOT_TESTED and "train above chance unmet (0 of 2 cells)" in row.condition
+
+
 # --- dd_gtn ---------------------------------------------------------------------------------------------
 
 

@@ -167,6 +167,18 @@ def above_chance(name: str, d: Mapping, chance: float, needs: str) -> Preconditi
         Precondition(name, False, "arm not run", needs)
 
 
+def baseline_cells(bases: Mapping[str, Mapping], chance: float) -> tuple[list[str], list[str]]:
+    """Split comparison cells by their baseline arm: ``(judged, shown)``, judged where the baseline trains above
+    ``chance`` (a comparison against a baseline that does not train says nothing about the method), shown
+    otherwise. Cell order is kept.
+
+    >>> baseline_cells({"a": {0: 0.5}, "b": {0: 0.1}}, 0.1)
+    (['a'], ['b'])
+    """
+    judged = [k for k, v in bases.items() if above_chance(k, v, chance, "a baseline above chance").met]
+    return judged, [k for k in bases if k not in judged]
+
+
 def _iters_needs(method: str, target: int, ran: int | str) -> str:
     return f"{method}: {target:,} outer iterations (the `paper` profile), {ran} here, or a plateau of its outer loss"
 
@@ -450,19 +462,25 @@ def dd_text_claims(res: pd.DataFrame, curves: pd.DataFrame, budget: Mapping[str,
     for init in inits:
         cells = sorted({(w, p) for w, p in sched[(sched["init"] == init) & (sched["method"] == "TDD")][["distilled with", "ipc"]]
                         .itertuples(index=False)})
-        eff, rr_all = [], {}
+        eff, bases = {}, {}
         for w, p in cells:
             a, b = arm("TDD", w, init, p, th[init]), arm("random real", w, init, p, th[init])
-            eff.append(paired(f"{w} ipc{p}", a, b))
-            rr_all[f"{w} ipc{p}"] = b
+            eff[f"{w} ipc{p}"], bases[f"{w} ipc{p}"] = paired(f"{w} ipc{p}", a, b), b
+        judged, shown = baseline_cells(bases, chance)
         pre = [reg(f"TDD ({init} init) reached its regime", [("TDD", w, init, p) for w, p in cells])]
-        pre += [above_chance(f"random real above chance ({k})", v, chance, "a baseline above chance") for k, v in rr_all.items()]
+        pre += [above_chance(f"random real above chance ({k})", bases[k], chance, "a baseline above chance") for k in judged]
+        pre += [Precondition("a cell whose random real sentences train above chance", bool(judged),
+                             f"{len(judged)} of {len(bases)} cells", "a learner whose random real sentences train")]
+        note = "".join(f"; {k} shown, not judged (random real {pts(bases[k])}, chance {100 * chance:.1f}: the baseline "
+                       f"does not train): {e.text() if e else 'n/a'}" for k in shown for e in [eff[k]])
         rows.append(Claim(_SLDD, _V_SLDD, f"{L} experiments (baseline: random real)",
                           f"TDD's distilled sentences train better than random real sentences at equal size ({init} init)",
                           "same learner, schedule (learned step sizes) and theta_0 ("
                           f"{'the fixed draw' if init == 'fixed' else 'fresh Xavier draws'}); "
-                          f"random real with hard labels; TDD − random real for every distilled learner and ipc, {over}",
-                          **judge(eff or [None], pre), ours=texts(eff)))
+                          f"random real with hard labels; TDD − random real for every distilled learner and ipc whose "
+                          f"random real sentences train above chance (a cell where they do not is shown, not judged), {over}",
+                          **judge([eff[k] for k in judged] or [None], pre),
+                          ours=texts([eff[k] for k in judged]) + note))
     if fixed_ok and "random" in inits:
         f = {a: arm("TDD", a, "fixed", ipc0, "fixed") for a in archs}
         r = {a: arm("TDD", a, "random", ipc0, "fresh") for a in archs}
