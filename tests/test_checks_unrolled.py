@@ -33,6 +33,18 @@ def test_regime_met_by_plateau_or_by_the_papers_count_and_unmet_otherwise():
     assert not CU.regime("r", {}, 10, "more").met
 
 
+def test_a_plateau_after_a_collapse_is_not_the_regime():
+    """DD's pre-trained regime at cpu's image rate: the loss falls to about 0.9, blows up and settles near
+    ln 10 (a dead network); the plateau test alone would pass it."""
+    collapsed = [2.4 - 1.5 * min(i, 100) / 100 for i in range(200)] + [2.27 + 0.01 * (i % 3) for i in range(600)]
+    assert claims.plateaued("c", collapsed, "x").met
+    pre = CU.regime("r", {"c": (collapsed, 800)}, 5000, "more")
+    assert not pre.met and "a collapse, not convergence" in pre.measured
+    assert CU.regime("r", {"c": (collapsed, 5000)}, 5000, "more").met  # at the paper's count the run is what it is
+    assert CU.rise_above_best(FLAT) == 0.0 and CU.rise_above_best([1.0, float("nan")] * 10) == float("inf")
+    assert CU.rise_above_best([1.0] * 5) is None
+
+
 def test_curves_of_and_pick():
     t = curve_table({"x": [3.0, 2.0, 1.0]})
     assert CU.curves_of(t, ["x", "y"], {"x": 300}) == {"x": ([3.0, 2.0, 1.0], 300), "y": ([], 0)}

@@ -101,8 +101,7 @@ def distill_calls(d: SimpleNamespace, pools: SimpleNamespace, *, seed: int, arch
                   init_lr: float, label_own: float, sl_sizes: Sequence[int], sl_epochs: int, sl_iterations: int,
                   similar_groups, poison_attacked: int, poison_target: int, poison_size: int,
                   poison_iterations: int, poison_lr: float, fixed_seeds: Sequence[int] | None = None,
-                  plateau_every: int = 0, min_iterations: int = 0, pretrained_iterations: int | None = None,
-                  device: str = "cpu") -> tuple[list, list]:
+                  plateau_every: int = 0, min_iterations: int = 0, device: str = "cpu") -> tuple[list, list]:
     """``(names, calls)`` of every run: DD in the four regimes (``size`` images, ``steps`` x ``epochs``); SLDD
     (and DD from 10 images) at ``sl_sizes`` (one batch per epoch) in the fixed and random regimes; SLDD with
     labels sharing mass within ``similar_groups``; the poisoning images against the Fashion-MNIST pool.
@@ -111,8 +110,7 @@ def distill_calls(d: SimpleNamespace, pools: SimpleNamespace, *, seed: int, arch
     the replicates of seed s != ``seed`` are named with :func:`seed_suffix`. ``plateau_every`` /
     ``min_iterations``: the outer loops stop at a measured plateau (:func:`dd.plateau_reached`); the
     iteration counts are then caps. ``device``: where each run unrolls (the stage's GPU when it runs them
-    in its own process). ``pretrained_iterations``: the cap of the two pre-trained regimes (default
-    ``iterations``): adapting a pre-trained network reaches its plateau where the other regimes are still moving."""
+    in its own process)."""
     base = dict(lr_img=lr_img, lr_label=lr_label, lr_lr=lr_lr, init_lr=init_lr, batch_real=batch_real, seed=seed,
                 label_own=label_own, plateau_every=plateau_every, min_iterations=min_iterations)
     pool_of = {"fixed_pretrained": pools.digit_pool, "random_pretrained": pools.digit_pool}
@@ -126,9 +124,9 @@ def distill_calls(d: SimpleNamespace, pools: SimpleNamespace, *, seed: int, arch
                       dict(pool=pool_of.get(regime), init=init, arch=arch, device=device, **kw)))
 
     for r in D.REGIMES:
-        cap = iterations if pretrained_iterations is None or r not in pool_of else pretrained_iterations
         for s in (seeds if r == "fixed" else seeds[:1]):
-            add(f"DD {r}{seed_suffix(s, seed)}", r, dict(base, size=size, steps=steps, epochs=epochs, iterations=cap, seed=s))
+            add(f"DD {r}{seed_suffix(s, seed)}", r, dict(base, size=size, steps=steps, epochs=epochs, iterations=iterations,
+                                                         seed=s))
     for s in seeds:
         for r in ("fixed", "random"):
             for m in sl_sizes:

@@ -79,19 +79,49 @@ _V_DC, _V_DSA = "ICLR 2021 (reading notes)", "ICML 2021 (reading notes)"
 # generic pieces
 
 
+#: A plateau whose level sits more than this share of the curve's range above its best window is a collapse
+#: (a loss that rose and settled), not convergence.
+COLLAPSE_RISE = 0.25
+
+
+def rise_above_best(curve: Sequence[float]) -> float | None:
+    """How far the curve's last window sits above its best one, as a share of its range: windows of the
+    plateau test's width (a fifth of the curve) at half-window steps; (last − best) / (highest − best).
+    Infinite for a curve with a non-finite point (a run that blew up); None for a curve shorter than two
+    windows of 3.
+
+    >>> rise_above_best([2.0] * 5 + [1.0] * 15), rise_above_best([2.0] * 5 + [1.0] * 5 + [2.0] * 10)
+    (0.0, 1.0)
+    """
+    c = np.asarray(list(curve), dtype=float)
+    if not np.isfinite(c).all():
+        return math.inf
+    w = max(3, len(c) // 5)
+    if len(c) < 2 * w:
+        return None
+    means = [float(c[i:i + w].mean()) for i in range(0, len(c) - w + 1, max(1, w // 2))] + [float(c[-w:].mean())]
+    best, top = min(means), max(means)
+    return (means[-1] - best) / (top - best) if top > best else 0.0
+
+
 def regime(name: str, runs: Mapping[str, tuple[Sequence[float], int]], target: int, needs: str,
            converged: Mapping[str, Sequence[float]] | None = None, converged_what: str = "") -> Precondition:
     """Every run of ``runs`` (``{run: (outer-loss curve, outer iterations run)}``) reached ``target``
-    iterations (the paper's count) or a measured plateau of its curve (:func:`claims.plateaued`), or, where
-    ``converged`` gives a run a second curve (``converged_what`` names it: the quantity whose convergence is the
-    paper's own stopping rule), a plateau of that curve."""
+    iterations (the paper's count) or a measured plateau of its curve (:func:`claims.plateaued`) that is not a
+    collapse (:func:`rise_above_best` at most ``COLLAPSE_RISE``), or, where ``converged`` gives a run a second
+    curve (``converged_what`` names it: the quantity whose convergence is the paper's own stopping rule), a
+    plateau of that curve."""
     if not runs:
         return Precondition(name, False, "no run logged", needs)
     parts, unmet = [], []
     for run, (curve, n) in runs.items():
         p = claims.plateaued(run, curve, needs)
+        rise = rise_above_best(curve) if p.met and n < target else None
+        collapsed = rise is not None and rise > COLLAPSE_RISE
         text = f"{run}: {n:,} of {target:,} iterations, {'plateau' if p.met else 'no plateau'} ({p.measured})"
-        met = n >= target or p.met
+        if collapsed:
+            text += f", but {rise:.0%} of the curve's range above its best window: a collapse, not convergence"
+        met = n >= target or (p.met and not collapsed)
         if converged and run in converged:
             c = claims.plateaued(run, converged[run], needs)
             text += f"; {converged_what} {'converged' if c.met else 'not converged'} ({c.measured.replace('decrease', 'change')})"

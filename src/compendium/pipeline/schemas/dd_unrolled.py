@@ -15,7 +15,6 @@ SCHEMA = {
     "steps": Param("int", "inner GD steps per epoch (the images split into this many batches)", low=1, high=100),
     "epochs": Param("int", "epochs over the steps (rates not tied across epochs)", low=1, high=20),
     "iterations": Param("int", "outer Adam steps of the four-regime runs", low=0, high=100_000),
-    "pretrained_iterations": Param("int", "outer Adam steps of the two pre-trained regimes (they plateau where the others still move)", low=0, high=100_000),
     "batch_real": Param("int", "real images per outer step", low=2, high=10_000),
     "lr_img": Param("float", "Adam learning rate of the pixels", low=0.0, high=10.0),
     "lr_label": Param("float", "Adam learning rate of SLDD's label logits", low=0.0, high=10.0),
