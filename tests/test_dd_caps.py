@@ -1,0 +1,40 @@
+"""benchmarks/dd_caps.py: its loops are dd_unrolled's at the cpu settings, and its table marks a plateau that
+follows a collapse."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+from compendium.pipeline import params
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("dd_caps", ROOT / "benchmarks" / "dd_caps.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["dd_caps"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_it_reads_every_setting_it_passes_from_dd_unrolleds_cpu_params():
+    p = params.stage_params("dd_unrolled", scale="cpu")
+    assert set(_script().KEYS) <= set(p)
+
+
+def test_the_table_marks_a_collapse_and_a_converged_plateau():
+    converged = [2.3 - 1.3 * min(i, 100) / 100 for i in range(400)]
+    collapsed = converged[:150] + [2.3] * 250
+    rows = _script().table({"ok": {"iterations": 400, "seconds": 1.0, "curve": converged},
+                            "dead": {"iterations": 400, "seconds": 1.0, "curve": collapsed},
+                            "short": {"iterations": 2, "seconds": 0.1, "curve": [2.3, 2.2]}}).splitlines()
+    assert rows[2].startswith("| ok | 400 |") and "| yes |" in rows[2] and rows[2].endswith("| no (0%) |")
+    assert rows[3].startswith("| dead |") and rows[3].endswith("| yes (100%) |")
+    assert rows[4].endswith("| no | n/a | n/a |")
+
+
+def test_the_saved_run_has_the_stages_37_loops():
+    runs = json.loads((ROOT / "benchmarks" / "dd_caps_1500.json").read_text())
+    assert len(runs) == 37 and "poison" not in runs and max(v["iterations"] for v in runs.values()) == 1500
