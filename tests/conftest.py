@@ -1,4 +1,5 @@
 import functools
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -63,6 +64,15 @@ def tiny_data(tmp_path):
     data.write_idx(root / "digits/digits-images-idx3-ubyte", rng.integers(0, 17, (40, 8, 8)))
     data.write_idx(root / "digits/digits-labels-idx1-ubyte", np.arange(40) % 10)
     return root
+
+
+def benchmark_script(name: str):
+    """A script of ``benchmarks/`` imported as a module (they are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def real_data_available() -> bool:

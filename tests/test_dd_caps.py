@@ -1,22 +1,17 @@
 """benchmarks/dd_caps.py: its loops are dd_unrolled's at the cpu settings, and its table marks a plateau that
 follows a collapse."""
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 from compendium.pipeline import params
+from conftest import benchmark_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("dd_caps", ROOT / "benchmarks" / "dd_caps.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["dd_caps"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark_script("dd_caps")
 
 
 def test_it_reads_every_setting_it_passes_from_dd_unrolleds_cpu_params():

@@ -1,22 +1,17 @@
 """benchmarks/synthesis_variance.py: its arms are dd_inversion's (from params.yaml), and its page reports each
 comparison per synthesis and across syntheses."""
 
-import importlib.util
-import sys
 from pathlib import Path
 
 from compendium.distill import inversion as I
 from compendium.pipeline import params
+from conftest import benchmark_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("synthesis_variance", ROOT / "benchmarks" / "synthesis_variance.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["synthesis_variance"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return benchmark_script("synthesis_variance")
 
 
 def test_the_arms_are_dd_inversions_ladder_at_its_cpu_settings():
