@@ -1,13 +1,9 @@
 """benchmarks/synthesis_variance.py: its arms are dd_inversion's (from params.yaml), and its page reports each
 comparison per synthesis and across syntheses."""
 
-from pathlib import Path
-
 from compendium.distill import inversion as I
 from compendium.pipeline import params
 from conftest import benchmark_script
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _script():
