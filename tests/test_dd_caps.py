@@ -33,3 +33,21 @@ def test_the_table_marks_a_collapse_and_a_converged_plateau():
 def test_the_saved_run_has_the_stages_37_loops():
     runs = json.loads((ROOT / "benchmarks" / "dd_caps_1500.json").read_text())
     assert len(runs) == 37 and "poison" not in runs and max(v["iterations"] for v in runs.values()) == 1500
+
+
+def test_first_stop_is_where_the_stages_plateau_stop_fires_and_flags_a_collapse():
+    s = _script()
+    falling = [2.0 - min(i, 20) / 20 for i in range(200)]
+    assert s.first_stop(falling, 25, 50) == (50, False)
+    assert s.first_stop(falling, 25, 100) == (100, False)
+    assert s.first_stop([1.0 - 0.01 * i for i in range(200)], 25, 0) is None   # still falling
+    assert s.first_stop(falling, 0, 0) is None                                 # stop off
+    risen = [2.0 - min(i, 20) / 20 for i in range(60)] + [1.9] * 140           # fell, then settled high
+    fs = s.first_stop(risen, 25, 100)
+    assert fs is not None and fs[1] is True
+
+
+def test_the_table_gives_the_first_stop_column_only_with_a_stop_rule():
+    runs = {"ok": {"iterations": 200, "seconds": 1.0, "curve": [2.0 - min(i, 20) / 20 for i in range(200)]}}
+    assert "first stop" not in _script().table(runs)
+    assert _script().table(runs, 25, 50).splitlines()[2].endswith("| 50, then 0% more |")

@@ -122,6 +122,12 @@ def test_eval_thetas_and_distill_calls_name_every_run():
     assert all(c[1][1]["plateau_every"] == 5 and c[1][1]["min_iterations"] == 10 for c in calls2)
     assert dd_experiment.replicate_seeds(dict.fromkeys(names2), "SLDD M=10 fixed", 0) == [0, 1]
     assert dd_experiment.replicate_seeds(dict.fromkeys(names2), "SLDD M=10 random", 0) == [0, 1]   # not "... shared"
+    # sl_seeds: the size study's replicates apart from DD fixed's (one seed: the stage's own only)
+    names3, _ = dd_experiment.distill_calls(_splits(), pools, **kw, fixed_seeds=[0, 1, 2], sl_seeds=[0])
+    assert [n for n in names3 if " seed " in n] == ["DD fixed seed 1", "DD fixed seed 2"]
+    names4, _ = dd_experiment.distill_calls(_splits(), pools, **kw, fixed_seeds=[0], sl_seeds=[3])
+    assert [n for n in names4 if " seed " in n] == ["SLDD M=5 fixed seed 3", "SLDD M=10 fixed seed 3", "DD M=10 fixed seed 3",
+                                                   "SLDD M=5 random seed 3", "SLDD M=10 random seed 3", "DD M=10 random seed 3"]
 
 
 def test_curves_summary_accuracies_and_file_names(tmp_path):

@@ -101,13 +101,15 @@ def distill_calls(d: SimpleNamespace, pools: SimpleNamespace, *, seed: int, arch
                   init_lr: float, label_own: float, sl_sizes: Sequence[int], sl_epochs: int, sl_iterations: int,
                   similar_groups, poison_attacked: int, poison_target: int, poison_size: int,
                   poison_iterations: int, poison_lr: float, fixed_seeds: Sequence[int] | None = None,
-                  plateau_every: int = 0, min_iterations: int = 0, device: str = "cpu") -> tuple[list, list]:
+                  sl_seeds: Sequence[int] | None = None, plateau_every: int = 0, min_iterations: int = 0,
+                  device: str = "cpu") -> tuple[list, list]:
     """``(names, calls)`` of every run: DD in the four regimes (``size`` images, ``steps`` x ``epochs``); SLDD
     (and DD from 10 images) at ``sl_sizes`` (one batch per epoch) in the fixed and random regimes; SLDD with
     labels sharing mass within ``similar_groups``; the poisoning images against the Fashion-MNIST pool.
-    ``fixed_seeds``: the distillation seeds (= fixed theta_0) of the replicated arms, DD fixed and every
-    SLDD / DD run of the sizes experiment (fixed and random, so the fixed − random comparison pairs per seed);
-    the replicates of seed s != ``seed`` are named with :func:`seed_suffix`. ``plateau_every`` /
+    ``fixed_seeds``: the distillation seeds (= fixed theta_0) of DD's fixed regime; ``sl_seeds`` those of every
+    SLDD / DD run of the sizes experiment (fixed and random, so the fixed − random comparison pairs per seed;
+    default ``fixed_seeds``); the stage's ``seed`` is always one, and the replicates of seed s != ``seed`` are
+    named with :func:`seed_suffix`. ``plateau_every`` /
     ``min_iterations``: the outer loops stop at a measured plateau (:func:`dd.plateau_reached`); the
     iteration counts are then caps. ``device``: where each run unrolls (the stage's GPU when it runs them
     in its own process)."""
@@ -116,6 +118,7 @@ def distill_calls(d: SimpleNamespace, pools: SimpleNamespace, *, seed: int, arch
     pool_of = {"fixed_pretrained": pools.digit_pool, "random_pretrained": pools.digit_pool}
     names, calls = [], []
     seeds = distill_seeds(seed, fixed_seeds)
+    sl_reps = distill_seeds(seed, fixed_seeds if sl_seeds is None else sl_seeds)
 
     def add(name, regime, cfg, **kw):
         names.append(name)
@@ -127,7 +130,7 @@ def distill_calls(d: SimpleNamespace, pools: SimpleNamespace, *, seed: int, arch
         for s in (seeds if r == "fixed" else seeds[:1]):
             add(f"DD {r}{seed_suffix(s, seed)}", r, dict(base, size=size, steps=steps, epochs=epochs, iterations=iterations,
                                                          seed=s))
-    for s in seeds:
+    for s in sl_reps:
         for r in ("fixed", "random"):
             for m in sl_sizes:
                 sl = dict(base, size=m, steps=1, epochs=sl_epochs, iterations=sl_iterations, seed=s)

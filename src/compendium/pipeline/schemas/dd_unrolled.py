@@ -6,7 +6,8 @@ DATA = ("fashion-mnist", "digits")
 SCHEMA = {
     **DD_DATASET,
     "seed": Param("int", "seed of the splits, the distilled images and the fixed init", low=0, high=SEED_MAX),
-    "fixed_seeds": Param("list[int]", "distillation seeds (= fixed theta_0) of the replicated arms: DD fixed and every SLDD / DD run of the size study (the stage's seed is always one)", low=0, high=SEED_MAX, nonempty=True),
+    "fixed_seeds": Param("list[int]", "distillation seeds (= fixed theta_0) of DD's fixed regime (the stage's seed is always one)", low=0, high=SEED_MAX, nonempty=True),
+    "sl_seeds": Param("list[int]", "distillation seeds of every SLDD / DD run of the size study, fixed and random regime (the stage's seed is always one)", low=0, high=SEED_MAX, nonempty=True),
     "plateau_every": Param("int", "test the outer loss for a plateau (the claims' test) every this many outer steps and stop there; the iteration counts are then caps (0: off)", low=0, high=100_000),
     "min_iterations": Param("int", "outer steps before the first plateau test", low=0, high=100_000),
     "arch": Param("str", "the unrolled learner (DD/SLDD: LeNet; convnet = Conv-3 width 32, instance norm)", choices=("lenet", "convnet")),
