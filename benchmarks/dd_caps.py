@@ -37,7 +37,8 @@ from compendium.pipeline.checks import unrolled as checks
 
 KEYS = ("seed", "arch", "init", "size", "steps", "epochs", "batch_real", "lr_img", "lr_label", "lr_lr", "init_lr",
         "label_own", "sl_sizes", "sl_epochs", "similar_groups", "poison_attacked", "poison_target", "poison_size",
-        "poison_iterations", "poison_lr", "fixed_seeds", "sl_seeds", "plateau_every", "min_iterations")
+        "poison_iterations", "poison_lr", "fixed_seeds", "sl_seeds", "sl_random_seeds", "regimes", "plateau_every",
+        "min_iterations")
 
 
 def run(cap: int, workers: int, sl_cap: int | None = None, only: list[str] | None = None, no_stop: bool = False,

@@ -128,6 +128,18 @@ def test_eval_thetas_and_distill_calls_name_every_run():
     names4, _ = dd_experiment.distill_calls(_splits(), pools, **kw, fixed_seeds=[0], sl_seeds=[3])
     assert [n for n in names4 if " seed " in n] == ["SLDD M=5 fixed seed 3", "SLDD M=10 fixed seed 3", "DD M=10 fixed seed 3",
                                                    "SLDD M=5 random seed 3", "SLDD M=10 random seed 3", "DD M=10 random seed 3"]
+    # sl_random_seeds: the random-regime replicates on their own (here none), so SLDD vs DD pairs over the fixed ones
+    names5, _ = dd_experiment.distill_calls(_splits(), pools, **kw, fixed_seeds=[0], sl_seeds=[0, 1], sl_random_seeds=[0])
+    assert [n for n in names5 if " seed " in n] == ["SLDD M=5 fixed seed 1", "SLDD M=10 fixed seed 1", "DD M=10 fixed seed 1"]
+    names6, _ = dd_experiment.distill_calls(_splits(), pools, **kw, fixed_seeds=[0], sl_seeds=[0], sl_random_seeds=[2])
+    assert [n for n in names6 if " seed " in n] == ["SLDD M=5 random seed 2", "SLDD M=10 random seed 2", "DD M=10 random seed 2"]
+    # regimes: DD's four by default; a subset skips the others' runs, and the fixed regime cannot be left out
+    names7, _ = dd_experiment.distill_calls(_splits(), pools, **kw, regimes=["random", "fixed"])
+    assert [n for n in names7 if n.startswith("DD ") and "M=" not in n] == ["DD fixed", "DD random"]
+    with pytest.raises(ValueError, match="fixed"):
+        dd_experiment.distill_calls(_splits(), pools, **kw, regimes=["random"])
+    with pytest.raises(ValueError, match="one of"):
+        dd_experiment.distill_calls(_splits(), pools, **kw, regimes=["fixed", "pretrained"])
 
 
 def test_curves_summary_accuracies_and_file_names(tmp_path):

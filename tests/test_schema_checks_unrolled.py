@@ -10,7 +10,7 @@ UNROLLED = {"arch": "lenet", "init": "xavier", "size": 20, "steps": 2, "sl_sizes
 def test_dd_unrolled_checks_each_key():
     assert dd_unrolled.check(UNROLLED) == []
     cases = {"arch": "resnet", "init": "orthogonal", "size": 21, "sl_sizes": [0, 10], "d_A": 0,
-             "poison_target": 7}
+             "poison_target": 7, "regimes": ["random", "random_pretrained"]}
     for key, value in cases.items():
         (msg,) = dd_unrolled.check(dict(UNROLLED, **{key: value}))
         assert msg.startswith(f"{key}:"), msg

@@ -101,15 +101,17 @@ def distill_calls(d: SimpleNamespace, pools: SimpleNamespace, *, seed: int, arch
                   init_lr: float, label_own: float, sl_sizes: Sequence[int], sl_epochs: int, sl_iterations: int,
                   similar_groups, poison_attacked: int, poison_target: int, poison_size: int,
                   poison_iterations: int, poison_lr: float, fixed_seeds: Sequence[int] | None = None,
-                  sl_seeds: Sequence[int] | None = None, plateau_every: int = 0, min_iterations: int = 0,
+                  sl_seeds: Sequence[int] | None = None, sl_random_seeds: Sequence[int] | None = None,
+                  regimes: Sequence[str] = D.REGIMES, plateau_every: int = 0, min_iterations: int = 0,
                   device: str = "cpu") -> tuple[list, list]:
-    """``(names, calls)`` of every run: DD in the four regimes (``size`` images, ``steps`` x ``epochs``); SLDD
-    (and DD from 10 images) at ``sl_sizes`` (one batch per epoch) in the fixed and random regimes; SLDD with
-    labels sharing mass within ``similar_groups``; the poisoning images against the Fashion-MNIST pool.
-    ``fixed_seeds``: the distillation seeds (= fixed theta_0) of DD's fixed regime; ``sl_seeds`` those of every
-    SLDD / DD run of the sizes experiment (fixed and random, so the fixed − random comparison pairs per seed;
-    default ``fixed_seeds``); the stage's ``seed`` is always one, and the replicates of seed s != ``seed`` are
-    named with :func:`seed_suffix`. ``plateau_every`` /
+    """``(names, calls)`` of every run: DD in the initialisation ``regimes`` (default DD's four; ``size`` images,
+    ``steps`` x ``epochs``); SLDD (and DD from 10 images) at ``sl_sizes`` (one batch per epoch) in the fixed and
+    random regimes; SLDD with labels sharing mass within ``similar_groups``; the poisoning images against the
+    Fashion-MNIST pool. ``fixed_seeds``: the distillation seeds (= fixed theta_0) of DD's fixed regime;
+    ``sl_seeds`` those of the size study's fixed-regime SLDD / DD runs (default ``fixed_seeds``) and
+    ``sl_random_seeds`` those of its random-regime runs (default ``sl_seeds``: the fixed − random comparison
+    pairs per seed, so it needs both); the stage's ``seed`` is always one, and the replicates of seed s !=
+    ``seed`` are named with :func:`seed_suffix`. ``plateau_every`` /
     ``min_iterations``: the outer loops stop at a measured plateau (:func:`dd.plateau_reached`); the
     iteration counts are then caps. ``device``: where each run unrolls (the stage's GPU when it runs them
     in its own process)."""
@@ -117,8 +119,13 @@ def distill_calls(d: SimpleNamespace, pools: SimpleNamespace, *, seed: int, arch
                 label_own=label_own, plateau_every=plateau_every, min_iterations=min_iterations)
     pool_of = {"fixed_pretrained": pools.digit_pool, "random_pretrained": pools.digit_pool}
     names, calls = [], []
+    unknown = [r for r in regimes if r not in D.REGIMES]
+    if unknown or "fixed" not in regimes:
+        raise ValueError(f"regimes {list(regimes)}: each must be one of {list(D.REGIMES)}, and 'fixed' among them "
+                         "(the fixed-init images are also judged from unseen inits)")
     seeds = distill_seeds(seed, fixed_seeds)
-    sl_reps = distill_seeds(seed, fixed_seeds if sl_seeds is None else sl_seeds)
+    sl_reps = {"fixed": distill_seeds(seed, fixed_seeds if sl_seeds is None else sl_seeds)}
+    sl_reps["random"] = sl_reps["fixed"] if sl_random_seeds is None else distill_seeds(seed, sl_random_seeds)
 
     def add(name, regime, cfg, **kw):
         names.append(name)
@@ -126,12 +133,12 @@ def distill_calls(d: SimpleNamespace, pools: SimpleNamespace, *, seed: int, arch
         calls.append((D.distill_job, (regime, cfg, d.X_u8, d.Y, d.MEAN, d.STD),
                       dict(pool=pool_of.get(regime), init=init, arch=arch, device=device, **kw)))
 
-    for r in D.REGIMES:
+    for r in (r for r in D.REGIMES if r in regimes):
         for s in (seeds if r == "fixed" else seeds[:1]):
             add(f"DD {r}{seed_suffix(s, seed)}", r, dict(base, size=size, steps=steps, epochs=epochs, iterations=iterations,
                                                          seed=s))
-    for s in sl_reps:
-        for r in ("fixed", "random"):
+    for s in dict.fromkeys([*sl_reps["fixed"], *sl_reps["random"]]):   # the stage's seed first, then the replicates
+        for r in (r for r in ("fixed", "random") if s in sl_reps[r]):
             for m in sl_sizes:
                 sl = dict(base, size=m, steps=1, epochs=sl_epochs, iterations=sl_iterations, seed=s)
                 add(f"SLDD M={m} {r}{seed_suffix(s, seed)}", r, dict(sl, learn_labels=True))
@@ -230,16 +237,17 @@ def replicate_seeds(res: dict, key: str, seed: int) -> list[int]:
 
 def regimes_experiment(res: dict, d: SimpleNamespace, ev: dict, rand_eval: list, eval_inits, acc: Accuracies,
                        bl: Baselines, *, arch: str, size: int, steps: int, epochs: int,
-                       baseline_lr_grid, init: str = "xavier") -> pd.DataFrame:
-    """DD in each regime against DD's baselines (same number of GD steps, rate tuned on validation) and, for the
-    pre-trained regimes, the networks without adaptation; the fixed-init images also trained from unseen
-    random inits (SLDD's observation). Returns the regimes table (mean, std, n, rate)."""
+                       baseline_lr_grid, init: str = "xavier", regimes: Sequence[str] = D.REGIMES) -> pd.DataFrame:
+    """DD in each of ``regimes`` (the runs of :func:`distill_calls`) against DD's baselines (same number of GD
+    steps, rate tuned on validation) and, for the pre-trained regimes, the networks without adaptation; the
+    fixed-init images also trained from unseen random inits (SLDD's observation). Returns the regimes table
+    (mean, std, n, rate)."""
     net = D.classifier(0, arch)
 
     def eval_set(x, targets, lrs, st, ep, thetas):
         return D.eval_thetas(arch, thetas, x, targets, lrs, st, ep, d.x_test, d.te_y)
 
-    for r in D.REGIMES:
+    for r in (r for r in D.REGIMES if r in regimes):
         rs = res[f"DD {r}"]
         acc.record("regimes", r, "DD", size, eval_set(rs.images, rs.targets, rs.lrs, steps, epochs, ev[r]),
                    lr=float(rs.lrs.mean()))

@@ -7,7 +7,9 @@ SCHEMA = {
     **DD_DATASET,
     "seed": Param("int", "seed of the splits, the distilled images and the fixed init", low=0, high=SEED_MAX),
     "fixed_seeds": Param("list[int]", "distillation seeds (= fixed theta_0) of DD's fixed regime (the stage's seed is always one)", low=0, high=SEED_MAX, nonempty=True),
-    "sl_seeds": Param("list[int]", "distillation seeds of every SLDD / DD run of the size study, fixed and random regime (the stage's seed is always one)", low=0, high=SEED_MAX, nonempty=True),
+    "sl_seeds": Param("list[int]", "distillation seeds of the size study's fixed-regime SLDD / DD runs (the stage's seed is always one)", low=0, high=SEED_MAX, nonempty=True),
+    "sl_random_seeds": Param("list[int]", "distillation seeds of the size study's random-regime SLDD / DD runs (the fixed - random comparison pairs over the seeds both lists hold)", low=0, high=SEED_MAX, nonempty=True),
+    "regimes": Param("list[str]", "DD's initialisation regimes to distil in (fixed is always needed: its images are also judged from unseen inits)", nonempty=True, choices=("fixed", "random", "fixed_pretrained", "random_pretrained")),
     "plateau_every": Param("int", "test the outer loss for a plateau (the claims' test) every this many outer steps and stop there; the iteration counts are then caps (0: off)", low=0, high=100_000),
     "min_iterations": Param("int", "outer steps before the first plateau test", low=0, high=100_000),
     "arch": Param("str", "the unrolled learner (DD/SLDD: LeNet; convnet = Conv-3 width 32, instance norm)", choices=("lenet", "convnet")),
@@ -54,6 +56,8 @@ def check(values: dict) -> list[str]:
     holds at least one image per class; SLDD's distillation size d_A needs A > 0; DD's poisoning maps a class K
     of the 10 to a different class T."""
     errs = dataset_problems(values)
+    if "fixed" not in values.get("regimes", ["fixed"]):
+        errs.append(f"regimes: {values['regimes']!r} leaves out 'fixed', whose images the stage also judges from unseen inits; add it")
     if values.get("dataset", "fashion-mnist") not in ("fashion-mnist", "mnist"):
         errs.append(f"dataset: {values.get('dataset')!r}: DD's learner takes 1 x 28 x 28 images; use fashion-mnist or mnist")
     if values["arch"] not in ("lenet", "convnet"):
