@@ -308,8 +308,9 @@ WORK: dict[str, tuple[tuple[str, Callable[[dict], float]], ...]] = {
                     * _n(v, "variants")),
                    ("len(seeds) x eval_steps x len(variants)", lambda v: _n(v, "seeds") * v["eval_steps"] * _n(v, "variants"))),
     "dd_unrolled": (("iterations x steps x epochs (DD's four regimes)", lambda v: v["iterations"] * v["steps"] * v["epochs"]),
-                    ("len(sl_seeds) x sl_iterations x sl_epochs x len(sl_sizes)",
-                     lambda v: _n(v, "sl_seeds", 1) * v["sl_iterations"] * v["sl_epochs"] * _n(v, "sl_sizes")),
+                    ("(len(sl_seeds) + len(sl_random_seeds)) x sl_iterations x sl_epochs x len(sl_sizes)",
+                     lambda v: (_n(v, "sl_seeds", 1) + _n(v, "sl_random_seeds", _n(v, "sl_seeds", 1)))
+                     * v["sl_iterations"] * v["sl_epochs"] * _n(v, "sl_sizes")),
                     ("pretrain_steps x (pool_size + pool_eval)", lambda v: v["pretrain_steps"] * (v["pool_size"] + v["pool_eval"])),
                     ("poison_iterations x poison_pool", lambda v: v["poison_iterations"] * v["poison_pool"]),
                     ("ref_steps", lambda v: v["ref_steps"])),
