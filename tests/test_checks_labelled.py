@@ -1,5 +1,6 @@
 """compendium.pipeline.checks.labelled: the regime preconditions of the labelled-distillation comparisons, computed
 from synthetic records, met and unmet, and the rows they give."""
+import doctest
 import math
 
 import pandas as pd
@@ -113,10 +114,25 @@ def test_merge_ceiling_and_synthesis_seeds():
     a, b = claims.Precondition("x (ipc 1)", True, "fine"), claims.Precondition("x (ipc 10)", False, "bad", "more")
     m = L.merge("x", [a, b])
     assert not m.met and m.needs == "more" and "ipc 1: fine" in m.measured and L.merge("x", [a]) is a
-    assert L.ceiling("c", {"a": {0: 0.5}}, None, "n") is None
-    assert L.ceiling("c", {"a": {0: 0.60}, "b": {0: 0.70}}, {0: 0.80, 1: 0.80}, "n").met
-    assert not L.ceiling("c", {"a": {0: 0.60}, "b": {0: 0.71}}, {0: 0.72, 1: 0.72}, "n").met
+    assert L.ceiling_cells("c", {"x": ({"a": {0: 0.5}}, [])}, None, "n") is None
+    # below the ceiling by CEILING_HEADROOM: met whatever the effect
+    assert L.ceiling_cells("c", {"x": ({"a": {0: 0.60}, "b": {0: 0.70}}, [])}, {0: 0.80, 1: 0.80}, "n").met
+    a, b = {0: 0.71, 1: 0.72, 2: 0.71}, {0: 0.60, 1: 0.61, 2: 0.62}
+    resolved, unresolved = claims.Effect.paired("r", a, b), claims.Effect.paired("u", a, {0: 0.70, 1: 0.73, 2: 0.71})
+    assert resolved.judge() == claims.HOLDS and unresolved.judge() == claims.INCONCLUSIVE
+    top = {0: 0.72, 1: 0.72}
+    # at the ceiling: met only where every effect of the cell is decided (its interval excludes zero)
+    assert L.ceiling_cells("c", {"x": ({"a": a, "b": b}, [resolved])}, top, "n").met
+    p = L.ceiling_cells("c", {"x": ({"a": a, "b": b}, [resolved]), "y": ({"a": a}, [unresolved])}, top, "n")
+    assert not p.met and "x: 71.3%, at it, difference resolved" in p.measured and "y: 71.3%, at it, difference unresolved" in p.measured
+    assert not L.ceiling_cells("c", {"x": ({"a": a}, [])}, top, "n").met   # no effect measured: nothing resolved
+    assert not L.ceiling_cells("c", {"x": ({"a": a}, [None])}, top, "n").met
+    # a non-inferiority claim: decided against its margin
+    close = claims.Effect.paired("c", a, {0: 0.705, 1: 0.72, 2: 0.705})
+    assert not L.ceiling_cells("c", {"x": ({"a": a}, [close])}, top, "n").met
+    assert L.ceiling_cells("c", {"x": ({"a": a}, [close])}, top, "n", margin=0.02).met
     assert not L.synthesis_seeds(1).met and L.synthesis_seeds(3).met
+    assert doctest.testmod(L).failed == 0
 
 
 def test_evaluation_records_and_same_evaluation():
@@ -192,6 +208,15 @@ def _records(sre2l_acc=0.18, dc_gain=0.002, seeds=(0, 1, 2), ceiling=0.80):
             "loss_curves": pd.DataFrame(cur), "krr": pd.DataFrame(krr)}
 
 
+def _ladder_at(rec, acc):
+    """``rec`` with the ladder's arms E and F at ``acc`` on average, seed by seed off G's noise (G − F and G − E:
+    0, +0.8 and −0.8 points on seeds 0, 1, 2: a difference whose interval covers zero)."""
+    r = rec["results"]
+    ef = r["method"].isin([L.LADDER["E"], L.LADDER["F"]])
+    rec["results"] = r.assign(acc=r["acc"].where(~ef, acc + r["seed"].map({0: 0.0, 1: -0.004, 2: 0.004})))
+    return rec
+
+
 def _by_location(rows):
     """Rows by location; ReLA Table 5's rows (one per baseline) as ``Table 5 <baseline>``."""
     return {f"{r.location} {r.claim.split()[2]}" if r.location == "Table 5" else r.location: r for r in rows}
@@ -216,9 +241,12 @@ def test_tables_claims_follow_the_run():
     rows = _by_location(L.tables_claims(_records(sre2l_acc=0.75, dc_gain=0.05)))
     assert rows["Table 1; abstract"].tested == "yes" and rows["Table 1; abstract"].verdict == claims.FAILS
     assert rows["DC results (ipc 10)"].tested == "yes" and rows["DC results (ipc 10)"].verdict == claims.HOLDS
-    # the ladder at its ceiling: not tested, whatever the effect
+    # the ladder at its ceiling (0.70; G 0.71): its differences (G 5 points above F and 3 above E on every seed)
+    # are resolved there, so it is tested; differences of zero at the ceiling are not
     t3 = _by_location(L.tables_claims(_records(ceiling=0.70)))["Table 3"]
-    assert t3.verdict == claims.NOT_TESTED and "ceiling" in t3.condition
+    assert t3.verdict == claims.HOLDS and "difference resolved" in t3.preconditions, t3.condition
+    t3 = _by_location(L.tables_claims(_ladder_at(_records(ceiling=0.70), 0.71)))["Table 3"]
+    assert t3.verdict == claims.NOT_TESTED and "difference unresolved" in t3.condition
     # two seeds: nothing is tested
     two = L.tables_claims(_records(seeds=(0, 1)))
     assert all(r.verdict == claims.NOT_TESTED for r in two)
@@ -273,7 +301,7 @@ def test_rela_table5_has_one_row_per_baseline_under_one_evaluation():
     ev = rec["evaluation"]
     rec["evaluation"] = ev.assign(augmentation=ev["augmentation"].where(ev["method"] != L.RELA, "steps 75"))
     rded = next(r for r in L.tables_claims(rec) if r.claim == "ReLA beats RDED at equal ipc")
-    assert rded.verdict == claims.NOT_TESTED and "one evaluation: UNMET" in rded.preconditions
+    assert rded.verdict == claims.NOT_TESTED and "one evaluation (convnet, with its ceiling): UNMET" in rded.preconditions
 
 
 def _with_gvbsm(acc, iterations=4000):
@@ -319,15 +347,38 @@ def _with_inversion_ceiling(acc, cfg="teacher", seeds=(0, 1, 2)):
 
 
 def test_the_ladder_uses_the_ceiling_of_its_own_schedule():
-    # dd_coresets' ceiling (0.80) leaves room; dd_inversion's own (0.70, the ladder's schedule) does not: not tested
-    t3 = _by_location(L.tables_claims(_with_inversion_ceiling(0.70)))["Table 3"]
-    assert t3.verdict == claims.NOT_TESTED and "ceiling" in t3.condition
+    # dd_coresets' ceiling (0.80) leaves room; dd_inversion's own (0.70, the ladder's schedule) does not, and
+    # there the ladder's differences of zero are unresolved: not tested
+    rec = _ladder_at(_with_inversion_ceiling(0.70), 0.71)
+    t3 = _by_location(L.tables_claims(rec))["Table 3"]
+    assert t3.verdict == claims.NOT_TESTED and "ceiling 70.0%" in t3.condition
+    rec = _ladder_at(_with_inversion_ceiling(0.80), 0.71)
+    assert _by_location(L.tables_claims(rec))["Table 3"].verdict == claims.INCONCLUSIVE   # room, no difference
     assert _by_location(L.tables_claims(_with_inversion_ceiling(0.80)))["Table 3"].verdict == claims.HOLDS
     # a ceiling evaluated otherwise than the ladder: not tested
     t3 = _by_location(L.tables_claims(_with_inversion_ceiling(0.80, cfg="other")))["Table 3"]
     assert t3.verdict == claims.NOT_TESTED and "with its ceiling" in t3.condition
     # the other rows keep dd_coresets' ceiling (no "several rows per seed")
     assert _by_location(L.tables_claims(_with_inversion_ceiling(0.70)))["DC results (ipc 10)"].verdict == claims.NOT_TESTED
+
+
+def test_rela_table5_judges_a_cell_at_the_ceiling_only_where_its_difference_is_resolved():
+    # ReLA (0.62) at dd_inversion's own ceiling (0.63, the baselines' stage; dd_coresets' 0.80 is not used),
+    # RDED (0.60) 2 points below it on every seed: resolved there, so the row is judged
+    rec = _with_inversion_ceiling(0.63)
+    rded = _by_location(L.tables_claims(rec))["Table 5 RDED"]
+    assert rded.tested == "yes" and rded.verdict == claims.HOLDS, rded.condition
+    assert "clear of the convnet student's ceiling: met (ceiling 63.0%; ipc 1: 62.0%, at it, difference resolved" in rded.preconditions
+    assert "one evaluation (convnet, with its ceiling): met" in rded.preconditions
+    # RDED level with ReLA, seed by seed off its noise: a difference whose interval covers zero at the ceiling
+    r = rec["results"]
+    at = r["method"] == "rded"
+    rec["results"] = r.assign(acc=r["acc"].where(~at, 0.62 + r["seed"].map({0: 0.0, 1: -0.004, 2: 0.004})))
+    rded = _by_location(L.tables_claims(rec))["Table 5 RDED"]
+    assert rded.verdict == claims.NOT_TESTED and "difference unresolved" in rded.condition
+    # the same arms with room below the ceiling: judged (inconclusive)
+    rec["results"] = rec["results"].assign(acc=lambda d: d["acc"].where(d["method"] != L.CEILING, 0.80))
+    assert _by_location(L.tables_claims(rec))["Table 5 RDED"].verdict == claims.INCONCLUSIVE
 
 
 # --------------------------------------------------------------------------- dd_dc_arch's rows

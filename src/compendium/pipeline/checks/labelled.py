@@ -24,7 +24,7 @@ reached its regime. Each check below computes that from the run's own records (t
 Further preconditions: the compared arms share one evaluation (:func:`same_evaluation`, from the
 settings :func:`evaluation_table` records), and, where the arms sit near the student's own ceiling (the
 same student trained on the real pool with the same schedule, :func:`ceiling_set`), at least
-``CEILING_HEADROOM`` below it (:func:`ceiling`).
+``CEILING_HEADROOM`` below it or, at it, a difference that its interval resolves (:func:`ceiling_cells`).
 
 Thresholds: a set "moved measurably" when its RMS change from its initial images is at least one 8-bit
 grey level (``MOVED_GREY_LEVELS``: below it the stored image is the same picture); it "beats" a reference
@@ -321,19 +321,43 @@ def merge(name: str, pres: Iterable[Precondition]) -> Precondition:
                         unmet[0].needs if unmet else "")
 
 
-def ceiling(name: str, arms: Mapping[str, Mapping], ceiling_acc: Mapping | None, needs: str) -> Precondition | None:
-    """The best compared arm at least ``CEILING_HEADROOM`` below the student's ceiling (seed means); None
-    when the ceiling was not measured."""
+def ceiling_cells(name: str, cells: Mapping[str, tuple[Mapping[str, Mapping], Iterable[Effect | None]]],
+                  ceiling_acc: Mapping | None, needs: str, margin: float = 0.0) -> Precondition | None:
+    """Cell by cell, the comparison is not masked by the student's ceiling: each cell's best arm at least
+    ``CEILING_HEADROOM`` below the ceiling (seed means), or, at the ceiling, every effect of the cell decided
+    (:meth:`Effect.judge` with ``margin`` gives holds or fails, i.e. its 95% interval excludes ``−margin``).
+
+    A ceiling compresses the arms' accuracies together: it can hide a difference, not create one. A cell at
+    the ceiling whose interval still excludes zero answers the comparison; one whose interval covers zero
+    cannot tell "no difference" from "no room", so it leaves the row untested. ``cells``: ``{label: (arms,
+    effects)}`` with ``arms`` ``{name: {seed: acc}}``. None when the ceiling was not measured.
+
+    >>> from compendium.pipeline.claims import Effect
+    >>> e = Effect.paired("ipc 10", {0: .79, 1: .80, 2: .79}, {0: .74, 1: .75, 2: .74})   # +5 points, resolved
+    >>> ceiling_cells("c", {"ipc 10": ({"a": {0: .79}}, [e])}, {0: .79}, "n").met
+    True
+    """
     if not ceiling_acc:
         return None
-    best = max(_mean(a) for a in arms.values())
-    return claims.below_ceiling(name, best, _mean(ceiling_acc), CEILING_HEADROOM, needs)
+    top = _mean(ceiling_acc)
+    parts, ok = [], True
+    for label, (arms, effects) in cells.items():
+        best = max(_mean(a) for a in arms.values())
+        if top - best >= CEILING_HEADROOM:
+            parts.append(f"{label}: {best:.1%}, below")
+            continue
+        effects = list(effects)
+        decided = bool(effects) and all(e is not None and e.judge(margin) != claims.INCONCLUSIVE for e in effects)
+        ok &= decided
+        parts.append(f"{label}: {best:.1%}, at it, " + ("difference resolved" if decided else "difference unresolved"))
+    return Precondition(name, ok, f"ceiling {top:.1%}; " + "; ".join(parts),
+                        f"{needs}, or a difference that its interval resolves at the ceiling")
 
 
 def ceiling_text(pre: Precondition | None) -> str:
     """The sentence of ``ours`` on the student's ceiling."""
     return (" The student's own ceiling (the same student on the real pool) is not measured." if pre is None
-            else f" Best compared arm vs the student's own ceiling (the same student on the real pool): "
+            else f" The student's own ceiling (the same student on the real pool) against the best compared arm: "
                  f"{pre.measured}.")
 
 
@@ -439,9 +463,10 @@ def tables_claims(rec: Mapping) -> list[Claim]:
     def ckey(st, lab, stage):
         return {**K(CEILING, 0, st, lab), "stage": stage}
 
-    def ceil(st, lab, arms, what, stage="dd_coresets"):
+    def ceil(st, lab, cells, what, stage="dd_coresets"):
+        """:func:`ceiling_cells` of ``{label: (arms, effects)}`` against the ceiling ``stage`` measured."""
         acc = per_seed(res, method=CEILING, ipc=0, student=st, labels=lab, stage=stage)
-        return ceiling(f"{what} below the {st} student's ceiling", arms, acc or None, CEILING_NEEDS)
+        return ceiling_cells(f"{what} clear of the {st} student's ceiling", cells, acc or None, CEILING_NEEDS)
 
     def ev(arms, name="one evaluation"):
         return same_evaluation(name, evals, arms, EVAL_NEEDS)
@@ -465,9 +490,11 @@ def tables_claims(rec: Mapping) -> list[Claim]:
     # DWA Table 3: G (directed) against F (random) and E (no adjustment), on every student
     li = max((int(i) for i in inv.loc[inv["method"] == LADDER["F"], "ipc"]), default=ipcs[-1])
     lad = [s for s in students if A(LADDER["F"], li, s)]
-    eff = [_eff(f"{st} G − {x}", A(LADDER["G"], li, st), A(LADDER[x], li, st)) for st in lad for x in "FE"]
+    eff_of = {st: [_eff(f"{st} G − {x}", A(LADDER["G"], li, st), A(LADDER[x], li, st)) for x in "FE"] for st in lad}
+    eff = [e for es in eff_of.values() for e in es]
     lcs = {st: cstage(st, "teacher", "dd_inversion") for st in lad}  # the ceiling under the ladder's own schedule
-    cps = [ceil(st, "teacher", {x: A(LADDER[x], li, st) for x in "EFG"}, f"the ladder (ipc {li})", lcs[st]) for st in lad]
+    cps = [ceil(st, "teacher", {f"ipc {li}": ({x: A(LADDER[x], li, st) for x in "EFG"}, eff_of[st])},
+                f"the ladder (ipc {li})", lcs[st]) for st in lad]
     pre = [dwa(st, [li]) for st in lad] + [p for p in cps if p is not None]
     pre += [ev({**{x: K(LADDER[x], li, st) for x in "EFG"}, "ceiling": ckey(st, "teacher", lcs[st])},
                f"one evaluation ({st}, with its ceiling)") for st in lad]
@@ -498,12 +525,15 @@ def tables_claims(rec: Mapping) -> list[Claim]:
                 "; ".join(f"{st} ipc {i}: ReLA {_pc(A(RELA, i, st))}" for st in rst for i in ipcs) + f"; {b} not run.",
                 paper))
             continue
-        eff = [_eff(f"{st} ipc {i}", A(RELA, i, st), A(m, i, st)) for st in rst for i in ipcs]
-        cps = [ceil(st, "teacher", {f"{a} {i}": A(a, i, st) for a in (RELA, m) for i in ipcs}, f"ReLA and {b}")
-               for st in rst]
+        eff_of = {(st, i): _eff(f"{st} ipc {i}", A(RELA, i, st), A(m, i, st)) for st in rst for i in ipcs}
+        eff = list(eff_of.values())
+        tcs = {st: cstage(st, "teacher", "dd_inversion") for st in rst}  # the baselines' stage, where it measured one
+        cps = [ceil(st, "teacher", {f"ipc {i}": ({a: A(a, i, st) for a in (RELA, m)}, [eff_of[st, i]]) for i in ipcs},
+                    f"ReLA and {b}", tcs[st]) for st in rst]
         pre = ([sre2l(st, m=m, name=b) for st in rst] if m in ("sre2l", "gvbsm") else [])
         pre += [p for p in cps if p is not None]
-        pre.append(ev({"ReLA": K(RELA, ipcs[0]), b: K(m, ipcs[0])}))
+        pre += [ev({"ReLA": K(RELA, i, st), b: K(m, i, st), "ceiling": ckey(st, "teacher", tcs[st])},
+                   f"one evaluation ({st}, with its ceiling)") for st in rst for i in ipcs[:1]]
         rows.append(_row(
             "ReLA", "camera-ready", "Table 5", claim, check, _decide(eff, pre),
             "; ".join(f"{st} ipc {i}: ReLA {_pc(A(RELA, i, st))}, {b} {_pc(A(m, i, st))}" for st in rst for i in ipcs)
@@ -513,8 +543,10 @@ def tables_claims(rec: Mapping) -> list[Claim]:
     mip = sorted({int(i) for i in res.loc[res["stage"] == "dd_matching", "ipc"]})
     dci = [i for i in mip if i > DC_ARCH_IPC] or mip
     cs = [c for c in CORESETS if H(c, mip[0])]
-    eff = [_eff(f"ipc {i} vs {c}", H("DC", i), H(c, i)) for i in dci for c in cs]
-    cp = ceil("convnet", "hard", {f"{m} {i}": H(m, i) for m in ["DC"] + cs for i in dci}, "DC and the coresets")
+    eff_of = {i: [_eff(f"ipc {i} vs {c}", H("DC", i), H(c, i)) for c in cs] for i in dci}
+    eff = [e for es in eff_of.values() for e in es]
+    cp = ceil("convnet", "hard", {f"ipc {i}": ({m: H(m, i) for m in ["DC"] + cs}, eff_of[i]) for i in dci},
+              "DC and the coresets")
     pre = [mreg("DC", dci), ev({m: K(m, dci[0], lab="hard") for m in ["DC"] + cs})] + ([cp] if cp else [])
     rows.append(_row(
         "DC", "ICLR 2021 (reading notes)", f"DC results (ipc {', '.join(map(str, dci))})",
@@ -687,8 +719,10 @@ def dwa_claims(res, evals, sets: Mapping, sets50: Mapping, images_u8: torch.Tens
     name = {k: f"{k[1]} / {k[2]}" for k in cells + [("grid", 0, 0.0)]}
     none = acc("grid", "0 / 0.0")
     eff = [_eff(f"K {k[1]}, ρ {k[2]:g}", acc("grid", name[k]), none) for k in cells]
-    cp = ceiling("the grid below the student's ceiling", {n: acc("grid", n) for n in name.values()},
-                 acc("ceiling", CEILING), CEILING_NEEDS)
+    cp = ceiling_cells("the grid clear of the student's ceiling",
+                       {e_k: ({name[k]: acc("grid", name[k]), "0 / 0.0": none}, [e]) for k, e_k, e in
+                        ((k, f"K {k[1]}, ρ {k[2]:g}", e) for k, e in zip(cells, eff))},
+                       acc("ceiling", CEILING), CEILING_NEEDS)
     pre = [merge("DWA in its regime (the grid)",
                  [dwa_regime(f"{grid_ipc}, K {k[1]}, ρ {k[2]:g}", displacement(sets[k], images_u8), acc("grid", name[k]),
                              real(grid_ipc), its(sets[k])) for k in cells]),
