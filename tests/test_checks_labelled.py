@@ -275,8 +275,8 @@ def test_arms_of_different_datasets_are_not_compared(tmp_path):
 
 
 def test_dwa_table1_is_judged_at_the_papers_ipcs():
-    # SRe2L below one real image per class at ipc 1 only: DWA Table 1 (ipcs 10 and 50) is tested at ipc 10,
-    # ReLA Table 5 (ipcs 1, 10, 50) is not
+    # SRe2L below one real image per class at ipc 1 only: DWA Table 1 (ipcs 10 and 50) is tested at ipc 10;
+    # ReLA Table 5 (ipcs 1, 10, 50) is judged where SRe2L is in its regime (ipc 10), its ipc-1 cells shown
     rec = _records()
     r = rec["results"]
     at10 = (r["method"] == "sre2l") & (r["ipc"] == 10)
@@ -284,8 +284,30 @@ def test_dwa_table1_is_judged_at_the_papers_ipcs():
     rows = _by_location(L.tables_claims(rec))
     t1 = rows["Table 1; abstract"]
     assert t1.tested == "yes" and t1.verdict == claims.HOLDS and "(10;" in t1.check, (t1.condition, t1.check)
-    assert rows["Table 5 SRe2L"].verdict == claims.NOT_TESTED and "ipc 1" in rows["Table 5 SRe2L"].condition
+    t5 = rows["Table 5 SRe2L"]
+    assert t5.tested == "yes" and t5.verdict == claims.HOLDS, t5.condition   # ReLA 0.62 against SRe2L 0.60
+    assert "ipc 1:" not in t5.effect and "convnet ipc 10" in t5.effect and "resnet18 ipc 10" in t5.effect
+    assert "convnet ipc 1 shown, not judged (SRe2L not in its regime: 30 of 1,000 recovery iterations" in t5.ours
+    assert "SRe2L in its regime (convnet, ipc 10): met" in t5.preconditions and "shown, not judged" in t5.check
     assert L.DWA_TABLE1_IPCS == (10, 50)
+
+
+def test_rela_table5_judges_a_recovery_from_noise_cell_by_cell():
+    # SRe2L out of its regime at every cell: not tested, the merged regimes name every ipc
+    t5 = _by_location(L.tables_claims(_records()))["Table 5 SRe2L"]
+    assert t5.verdict == claims.NOT_TESTED and "ipc 1: " in t5.condition and "ipc 10: " in t5.condition
+    assert "shown, not judged" not in t5.ours
+    # in its regime at ipc 10 on the ConvNet only: the ResNet-18 student drops out, the ConvNet is judged at ipc 10
+    rec = _records()
+    r = rec["results"]
+    at = (r["method"] == "sre2l") & (r["ipc"] == 10) & (r["student"] == "convnet")
+    rec["results"] = r.assign(acc=r["acc"].where(~at, 0.70 + (r["acc"] - 0.18)))
+    t5 = _by_location(L.tables_claims(rec))["Table 5 SRe2L"]
+    assert t5.tested == "yes" and t5.verdict == claims.FAILS and t5.effect == "convnet ipc 10: -8.0", t5.effect
+    assert "resnet18 ipc 1 shown, not judged" in t5.ours and "resnet18 ipc 10 shown, not judged" in t5.ours
+    # RDED (no recovery from noise) is judged on every cell as before
+    rded = _by_location(L.tables_claims(rec))["Table 5 RDED"]
+    assert "resnet18 ipc 1" in rded.effect and "shown, not judged" not in rded.ours
 
 
 def test_rela_table5_has_one_row_per_baseline_under_one_evaluation():
