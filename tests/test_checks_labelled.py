@@ -3,6 +3,7 @@ from synthetic records, met and unmet, and the rows they give."""
 import doctest
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -11,7 +12,8 @@ from compendium.core.probe import to_float
 from compendium.distill import evaluate as E
 from compendium.distill import runner
 from compendium.distill.sets import DistilledSet
-from compendium.pipeline import claims
+from compendium.pipeline import claims, stagedeps
+from compendium.distill import records as R
 from compendium.pipeline.checks import labelled as L
 
 MEAN, STD = (0.5,), (0.25,)
@@ -35,28 +37,28 @@ def _set(images, labels, idx, shift_grey=0.0, **params):
 def test_displacement_is_the_rms_change_in_grey_levels():
     images, labels = _real()
     idx = [0, 1, 2, 3, 4, 5]
-    assert L.displacement(_set(images, labels, idx, 3.0), images) == pytest.approx(3.0, rel=1e-4)
-    assert L.displacement(_set(images, labels, idx, 0.0), images) == pytest.approx(0.0, abs=1e-4)
+    assert R.displacement(_set(images, labels, idx, 3.0), images) == pytest.approx(3.0, rel=1e-4)
+    assert R.displacement(_set(images, labels, idx, 0.0), images) == pytest.approx(0.0, abs=1e-4)
     noise = DistilledSet(torch.zeros(3, 1, 4, 4), torch.arange(3), 3, MEAN, STD, "sre2l", params={"init_index": None})
-    assert math.isnan(L.displacement(noise, images))
+    assert math.isnan(R.displacement(noise, images))
     bad = _set(images, labels, idx)
     bad.params["init_index"] = [0, 1, 2]
     with pytest.raises(ValueError, match="init_index"):
-        L.displacement(bad, images)
+        R.displacement(bad, images)
 
 
 def test_init_set_gives_the_starting_images_and_their_prefix():
     images, labels = _real()
     d = _set(images, labels, [0, 1, 2, 3, 4, 5], 10.0)  # i-major: images 0-2 are index 0 of classes 0-2
-    init = L.init_set(d, images, labels)
+    init = R.init_set(d, images, labels)
     assert torch.allclose(init.images, to_float(images[:6], MEAN, STD)) and init.method == "m init (real)"
-    one = L.init_set(d, images, labels, ipc=1, method=L.REAL_INIT)
-    assert one.source_index.tolist() == [0, 1, 2] and one.method == L.REAL_INIT
+    one = R.init_set(d, images, labels, ipc=1, method=R.REAL_INIT)
+    assert one.source_index.tolist() == [0, 1, 2] and one.method == R.REAL_INIT
     wrong = _set(images, labels, [0, 1, 2])
     wrong.labels = torch.tensor([1, 1, 2])
     with pytest.raises(ValueError, match="labels"):
-        L.init_set(wrong, images, labels)
-    assert len(L.ceiling_set(images, labels, 5, MEAN, STD)) == 5 and len(L.ceiling_set(images, labels, 99, MEAN, STD)) == 18
+        R.init_set(wrong, images, labels)
+    assert len(R.ceiling_set(images, labels, 5, MEAN, STD)) == 5 and len(R.ceiling_set(images, labels, 99, MEAN, STD)) == 18
 
 
 def test_loss_curves_of_every_family():
@@ -64,11 +66,34 @@ def test_loss_curves_of_every_family():
     inv = _set(images, labels, [0, 1, 2], loss_curve=[3.0, 2.0, 1.5])
     dc = _set(images, labels, [0, 1, 2], loss_trace=[0.9, 0.8])
     kip = _set(images, labels, [0, 1, 2], loss_trace=[[0, 0.5], [10, 0.25]])
-    assert L.loss_curve(inv) == [3.0, 2.0, 1.5] and L.loss_curve(dc) == [0.9, 0.8] and L.loss_curve(kip) == [0.5, 0.25]
-    t = L.curves_table({("a", 1): inv, ("b", 1): kip})
-    assert len(t) == 5 and list(t.columns) == ["method", "ipc", "point", "loss"]
-    r = L.regime_table({("a", 1): _set(images, labels, [0, 1, 2], 2.0, iterations=7, init="real")}, images)
+    assert R.loss_curve(inv) == [3.0, 2.0, 1.5] and R.loss_curve(dc) == [0.9, 0.8] and R.loss_curve(kip) == [0.5, 0.25]
+    t = R.curves_table({("a", 1): inv, ("b", 1): kip})
+    assert len(t) == 5 and list(t.columns) == ["method", "ipc", "key", "point", "loss"]
+    r = R.regime_table({("a", 1): _set(images, labels, [0, 1, 2], 2.0, iterations=7, init="real")}, images)
     assert r.loc[0, "iterations"] == 7 and r.loc[0, "displacement"] == pytest.approx(2.0, rel=1e-4)
+
+
+def test_set_facts_read_back_from_the_tables_are_the_sets_own(tmp_path):
+    """A judge stage reads what a set stage recorded: keys of any shape (strings, ints, floats) and the facts
+    round-trip through the CSV files exactly."""
+    images, labels = _real()
+    sets = {("sweep", "dwa", "decoupled", 0.11): _set(images, labels, [0, 1, 2], 2.5, iterations=30, loss_curve=[3.0, 2.0]),
+            ("grid", 0, 0.0): _set(images, labels, [3, 4, 5], 0.0, iterations=1000, loss_trace=[0.9, 0.8, 0.7]),
+            ("inv", "sre2l"): _set(images, labels, [0, 1, 2], loss_curve=[1.0 / 3.0])}
+    sets[("inv", "sre2l")].params["init_index"] = None   # from noise: no displacement
+    want = R.set_facts(sets, images)
+    assert want[("sweep", "dwa", "decoupled", 0.11)].iterations == 30 and want[("grid", 0, 0.0)].curve == (0.9, 0.8, 0.7)
+    for name, df in (("regime", R.regime_table(sets, images, ["part"])), ("loss_curves", R.curves_table(sets, ["part"]))):
+        df.to_csv(tmp_path / f"{name}.csv", index=False)
+    got = R.facts_from_tables(pd.read_csv(tmp_path / "regime.csv"), pd.read_csv(tmp_path / "loss_curves.csv"))
+    assert list(got) == list(want)
+    for k in want:
+        assert got[k].iterations == want[k].iterations and got[k].curve == want[k].curve
+        assert got[k].displacement == want[k].displacement or (math.isnan(got[k].displacement) and math.isnan(want[k].displacement))
+    st = R.settings_table(ipc=10, lambdas=[0.01, 0.11], cells=[("convnet", "mlp", 10)], spread={"dwa": np.float64(0.25)}, pool=None)
+    st.to_csv(tmp_path / "settings.csv", index=False)
+    back = R.read_settings(pd.read_csv(tmp_path / "settings.csv", dtype=str, keep_default_na=False))
+    assert back == {"ipc": 10, "lambdas": [0.01, 0.11], "cells": [["convnet", "mlp", 10]], "spread": {"dwa": 0.25}, "pool": None}
 
 
 def test_matching_regime_needs_the_iterations_or_a_moved_set_above_its_init():
@@ -142,7 +167,7 @@ def test_evaluation_records_and_same_evaluation():
     dsa = base.replace(augmentation="dsa", dsa=runner.dsa_eval_augment)
     jobs = [runner.Job({"method": m, "ipc": 1}, d, cfg, s) for m, cfg in (("DC", base), ("DSA", dsa), ("random", base))
             for s in (0, 1)]
-    ev = L.evaluation_table(jobs, 100)
+    ev = R.evaluation_table(jobs, 100)
     assert len(ev) == 3 and "temperature" not in ev.columns and set(ev["test_n"]) == {"100"}
     assert L.same_evaluation("e", ev, {"DC": {"method": "DC", "ipc": 1}, "random": {"method": "random", "ipc": 1}}, "n").met
     p = L.same_evaluation("e", ev, {"DC": {"method": "DC", "ipc": 1}, "DSA": {"method": "DSA", "ipc": 1}}, "n")
@@ -175,24 +200,24 @@ def _records(sre2l_acc=0.18, dc_gain=0.002, seeds=(0, 1, 2), ceiling=0.80):
         ev.append({"method": m, "ipc": str(i), "student": st, "labels": lab, "augmentation": cfg, "stage": stage})
 
     for st in ("convnet", "resnet18"):
-        add("dd_coresets", L.CEILING, 0, st, "teacher", ceiling)
+        add("dd_coresets", R.CEILING, 0, st, "teacher", ceiling)
         for i in (1, 10):
             add("dd_inversion", "sre2l", i, st, "teacher", sre2l_acc)
             add("dd_inversion", "dwa", i, st, "teacher", 0.65 + 0.01 * i / 10 + 0.05)
             add("dd_inversion", "rded", i, st, "teacher", 0.60)
-            add("dd_inversion", L.REAL_INIT, i, st, "teacher", 0.50 if i == 1 else 0.65)
-            add("dd_coresets", L.RELA, i, st, "teacher", 0.62)
+            add("dd_inversion", R.REAL_INIT, i, st, "teacher", 0.50 if i == 1 else 0.65)
+            add("dd_coresets", R.RELA, i, st, "teacher", 0.62)
         add("dd_inversion", L.LADDER["E"], 10, st, "teacher", 0.68)
         add("dd_inversion", L.LADDER["F"], 10, st, "teacher", 0.66)
-    add("dd_coresets", L.CEILING, 0, "convnet", "hard", ceiling)
+    add("dd_coresets", R.CEILING, 0, "convnet", "hard", ceiling)
     for i in (1, 10):
         for c in L.CORESETS:
             add("dd_coresets", c, i, "convnet", "hard", 0.60, "crop_flip")
         for m in ("DC", "DSA"):
             add("dd_matching", m, i, "convnet", "hard", 0.62 + dc_gain, "dsa" if m == "DSA" else "crop_flip")
-            add("dd_matching", L.init_name(m), i, "convnet", "hard", 0.62, "dsa" if m == "DSA" else "crop_flip")
+            add("dd_matching", R.init_name(m), i, "convnet", "hard", 0.62, "dsa" if m == "DSA" else "crop_flip")
             reg.append({"method": m, "ipc": i, "iterations": 10, "init": "real", "displacement": 4.0})
-        add("dd_matching", L.DC_DSA_EVAL, i, "convnet", "hard", 0.62 + dc_gain, "dsa")
+        add("dd_matching", R.DC_DSA_EVAL, i, "convnet", "hard", 0.62 + dc_gain, "dsa")
         reg += [{"method": "sre2l", "ipc": i, "iterations": 30, "init": "noise", "displacement": float("nan")},
                 {"method": "dwa", "ipc": i, "iterations": 30, "init": "real", "displacement": 20.0}]
         cur += [{"method": "sre2l", "ipc": i, "point": p, "loss": max(3.0 - p, 0.5)} for p in range(30)]
@@ -321,7 +346,7 @@ def test_rela_table5_has_one_row_per_baseline_under_one_evaluation():
     assert sre2l.verdict == claims.NOT_TESTED and "SRe2L in its regime" in sre2l.condition
     rec = _records()
     ev = rec["evaluation"]
-    rec["evaluation"] = ev.assign(augmentation=ev["augmentation"].where(ev["method"] != L.RELA, "steps 75"))
+    rec["evaluation"] = ev.assign(augmentation=ev["augmentation"].where(ev["method"] != R.RELA, "steps 75"))
     rded = next(r for r in L.tables_claims(rec) if r.claim == "ReLA beats RDED at equal ipc")
     assert rded.verdict == claims.NOT_TESTED and "one evaluation (convnet, with its ceiling): UNMET" in rded.preconditions
 
@@ -359,9 +384,9 @@ def test_rela_against_gvbsm_needs_gvbsm_in_its_regime():
 def _with_inversion_ceiling(acc, cfg="teacher", seeds=(0, 1, 2)):
     """:func:`_records` plus dd_inversion's own ceiling (the ladder's schedule) at ``acc``, evaluated with ``cfg``."""
     rec = _records()
-    rows = [{"method": L.CEILING, "ipc": 0, "student": st, "labels": "teacher", "seed": s, "acc": acc, "stage": "dd_inversion"}
+    rows = [{"method": R.CEILING, "ipc": 0, "student": st, "labels": "teacher", "seed": s, "acc": acc, "stage": "dd_inversion"}
             for st in ("convnet", "resnet18") for s in seeds]
-    ev = [{"method": L.CEILING, "ipc": "0", "student": st, "labels": "teacher", "augmentation": cfg, "stage": "dd_inversion"}
+    ev = [{"method": R.CEILING, "ipc": "0", "student": st, "labels": "teacher", "augmentation": cfg, "stage": "dd_inversion"}
           for st in ("convnet", "resnet18")]
     rec["results"] = pd.concat([rec["results"], pd.DataFrame(rows)], ignore_index=True)
     rec["evaluation"] = pd.concat([rec["evaluation"], pd.DataFrame(ev)], ignore_index=True)
@@ -399,7 +424,7 @@ def test_rela_table5_judges_a_cell_at_the_ceiling_only_where_its_difference_is_r
     rded = _by_location(L.tables_claims(rec))["Table 5 RDED"]
     assert rded.verdict == claims.NOT_TESTED and "difference unresolved" in rded.condition
     # the same arms with room below the ceiling: judged (inconclusive)
-    rec["results"] = rec["results"].assign(acc=lambda d: d["acc"].where(d["method"] != L.CEILING, 0.80))
+    rec["results"] = rec["results"].assign(acc=lambda d: d["acc"].where(d["method"] != R.CEILING, 0.80))
     assert _by_location(L.tables_claims(rec))["Table 5 RDED"].verdict == claims.INCONCLUSIVE
 
 
@@ -413,12 +438,12 @@ def test_dc_arch_claims_need_dc_in_its_regime():
 
     def res(gain):
         return pd.DataFrame([{"variant": v, "set": name, "seed": s, "acc": a + (gain if name == "DC" else 0) + 0.001 * s}
-                             for v, a in acc.items() for name in ("DC", L.init_name("DC")) for s in (0, 1, 2)])
+                             for v, a in acc.items() for name in ("DC", R.init_name("DC")) for s in (0, 1, 2)])
 
-    rows = L.dc_arch_claims(res(0.002), sets, images, ipc=2)[:3]  # the fourth: DC's Table 1 cell, no coresets given
+    rows = L.dc_arch_claims(res(0.002), R.set_facts(sets, images), ipc=2)[:3]  # the fourth: DC's Table 1 cell, no coresets given
     assert len(rows) == 3 and all(r.verdict == claims.NOT_TESTED for r in rows)
     assert all("DC: 1,000 outer iterations" in r.condition for r in rows)
-    rows = L.dc_arch_claims(res(0.05), sets, images, ipc=2)   # moved and 5 points above its real images
+    rows = L.dc_arch_claims(res(0.05), R.set_facts(sets, images), ipc=2)   # moved and 5 points above its real images
     assert [r.verdict for r in rows] == [claims.HOLDS] * 3 + [claims.NOT_TESTED]
 
 
@@ -428,12 +453,12 @@ def test_dc_arch_judges_dcs_table1_cell_against_the_coresets():
     cs = ["random", "herding (teacher)"]
 
     def res(dc, herding, seeds=(0, 1, 2)):
-        accs = {"DC": dc, L.init_name("DC"): 0.55, "random": 0.50, "herding (teacher)": herding}
+        accs = {"DC": dc, R.init_name("DC"): 0.55, "random": 0.50, "herding (teacher)": herding}
         return pd.DataFrame([{"variant": "default", "set": n, "seed": s, "acc": a + 0.002 * s * (n == "DC")}
                              for n, a in accs.items() for s in seeds])
 
     def row(*a, **kw):
-        out = L.dc_arch_claims(res(*a, **kw), sets, images, ipc=1, coresets=cs, pool_n=20000)
+        out = L.dc_arch_claims(res(*a, **kw), R.set_facts(sets, images), ipc=1, coresets=cs, pool_n=20000)
         return next(r for r in out if r.location == "DC results (ipc 1)")
 
     r = row(0.70, 0.60)
@@ -443,7 +468,7 @@ def test_dc_arch_judges_dcs_table1_cell_against_the_coresets():
     assert row(0.70, 0.60, seeds=(0, 1)).verdict == claims.NOT_TESTED
     sets["default"].params["iterations"] = 10   # 10 of 1,000 iterations, under 1 point above its real images: not in regime
     assert row(0.555, 0.50).verdict == claims.NOT_TESTED
-    (r,) = [r for r in L.dc_arch_claims(res(0.7, 0.6), sets, images, ipc=1) if r.location.startswith("DC results")]
+    (r,) = [r for r in L.dc_arch_claims(res(0.7, 0.6), R.set_facts(sets, images), ipc=1) if r.location.startswith("DC results")]
     assert r.verdict == claims.NOT_TESTED and "`coresets` is empty" in r.preconditions   # no coresets: said, not dropped
 
 
@@ -462,10 +487,10 @@ def test_dc_arch_judges_dsa_at_one_ipc_as_comparable_or_worse():
 
     def row(dsa_acc, dsa_iterations=1000, seeds=(0, 1, 2)):
         dsa.params["iterations"] = dsa_iterations
-        accs = {"DC": 0.68, L.init_name("DC"): 0.55, "DSA": dsa_acc, L.init_name("DSA"): 0.56, L.DC_DSA_EVAL: 0.69}
+        accs = {"DC": 0.68, R.init_name("DC"): 0.55, "DSA": dsa_acc, R.init_name("DSA"): 0.56, R.DC_DSA_EVAL: 0.69}
         res = pd.DataFrame([{"variant": "default", "set": n, "seed": s, "acc": a + 0.001 * s * (n == "DSA")}
                             for n, a in accs.items() for s in seeds])
-        out = L.dc_arch_claims(res, sets, images, ipc=1, dsa_set=dsa)
+        out = L.dc_arch_claims(res, R.set_facts(sets, images), ipc=1, dsa=R.set_facts({0: dsa}, images)[0])
         return next(r for r in out if r.location == "DSA results (ipc 1)")
 
     r = row(0.69)   # DSA = DC under DSA's augmentation: comparable
@@ -475,7 +500,7 @@ def test_dc_arch_judges_dsa_at_one_ipc_as_comparable_or_worse():
     assert row(0.69, seeds=(0, 1)).verdict == claims.NOT_TESTED
     assert row(0.565, dsa_iterations=10).verdict == claims.NOT_TESTED   # 10 iterations, under a point above its real images
     assert not any(r.paper == "DSA" for r in L.dc_arch_claims(pd.DataFrame(
-        [{"variant": "default", "set": "DC", "seed": s, "acc": 0.6} for s in (0, 1, 2)]), sets, images, ipc=1))
+        [{"variant": "default", "set": "DC", "seed": s, "acc": 0.6} for s in (0, 1, 2)]), R.set_facts(sets, images), ipc=1))
 
 
 def test_table4_has_one_row_per_distilling_model():
@@ -491,13 +516,13 @@ def test_table4_has_one_row_per_distilling_model():
                          {"method": "sre2l", "distilled by": b, "student": a, "ipc": 2, "seed": s,
                           "acc": (0.7 if b == "convnet" else 0.3) + 0.001 * s}]
         for s in (0, 1, 2):
-            rows += [{"method": L.REAL_INIT, "distilled by": b, "student": "convnet", "ipc": i, "seed": s,
+            rows += [{"method": R.REAL_INIT, "distilled by": b, "student": "convnet", "ipc": i, "seed": s,
                       "acc": 0.5 if i == 1 else 0.75} for i in (1, 2)]
     cells = [(b, a, 2) for b in ("convnet", "resnet18") for a in ("convnet", "resnet18")]
     sets = {(m, b, 2): (sre2l if m == "sre2l" else d) for m in ("sre2l", "dwa") for b in ("convnet", "resnet18")}
     evals = pd.DataFrame([{"method": m, "distilled by": b, "student": a, "ipc": "2", "augmentation": "crop_flip"}
                           for m in ("sre2l", "dwa") for b, a, _ in cells])
-    out = {r.location: r for r in L.crossarch_claims(pd.DataFrame(rows), evals, sets, images, ipc=2,
+    out = {r.location: r for r in L.crossarch_claims(pd.DataFrame(rows), evals, R.set_facts(sets, images), ipc=2,
                                                      matrix_methods=[], matrix_archs=["mlp", "convnet"],
                                                      table4=cells, table9=[])}
     by_conv, by_r18 = out["Table 4 (distilled by ConvNet)"], out["Table 4 (distilled by ResNet-18)"]
@@ -507,7 +532,7 @@ def test_table4_has_one_row_per_distilling_model():
     assert "by convnet" not in by_r18.preconditions and "ConvNet-128-distilled" in by_conv.paper_numbers
     # the run leaves out the ResNet-18 and ViT-BN teachers (cross_teachers: []): their rows name the setting
     conv_only = [c for c in cells if c[0] == "convnet"]
-    out = {r.location: r for r in L.crossarch_claims(pd.DataFrame(rows), evals, sets, images, ipc=2,
+    out = {r.location: r for r in L.crossarch_claims(pd.DataFrame(rows), evals, R.set_facts(sets, images), ipc=2,
                                                      matrix_methods=[], matrix_archs=["mlp", "convnet"],
                                                      table4=conv_only, table9=conv_only)}
     assert out["Table 4 (distilled by ConvNet)"].verdict == claims.HOLDS
@@ -524,12 +549,12 @@ def _crossarch(t2_iterations, conv_gain, seeds=(0, 1, 2), init_acc=0.6):
     images, labels = _real()
     t2 = _set(images, labels, [0, 1, 2], 4.0, iterations=t2_iterations)
     archs = ["mlp", "lenet", "convnet", "resnet18"]
-    rows = [{"method": L.DC_TABLE2, "distilled by": "convnet", "student": a, "ipc": 1, "seed": s,
+    rows = [{"method": R.DC_TABLE2, "distilled by": "convnet", "student": a, "ipc": 1, "seed": s,
              "acc": 0.6 + (0 if a == "mlp" else conv_gain) + 0.002 * s} for a in archs for s in seeds]
-    rows += [{"method": L.init_name(L.DC_TABLE2), "distilled by": "convnet", "student": "convnet", "ipc": 1, "seed": s,
+    rows += [{"method": R.init_name(R.DC_TABLE2), "distilled by": "convnet", "student": "convnet", "ipc": 1, "seed": s,
               "acc": init_acc + 0.001 * s} for s in seeds]
     res = pd.DataFrame(rows)
-    out = L.crossarch_claims(res, pd.DataFrame(), {(L.DC_TABLE2, "convnet", 1): t2}, images, ipc=10, matrix_methods=["dc"],
+    out = L.crossarch_claims(res, pd.DataFrame(), R.set_facts({(R.DC_TABLE2, "convnet", 1): t2}, images), ipc=10, matrix_methods=["dc"],
                              matrix_archs=archs, table4=[], table9=[], table2_archs=archs, table2_ipc=1)
     return next(r for r in out if r.location == "cross-architecture")
 
@@ -543,3 +568,48 @@ def test_dc_cross_architecture_row_reads_dc_table2_at_its_regime():
     assert row.verdict == claims.NOT_TESTED and "DC: 1,000 outer iterations" in row.condition
     # two evaluation seeds give no interval
     assert _crossarch(1000, 0.05, seeds=(0, 1)).verdict == claims.NOT_TESTED
+
+
+# --------------------------------------------------------------------------- the judge reads the set stages' tables
+
+
+def test_dd_tables_judges_a_set_stage_from_its_tables_as_from_memory(tmp_path):
+    """dd_dc_arch records its results, its sets' facts and its settings; the rows set_stage_claims reads back
+    from those files are the rows judged from the objects in memory."""
+    images, labels = _real()
+    sets = {v: _set(images, labels, [0, 1, 2, 3, 4, 5], g, iterations=1000) for v, g in (("default", 4.0), ("max_pool", 3.0))}
+    dsa = _set(images, labels, [0, 1, 2, 3, 4, 5], 5.0, iterations=1000)
+    accs = {("default", "DC"): 0.70, ("default", R.init_name("DC")): 0.55, ("max_pool", "DC"): 0.66,
+            ("max_pool", R.init_name("DC")): 0.54, ("default", "random"): 0.5, ("default", "DSA"): 0.69,
+            ("default", R.init_name("DSA")): 0.56, ("default", R.DC_DSA_EVAL): 0.70}
+    res = pd.DataFrame([{"variant": v, "set": n, "seed": s, "acc": a + 0.001 * s * (n == "DC") + 1 / 600}
+                        for (v, n), a in accs.items() for s in (0, 1, 2)])
+    folder = tmp_path / "dd_dc_arch"
+    folder.mkdir()
+
+    class Rep:   # writes as compendium.pipeline.report.Reporter.table does
+        def table(self, df, name, float_format="%.4g"):
+            df.to_csv(folder / f"{name}.csv", index=False, float_format=float_format)
+
+    rep = Rep()
+    rep.table(res, "results", float_format=R.EXACT)   # as the stage writes what its judge reads
+    pd.testing.assert_frame_equal(pd.read_csv(folder / "results.csv"), res)   # exactly: 457/600 is no 4-digit number
+    R.record_sets(rep, {**{("DC", v): d for v, d in sets.items()}, ("DSA", "default"): dsa}, images, ["method", "variant"])
+    rep.table(R.settings_table(ipc=1, coresets=["random"], pool_n=20000), "settings")
+    want = L.dc_arch_claims(res, R.set_facts(sets, images), ipc=1, coresets=["random"], pool_n=20000,
+                            dsa=R.set_facts({0: dsa}, images)[0])
+    got = L.set_stage_claims(tmp_path, ["dd_dc_arch"])
+    assert [claims.to_frame([r]).to_dict("records") for r in got] == [claims.to_frame([r]).to_dict("records") for r in want]
+    assert {r.verdict for r in got} >= {claims.HOLDS} and any(r.paper == "DSA" for r in got)
+    (folder / "settings.csv").unlink()
+    with pytest.raises(FileNotFoundError, match="dvc repro -s dd_dc_arch"):
+        L.set_stage_claims(tmp_path, ["dd_dc_arch"])
+
+
+def test_the_set_stages_judge_nothing():
+    """The labelled stages that make and evaluate sets import no check module: only dd_tables (light) judges, so a
+    change to a check reruns it, not the syntheses."""
+    for stage in ("dd_coresets", "dd_inversion", "dd_matching", "dd_kip", "dd_dwa", "dd_dc_arch", "dd_crossarch"):
+        sources = {str(p) for p in stagedeps.stage_sources(stage)}
+        assert not any("pipeline/checks" in s for s in sources), stage
+    assert any("pipeline/checks/labelled.py" in str(p) for p in stagedeps.stage_sources("dd_tables"))

@@ -13,7 +13,7 @@ from compendium.distill import coresets
 from compendium.distill import evaluate as E
 from compendium.distill import ranking
 from compendium.pipeline import ranking as pr
-from compendium.pipeline.checks import labelled as L
+from compendium.distill import records as R
 from compendium.pipeline.claims import Effect
 
 E1 = math.exp(-1.0)
@@ -198,7 +198,7 @@ def test_jobs_add_hard_random_and_real_pool_arms_on_the_same_seeds():
     assert set(rnd["mode"]) == {"teacher"} and rnd["teacher"].all() and set(rnd["labels"]) == {"teacher"}
     assert sorted(zip(rnd["ipc"], rnd["n"])) == [(1, 10), (1, 10), (2, 20), (2, 20)]
     full = kinds[kinds["set"] == "full"]
-    assert set(full["n"]) == {40} and set(full["method"]) == {L.CEILING} and set(full["mode"]) == {"hard"}
+    assert set(full["n"]) == {40} and set(full["method"]) == {R.CEILING} and set(full["mode"]) == {"hard"}
     # everything but the label mode is the stage's config; a fresh random subset per seed
     assert all(j.cfg.replace(label_mode="teacher") == cfg for j in jobs)
     r0, r1 = [j.dset for j in jobs if j.key["set"] == "random" and j.key["ipc"] == 2]
@@ -208,13 +208,13 @@ def test_jobs_add_hard_random_and_real_pool_arms_on_the_same_seeds():
 
 def test_long_frame_keeps_the_methods_own_rows_as_distilled():
     own = [{"method": "dwa", "ipc": 1, "student": "convnet", "labels": "teacher", "seed": 0, "acc": .6},
-           {"method": L.REAL_INIT, "ipc": 1, "student": "convnet", "labels": "teacher", "seed": 0, "acc": .5}]
+           {"method": R.REAL_INIT, "ipc": 1, "student": "convnet", "labels": "teacher", "seed": 0, "acc": .5}]
     extra = [{"method": "dwa", "ipc": 1, "student": "convnet", "labels": "hard", "set": "distilled", "seed": 0, "acc": .4},
              {"method": pr.RANDOM_REAL, "ipc": 1, "student": "convnet", "labels": "teacher", "set": "random", "seed": 0,
               "acc": .5},
-             {"method": L.CEILING, "ipc": 0, "student": "convnet", "labels": "hard", "set": "full", "seed": 0, "acc": .8}]
+             {"method": R.CEILING, "ipc": 0, "student": "convnet", "labels": "hard", "set": "full", "seed": 0, "acc": .8}]
     df = pr.long_frame(own, extra, ["dwa"])
     assert list(df.columns) == ["method", "ipc", "student", "evaluation", "set", "seed", "acc"]
-    assert L.REAL_INIT not in set(df["method"])
+    assert R.REAL_INIT not in set(df["method"])
     t = pr.ior_hlr_table(df, by=["student"])
     assert t.loc[0, "IOR"] == pytest.approx(0.1) and t.loc[0, "HLR"] == pytest.approx(0.4)

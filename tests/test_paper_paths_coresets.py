@@ -52,6 +52,6 @@ def test_every_method_selects_from_a_tiny_cifar100(fake_cifar100, tmp_path):
 
 
 def test_dc_arch_without_coresets_reports_the_coreset_row_as_not_tested():
-    rows = L.dc_arch_claims(None, {}, torch.zeros(10, 1, 28, 28, dtype=torch.uint8), ipc=1, coresets=[])
+    rows = L.dc_arch_claims(None, {}, ipc=1, coresets=[])
     (row,) = [r for r in rows if "coreset baselines" in r.claim]
     assert row.verdict == claims.NOT_TESTED and "`coresets` is empty" in row.preconditions

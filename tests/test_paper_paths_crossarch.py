@@ -11,6 +11,7 @@ from compendium.core import data, models
 from compendium.distill import evaluate as E, runner, teachers, zoo
 from compendium.distill.sets import from_real
 from compendium.pipeline import paper_hparams
+from compendium.distill import records as R
 from compendium.pipeline.checks import labelled as L
 from compendium.pipeline.schemas import dd_crossarch
 from conftest import params_at, params_file, read_unverified, write_fake_cifar10, write_fake_cifar100, write_fake_mnist
@@ -81,11 +82,11 @@ def test_the_regimes_read_each_sets_own_real_images(three_datasets):
     _, ds = three_datasets
     dc, t2 = _set(ds, "cifar10", "DC"), _set(ds, "mnist", "DC")
     images = {n: tr.images for n, (tr, *_) in ds.items()}
-    assert L.displacement(dc, images["cifar10"]) == pytest.approx(0.0, abs=1e-3)   # a set of its own real images
+    assert R.displacement(dc, images["cifar10"]) == pytest.approx(0.0, abs=1e-3)   # a set of its own real images
     res = pd.DataFrame([{"method": m, "distilled by": "convnet", "student": a, "ipc": 1, "seed": s, "acc": 0.1}
-                        for m in ("dc", L.DC_TABLE2, L.init_name(L.DC_TABLE2)) for a in ("mlp", "convnet")
+                        for m in ("dc", R.DC_TABLE2, R.init_name(R.DC_TABLE2)) for a in ("mlp", "convnet")
                         for s in (0, 1, 2)])
-    rows = L.crossarch_claims(res, pd.DataFrame(), {("dc", "convnet", 1): dc, (L.DC_TABLE2, "convnet", 1): t2}, images,
+    rows = L.crossarch_claims(res, pd.DataFrame(), R.set_facts({("dc", "convnet", 1): dc, (R.DC_TABLE2, "convnet", 1): t2}, images),
                               ipc=1, matrix_methods=["dc"], matrix_archs=["mlp", "convnet"], table4=[], table9=[],
                               table2_archs=["mlp", "convnet"], table2_ipc=1)
     assert [r.location for r in rows] == ["cross-architecture"] and "moved 0.0 grey levels" in rows[0].preconditions

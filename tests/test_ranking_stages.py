@@ -14,7 +14,7 @@ from compendium.distill import coresets, ranking, runner
 from compendium.distill import evaluate as E
 from compendium.distill.unrolled import dd, dd_experiment, text_experiment, textdd
 from compendium.pipeline import ranking as pr
-from compendium.pipeline.checks import labelled as L
+from compendium.distill import records as R
 from compendium.pipeline.claims import Effect
 
 COLS = ["method", "ipc", "student", "evaluation", "set", "seed", "acc"]
@@ -125,7 +125,7 @@ def test_arm_jobs_add_hard_random_and_pool_arms_from_the_own_jobs():
     seed0 = next(j.dset for j in extra if j.key["set"] == "random" and j.seed == 0)
     assert torch.equal(seed0.images, coresets.random_real(images, labels, 1, 10, MEAN, STD, seed=0).images)
     full = k[k["set"] == "full"]   # per student and seed, whichever teacher; steps x batch pool images
-    assert len(full) == 2 * 2 and set(full["n"]) == {40} and set(full["method"]) == {L.CEILING}
+    assert len(full) == 2 * 2 and set(full["n"]) == {40} and set(full["method"]) == {R.CEILING}
     assert set(full.columns[full.notna().all()]) >= {"student"} and full["by"].isna().all()
     assert all(j.cfg == CFGS[j.key["student"]].replace(label_mode="hard") for j in extra if j.key["set"] == "full")
 
@@ -221,7 +221,7 @@ def test_dwa_cell_keeps_the_sets_evaluated_on_enough_seeds():
     jobs = [runner.Job({"part": "sweep", "set": "dwa / decoupled / 0.11"}, d5, CFG, s) for s in (0, 1)]
     jobs += [runner.Job({"part": "real", "set": "1"}, d1, CFG, s) for s in (0, 1, 2)]
     jobs += [runner.Job({"part": "grid", "set": "1 / 0.005"}, d5, CFG, 0)]          # one seed: left out
-    jobs += [runner.Job({"part": "ceiling", "set": L.CEILING}, d5, CFG, s) for s in (0, 1)]
+    jobs += [runner.Job({"part": "ceiling", "set": R.CEILING}, d5, CFG, s) for s in (0, 1)]
     jobs += [runner.Job({"part": "continual", "set": "dwa", "task": 1, "classes": 2}, d1, CFG, s) for s in (0, 1)]
     cell = pr.dwa_cell(jobs)
     cells = [cell(j) for j in jobs]

@@ -278,10 +278,10 @@ def continual_table(res: pd.DataFrame, tasks) -> tuple[pd.DataFrame, pd.DataFram
     return cl, pd.DataFrame(rows)
 
 
-def metrics(sweep: pd.DataFrame, grid: pd.DataFrame, none_mu: float, cl: pd.DataFrame, spread: dict, rows, res) -> dict:
-    """The stage's metrics: the figures' means, Table 10, the spread, the claims and the evaluation time."""
+def metrics(sweep: pd.DataFrame, grid: pd.DataFrame, none_mu: float, cl: pd.DataFrame, spread: dict, res) -> dict:
+    """The stage's metrics: the figures' means, Table 10, the spread and the evaluation time (its claims are
+    judged by ``dd_tables``)."""
     return {"fig3": {f"{r['method']} {r['weights']} {r['lambda']:g}": r["mean"] for _, r in sweep.iterrows()},
             "fig5": {f"K{int(r.K)} rho{r.rho:g}": r["mean"] for _, r in grid.iterrows()}, "fig5_none": none_mu,
             "table10": {f"{r.set} task{int(r.task)}": r["mean"] for _, r in cl.iterrows()}, "fig1_spread": spread,
-            "claims": {r.location + " " + r.claim[:30]: {"verdict": r.verdict, "effect": r.effect} for r in rows},
             "eval_seconds_total": float(res["seconds"].sum())}

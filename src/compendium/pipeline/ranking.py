@@ -31,7 +31,7 @@ import torch
 from compendium.distill import coresets, runner
 from compendium.distill import evaluate as E
 from compendium.distill import ranking
-from compendium.pipeline.checks import labelled as L
+from compendium.distill import records
 from compendium.pipeline.ranking_table import NO_TEACHER, ONE_SEED, ior_hlr_table  # noqa: F401  (re-exported)
 
 RANDOM_REAL = "random real (same size)"   # the random arm's method name in the runs table
@@ -51,7 +51,7 @@ def ior_hlr_jobs(sets: Mapping, configs: Mapping[str, E.EvalConfig], seeds: Sequ
       evaluation run; :func:`compendium.distill.coresets.random_real`), evaluated with the config as is
       (IOR's rdm-any: the same label mode, teacher and temperature);
     * the same student on the real pool with hard labels (HLR's real-hard):
-      :func:`compendium.pipeline.checks.labelled.ceiling_set` of ``steps x batch`` images, each drawn at
+      :func:`compendium.distill.records.ceiling_set` of ``steps x batch`` images, each drawn at
       most once, as from the whole training set.
 
     Keys: method, ipc, student, labels (the label mode), set (``distilled`` / ``random`` / ``full``)."""
@@ -70,8 +70,8 @@ def ior_hlr_jobs(sets: Mapping, configs: Mapping[str, E.EvalConfig], seeds: Sequ
                 jobs.append(runner.Job({"method": RANDOM_REAL, "ipc": ipc, "student": st, "labels": cfg.label_mode,
                                         "set": ranking.RANDOM}, rnd, cfg, s,
                                        teacher if cfg.label_mode == "teacher" else None, cost=_cost(cfg)))
-        pool = L.ceiling_set(images_u8, labels, cfg.steps * cfg.batch_size, mean, std)
-        jobs += [runner.Job({"method": L.CEILING, "ipc": 0, "student": st, "labels": ranking.HARD, "set": ranking.FULL},
+        pool = records.ceiling_set(images_u8, labels, cfg.steps * cfg.batch_size, mean, std)
+        jobs += [runner.Job({"method": records.CEILING, "ipc": 0, "student": st, "labels": ranking.HARD, "set": ranking.FULL},
                             pool, hard, s, cost=_cost(cfg)) for s in seeds]
     return jobs
 
@@ -154,12 +154,12 @@ def arm_jobs(jobs: Sequence[runner.Job], cell: Cell, images_u8: torch.Tensor, la
       (:func:`compendium.distill.coresets.random_real`, one draw per ipc and seed, shared by the cells), under
       the own jobs' config and teacher (one per such cell, else an error); ``SELF`` / ``NONE``: no job;
     * full-hard: per value of the cell's ``full_by`` columns and seed, the same student on the real pool with
-      hard labels (:func:`compendium.pipeline.checks.labelled.ceiling_set` of ``steps x batch`` images, each
+      hard labels (:func:`compendium.distill.records.ceiling_set` of ``steps x batch`` images, each
       drawn at most once), the own jobs' config with hard labels (one per such value, else an error).
 
     Random and pool images are normalised as the own job's set. Keys: the cell's columns, ``labels`` (the
     label mode) and ``set`` (``distilled`` / ``random`` / ``full``); the random arm's method is
-    :data:`RANDOM_REAL`, the full arm's :data:`~compendium.pipeline.checks.labelled.CEILING` at ipc 0."""
+    :data:`RANDOM_REAL`, the full arm's :data:`~compendium.distill.records.CEILING` at ipc 0."""
     if random not in (DRAW, SELF, NONE):
         raise ValueError(f"random must be one of {(DRAW, SELF, NONE)}, got {random!r}")
     C = int(labels.max()) + 1
@@ -197,8 +197,8 @@ def arm_jobs(jobs: Sequence[runner.Job], cell: Cell, images_u8: torch.Tensor, la
             raise ValueError(f"{dict(f)}: the real-pool arm needs a config with fixed steps (its size is steps x batch)")
         k = (cfg.steps * cfg.batch_size, mean, std)
         if k not in pools:
-            pools[k] = L.ceiling_set(images_u8, labels, k[0], mean, std)
-        out += [runner.Job({"method": L.CEILING, "ipc": 0, **dict(f), "labels": ranking.HARD, "set": ranking.FULL},
+            pools[k] = records.ceiling_set(images_u8, labels, k[0], mean, std)
+        out += [runner.Job({"method": records.CEILING, "ipc": 0, **dict(f), "labels": ranking.HARD, "set": ranking.FULL},
                            pools[k], cfg, s, cost=cost) for s in sorted(seeds)]
     return out
 
@@ -312,8 +312,8 @@ def label_distillation(rows, sets: Mapping[tuple, object], cfg: E.EvalConfig, se
     df = pd.DataFrame(rows)
     df = df[(df["student"] == student) & (df["optimizer"] == optimizer) & (df["mult"] == mult) & df["seed"].isin(seeds)]
     ref = sets[("within", LD_TRUE)]
-    pool = L.ceiling_set(images_u8, labels, cfg.steps * cfg.batch_size, ref.mean, ref.std)
-    jobs = [runner.Job({"method": L.CEILING, "ipc": 0, "labels": ranking.HARD, "set": ranking.FULL}, pool,
+    pool = records.ceiling_set(images_u8, labels, cfg.steps * cfg.batch_size, ref.mean, ref.std)
+    jobs = [runner.Job({"method": records.CEILING, "ipc": 0, "labels": ranking.HARD, "set": ranking.FULL}, pool,
                        _hard(cfg), s, cost=cfg.steps) for s in seeds]
     runs = runner.evaluate_many(jobs, test_images, test_labels, workers=workers)
 
@@ -331,7 +331,7 @@ def label_distillation(rows, sets: Mapping[tuple, object], cfg: E.EvalConfig, se
         if (cell["ipc"], base) not in randoms:   # one random arm per (ipc, base), shared by the variants
             randoms.add((cell["ipc"], base))
             out += arm("within", LD_TRUE, **{**cell, "method": RANDOM_REAL}, evaluation="soft", set=ranking.RANDOM)
-    out += [{"method": L.CEILING, "ipc": 0, "base": np.nan, "evaluation": ranking.HARD, "set": ranking.FULL,
+    out += [{"method": records.CEILING, "ipc": 0, "base": np.nan, "evaluation": ranking.HARD, "set": ranking.FULL,
              "seed": r["seed"], "acc": r["acc"]} for r in runs]
     table = ior_hlr_table(pd.DataFrame(out), by=["base"], full_by=[], note=LD_NOTE)
     return table, pd.DataFrame(runs)

@@ -1,9 +1,15 @@
-"""Labelled dataset distillation: when a run tests a paper's comparison, and the ledger rows of the stages
-``dd_tables``, ``dd_dwa``, ``dd_crossarch`` and ``dd_dc_arch``.
+"""Labelled dataset distillation: when a run tests a paper's comparison, and the ledger rows that ``dd_tables``
+judges for the whole family (its own tables, and the experiments of ``dd_dwa``, ``dd_crossarch`` and
+``dd_dc_arch``, :func:`set_stage_claims`).
+
+The stages that make and evaluate sets judge nothing: they record what a verdict needs
+(:mod:`compendium.distill.records`: per-seed results, evaluation settings, each set's iterations, displacement
+and loss curve, and their settings), and the light ``dd_tables`` stage reads those tables back and judges. A
+change to a check here reruns that stage alone, not the syntheses.
 
 A comparison of distillation methods tests the papers' claim only where every optimised method in it
 reached its regime. Each check below computes that from the run's own records (the distilled sets'
-``params``, the stages' per-seed results, their evaluation settings) and returns a
+facts, the stages' per-seed results, their evaluation settings) and returns a
 :class:`compendium.pipeline.claims.Precondition`:
 
 * **DC, DSA, DM** (:func:`matching_regime`): the paper's iteration count (DC, Zhao, Mopuri & Bilen, ICLR
@@ -22,8 +28,8 @@ reached its regime. Each check below computes that from the run's own records (t
   images it started from. KIP's claims compare it with those images, so beating them is the claim itself.
 
 Further preconditions: the compared arms share one evaluation (:func:`same_evaluation`, from the
-settings :func:`evaluation_table` records), and, where the arms sit near the student's own ceiling (the
-same student trained on the real pool with the same schedule, :func:`ceiling_set`), at least
+settings :func:`compendium.distill.records.evaluation_table` records), and, where the arms sit near the student's own ceiling (the
+same student trained on the real pool with the same schedule, :func:`compendium.distill.records.ceiling_set`), at least
 ``CEILING_HEADROOM`` below it or, at it, a difference that its interval resolves (:func:`ceiling_cells`).
 
 Thresholds: a set "moved measurably" when its RMS change from its initial images is at least one 8-bit
@@ -35,18 +41,17 @@ standard deviation of one cell at cpu scale). Accuracies are fractions; effects 
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
 
-from compendium.core.probe import to_float
-from compendium.distill.sets import from_real
+from compendium.distill.records import (CEILING, DC_DSA_EVAL, DC_TABLE2, REAL_INIT, RELA, SetFacts,
+                                        facts_from_tables, init_name, read_settings)
 from compendium.pipeline import claims
+from compendium.pipeline.paper_tables_labelled import DWA_TABLE4, DWA_TABLE4_DISTILLERS, DWA_TABLE9
 from compendium.pipeline.claims import Claim, Effect, Precondition
 
 # ------------------------------------------------------------------------------------------------ constants
@@ -65,117 +70,8 @@ DWA_TABLE1_IPCS = (10, 50)
 #: is judged there, on the set condensed for the paper's 1,000 outer iterations; ``dd_tables`` judges the others.
 DC_ARCH_IPC = 1
 
-#: Reference arms the stages evaluate beside the methods (never rows of the method tables).
-REAL_INIT = "B: real images (DWA's init)"   # arm B of the Table 3 ladder: the real images DWA starts from
-CEILING = "whole pool (student ceiling)"    # the student on the real pool, the same schedule
-DC_DSA_EVAL = "DC (DSA eval)"               # DC's sets under DSA's evaluation augmentation
 CORESETS = ("random", "herding (teacher)", "k_center (teacher)", "forgetting")  # DC's coreset baselines
-RELA = "ReLA (random + teacher)"
 LADDER = {"E": "E: + decoupled var", "F": "F: + random adjust", "G": "dwa"}      # DWA Table 3
-
-
-def init_name(method: str) -> str:
-    """The arm of the real images a method's set started from (``"DC"`` -> ``"DC init (real)"``)."""
-    return f"{method} init (real)"
-
-
-def is_reference(method: str) -> bool:
-    """A reference arm (initialisation, ceiling, another evaluation), not a distillation method."""
-    return method in (REAL_INIT, CEILING, DC_DSA_EVAL) or method.endswith(" init (real)")
-
-
-# ------------------------------------------------------------------------------- records of the set stages
-
-
-def displacement(dset, images_u8: torch.Tensor) -> float:
-    """RMS change of a set's images from the real images it started from (``params['init_index']``, in the
-    set's order), in 8-bit grey levels; NaN for a set without a real initialisation."""
-    idx = dset.params.get("init_index")
-    if idx is None:
-        return float("nan")
-    x0 = to_float(images_u8[torch.as_tensor(idx, dtype=torch.int64)], dset.mean, dset.std)
-    if x0.shape != dset.images.shape:
-        raise ValueError(f"{dset.method}: init_index gives {tuple(x0.shape)}, the set is {tuple(dset.images.shape)}")
-    s = torch.as_tensor(dset.std, dtype=torch.float32).view(1, -1, 1, 1)
-    return float(((dset.images.float() - x0) * s).pow(2).mean().sqrt() * 255.0)
-
-
-def init_set(dset, images_u8: torch.Tensor, labels: torch.Tensor, ipc: int | None = None, method: str | None = None):
-    """The real images a set started from (its first ``ipc`` per class when given), as a set of their own:
-    the "same images" reference of :func:`matching_regime` and :func:`dwa_regime`."""
-    idx = torch.as_tensor(dset.params["init_index"], dtype=torch.int64)
-    if not torch.equal(labels[idx], dset.labels):
-        raise ValueError(f"{dset.method}: init_index does not follow the set's labels")
-    if ipc is not None:
-        keep = torch.cat([torch.nonzero(dset.labels == c).flatten()[:ipc] for c in range(dset.num_classes)])
-        idx = idx[keep.sort().values]
-    return from_real(images_u8, labels, idx, dset.num_classes, dset.mean, dset.std, method or init_name(dset.method))
-
-
-def ceiling_set(images_u8: torch.Tensor, labels: torch.Tensor, n: int, mean, std, seed: int = 0):
-    """The student's ceiling set: a seeded class-mixed draw of ``min(n, N)`` real images. With ``n`` = steps x
-    batch of the student's schedule every image is drawn at most once, as from the whole pool."""
-    idx = torch.randperm(len(labels), generator=torch.Generator().manual_seed(seed))[:min(int(n), len(labels))]
-    return from_real(images_u8, labels, idx.sort().values, int(labels.max()) + 1, mean, std, CEILING)
-
-
-def loss_curve(dset) -> list[float]:
-    """A set's synthesis loss per logged point: ``loss_curve`` (SRe2L / DWA), ``loss_trace`` (DC / DSA / DM
-    window means, KIP ``[step, loss]`` pairs)."""
-    p = dset.params
-    if p.get("loss_curve") is not None:
-        return [float(v) for v in p["loss_curve"]]
-    return [float(t[1]) if isinstance(t, (list, tuple)) else float(t) for t in p.get("loss_trace") or []]
-
-
-def regime_table(sets: Mapping[tuple, object], images_u8: torch.Tensor, names: Iterable[str] = ("method", "ipc")):
-    """Per set: the iterations it ran, its initialisation and its displacement from it (grey levels), the
-    logged loss points and the last one."""
-    rows = []
-    for key, d in sets.items():
-        c = loss_curve(d)
-        rows.append({**dict(zip(names, key)), "iterations": d.params.get("iterations", 0), "init": d.params.get("init"),
-                     "displacement": displacement(d, images_u8), "loss points": len(c),
-                     "final loss": c[-1] if c else float("nan")})
-    return pd.DataFrame(rows)
-
-
-def curves_table(sets: Mapping[tuple, object], names: Iterable[str] = ("method", "ipc")):
-    """The synthesis loss curves, one row per (set, logged point)."""
-    names = list(names)
-    return pd.DataFrame([{**dict(zip(names, key)), "point": i, "loss": v}
-                         for key, d in sets.items() for i, v in enumerate(loss_curve(d))],
-                        columns=names + ["point", "loss"])
-
-
-def record_sets(rep, sets: Mapping[tuple, object], images_u8: torch.Tensor, names: Iterable[str] = ("method", "ipc")):
-    """Write a stage's ``regime`` (:func:`regime_table`) and ``loss_curves`` (:func:`curves_table`) tables
-    with ``rep`` (a :class:`compendium.pipeline.report.Reporter`); returns the regime table."""
-    names = list(names)
-    reg = regime_table(sets, images_u8, names)
-    rep.table(reg, "regime")
-    rep.table(curves_table(sets, names), "loss_curves")
-    return reg
-
-
-_SKIP = ("device", "eval_every", "eval_every_steps", "eval_batch_size", "channels_last")
-
-
-def eval_settings(cfg, test_n: int) -> dict[str, str]:
-    """An evaluation config as strings (``EvalConfig.record`` less the settings that do not change what a
-    student learns; the teacher's temperature only where the labels are the teacher's)."""
-    rec = {k: v for k, v in cfg.record().items() if k not in _SKIP}
-    if rec["label_mode"] != "teacher":
-        for k in ("temperature", "t2_scale", "teacher_train_mode"):
-            rec.pop(k)
-    rec["test_n"] = test_n
-    return {k: json.dumps(v, sort_keys=True) if isinstance(v, (dict, list, tuple)) else str(v) for k, v in rec.items()}
-
-
-def evaluation_table(jobs, test_n: int):
-    """One row per evaluated arm (its key, without the seed) with its evaluation settings."""
-    rows = [{**{k: str(v) for k, v in j.key.items()}, **eval_settings(j.cfg, test_n)} for j in jobs]
-    return pd.DataFrame(rows).drop_duplicates(ignore_index=True)
 
 
 UPSTREAM = ("dd_coresets", "dd_inversion", "dd_matching", "dd_kip")
@@ -643,14 +539,15 @@ def feature_distance_per_seed(f4: pd.DataFrame) -> dict:
     return out
 
 
-def dwa_claims(res, evals, sets: Mapping, sets50: Mapping, images_u8: torch.Tensor, *, spread: Mapping, f4,
-               sweep_ipc: int, sweep_lambdas, grid_ipc: int, tsne_ipc: int, cl_ipc: int, lam4: float,
+def dwa_claims(res, evals, facts: Mapping[tuple, SetFacts], *, spread: Mapping, f4, sweep_ipc: int, sweep_lambdas,
+               grid_ipc: int, tsne_ipc: int, cl_ipc: int, lam4: float,
                spread_seeds: pd.DataFrame | None = None) -> list[Claim]:
     """The rows of ``dd_dwa`` (Figs. 1, 3, 4, 5 and Table 10). ``res`` holds the per-seed results keyed by
     ``part`` and ``set`` as the stage names them (``sweep``: "method / coupling / lambda", ``grid``: "K / rho"
     with "0 / 0.0" for no adjustment, ``real``: the ipc of the real-image arm, ``inv``: dd_inversion's
-    SRe2L / DWA sets, ``ceiling``, ``continual`` with a ``task``); ``sets`` the stage's sets by key,
-    ``sets50`` dd_inversion's ipc-``tsne_ipc`` SRe2L and DWA sets, ``spread`` their Fig. 1 statistic;
+    SRe2L / DWA sets, ``ceiling``, ``continual`` with a ``task``); ``facts`` the :class:`SetFacts` of the stage's
+    sets by key, and of dd_inversion's ipc-``tsne_ipc`` SRe2L and DWA sets under ``("inv", method)``; ``spread``
+    the Fig. 1 statistic of those two;
     ``spread_seeds`` the statistic per synthesis seed of the stage's ipc-``sweep_ipc`` SRe2L and DWA sets
     (columns ``method``, ``synthesis seed`` and the statistic last; None: Fig. 1 is not tested)."""
     def acc(part, name, **kw):
@@ -668,17 +565,13 @@ def dwa_claims(res, evals, sets: Mapping, sets50: Mapping, images_u8: torch.Tens
         return same_evaluation("one evaluation", evals, {a: {"part": p, "set": s} for a, (p, s) in arms.items()},
                                EVAL_NEEDS)
 
-    def its(d):
-        return int(d.params["iterations"])
-
     lam_d = 0.11 if 0.11 in sweep_lambdas else max(sweep_lambdas)  # DWA's own lambda_var (r_var 11)
-    s_sw, d_sw = sets[("sweep", "sre2l", "coupled", 0.01)], sets[("sweep", "dwa", "decoupled", lam_d)]
-    pre_sw = [sre2l_regime(sweep_ipc, its(s_sw), loss_curve(s_sw), sw("sre2l", "decoupled", 0.01), real(1)),
-              dwa_regime(sweep_ipc, displacement(d_sw, images_u8), sw("dwa", "decoupled", lam_d), real(sweep_ipc),
-                         its(d_sw))]
-    s50, d50 = sets50["sre2l"], sets50["dwa"]
-    pre_50 = [sre2l_regime(tsne_ipc, its(s50), loss_curve(s50), acc("inv", "sre2l"), real(1)),
-              dwa_regime(tsne_ipc, displacement(d50, images_u8), acc("inv", "dwa"), real(tsne_ipc), its(d50))]
+    s_sw, d_sw = facts[("sweep", "sre2l", "coupled", 0.01)], facts[("sweep", "dwa", "decoupled", lam_d)]
+    pre_sw = [sre2l_regime(sweep_ipc, s_sw.iterations, s_sw.curve, sw("sre2l", "decoupled", 0.01), real(1)),
+              dwa_regime(sweep_ipc, d_sw.displacement, sw("dwa", "decoupled", lam_d), real(sweep_ipc), d_sw.iterations)]
+    s50, d50 = facts[("inv", "sre2l")], facts[("inv", "dwa")]
+    pre_50 = [sre2l_regime(tsne_ipc, s50.iterations, s50.curve, acc("inv", "sre2l"), real(1)),
+              dwa_regime(tsne_ipc, d50.displacement, acc("inv", "dwa"), real(tsne_ipc), d50.iterations)]
     one = f"ipc {tsne_ipc} (the t-SNE's sets, one synthesis each): SRe2L {spread['sre2l']:.3f}, DWA {spread['dwa']:.3f}"
     check1 = ("within-class spread of the teacher's logits relative to the real data's (mean over classes), DWA − "
               "SRe2L paired over synthesis seeds, 95% interval > 0")
@@ -731,7 +624,7 @@ def dwa_claims(res, evals, sets: Mapping, sets50: Mapping, images_u8: torch.Tens
                                f"{np.mean(list(fd[(m, 'decoupled')].values())):.3f}" for m in ("sre2l", "dwa"))
                      + f" ({n4} synthesis seed{'s' if n4 > 1 else ''})"))
 
-    cells = [k for k in sets if k[0] == "grid" and k[1] != 0]
+    cells = [k for k in facts if k[0] == "grid" and k[1] != 0]
     name = {k: f"{k[1]} / {k[2]}" for k in cells + [("grid", 0, 0.0)]}
     none = acc("grid", "0 / 0.0")
     eff = [_eff(f"K {k[1]}, ρ {k[2]:g}", acc("grid", name[k]), none) for k in cells]
@@ -740,8 +633,8 @@ def dwa_claims(res, evals, sets: Mapping, sets50: Mapping, images_u8: torch.Tens
                         ((k, f"K {k[1]}, ρ {k[2]:g}", e) for k, e in zip(cells, eff))},
                        acc("ceiling", CEILING), CEILING_NEEDS)
     pre = [merge("DWA in its regime (the grid)",
-                 [dwa_regime(f"{grid_ipc}, K {k[1]}, ρ {k[2]:g}", displacement(sets[k], images_u8), acc("grid", name[k]),
-                             real(grid_ipc), its(sets[k])) for k in cells]),
+                 [dwa_regime(f"{grid_ipc}, K {k[1]}, ρ {k[2]:g}", facts[k].displacement, acc("grid", name[k]),
+                             real(grid_ipc), facts[k].iterations) for k in cells]),
            ev({n: ("grid", n) for n in name.values()})] + ([cp] if cp else [])
     rows.append(_row("DWA", "NeurIPS 2024", "Fig. 5", "The weight adjustment helps across the K × ρ grid",
                      f"paired (K, ρ) cell − ρ = 0 over matched evaluation seeds, 95% interval > 0 in every cell "
@@ -763,53 +656,32 @@ def dwa_claims(res, evals, sets: Mapping, sets50: Mapping, images_u8: torch.Tens
 # ------------------------------------------------------------------------------------ dd_crossarch's rows
 
 
-#: DWA Table 4 (CIFAR-100), the paper's numbers per (distilled by, method, ipc): MobileNetV2 / ShuffleNet /
-#: EfficientNet / VGG-16 / ResNet-50 / ConvNet-128 ("–": not reported).
-DWA_TABLE4 = {("resnet18", "sre2l", 10): "16.1 / 11.8 / 11.1 / 19.2 / 22.4 / 19.4", ("resnet18", "dwa", 10): "27.8 / 19.4 / 20.2 / 30.0 / 35.2 / 27.3",
-              ("convnet", "sre2l", 10): "28.7 / 25.3 / 18.0 / 21.5 / 41.8 / –", ("convnet", "dwa", 10): "37.3 / 25.3 / 24.5 / 29.6 / 47.1 / 47.6",
-              ("resnet18", "sre2l", 50): "43.2 / 27.5 / 24.9 / 40.4 / 52.8 / 19.4", ("resnet18", "dwa", 50): "53.6 / 41.7 / 40.7 / 51.6 / 60.6 / 37.0",
-              ("convnet", "sre2l", 50): "48.8 / 49.3 / 45.7 / 38.9 / 53.4 / –", ("convnet", "dwa", 50): "53.5 / 44.37 / 45.7 / 38.9 / 56.3 / 59.0"}
-DWA_TABLE4_DISTILLERS = {"convnet": "ConvNet-128", "resnet18": "ResNet-18"}   # the paper's names of its blocks
-#: DWA Table 9 (ImageNet-1K) per (distilled by, method): DeiT-Tiny / ResNet-18 / ResNet-50 / ResNet-101.
-DWA_TABLE9 = {("resnet18", "sre2l"): "15.41 / 46.80 / 55.60 / 60.81", ("resnet18", "dwa"): "22.72 / 55.20 / 62.30 / 63.3",
-              ("vit_bn", "sre2l"): "25.36 / 24.69 / 31.15 / 33.16", ("vit_bn", "dwa"): "37.0 / 32.64 / 40.77 / 43.15"}
 #: Our distilling models as the ledger's locations name them.
 DISTILLERS = {"convnet": "ConvNet", "resnet18": "ResNet-18", "vit_bn": "ViT-BN"}
 #: The distilling models of DWA Tables 4 (ResNet-18, beside the ConvNet) and 9 (both) other than the ConvNet.
 CROSS_TEACHERS = ("resnet18", "vit_bn")
 
-#: DC's Table 2 arm of dd_crossarch: the ipc-1 set of dd_dc_arch (DC's default ConvNet at the paper's 1,000
-#: outer iterations), evaluated on every student; its real initialisation is the regime's reference.
-DC_TABLE2 = "dc table2"
-
-
-def crossarch_claims(res, evals, sets: Mapping, images_u8: torch.Tensor | Mapping[str, torch.Tensor], *, ipc: int,
-                     matrix_methods, matrix_archs, table4: Iterable[tuple], table9: Iterable[tuple], table2_archs=(),
-                     table2_ipc: int = 1) -> list[Claim]:
-    """The rows of ``dd_crossarch``. ``images_u8``: the training images the sets were made from, or a mapping
-    dataset name -> them where the sets come from several datasets (each set's ``dataset``). ``res``: per-seed
-    results keyed by ``method``, ``distilled by``,
+def crossarch_claims(res, evals, facts: Mapping[tuple, SetFacts], *, ipc: int, matrix_methods, matrix_archs,
+                     table4: Iterable[tuple], table9: Iterable[tuple], table2_archs=(), table2_ipc: int = 1) -> list[Claim]:
+    """The rows of ``dd_crossarch``. ``res``: per-seed results keyed by ``method``, ``distilled by``,
     ``student``, ``ipc``, with the reference arms (``init_name(M)`` and ``REAL_INIT`` on the ConvNet
-    student); ``sets``: ``(method, distilled by, ipc)`` -> set; ``table4`` / ``table9``: the (distilled by,
-    student, ipc) cells of DWA Tables 4 and 9; ``table2_archs``: the students of DC's Table 2, on which the
-    :data:`DC_TABLE2` set (``sets[(DC_TABLE2, "convnet", table2_ipc)]``, with its ``init_name(DC_TABLE2)`` arm on
-    the ConvNet) was evaluated. DC's cross-architecture claim is judged on that set (DC Table 2 condenses 1
+    student); ``facts``: ``(method, distilled by, ipc)`` -> the set's :class:`SetFacts`; ``table4`` / ``table9``:
+    the (distilled by, student, ipc) cells of DWA Tables 4 and 9; ``table2_archs``: the students of DC's Table 2,
+    on which the :data:`DC_TABLE2` set (``facts[(DC_TABLE2, "convnet", table2_ipc)]``, with its
+    ``init_name(DC_TABLE2)`` arm on the ConvNet) was evaluated. DC's cross-architecture claim is judged on that set (DC Table 2 condenses 1
     image per class); without it, on the ``matrix_methods`` at ``ipc``."""
     def acc(m, b, a, i):
         return per_seed(res, method=m, **{"distilled by": b}, student=a, ipc=i)
 
-    def moved(d):   # from the real images of the set's own dataset
-        return displacement(d, images_u8[d.dataset] if isinstance(images_u8, Mapping) else images_u8)
-
     def reg(m, b, i):
-        d = sets[(m, b, i)]
-        its, on = int(d.params.get("iterations", 0)), acc(m, b, "convnet", i)
+        f = facts[(m, b, i)]
+        its, on = f.iterations, acc(m, b, "convnet", i)
         if m == "sre2l":
-            return sre2l_regime(f"{i}, by {b}", its, loss_curve(d), on, acc(REAL_INIT, b, "convnet", 1))
+            return sre2l_regime(f"{i}, by {b}", its, f.curve, on, acc(REAL_INIT, b, "convnet", 1))
         if m == "dwa":
-            return dwa_regime(f"{i}, by {b}", moved(d), on, acc(REAL_INIT, b, "convnet", i), its)
+            return dwa_regime(f"{i}, by {b}", f.displacement, on, acc(REAL_INIT, b, "convnet", i), its)
         M = m.upper()
-        return matching_regime(M, i, its, moved(d), on, acc(init_name(M), b, "convnet", i))
+        return matching_regime(M, i, its, f.displacement, on, acc(init_name(M), b, "convnet", i))
 
     if table2_archs:
         methods, archs, at = [DC_TABLE2], list(table2_archs), table2_ipc
@@ -820,8 +692,8 @@ def crossarch_claims(res, evals, sets: Mapping, images_u8: torch.Tensor | Mappin
         what = f"each of {methods} at ipc {at}"
     conv = [a for a in archs if a not in ("mlp", "vit_tiny")]
     eff = [_avg_effect(m, [(acc(m, "convnet", a, at), acc(m, "convnet", "mlp", at)) for a in conv]) for m in methods]
-    pre = [matching_regime("DC", at, int(sets[(m, "convnet", at)].params.get("iterations", 0)),
-                           moved(sets[(m, "convnet", at)]), acc(m, "convnet", "convnet", at),
+    pre = [matching_regime("DC", at, facts[(m, "convnet", at)].iterations,
+                           facts[(m, "convnet", at)].displacement, acc(m, "convnet", "convnet", at),
                            acc(init_name(m), "convnet", "convnet", at)) if m == DC_TABLE2 else reg(m, "convnet", at)
            for m in methods]
     rows = [_row("DC", "ICLR 2021 (reading notes)", "cross-architecture",
@@ -876,14 +748,14 @@ def crossarch_claims(res, evals, sets: Mapping, images_u8: torch.Tensor | Mappin
 # -------------------------------------------------------------------------------------- dd_dc_arch's rows
 
 
-def dc_arch_claims(res, sets: Mapping, images_u8: torch.Tensor, *, ipc: int, coresets: Iterable[str] = (),
-                   pool_n: int | None = None, dsa_set=None) -> list[Claim]:
+def dc_arch_claims(res, facts: Mapping[str, SetFacts], *, ipc: int, coresets: Iterable[str] = (),
+                   pool_n: int | None = None, dsa: SetFacts | None = None) -> list[Claim]:
     """The rows of ``dd_dc_arch``: one per finding of DC's ConvNet ablation, DC's Table 1 cell at ``ipc``
     (DC against ``coresets``, evaluated as DC's default set is: on the ConvNet it condensed with) and, with
-    ``dsa_set`` (DSA condensed with the default ConvNet), DSA's claim at that ipc (comparable to or worse than
+    ``dsa`` (the facts of DSA's set, condensed with the default ConvNet), DSA's claim at that ipc (comparable to or worse than
     DC, both under DSA's evaluation augmentation). ``res``: per-seed results keyed by ``variant`` and ``set``
     ("DC", ``init_name("DC")``, the real images that variant's DC started from, a coreset's name, "DSA",
-    ``init_name("DSA")`` or :data:`DC_DSA_EVAL` under variant "default"); ``sets``: variant -> DC set;
+    ``init_name("DSA")`` or :data:`DC_DSA_EVAL` under variant "default"); ``facts``: variant -> its DC set's :class:`SetFacts`;
     ``pool_n``: the real images the coresets were chosen from (None: the whole training set)."""
     init = init_name("DC")
 
@@ -891,11 +763,10 @@ def dc_arch_claims(res, sets: Mapping, images_u8: torch.Tensor, *, ipc: int, cor
         return per_seed(res, variant=v, set=s)
 
     def reg(v):
-        d = sets[v]
-        return matching_regime("DC", f"{ipc}, {v}", int(d.params["iterations"]), displacement(d, images_u8), D(v),
+        return matching_regime("DC", f"{ipc}, {v}", facts[v].iterations, facts[v].displacement, D(v),
                                D(v, init))
 
-    gains = ", ".join(f"{v} {_pts(_mean(D(v)) - _mean(D(v, init)))}" for v in sets)
+    gains = ", ".join(f"{v} {_pts(_mean(D(v)) - _mean(D(v, init)))}" for v in facts)
     tail = f". DC − its real images per variant: {gains}. The student's ceiling is not measured."
     rows = []
 
@@ -904,16 +775,16 @@ def dc_arch_claims(res, sets: Mapping, images_u8: torch.Tensor, *, ipc: int, cor
                          f"{check} over matched evaluation seeds, 95% interval > 0 (ipc {ipc})",
                          _decide(eff, [reg(v) for v in variants]), ours + tail))
 
-    if "leaky_relu" in sets:
+    if "leaky_relu" in facts:
         add("Leaky ReLU gives better condensed sets than ReLU", "paired DC accuracy with leaky ReLU − with ReLU",
             _eff("leaky ReLU − ReLU", D("leaky_relu"), D("default")), ["leaky_relu", "default"],
             f"leaky ReLU {_pc(D('leaky_relu'))}, ReLU {_pc(D('default'))}"
-            + (f", sigmoid {_pc(D('sigmoid'))}" if "sigmoid" in sets else ""))
-    if "max_pool" in sets:
+            + (f", sigmoid {_pc(D('sigmoid'))}" if "sigmoid" in facts else ""))
+    if "max_pool" in facts:
         add("Average pooling beats max pooling", "paired DC accuracy with average pooling − with max pooling",
             _eff("avg − max", D("default"), D("max_pool")), ["default", "max_pool"],
             f"avg {_pc(D('default'))}, max {_pc(D('max_pool'))}")
-    norms = [v for v in ("no_norm", "batch_norm", "layer_norm", "group_norm") if v in sets]
+    norms = [v for v in ("no_norm", "batch_norm", "layer_norm", "group_norm") if v in facts]
     if norms:
         add("Instance normalisation obtains the best accuracies",
             "paired DC accuracy with instance norm − each other normalisation",
@@ -929,7 +800,7 @@ def dc_arch_claims(res, sets: Mapping, images_u8: torch.Tensor, *, ipc: int, cor
                                              "dd_coresets run with this stage's `dataset` (its teacher trained on it "
                                              "by dd_teachers), and `coresets` listing its sets")]),
             "not evaluated: no coreset baselines", "FMNIST ConvNet ipc 1: DC 70.5"))
-    if cs and "default" in sets:
+    if cs and "default" in facts:
         pool = f"{pool_n:,} real images" if pool_n else "the whole training set"
         rows.append(_row(
             "DC", "ICLR 2021 (reading notes)", f"DC results (ipc {ipc})",
@@ -941,9 +812,9 @@ def dc_arch_claims(res, sets: Mapping, images_u8: torch.Tensor, *, ipc: int, cor
             + f". The coresets are chosen from {pool} (dd_coresets), DC condenses from the whole training set. "
               "The student's ceiling is not measured.",
             "FMNIST ConvNet ipc 1: DC 70.5"))
-    if dsa_set is not None and D("default", "DSA"):
-        dsa_reg = matching_regime("DSA", f"{ipc}, default", int(dsa_set.params["iterations"]),
-                                  displacement(dsa_set, images_u8), D("default", "DSA"), D("default", init_name("DSA")))
+    if dsa is not None and D("default", "DSA"):
+        dsa_reg = matching_regime("DSA", f"{ipc}, default", dsa.iterations, dsa.displacement, D("default", "DSA"),
+                                  D("default", init_name("DSA")))
         e = _eff("DC − DSA", D("default", DC_DSA_EVAL), D("default", "DSA"))
         rows.append(_row(
             "DSA", "ICML 2021 (reading notes)", f"DSA results (ipc {ipc})",
@@ -957,3 +828,64 @@ def dc_arch_claims(res, sets: Mapping, images_u8: torch.Tensor, *, ipc: int, cor
             "ceiling is not measured.",
             "FMNIST ConvNet ipc 1: DSA 70.6 vs DC 70.5"))
     return rows
+
+
+# ------------------------------------------------------------------- the set stages' rows, from their tables
+
+
+def _stage_tables(folder: Path) -> dict:
+    """One set stage's tables as its judge reads them: per-seed ``results``, the ``evaluation`` settings (strings,
+    as written), the :class:`SetFacts` of its sets (``regime`` and ``loss_curves``) and its ``settings``."""
+    def need(name):
+        f = folder / f"{name}.csv"
+        if not f.is_file():
+            raise FileNotFoundError(f"{f} is missing: run the stage {folder.name} (dvc repro -s {folder.name})")
+        return f
+
+    out = {"results": pd.read_csv(need("results")),
+           "facts": facts_from_tables(pd.read_csv(need("regime")), pd.read_csv(need("loss_curves"))),
+           "settings": read_settings(pd.read_csv(need("settings"), dtype=str, keep_default_na=False))}
+    ev = folder / "evaluation.csv"
+    out["evaluation"] = pd.read_csv(ev, dtype=str, keep_default_na=False) if ev.is_file() else pd.DataFrame()
+    return out
+
+
+def dwa_stage_claims(folder: Path) -> list[Claim]:
+    """:func:`dwa_claims` from ``dd_dwa``'s tables (``folder``)."""
+    t = _stage_tables(folder)
+    st = t["settings"]
+    f4 = pd.read_csv(folder / "fig4_feature_distance.csv")
+    seeds = folder / "fig1_logit_spread_seeds.csv"   # empty where the stage synthesised no replicates
+    seeds = pd.read_csv(seeds) if seeds.is_file() and seeds.read_text().strip() not in ("", '""') else None
+    return dwa_claims(t["results"], t["evaluation"], t["facts"], spread=st["spread"], f4=f4,
+                      sweep_ipc=st["sweep_ipc"], sweep_lambdas=st["sweep_lambdas"], grid_ipc=st["grid_ipc"],
+                      tsne_ipc=st["tsne_ipc"], cl_ipc=st["cl_ipc"], lam4=st["lam4"], spread_seeds=seeds)
+
+
+def dc_arch_stage_claims(folder: Path) -> list[Claim]:
+    """:func:`dc_arch_claims` from ``dd_dc_arch``'s tables (``folder``): its DC sets are keyed ``("DC", variant)``,
+    DSA's ``("DSA", "default")``."""
+    t = _stage_tables(folder)
+    st = t["settings"]
+    dc = {v: f for (m, v), f in t["facts"].items() if m == "DC"}
+    return dc_arch_claims(t["results"], dc, ipc=st["ipc"], coresets=st["coresets"], pool_n=st["pool_n"],
+                          dsa=t["facts"].get(("DSA", "default")))
+
+
+def crossarch_stage_claims(folder: Path) -> list[Claim]:
+    """:func:`crossarch_claims` from ``dd_crossarch``'s tables (``folder``)."""
+    t = _stage_tables(folder)
+    st = t["settings"]
+    return crossarch_claims(t["results"], t["evaluation"], t["facts"], ipc=st["ipc"],
+                            matrix_methods=st["matrix_methods"], matrix_archs=st["matrix_archs"],
+                            table4=[tuple(c) for c in st["table4"]], table9=[tuple(c) for c in st["table9"]],
+                            table2_archs=st["table2_archs"], table2_ipc=st["table2_ipc"])
+
+
+#: The set stages whose experiments ``dd_tables`` judges from their tables, with the function that does.
+SET_STAGES = {"dd_dwa": dwa_stage_claims, "dd_dc_arch": dc_arch_stage_claims, "dd_crossarch": crossarch_stage_claims}
+
+
+def set_stage_claims(tables: Path, stages: Iterable[str] = tuple(SET_STAGES)) -> list[Claim]:
+    """The rows of ``stages`` (of :data:`SET_STAGES`), each judged from ``tables/<stage>/``."""
+    return [r for s in stages for r in SET_STAGES[s](Path(tables) / s)]
