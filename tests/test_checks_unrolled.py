@@ -3,7 +3,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from compendium.pipeline import claims
+from compendium.distill import records as R
+from compendium.pipeline import claims, stagedeps
 from compendium.pipeline.checks import unrolled as CU
 
 FLAT = [2.3, 1.5, 1.2] + [1.0] * 37          # reached a plateau
@@ -383,3 +384,71 @@ def _mn_main(seeds=(0, 1, 2)):
     gains = pd.DataFrame([{"phases": p, "seed": s, "gain": g + 0.001 * s} for s in seeds for p, g in ((6, 0.05), (2, 0.01))])
     traces = curve_table({f"seed {s} phase {i}": FLAT for s in seeds for i in range(5)})
     return res, gains, traces
+
+
+# --- dd_notes: the family judged from its stages' tables -----------------------------------------------
+
+
+def _write_stage(folder, tables: dict, settings: dict):
+    """Write as the stages do: the per-seed tables exactly, the loss curves to 4 significant digits."""
+    folder.mkdir(parents=True)
+    for name, df in tables.items():
+        if df is not None:
+            df.to_csv(folder / f"{name}.csv", index=False,
+                      float_format="%.4g" if name in CURVE_TABLES else R.EXACT)
+    R.settings_table(**settings).to_csv(folder / "settings.csv", index=False)
+
+
+CURVE_TABLES = ("outer_loss", "target_loss", "label_drift", "meta_loss", "exemplar_loss")
+
+
+def test_dd_notes_judges_each_stage_from_its_tables_as_from_memory(tmp_path):
+    """Every stage of the family, written to disk as its notebook writes it and read back by dd_notes, gives the
+    rows the check gives on the objects in memory."""
+    acc, poison, curves = unrolled_inputs(FLAT)
+    _write_stage(tmp_path / "dd_unrolled", {"per_theta": acc, "poisoning": poison, "outer_loss": curves},
+                 dict(size=100, steps=10, epochs=2, sl_sizes=[5, 10], sl_epochs=3, m_sim=10, attacked="K", target="T"))
+    res, runs = labels_inputs()
+    flat = curve_table({f"{v} {b}": FLAT for b in ("within", "cross") for v in ("rr", "second_order")})
+    _write_stage(tmp_path / "dd_labels", {"results": res, "distillation": runs, "target_loss": flat},
+                 dict(arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0], classes=10))
+    tres, tcurves = text_inputs()
+    budget = {"textconvnet": {"outer iterations": 60, "epochs": 5, "real batch": 64, "lr0": 0.3},
+              "bilstm": {"outer iterations": 60, "epochs": 5, "real batch": 64, "lr0": 1.0}}
+    _write_stage(tmp_path / "dd_text", {"results": tres, "outer_loss": tcurves},
+                 dict(budget=budget, ipc0=1, classes=6, archs=["textconvnet", "bilstm"], inits=["fixed", "random"],
+                      dd_hard=True))
+    gruns, real, gcurves, nas, sets = gtn_inputs(FLAT, (0, 1, 2))
+    _write_stage(tmp_path / "dd_gtn", {"gtn_runs": gruns, "meta_loss": gcurves, "nas_summary": nas},
+                 dict(real=real, gt_epochs=10.0, proxy_sets=sets, inner_steps=5, inner_batch=20, learner="w8", nas_n=24,
+                      proxy_ipc=10, proxy_steps=300))
+    mres, gains, traces = _mn_main()
+    mem = pd.DataFrame([{"method": m, "seed": s, "avg incremental acc": a + 0.003 * s, "forgetting": 0.2}
+                        for s in (0, 1, 2) for m, a in (("herding", 0.50), ("dc", 0.56), ("dsa", 0.53), ("none", 0.30))])
+    sp = {m: {"iterations": 10, "loss_trace": FALLING} for m in ("dc", "dsa")}
+    mp = {m: {"iterations": 1000, "loss_trace": FALLING, "ipc": 1} for m in ("dc", "dsa")}
+    _write_stage(tmp_path / "dd_mnemonics", {"results": mres, "phases": gains, "exemplar_loss": traces, "results_dc_arch": mem},
+                 dict(set_params=sp, mn_iterations=10, mn_adjust_iterations=20, setting="s", memory_params=mp,
+                      memory_setting="memory 1"))
+    want = {"dd_unrolled": CU.dd_unrolled_claims(acc, poison, curves, size=100, steps=10, epochs=2, sl_sizes=[5, 10],
+                                                 sl_epochs=3, m_sim=10),
+            "dd_labels": CU.dd_labels_claims(res, runs, flat, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0]),
+            "dd_text": CU.dd_text_claims(tres, tcurves, budget, ipc0=1, classes=6, archs=["textconvnet", "bilstm"],
+                                         inits=["fixed", "random"], dd_hard=True),
+            "dd_gtn": CU.dd_gtn_claims(gruns, real, gcurves, nas, sets, gt_epochs=10.0, inner_steps=5, inner_batch=20,
+                                       learner="w8", nas_n=24, proxy_ipc=10, proxy_steps=300),
+            "dd_mnemonics": CU.dd_mnemonics_claims(mres, gains, traces, sp, mn_iterations=10, mn_adjust_iterations=20,
+                                                   setting="s", memory_res=mem, memory_params=mp, memory_setting="memory 1")}
+    for stage, rows in want.items():
+        got = CU.notes_stage_claims(tmp_path, [stage])
+        assert claims.to_frame(got).to_dict("records") == claims.to_frame(rows).to_dict("records"), stage
+    (tmp_path / "dd_gtn" / "settings.csv").unlink()
+    with pytest.raises(FileNotFoundError, match="dvc repro -s dd_gtn"):
+        CU.notes_stage_claims(tmp_path)
+
+
+def test_the_notes_stages_judge_nothing():
+    """The stages that run the reading notes' methods import no check module: dd_notes (light) judges them."""
+    for stage in CU.NOTES_STAGES:
+        assert not any("pipeline/checks" in str(p) for p in stagedeps.stage_sources(stage)), stage
+    assert any("pipeline/checks/unrolled.py" in str(p) for p in stagedeps.stage_sources("dd_notes"))

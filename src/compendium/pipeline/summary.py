@@ -130,7 +130,7 @@ FAMILIES = {
     "rela": ("priors", "rela_"),
     "labelled": ("dd_teachers", "dd_coresets", "dd_inversion", "dd_matching", "dd_kip", "dd_dwa", "dd_crossarch",
                  "dd_dc_arch", "dd_tables"),
-    "unrolled": ("dd_unrolled", "dd_labels", "dd_mnemonics", "dd_nas", "dd_gtn", "dd_text"),
+    "unrolled": ("dd_unrolled", "dd_labels", "dd_mnemonics", "dd_nas", "dd_gtn", "dd_text", "dd_notes"),
     "ssdd": ("ssdd_",),
     "theory": ("theory_", "data_"),
 }
