@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 import yaml
 from conftest import requires_data
@@ -46,6 +47,25 @@ def _numbers(metrics: Path) -> dict:
     return strip(json.loads(metrics.read_text()))
 
 
+def _kill_tree(run: subprocess.Popen) -> None:
+    """SIGKILL the process group of ``run`` and of each process it started. jupyter_client starts the kernel
+    in a session of its own, and the kernel's spawned evaluation workers are in the kernel's group: killing
+    ``run``'s group alone leaves the kernel until it notices its parent gone, and leaves the workers orphaned,
+    holding the output pipe (ProcessPoolExecutor workers do not watch their parent). A group signal reaches
+    every member, including one being forked, so no worker started meanwhile escapes."""
+    groups = {os.getpgid(run.pid)}
+    for child in psutil.Process(run.pid).children(recursive=True):
+        try:
+            groups.add(os.getpgid(child.pid))
+        except ProcessLookupError:
+            pass
+    for group in groups:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 @requires_data
 @pytest.mark.slow
 def test_a_killed_stage_resumes_from_its_completed_calls_to_the_same_metrics(tmp_path):
@@ -62,11 +82,8 @@ def test_a_killed_stage_resumes_from_its_completed_calls_to_the_same_metrics(tmp
     while time.monotonic() < deadline and run.poll() is None and len(list(resume_root.glob("*/*.pt"))) < 2:
         time.sleep(0.2)
     assert run.poll() is None, "the stage finished before it could be interrupted"
-    os.killpg(run.pid, signal.SIGKILL)   # the stage's process, as a killed job
-    # jupyter_client starts the kernel in a session of its own: it outlives the kill until it sees its parent gone
-    # ("Parent appears to have exited"), finishing the operation it is in, and holds the output pipe till then.
-    # On a loaded machine that took over 60 s once; the pipe's end is the sign that nothing of the run is left.
-    run.communicate(timeout=300)
+    _kill_tree(run)   # the stage, its kernel and the kernel's workers, as a killed job
+    run.communicate(timeout=120)
     done = len(list(resume_root.glob("*/*.pt")))
     assert done >= 2
     assert not (root / "reports" / paths.METRICS / f"{STAGE}.json").exists(), "a killed run published"
