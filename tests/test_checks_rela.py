@@ -4,7 +4,11 @@ import pandas as pd
 import pytest
 
 from compendium.pipeline import claims
+from compendium.core import records
+from compendium.pipeline import paper_tables as PT
+from compendium.pipeline import stagedeps
 from compendium.pipeline.checks import rela as CR
+from compendium.rela import records as RR
 from compendium.rela import schedule as rela_schedule
 
 RAND, STRONG = "rand", "trained:priors/fmnist_supervised.pt"
@@ -26,14 +30,14 @@ def test_min_switch_steps_is_algorithm_1_on_a_flat_loss():
 
 
 def test_ssl_phase_steps_from_the_records():
-    assert CR.ssl_phase_steps(_row(0, 0.7)) == 138                                   # plain BYOL: every step
-    assert CR.ssl_phase_steps(_row(0, 0.7, prior=RAND)) == 0                           # switch never fired
-    assert CR.ssl_phase_steps(_row(0, 0.7, prior=RAND, steps=4000, switch=1000)) == 3000
-    assert CR.ssl_phase_steps(_row(0, 0.7, prior=RAND, schedule="first", w=0.2, switch=28)) == 110
-    assert CR.ssl_phase_steps(_row(0, 0.7, prior=RAND, schedule="v1")) == 138
-    assert CR.ssl_phase_steps(_row(0, 0.7, prior=RAND, schedule="constant", w=1.0)) == 0
-    assert CR.ssl_phase_steps(_row(0, 0.7, prior=RAND, schedule="constant", w=0.4)) == 138
-    assert CR.ssl_phase_steps({**_row(0, 0.7), "prior": float("nan")}) == 138          # prior read back from CSV
+    assert RR.ssl_phase_steps(_row(0, 0.7)) == 138                                   # plain BYOL: every step
+    assert RR.ssl_phase_steps(_row(0, 0.7, prior=RAND)) == 0                           # switch never fired
+    assert RR.ssl_phase_steps(_row(0, 0.7, prior=RAND, steps=4000, switch=1000)) == 3000
+    assert RR.ssl_phase_steps(_row(0, 0.7, prior=RAND, schedule="first", w=0.2, switch=28)) == 110
+    assert RR.ssl_phase_steps(_row(0, 0.7, prior=RAND, schedule="v1")) == 138
+    assert RR.ssl_phase_steps(_row(0, 0.7, prior=RAND, schedule="constant", w=1.0)) == 0
+    assert RR.ssl_phase_steps(_row(0, 0.7, prior=RAND, schedule="constant", w=0.4)) == 138
+    assert RR.ssl_phase_steps({**_row(0, 0.7), "prior": float("nan")}) == 138          # prior read back from CSV
 
 
 def test_ssl_phase_ran_met_and_unmet():
@@ -112,10 +116,10 @@ def test_half_cost_claim_reads_the_cost_goal_cell_outside_the_grid():
 def test_gap_closures_and_cost_use_matched_seeds():
     runs = _budget_runs(byol10=0.70, fired=True, steps=4000)
     runs = pd.concat([runs, pd.DataFrame([_row(9, 0.10), _row(9, 0.99, prior=RAND, steps=4000, switch=100)])])  # no BYOL*
-    g = CR.gap_closures(runs, [RAND], [0.1])
+    g = RR.gap_closures(runs, [RAND], [0.1], label=PT.prior_label)
     assert g.loc[0, "seeds"] == "0-2" and g.loc[0, "ReLA-only seeds"] == 0
     assert g.loc[0, "gap closure (ours)"] == pytest.approx((0.733 - 0.702) / (0.741 - 0.702))
-    cost = CR.cost_table(runs, [RAND, STRONG], [0.1, 0.5]).set_index("arm")
+    cost = RR.cost_table(runs, [RAND, STRONG], [0.1, 0.5], label=PT.prior_label).set_index("arm")
     assert cost.loc["+ReLA strong (supervised)", "matching budget"] == 0.1
     assert cost.loc["+ReLA Rand.", "matching budget"] == 0.5
     assert pd.isna(cost.loc["BYOL", "matching budget"])
@@ -125,19 +129,19 @@ def test_gap_closure_and_matching_budget_only_from_runs_with_an_ssl_phase():
     runs = _budget_runs(byol10=0.70, fired=True, steps=4000)
     cell = (runs["prior"] == RAND) & (runs["budget"] == 0.1) & (runs["seed"] == 1)
     runs.loc[cell, "switch step"] = None             # seed 1's Rand. run at 10% never switched: ReLA only
-    g = CR.gap_closures(runs, [RAND], [0.1])
+    g = RR.gap_closures(runs, [RAND], [0.1], label=PT.prior_label)
     assert g.loc[0, "seeds"] == "0,2" and g.loc[0, "ReLA-only seeds"] == 1
     assert g.loc[0, "gap closure (ours)"] == pytest.approx((0.733 - 0.702) / (0.741 - 0.702))   # seeds 0 and 2
-    cost = CR.cost_table(runs, [RAND], [0.1, 0.5]).set_index("arm")
+    cost = RR.cost_table(runs, [RAND], [0.1, 0.5], label=PT.prior_label).set_index("arm")
     assert cost.loc["+ReLA Rand.", "seeds"] == "0,2"
     none = _budget_runs(byol10=0.70)                 # no run switched: no closure, no matching budget
-    assert pd.isna(CR.gap_closures(none, [RAND], [0.1]).loc[0, "gap closure (ours)"])
-    assert pd.isna(CR.cost_table(none, [RAND], [0.1, 0.5]).set_index("arm").loc["+ReLA Rand.", "matching budget"])
+    assert pd.isna(RR.gap_closures(none, [RAND], [0.1], label=PT.prior_label).loc[0, "gap closure (ours)"])
+    assert pd.isna(RR.cost_table(none, [RAND], [0.1, 0.5], label=PT.prior_label).set_index("arm").loc["+ReLA Rand.", "matching budget"])
 
 
 def test_the_scaled_switch_counts_as_a_switch():
     row = _row(0, 0.7, prior=RAND, steps=4000, switch=500, schedule="switch_scaled")
-    assert CR.ssl_phase_steps(row) == 3500
+    assert RR.ssl_phase_steps(row) == 3500
     pre = CR.ssl_phase_ran(pd.DataFrame([row, _row(1, 0.7, prior=RAND, steps=4000, schedule="switch_scaled")]))
     assert not pre.met and "fired in 1 of 2 runs" in pre.measured
     assert "scaled to the run (our variant, switch_scaled): the switch fired" in pre.measured   # the variant is stated
@@ -216,3 +220,70 @@ def test_ablation_claims():
     fired = _by_location(CR.ablation_claims(_ablation_runs(fired=True), [RAND, STRONG], [0.2, 1.0], [0.0, 0.2, 0.8, 1.0],
                                             epochs=3))
     assert fired["Fig. 4b"].tested == "yes" and "ReLA loss alone" not in fired["Fig. 4a"].ours
+
+
+# --- rela_verdicts: the stages judged from their tables ----------------------------------------------------
+
+
+def _write_stage(folder, tables: dict, settings: dict):
+    """Write as the stages do: the judged tables exactly (``runs`` read back with NaN priors and switch steps)."""
+    folder.mkdir(parents=True)
+    for name, df in tables.items():
+        df.to_csv(folder / f"{name}.csv", index=False, float_format=records.EXACT)
+    records.settings_table(**settings).to_csv(folder / "settings.csv", index=False)
+
+
+def test_rela_verdicts_judges_each_stage_from_its_tables_as_from_memory(tmp_path):
+    """Each ReLA stage, written to disk as its notebook writes it and read back by rela_verdicts, gives the rows
+    the check gives on the runs in memory (probes such as 0.7330000000000001 survive the round trip)."""
+    budget = _budget_runs(byol10=0.70, fired=True, steps=4000)
+    variant = budget[(budget["prior"] == STRONG) & (budget["budget"] == 0.1)].assign(arm="x [switch]", probe=0.1)
+    per_seed = pd.DataFrame([{"seed": s, "student": st, "out": 0.7 + 0.01 * s, "in": 0.66 + 0.003 * s, "probe": 0.7}
+                             for s in (0, 1, 2) for st in ("BYOL 10%", "+ReLA 10%")])
+    strength = {PT.prior_label(RAND): 0.31, PT.prior_label(STRONG): 0.8912345678901234}
+    bkw = dict(priors=[RAND, STRONG], budgets=[0.1, 0.5], same=STRONG, cross=RAND, headline=0.1, gap_goal=0.9,
+               cost_goal=0.5)
+    _write_stage(tmp_path / "rela_budget", {"runs": pd.concat([budget, variant]), "transport_per_seed": per_seed},
+                 dict(bkw, strength=strength))
+    students = {"convnet": "ConvNet", "mobilenet_v2": "MobileNet-V2"}
+    arch = _arch_runs(True, 0.40)
+    _write_stage(tmp_path / "rela_arch", {"runs": arch}, dict(students=students, priors=[RAND, STRONG]))
+    mrows = [_row(s, 0.69, untrained=True, method="byol") for s in range(3)]
+    mrows += [_row(s, 0.72 + 0.001 * s, method=m, prior=p, steps=4000, switch=1000 if p else None)
+              for s in range(3) for m in ("simclr", "moco") for p in ("", RAND, STRONG)]
+    methods = pd.DataFrame(mrows)
+    _write_stage(tmp_path / "rela_methods", {"runs": methods}, dict(methods={"simclr": "SimCLR", "moco": "MoCo"},
+                                                                   priors=[RAND, STRONG]))
+    abl = _ablation_runs(fired=True)
+    akw = dict(priors=[RAND, STRONG], lambdas=[0.2, 1.0], fractions=[0.0, 0.2, 0.8, 1.0], epochs=3, schedule="switch")
+    _write_stage(tmp_path / "rela_ablations", {"runs": abl}, akw)
+    g = per_seed.groupby("seed")
+    want = {"rela_budget": CR.budget_claims(budget, strength=strength, **bkw)
+            + [CR.transport_claim(g["out"].mean().to_dict(), g["in"].mean().to_dict(), PT.prior_label(STRONG),
+                                  strength[PT.prior_label(STRONG)],
+                                  {k: dict(zip(d["seed"], d["probe"])) for k, d in per_seed.groupby("student")})],
+            "rela_arch": CR.arch_claims(arch, students, [RAND, STRONG]),
+            "rela_methods": CR.methods_claims(methods, {"simclr": "SimCLR", "moco": "MoCo"}, [RAND, STRONG]),
+            "rela_ablations": CR.ablation_claims(abl, akw["priors"], akw["lambdas"], akw["fractions"], 3,
+                                                 schedule="switch")}
+    assert any(r.tested == "yes" for rows in want.values() for r in rows)
+    for stage, rows in want.items():
+        got = CR.rela_stage_claims(tmp_path, [stage])
+        assert claims.to_frame(got).to_dict("records") == claims.to_frame(rows).to_dict("records"), stage
+    (tmp_path / "rela_arch" / "runs.csv").unlink()
+    with pytest.raises(FileNotFoundError, match="dvc repro -s rela_arch"):
+        CR.rela_stage_claims(tmp_path)
+
+
+def test_the_rela_stages_judge_nothing():
+    """The ReLA comparison stages import no check module: rela_verdicts (light) judges them."""
+    for stage in CR.RELA_STAGES:
+        assert not any("pipeline/checks" in str(p) for p in stagedeps.stage_sources(stage)), stage
+    assert any("pipeline/checks/rela.py" in str(p) for p in stagedeps.stage_sources("rela_verdicts"))
+
+
+def test_settings_read_back_exactly(tmp_path):
+    t = records.settings_table(priors=["rand", "x"], strength={"Rand.": 0.1 + 0.2}, epochs=3, goal=0.9)
+    t.to_csv(tmp_path / "settings.csv", index=False)
+    back = records.read_settings(pd.read_csv(tmp_path / "settings.csv", dtype=str, keep_default_na=False))
+    assert back == {"priors": ["rand", "x"], "strength": {"Rand.": 0.30000000000000004}, "epochs": 3, "goal": 0.9}

@@ -129,7 +129,8 @@ def test_the_real_pipeline_order():
     pos = {s: i for i, s in enumerate(order)}
     assert all(pos[u] < pos[s] for s in order for u in up[s])
     assert {"priors"} <= up["rela_budget"] and {"dd_teachers"} <= up["dd_coresets"] and "ssdd_teacher" in up["ssdd_eval"]
-    assert up["claims_ledger"] >= {"rela_budget", "dd_tables", "ssdd_eval", "theory_samples"}
+    assert up["claims_ledger"] >= {"rela_verdicts", "dd_tables", "dd_notes", "ssdd_eval", "theory_samples"}
+    assert up["rela_verdicts"] >= {"rela_budget", "rela_arch", "rela_methods", "rela_ablations"}
     assert order[-1] == "summary" and pos["claims_ledger"] < pos["summary"]
 
 

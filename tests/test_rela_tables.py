@@ -1,5 +1,5 @@
 """The ReLA stages' library side: the targets index, the smoke stage's helpers, the arms and tables of
-the comparison stages (compendium.rela.smoke, compendium.rela.tables, compendium.pipeline.checks.rela)
+the comparison stages (compendium.rela.smoke, compendium.rela.tables, compendium.pipeline.paper_tables_rela)
 and D's subset (compendium.core.data.subset_indices)."""
 
 import json
@@ -13,7 +13,7 @@ import torch
 
 from compendium.core import data
 from compendium.pipeline import paper_tables as PT
-from compendium.pipeline.checks import rela as checks
+from compendium.pipeline import paper_tables_rela as PTR
 from compendium.rela import experiment, smoke, tables, targets
 
 matplotlib.use("Agg")
@@ -256,12 +256,12 @@ def test_cost_panel_switch_summary_and_metrics():
 
 def test_paper_table1_cells_and_gap_closures():
     priors = ["rand", "trained:priors/fmnist_byol.pt", "trained:priors/unknown.pt"]
-    t = checks.paper_table1(priors, [0.1, 0.3])
+    t = PTR.paper_table1(priors, [0.1, 0.3])
     assert list(t.columns) == ["budget", "BYOL", "+ReLA Rand.", "+ReLA CF10-T", "+ReLA None", "BYOL*"]
     assert t["BYOL"].iloc[0] == PT.cell("v2_table1", {"Data": "CF-10", "%": "10"}, "BYOL") and t["BYOL"].iloc[1] == ""
     assert t["BYOL*"].iloc[1] == "" and t["+ReLA None"].iloc[0] == ""
-    g = checks.paper_gap_closures(priors, [0.1, 0.3])
+    g = PTR.paper_gap_closures(priors, [0.1, 0.3])
     assert g[2] == pytest.approx(0.934, abs=1e-3) and np.isnan(g[3]) and np.isnan(g[4])
-    curves, full = checks.paper_budget_curves(["trained:priors/fmnist_byol.pt"])
+    curves, full = PTR.paper_budget_curves(["trained:priors/fmnist_byol.pt"])
     assert [c[:2] for c in curves] == [("BYOL", "BYOL"), ("same-dataset BYOL*", "CF10-T")]
     assert full == PT.value(PT.cell("v2_table1", {"Data": "CF-10", "%": "10"}, "BYOL*"))

@@ -49,8 +49,9 @@ import numpy as np
 import pandas as pd
 
 from compendium.distill.records import (CEILING, DC_DSA_EVAL, DC_TABLE2, REAL_INIT, RELA, SetFacts,
-                                        facts_from_tables, init_name, read_settings)
+                                        facts_from_tables, init_name)
 from compendium.pipeline import claims
+from compendium.pipeline.checks import stage_tables
 from compendium.pipeline.paper_tables_labelled import DWA_TABLE4, DWA_TABLE4_DISTILLERS, DWA_TABLE9
 from compendium.pipeline.claims import Claim, Effect, Precondition
 
@@ -836,27 +837,19 @@ def dc_arch_claims(res, facts: Mapping[str, SetFacts], *, ipc: int, coresets: It
 def _stage_tables(folder: Path) -> dict:
     """One set stage's tables as its judge reads them: per-seed ``results``, the ``evaluation`` settings (strings,
     as written), the :class:`SetFacts` of its sets (``regime`` and ``loss_curves``) and its ``settings``."""
-    def need(name):
-        f = folder / f"{name}.csv"
-        if not f.is_file():
-            raise FileNotFoundError(f"{f} is missing: run the stage {folder.name} (dvc repro -s {folder.name})")
-        return f
-
-    out = {"results": pd.read_csv(need("results")),
-           "facts": facts_from_tables(pd.read_csv(need("regime")), pd.read_csv(need("loss_curves"))),
-           "settings": read_settings(pd.read_csv(need("settings"), dtype=str, keep_default_na=False))}
     ev = folder / "evaluation.csv"
-    out["evaluation"] = pd.read_csv(ev, dtype=str, keep_default_na=False) if ev.is_file() else pd.DataFrame()
-    return out
+    return {"results": stage_tables.table(folder, "results"),
+            "facts": facts_from_tables(stage_tables.table(folder, "regime"), stage_tables.table(folder, "loss_curves")),
+            "settings": stage_tables.settings(folder),
+            "evaluation": pd.read_csv(ev, dtype=str, keep_default_na=False) if ev.is_file() else pd.DataFrame()}
 
 
 def dwa_stage_claims(folder: Path) -> list[Claim]:
     """:func:`dwa_claims` from ``dd_dwa``'s tables (``folder``)."""
     t = _stage_tables(folder)
     st = t["settings"]
-    f4 = pd.read_csv(folder / "fig4_feature_distance.csv")
-    seeds = folder / "fig1_logit_spread_seeds.csv"   # empty where the stage synthesised no replicates
-    seeds = pd.read_csv(seeds) if seeds.is_file() and seeds.read_text().strip() not in ("", '""') else None
+    f4 = stage_tables.table(folder, "fig4_feature_distance")
+    seeds = stage_tables.optional(folder, "fig1_logit_spread_seeds")   # none where the stage synthesised no replicates
     return dwa_claims(t["results"], t["evaluation"], t["facts"], spread=st["spread"], f4=f4,
                       sweep_ipc=st["sweep_ipc"], sweep_lambdas=st["sweep_lambdas"], grid_ipc=st["grid_ipc"],
                       tsne_ipc=st["tsne_ipc"], cl_ipc=st["cl_ipc"], lam4=st["lam4"], spread_seeds=seeds)

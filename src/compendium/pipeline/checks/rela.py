@@ -14,22 +14,28 @@ seeds. Whether a run tests a claim is computed from its own records (the rows of
 
 A ``runs`` frame holds one row per trained or probed arm with at least ``seed``, ``prior`` (empty or
 NaN for the plain method), ``untrained``, ``budget``, ``probe``, ``steps``, ``switch step``,
-``schedule`` and ``w``.
+``schedule`` and ``w`` (:mod:`compendium.rela.records` selects from it and computes the gap closure and
+the matching budget).
+
+The stages record their ``runs`` exactly with the settings they ran, and the light ``rela_verdicts`` stage
+judges them from those tables (:func:`rela_stage_claims`), so a change here reruns that stage alone.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from compendium.pipeline import claims
 from compendium.pipeline import paper_tables as PT
+from compendium.pipeline.checks import stage_tables
 from compendium.pipeline.claims import Claim, Effect, Precondition
-from compendium.rela import experiment, scaled_switch, schedule
+from compendium.rela import records as rec
+from compendium.rela import scaled_switch, schedule, tables
 
 #: The camera-ready CIFAR-10 run at a 10% budget: 100 epochs (App. K) of 5,000 images at batch 128.
 PAPER_STEPS_10 = 100 * 39
@@ -58,55 +64,6 @@ BASELINE_NEEDS = (f"a baseline trained long enough to beat the untrained network
                   f"10% runs have {PAPER_STEPS_10:,} on CIFAR-10)")
 
 
-def _norm(runs: pd.DataFrame) -> pd.DataFrame:
-    return runs.assign(prior=runs["prior"].fillna("").astype(str))
-
-
-def _seeds(seeds: Iterable) -> str:
-    s = sorted(int(x) for x in seeds)
-    if len(s) > 2 and s == list(range(s[0], s[-1] + 1)):
-        return f"{s[0]}-{s[-1]}"
-    return ",".join(map(str, s))
-
-
-def select(runs: pd.DataFrame, **where) -> pd.DataFrame:
-    """The rows whose columns equal the given values (floats compared with a tolerance)."""
-    sel = _norm(runs)
-    for k, v in where.items():
-        col = sel[k]
-        sel = sel[np.isclose(col.astype(float), v)] if isinstance(v, float) else sel[col == v]
-    return sel
-
-
-def probes(runs: pd.DataFrame, **where) -> dict:
-    """seed -> probe of the rows matching ``where`` (one row per seed)."""
-    sel = select(runs, **where)
-    if sel["seed"].duplicated().any():
-        raise ValueError(f"{where}: more than one row per seed")
-    return {int(s): float(p) for s, p in zip(sel["seed"], sel["probe"])}
-
-
-def ssl_phase_steps(row: Mapping) -> int:
-    """Optimizer steps in which the SSL loss had weight > 0, from the run's records: every step of a
-    plain run, of v1's continuous λ (λ <= 0.8, v1 Algorithm 1) and of a constant λ < 1; the steps
-    after the switch step of a one-way switch (the camera-ready rule, "first w"), none if it never fired."""
-    steps = int(row["steps"])
-    prior = row.get("prior")
-    if row.get("untrained"):
-        return 0
-    if prior is None or (isinstance(prior, float) and math.isnan(prior)) or prior == "":
-        return steps
-    schedule = row["schedule"]
-    if schedule == "v1":
-        return steps
-    if schedule == "constant":
-        return steps if float(row["w"]) < 1 else 0
-    switch = row.get("switch step")
-    if switch is None or pd.isna(switch):
-        return 0
-    return steps - int(switch)
-
-
 SSL_PHASE = "+ReLA arms ran their SSL phase (the λ switch fired)"
 SWITCHES = scaled_switch.SWITCHES   # the one-way EMA switches: the camera-ready constants and the scaled variant
 #: how a ledger row names the switch its +ReLA arms ran, so that the scaled variant is stated wherever it was used
@@ -114,18 +71,12 @@ SWITCH_NAMES = {"switch": "the camera-ready switch",
                 scaled_switch.NAME: "the switch with its EMAs scaled to the run (our variant, switch_scaled)"}
 
 
-def ssl_phase_seeds(runs: pd.DataFrame, prior: str, budget: float) -> set:
-    """The seeds on which the +ReLA arm (``prior``, ``budget``) trained some steps on the SSL loss."""
-    sel = select(runs, prior=prior, untrained=False, budget=float(budget))
-    return {int(r["seed"]) for _, r in sel.iterrows() if ssl_phase_steps(r) > 0}
-
-
 def ssl_phase_ran(rela_runs: pd.DataFrame, name: str = SSL_PHASE) -> Precondition:
     """Every ReLA run of ``rela_runs`` trained some steps on the SSL loss (camera-ready Algorithm 1)."""
-    rows = [r for _, r in _norm(rela_runs).iterrows()]
+    rows = [r for _, r in rec.normalized(rela_runs).iterrows()]
     if not rows:
         return Precondition(name, False, "no ReLA run", switch_needs(0))
-    ssl = [ssl_phase_steps(r) for r in rows]
+    ssl = [rec.ssl_phase_steps(r) for r in rows]
     switch = [r for r in rows if r["schedule"] in SWITCHES]
     fired = sum(1 for r in switch if not pd.isna(r["switch step"]))
     steps = sorted({int(r["steps"]) for r in rows})
@@ -149,7 +100,7 @@ def above_untrained(name: str, arms: Mapping[str, tuple[Mapping, Mapping]], need
         ma, mu = np.mean([a[s] for s in seeds]), np.mean([u[s] for s in seeds])
         met &= bool(ma > mu)
         below = "" if ma > mu else " BELOW"
-        parts.append(f"{label} {100 * ma:.1f}{below} vs untrained {100 * mu:.1f} (seeds {_seeds(seeds)})")
+        parts.append(f"{label} {100 * ma:.1f}{below} vs untrained {100 * mu:.1f} (seeds {rec.seed_text(seeds)})")
     return Precondition(name, met, "; ".join(parts) if parts else "no baseline", needs)
 
 
@@ -175,65 +126,10 @@ def _claim(location: str, claim: str, check: str, effects, pre, ours: str, paper
 # rela_budget: camera-ready Table 1, Fig. 4a, Fig. 4c
 
 
-def _byol(runs, b):
-    return probes(runs, prior="", untrained=False, budget=float(b))
-
-
-def _rela(runs, p, b):
-    return probes(runs, prior=p, untrained=False, budget=float(b))
-
-
-def _untrained(runs, **where):
-    return probes(runs, untrained=True, **where)
-
-
 def _rela_rows(runs, ps, budgets):
-    r = _norm(runs)
+    r = rec.normalized(runs)
     in_grid = r["budget"].apply(lambda b: bool(np.isclose(b, budgets).any()))
     return r[r["prior"].isin(list(ps)) & ~r["untrained"].astype(bool) & in_grid]
-
-
-def _mean(d: Mapping, seeds) -> float:
-    return float(np.mean([d[s] for s in seeds]))
-
-
-def gap_closures(runs: pd.DataFrame, priors: list, budgets: list) -> pd.DataFrame:
-    """(ReLA@r − BYOL@r) / (BYOL* − BYOL@r) per prior and budget on the seeds all three arms ran and
-    the +ReLA run reached its SSL phase (camera-ready Table 1; the paper's CF-10 cells give
-    (81.1 − 58.3) / (82.7 − 58.3) = 93%). A run whose switch never fired is not the paper's method:
-    its cell stays empty, and ``ReLA-only seeds`` counts the runs left out."""
-    out, full = [], _byol(runs, 1.0)
-    for p in priors:
-        for b in budgets:
-            r, lo = _rela(runs, p, b), _byol(runs, b)
-            ran = sorted(set(r) & set(lo) & set(full))
-            seeds = sorted(set(ran) & ssl_phase_seeds(runs, p, b))
-            gap = _mean(full, seeds) - _mean(lo, seeds) if seeds else float("nan")
-            out.append({"prior": PT.prior_label(p), "budget": f"{b:.0%}", "seeds": _seeds(seeds),
-                        "ReLA-only seeds": len(ran) - len(seeds),
-                        "gap closure (ours)": (_mean(r, seeds) - _mean(lo, seeds)) / gap if gap > 0 else float("nan")})
-    return pd.DataFrame(out)
-
-
-def cost_table(runs: pd.DataFrame, priors: list, budgets: list) -> pd.DataFrame:
-    """The smallest budget whose probe reaches BYOL* (camera-ready Fig. 4c), per arm, on the seeds
-    where the arm ran every budget and BYOL* ran too, and (+ReLA) reached its SSL phase at every
-    budget; training seconds are means over those seeds."""
-    r, full, rows = _norm(runs), _byol(runs, 1.0), []
-    r = r[~r["untrained"].astype(bool)]
-    for p in [""] + list(priors):
-        cells = [probes(runs, prior=p, untrained=False, budget=float(b)) for b in budgets]
-        seeds = set(full).intersection(*cells)
-        if p:
-            seeds = seeds.intersection(*[ssl_phase_seeds(runs, p, b) for b in budgets])
-        seeds = sorted(seeds)
-        mb = experiment.matching_budget(budgets, [_mean(c, seeds) for c in cells], _mean(full, seeds)) if seeds else None
-        sec = lambda q, b: float(r[(r["prior"] == q) & np.isclose(r["budget"], b)
-                                   & r["seed"].isin(seeds)]["train seconds"].mean())
-        rows.append({"arm": "BYOL" if not p else f"+ReLA {PT.prior_label(p)}", "seeds": _seeds(seeds), "matching budget": mb,
-                     "train seconds at that budget": sec(p, mb) if mb is not None else float("nan"),
-                     "BYOL* train seconds": sec("", 1.0)})
-    return pd.DataFrame(rows)
 
 
 def _fmt_mb(mb) -> str:
@@ -242,8 +138,8 @@ def _fmt_mb(mb) -> str:
 
 def table1_claims(runs: pd.DataFrame, priors: list, budgets: list) -> list[Claim]:
     """Camera-ready Table 1: BYOL + ReLA beats BYOL at every budget with every prior, and with the Rand. prior."""
-    un, rows = _untrained(runs), []
-    base = above_untrained("BYOL above the untrained network", {f"BYOL {b:.0%}": (_byol(runs, b), un) for b in budgets})
+    un, rows = rec.untrained(runs), []
+    base = above_untrained("BYOL above the untrained network", {f"BYOL {b:.0%}": (rec.byol(runs, b), un) for b in budgets})
     for ps, location, claim, numbers in (
             (priors, "Table 1", "BYOL + ReLA beats BYOL at every budget with every prior",
              "every ReLA cell of Table 1 exceeds its BYOL cell"),
@@ -252,7 +148,7 @@ def table1_claims(runs: pd.DataFrame, priors: list, budgets: list) -> list[Claim
              "CF-10: 71.4 vs 58.3 (10%), 77.1 vs 70.1 (20%), 82.7 vs 77.9 (50%)")):
         if not ps:
             continue
-        eff = [Effect.paired(f"{PT.prior_label(p)} {b:.0%}", _rela(runs, p, b), _byol(runs, b)) for p in ps for b in budgets]
+        eff = [Effect.paired(f"{PT.prior_label(p)} {b:.0%}", rec.rela(runs, p, b), rec.byol(runs, b)) for p in ps for b in budgets]
         pre = [ssl_phase_ran(_rela_rows(runs, ps, budgets)), base]
         rows.append(_claim(location, claim, "paired probe(+ReLA) − probe(BYOL) at the same budget over matched seeds > 0, "
                            "for every cell", eff, pre, "matched seeds: " + _texts(eff), numbers))
@@ -262,7 +158,7 @@ def table1_claims(runs: pd.DataFrame, priors: list, budgets: list) -> list[Claim
 def gap_closure_claim(runs: pd.DataFrame, prior: str, budget: float, goal: float) -> Claim:
     """Camera-ready Table 1 (CF-10, 10%): with the same-dataset prior, BYOL + ReLA at 10% closes
     most of the gap to BYOL*. Effect per seed: ReLA − (BYOL + goal · (BYOL* − BYOL))."""
-    R, B, F, U = _rela(runs, prior, budget), _byol(runs, budget), _byol(runs, 1.0), _untrained(runs)
+    R, B, F, U = rec.rela(runs, prior, budget), rec.byol(runs, budget), rec.byol(runs, 1.0), rec.untrained(runs)
     seeds = sorted(set(R) & set(B) & set(F))
     claim = "With a same-dataset prior (CF10-T), BYOL + ReLA at a 10% budget nearly reaches BYOL at the full budget"
     check = (f"paired ReLA@{budget:.0%} − (BYOL@{budget:.0%} + {goal:.0%} of the gap to BYOL*) over matched seeds > 0, "
@@ -273,7 +169,7 @@ def gap_closure_claim(runs: pd.DataFrame, prior: str, budget: float, goal: float
         return Claim("ReLA", "camera-ready", "Table 1 (CF-10, 10%)", claim, check, **claims.not_tested(pre),
                      ours="no seed with all three arms", paper_numbers=numbers)
     eff = Effect(f"ReLA − (BYOL + {goal:.0%} gap)", [R[s] - B[s] - goal * (F[s] - B[s]) for s in seeds], seeds)
-    m = {k: _mean(d, seeds) for k, d in (("R", R), ("B", B), ("F", F))}
+    m = {k: rec.mean_over(d, seeds) for k, d in (("R", R), ("B", B), ("F", F))}
     pre = [ssl_phase_ran(_rela_rows(runs, [prior], [budget])),
            above_untrained("BYOL and BYOL* above the untrained network", {f"BYOL {budget:.0%}": (B, U), "BYOL*": (F, U)}),
            claims.above("BYOL* above BYOL (a gap to close)", m["F"], m["B"],
@@ -282,10 +178,10 @@ def gap_closure_claim(runs: pd.DataFrame, prior: str, budget: float, goal: float
     closure = (m["R"] - m["B"]) / gap if gap > 0 else float("nan")
     per = ", ".join(f"{(R[s] - B[s]) / (F[s] - B[s]):.0%}" if F[s] > B[s] else "no gap" for s in seeds)
     head = f"gap closure {closure:.1%}" if gap > 0 else "no gap to close (BYOL* not above BYOL)"
-    ours = (f"{head} on seeds {_seeds(seeds)} (per seed {per}): ReLA {100 * m['R']:.1f}, BYOL {100 * m['B']:.1f}, "
+    ours = (f"{head} on seeds {rec.seed_text(seeds)} (per seed {per}): ReLA {100 * m['R']:.1f}, BYOL {100 * m['B']:.1f}, "
             f"BYOL* {100 * m['F']:.1f}")
     if any(s in U for s in seeds):
-        ours += f", untrained {100 * _mean(U, [s for s in seeds if s in U]):.1f}"
+        ours += f", untrained {100 * rec.mean_over(U, [s for s in seeds if s in U]):.1f}"
     return _claim("Table 1 (CF-10, 10%)", claim, check, [eff], pre, ours, numbers)
 
 
@@ -294,20 +190,20 @@ def half_cost_claim(runs: pd.DataFrame, cross: str, same: str, budgets: list, co
     BYOL + ReLA at half the budget matches BYOL* (non-inferiority, :data:`MATCH_MARGIN`)."""
     claim = "A prior trained on another dataset lets BYOL + ReLA match full-budget BYOL at half the cost"
     numbers = "IN-1K: CF10-T at 50% 62.1 vs BYOL* 61.9"
-    cost = cost_table(runs, [cross, same], budgets).set_index("arm")
+    cost = rec.cost_table(runs, [cross, same], budgets, label=PT.prior_label).set_index("arm")
     ours = "matching budget (seed means): " + "; ".join(f"{a}: {_fmt_mb(r['matching budget'])} (seeds {r['seeds']})"
                                                        for a, r in cost.iterrows())
     # the cell at cost_goal: in the grid, or run on its own (a smaller budget would test a stronger claim)
-    if not (any(abs(b - cost_goal) < 1e-9 for b in budgets) or _rela(runs, cross, cost_goal)):
+    if not (any(abs(b - cost_goal) < 1e-9 for b in budgets) or rec.rela(runs, cross, cost_goal)):
         pre = [Precondition(f"the {cost_goal:.0%} cell of the cross-dataset prior", False,
                             "budgets " + ", ".join(f"{b:.0%}" for b in budgets),
                             f"the {cost_goal:.0%} cell on 3 seeds (cost_goal_cell, or the faithful profile's grid)")]
         return Claim("ReLA", "camera-ready", "abstract; Table 1 (IN-1K, CF10-T, 50%)", claim, "n/a",
                      **claims.not_tested(pre), ours=ours, paper_numbers=numbers)
     b = cost_goal
-    eff = [Effect.paired(f"{PT.prior_label(cross)} {b:.0%} − BYOL*", _rela(runs, cross, b), _byol(runs, 1.0))]
+    eff = [Effect.paired(f"{PT.prior_label(cross)} {b:.0%} − BYOL*", rec.rela(runs, cross, b), rec.byol(runs, 1.0))]
     pre = [ssl_phase_ran(_rela_rows(runs, [cross], [b])),
-           above_untrained("BYOL* above the untrained network", {"BYOL*": (_byol(runs, 1.0), _untrained(runs))})]
+           above_untrained("BYOL* above the untrained network", {"BYOL*": (rec.byol(runs, 1.0), rec.untrained(runs))})]
     check = (f"paired probe(+ReLA cross-dataset prior @ {b:.0%}) − probe(BYOL*) over matched seeds > "
              f"−{100 * MATCH_MARGIN:.1f} points (matches BYOL*)")
     return _claim("abstract; Table 1 (IN-1K, CF10-T, 50%)", claim, check, eff, pre, ours, numbers, margin=MATCH_MARGIN)
@@ -317,11 +213,11 @@ def prior_strength_claim(runs: pd.DataFrame, priors: list, budgets: list, streng
     """Camera-ready Fig. 4c: stronger priors give greater budget reductions. Effects: at every budget,
     the student of each prior beats that of the next weaker prior (ranked by the priors' own probes)."""
     order = sorted(priors, key=lambda p: -strength[PT.prior_label(p)])
-    eff = [Effect.paired(f"{PT.prior_label(s)} − {PT.prior_label(w)} {b:.0%}", _rela(runs, s, b), _rela(runs, w, b))
+    eff = [Effect.paired(f"{PT.prior_label(s)} − {PT.prior_label(w)} {b:.0%}", rec.rela(runs, s, b), rec.rela(runs, w, b))
            for s, w in zip(order, order[1:]) for b in budgets]
     pre = [ssl_phase_ran(_rela_rows(runs, priors, budgets)),
-           above_untrained("BYOL* above the untrained network", {"BYOL*": (_byol(runs, 1.0), _untrained(runs))})]
-    cost = cost_table(runs, priors, budgets).set_index("arm")
+           above_untrained("BYOL* above the untrained network", {"BYOL*": (rec.byol(runs, 1.0), rec.untrained(runs))})]
+    cost = rec.cost_table(runs, priors, budgets, label=PT.prior_label).set_index("arm")
     mb = {p: _fmt_mb(cost.loc["+ReLA " + PT.prior_label(p), "matching budget"]) for p in order}
     ours = ("prior's own probe → matching budget: "
             + "; ".join(f"{PT.prior_label(p)} {100 * strength[PT.prior_label(p)]:.1f} → {mb[p]}" for p in order)
@@ -340,7 +236,7 @@ def transport_claim(out: Mapping, inn: Mapping, source: str, source_probe: float
     pre = [claims.above("the source is stronger than every student", source_probe, max(student.values(), default=1.0),
                         "a source prior stronger than the students")]
     ours = (f"transport similarity {source} → students {np.mean(list(out.values())):.3f}, students → {source} "
-            f"{np.mean(list(inn.values())):.3f} (seeds {_seeds(set(out) & set(inn))}; students: {', '.join(targets)})")
+            f"{np.mean(list(inn.values())):.3f} (seeds {rec.seed_text(set(out) & set(inn))}; students: {', '.join(targets)})")
     return _claim("Fig. 4a",
                   "Representations of strong models transfer linearly to less strong ones (better than the reverse)",
                   "paired mean transport similarity (1 − D_Rep) from the strongest prior to each seed's students minus "
@@ -361,11 +257,11 @@ def budget_claims(runs: pd.DataFrame, *, priors: list, budgets: list, same: str,
 def arch_claims(runs: pd.DataFrame, students: Mapping[str, str], priors: list) -> list[Claim]:
     """Camera-ready Table 2: BYOL + ReLA improves every student at 10% with every prior; each student's
     BYOL must beat the untrained student (``runs`` has an ``arch`` column and untrained arms)."""
-    eff = [Effect.paired(f"{name} {PT.prior_label(p)}", probes(runs, arch=a, prior=p, untrained=False),
-                         probes(runs, arch=a, prior="", untrained=False)) for a, name in students.items() for p in priors]
-    base = {f"{name} BYOL": (probes(runs, arch=a, prior="", untrained=False), probes(runs, arch=a, untrained=True))
+    eff = [Effect.paired(f"{name} {PT.prior_label(p)}", rec.probes(runs, arch=a, prior=p, untrained=False),
+                         rec.probes(runs, arch=a, prior="", untrained=False)) for a, name in students.items() for p in priors]
+    base = {f"{name} BYOL": (rec.probes(runs, arch=a, prior="", untrained=False), rec.probes(runs, arch=a, untrained=True))
             for a, name in students.items()}
-    pre = [ssl_phase_ran(_norm(runs)[_norm(runs)["prior"] != ""]),
+    pre = [ssl_phase_ran(rec.normalized(runs)[rec.normalized(runs)["prior"] != ""]),
            above_untrained("each student's BYOL above the untrained student", base)]
     return [_claim("Table 2", "BYOL + ReLA improves every student architecture at a 10% budget, with every prior",
                    "paired probe(+ReLA) − probe(the student's BYOL) over matched seeds > 0, for every (student, prior)",
@@ -377,8 +273,8 @@ def arch_claims(runs: pd.DataFrame, students: Mapping[str, str], priors: list) -
 def methods_claims(runs: pd.DataFrame, methods: Mapping[str, str], priors: list) -> list[Claim]:
     """Camera-ready Table 3: with the strong prior ReLA improves every SSL method; with Rand. it hurts none
     (non-inferiority, :data:`NO_HARM_MARGIN`). Each method's Original must beat the untrained network."""
-    un, rows = _untrained(runs), []
-    orig = {m: probes(runs, method=m, prior="", untrained=False) for m in methods}
+    un, rows = rec.untrained(runs), []
+    orig = {m: rec.probes(runs, method=m, prior="", untrained=False) for m in methods}
     base = above_untrained("each method's Original above the untrained network",
                            {f"{n} Original": (orig[m], un) for m, n in methods.items()})
     specs = []
@@ -393,8 +289,8 @@ def methods_claims(runs: pd.DataFrame, methods: Mapping[str, str], priors: list)
                       "CF-10 Original → Rand.: SimCLR 70.7 → 70.9, Barlow 63.7 → 68.8, DINO 66.2 → 70.6, "
                       "MoCo 67.4 → 70.9, SimSiam 45.8 → 66.7, SwAV 66.2 → 69.5, Vicreg 71.3 → 71.3"))
     for p, location, claim, margin, numbers in specs:
-        eff = [Effect.paired(n, probes(runs, method=m, prior=p, untrained=False), orig[m]) for m, n in methods.items()]
-        pre = [ssl_phase_ran(select(runs, prior=p)), base]
+        eff = [Effect.paired(n, rec.probes(runs, method=m, prior=p, untrained=False), orig[m]) for m, n in methods.items()]
+        pre = [ssl_phase_ran(rec.select(runs, prior=p)), base]
         check = (f"paired probe(+ReLA {PT.prior_label(p)}) − probe(Original) over matched seeds "
                  + (f"> −{100 * margin:.1f} points" if margin else "> 0") + ", for every method")
         rows.append(_claim(location, claim, check, eff, pre, "matched seeds: " + _texts(eff), numbers, margin=margin))
@@ -406,7 +302,7 @@ def methods_claims(runs: pd.DataFrame, methods: Mapping[str, str], priors: list)
 
 
 def _ablation_arm(runs, p, schedule, w=None, budget_mode="dynamic"):
-    sel = select(runs, prior=p, schedule=schedule, budget_mode=budget_mode, order="code", untrained=False)
+    sel = rec.select(runs, prior=p, schedule=schedule, budget_mode=budget_mode, order="code", untrained=False)
     sel = sel[sel["transfer_trainable"].astype(bool)]
     if w is not None:
         sel = sel[np.isclose(sel["w"].astype(float), w)]
@@ -423,7 +319,7 @@ def ablation_claims(runs: pd.DataFrame, priors: list, lambdas: list, fractions: 
     settings) and v1/camera-ready Fig. 4b (larger λ suits a strong prior) from the ``rela_ablations`` runs.
     ``schedule``: the adaptive switch the arms ran (``switch`` or ``switch_scaled``)."""
     labels = {p: PT.prior_label(p) for p in priors}
-    un = _untrained(runs)
+    un = rec.untrained(runs)
     dyn = {p: _ablation_arm(runs, p, schedule) for p in priors}
     sta = {p: _ablation_arm(runs, p, schedule, budget_mode="static") for p in priors}
     rows = []
@@ -453,7 +349,7 @@ def ablation_claims(runs: pd.DataFrame, priors: list, lambdas: list, fractions: 
                       paper_numbers="gains from 1.5% to 8.3% (datasets unspecified)"))
 
     # camera-ready Fig. 4b: adaptive vs every first-w setting (w = 0 is BYOL, w = 1 is ReLA throughout)
-    byol = _acc(select(runs, prior="", untrained=False))
+    byol = _acc(rec.select(runs, prior="", untrained=False))
 
     def static(p, w):
         if w == 0:
@@ -492,38 +388,55 @@ def ablation_claims(runs: pd.DataFrame, priors: list, lambdas: list, fractions: 
     return rows
 
 
-def paper_table1(priors: list, budgets: list) -> pd.DataFrame:
-    """The camera-ready Table 1's CIFAR-10 cells beside ours: per budget BYOL and, per prior, the
-    column it stands in for (:func:`compendium.pipeline.paper_tables.paper_column`), BYOL* on the
-    first row; empty where the paper has no such cell (it ran 10, 20 and 50%)."""
-    rows = []
-    for b in budgets:
-        pct = f"{round(100 * b)}"
-        prow = {"budget": f"{b:.0%}", "BYOL": PT.cell("v2_table1", {"Data": "CF-10", "%": pct}, "BYOL")
-                if pct in ("10", "20", "50") else ""}
-        for p in priors:
-            col = PT.paper_column(p)
-            prow[f"+ReLA {col}"] = PT.cell("v2_table1", {"Data": "CF-10", "%": pct}, col) if col and pct in ("10", "20", "50") else ""
-        prow["BYOL*"] = PT.cell("v2_table1", {"Data": "CF-10", "%": "10"}, "BYOL*") if b == budgets[0] else ""
-        rows.append(prow)
-    return pd.DataFrame(rows)
+# ---------------------------------------------------------------------------------------------
+# the stages' rows, judged by ``rela_verdicts`` from the tables the stages record
 
 
-def paper_gap_closures(priors: list, budgets: list) -> list[float]:
-    """The camera-ready Table 1's CIFAR-10 gap closure (ReLA@r − BYOL@r) / (BYOL* − BYOL@r) of the column
-    each prior stands in for, in the order of :func:`gap_closures` (prior, then budget); NaN where the
-    paper has no cell."""
-    v = lambda c, pct: PT.value(PT.cell("v2_table1", {"Data": "CF-10", "%": pct}, c))
-    return [(v(PT.paper_column(p), pct) - v("BYOL", pct)) / (v("BYOL*", "10") - v("BYOL", pct))
-            if PT.paper_column(p) and pct in ("10", "20", "50") else float("nan")
-            for p in priors for pct in (f"{round(100 * b)}" for b in budgets)]
+def transport_claim_from(per_seed: pd.DataFrame, strength: Mapping[str, float]) -> Claim:
+    """:func:`transport_claim` from ``rela_budget``'s ``transport_per_seed`` table (``seed``, ``student``, ``out``,
+    ``in``, ``probe``) and the priors' own probes by label (``strength``); the source is the strongest prior."""
+    g = per_seed.groupby("seed")
+    strongest = max(strength, key=strength.get)
+    return transport_claim(g["out"].mean().to_dict(), g["in"].mean().to_dict(), strongest, strength[strongest],
+                           {k: dict(zip(d["seed"], d["probe"])) for k, d in per_seed.groupby("student")})
 
 
-def paper_budget_curves(priors: list) -> tuple[list[tuple[str, str, list, list]], float]:
-    """The camera-ready Table 1's CIFAR-10 rows as curves: (our column, the paper's column, budgets in
-    %, accuracies) for BYOL and each prior's analogue, and BYOL*."""
-    paper = PT.table("v2_table1")
-    paper = paper[paper["Data"] == "CF-10"]
-    curves = [(c, pc, paper["%"].astype(float), [PT.value(v) for v in paper[pc]])
-              for c, pc in [("BYOL", "BYOL")] + [(PT.prior_label(p), PT.paper_column(p)) for p in priors]]
-    return curves, PT.value(paper["BYOL*"].iloc[0])
+def budget_stage_claims(folder: Path) -> list[Claim]:
+    """``rela_budget``'s rows from its tables: ``runs`` (its variant-switch arms left out: they are compared in
+    the stage's own table), ``transport_per_seed`` and ``settings``."""
+    st = stage_tables.settings(folder)
+    runs = stage_tables.table(folder, "runs")
+    runs = runs[~tables.is_variant(runs["arm"].astype(str))]
+    rows = budget_claims(runs, priors=st["priors"], budgets=st["budgets"], same=st["same"], cross=st["cross"],
+                         headline=st["headline"], gap_goal=st["gap_goal"], cost_goal=st["cost_goal"],
+                         strength=st["strength"])
+    return rows + [transport_claim_from(stage_tables.table(folder, "transport_per_seed"), st["strength"])]
+
+
+def arch_stage_claims(folder: Path) -> list[Claim]:
+    """``rela_arch``'s rows from its ``runs`` and ``settings`` (``students``: arch -> name, ``priors``)."""
+    st = stage_tables.settings(folder)
+    return arch_claims(stage_tables.table(folder, "runs"), st["students"], st["priors"])
+
+
+def methods_stage_claims(folder: Path) -> list[Claim]:
+    """``rela_methods``' rows from its ``runs`` and ``settings`` (``methods``: method -> name, ``priors``)."""
+    st = stage_tables.settings(folder)
+    return methods_claims(stage_tables.table(folder, "runs"), st["methods"], st["priors"])
+
+
+def ablation_stage_claims(folder: Path) -> list[Claim]:
+    """``rela_ablations``' rows from its ``runs`` and ``settings``."""
+    st = stage_tables.settings(folder)
+    return ablation_claims(stage_tables.table(folder, "runs"), st["priors"], st["lambdas"], st["fractions"],
+                           st["epochs"], schedule=st["schedule"])
+
+
+#: The ReLA stages whose rows ``rela_verdicts`` judges from their tables, with the function that does.
+RELA_STAGES = {"rela_budget": budget_stage_claims, "rela_arch": arch_stage_claims,
+               "rela_methods": methods_stage_claims, "rela_ablations": ablation_stage_claims}
+
+
+def rela_stage_claims(tables: Path, stages: Iterable[str] = tuple(RELA_STAGES)) -> list[Claim]:
+    """The rows of ``stages`` (of :data:`RELA_STAGES`), each judged from ``tables/<stage>/``."""
+    return [r for s in stages for r in RELA_STAGES[s](Path(tables) / s)]

@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from compendium.distill.records import read_settings
 from compendium.pipeline import claims
+from compendium.pipeline.checks import stage_tables
 from compendium.pipeline.claims import Claim, Effect, Precondition
 
 # --------------------------------------------------------------------------------------------------
@@ -779,27 +779,11 @@ def dd_mnemonics_claims(res: pd.DataFrame, gains: pd.DataFrame, traces: pd.DataF
 # the family's rows, judged by ``dd_notes`` from the tables its stages record
 
 
-def _read(folder: Path, name: str, **kw) -> pd.DataFrame:
-    f = Path(folder) / f"{name}.csv"
-    if not f.is_file():
-        raise FileNotFoundError(f"{f} is missing: run the stage {Path(folder).name} (dvc repro -s {Path(folder).name})")
-    return pd.read_csv(f, **kw)
-
-
-def _settings(folder: Path) -> dict:
-    return read_settings(_read(folder, "settings", dtype=str, keep_default_na=False))
-
-
-def _optional(folder: Path, name: str) -> pd.DataFrame | None:
-    f = Path(folder) / f"{name}.csv"
-    return pd.read_csv(f) if f.is_file() and f.read_text().strip() not in ("", '""') else None
-
-
 def dd_unrolled_stage_claims(folder: Path) -> list[Claim]:
     """:func:`dd_unrolled_claims` from ``dd_unrolled``'s tables (``per_theta``, ``poisoning``, ``outer_loss``,
     ``settings``)."""
-    st = _settings(folder)
-    return dd_unrolled_claims(_read(folder, "per_theta"), _read(folder, "poisoning"), _read(folder, "outer_loss"),
+    st = stage_tables.settings(folder)
+    return dd_unrolled_claims(stage_tables.table(folder, "per_theta"), stage_tables.table(folder, "poisoning"), stage_tables.table(folder, "outer_loss"),
                               size=st["size"], steps=st["steps"], epochs=st["epochs"], sl_sizes=st["sl_sizes"],
                               sl_epochs=st["sl_epochs"], m_sim=st["m_sim"], attacked=st["attacked"], target=st["target"])
 
@@ -807,26 +791,26 @@ def dd_unrolled_stage_claims(folder: Path) -> list[Claim]:
 def dd_labels_stage_claims(folder: Path) -> list[Claim]:
     """:func:`dd_labels_claims` from ``dd_labels``' tables (``results``, ``distillation``, ``target_loss``,
     ``label_drift``, ``settings``)."""
-    st = _settings(folder)
-    return dd_labels_claims(_read(folder, "results"), _read(folder, "distillation"), _read(folder, "target_loss"),
+    st = stage_tables.settings(folder)
+    return dd_labels_claims(stage_tables.table(folder, "results"), stage_tables.table(folder, "distillation"), stage_tables.table(folder, "target_loss"),
                             arch=st["arch"], eval_steps=st["eval_steps"], step_mults=st["step_mults"],
-                            classes=st["classes"], drift=_optional(folder, "label_drift"))
+                            classes=st["classes"], drift=stage_tables.optional(folder, "label_drift"))
 
 
 def dd_text_stage_claims(folder: Path) -> list[Claim]:
     """:func:`dd_text_claims` from ``dd_text``'s tables (``results``, ``outer_loss``, ``settings`` with the
     learners' budget)."""
-    st = _settings(folder)
-    return dd_text_claims(_read(folder, "results"), _read(folder, "outer_loss"), st["budget"], ipc0=st["ipc0"],
+    st = stage_tables.settings(folder)
+    return dd_text_claims(stage_tables.table(folder, "results"), stage_tables.table(folder, "outer_loss"), st["budget"], ipc0=st["ipc0"],
                           classes=st["classes"], archs=st["archs"], inits=st["inits"], dd_hard=st["dd_hard"])
 
 
 def dd_gtn_stage_claims(folder: Path) -> list[Claim]:
     """:func:`dd_gtn_claims` from ``dd_gtn``'s tables (``gtn_runs``, ``meta_loss``, ``nas_summary``, ``settings``
     with the real arm per meta seed and the proxy sets' stored params)."""
-    st = _settings(folder)
-    return dd_gtn_claims(_read(folder, "gtn_runs"), {int(k): v for k, v in st["real"].items()}, _read(folder, "meta_loss"),
-                         _read(folder, "nas_summary"), st["proxy_sets"], gt_epochs=st["gt_epochs"],
+    st = stage_tables.settings(folder)
+    return dd_gtn_claims(stage_tables.table(folder, "gtn_runs"), {int(k): v for k, v in st["real"].items()}, stage_tables.table(folder, "meta_loss"),
+                         stage_tables.table(folder, "nas_summary"), st["proxy_sets"], gt_epochs=st["gt_epochs"],
                          inner_steps=st["inner_steps"], inner_batch=st["inner_batch"], learner=st["learner"],
                          nas_n=st["nas_n"], proxy_ipc=st["proxy_ipc"], proxy_steps=st["proxy_steps"])
 
@@ -834,11 +818,11 @@ def dd_gtn_stage_claims(folder: Path) -> list[Claim]:
 def dd_mnemonics_stage_claims(folder: Path) -> list[Claim]:
     """:func:`dd_mnemonics_claims` from ``dd_mnemonics``' tables (``results``, ``phases``, ``exemplar_loss``,
     ``results_dc_arch`` where the second pass ran, ``settings`` with the memories' stored params)."""
-    st = _settings(folder)
-    return dd_mnemonics_claims(_read(folder, "results"), _read(folder, "phases"), _read(folder, "exemplar_loss"),
+    st = stage_tables.settings(folder)
+    return dd_mnemonics_claims(stage_tables.table(folder, "results"), stage_tables.table(folder, "phases"), stage_tables.table(folder, "exemplar_loss"),
                                st["set_params"], mn_iterations=st["mn_iterations"],
                                mn_adjust_iterations=st["mn_adjust_iterations"], setting=st["setting"],
-                               memory_res=_optional(folder, "results_dc_arch"), memory_params=st["memory_params"],
+                               memory_res=stage_tables.optional(folder, "results_dc_arch"), memory_params=st["memory_params"],
                                memory_setting=st["memory_setting"])
 
 
