@@ -261,7 +261,8 @@ def arch_claims(runs: pd.DataFrame, students: Mapping[str, str], priors: list) -
                          rec.probes(runs, arch=a, prior="", untrained=False)) for a, name in students.items() for p in priors]
     base = {f"{name} BYOL": (rec.probes(runs, arch=a, prior="", untrained=False), rec.probes(runs, arch=a, untrained=True))
             for a, name in students.items()}
-    pre = [ssl_phase_ran(rec.normalized(runs)[rec.normalized(runs)["prior"] != ""]),
+    named = rec.normalized(runs)
+    pre = [ssl_phase_ran(named[named["prior"] != ""]),
            above_untrained("each student's BYOL above the untrained student", base)]
     return [_claim("Table 2", "BYOL + ReLA improves every student architecture at a 10% budget, with every prior",
                    "paired probe(+ReLA) − probe(the student's BYOL) over matched seeds > 0, for every (student, prior)",
@@ -437,6 +438,6 @@ RELA_STAGES = {"rela_budget": budget_stage_claims, "rela_arch": arch_stage_claim
                "rela_methods": methods_stage_claims, "rela_ablations": ablation_stage_claims}
 
 
-def rela_stage_claims(tables: Path, stages: Iterable[str] = tuple(RELA_STAGES)) -> list[Claim]:
-    """The rows of ``stages`` (of :data:`RELA_STAGES`), each judged from ``tables/<stage>/``."""
-    return [r for s in stages for r in RELA_STAGES[s](Path(tables) / s)]
+def rela_stage_claims(root: Path, stages: Iterable[str] = tuple(RELA_STAGES)) -> list[Claim]:
+    """The rows of ``stages`` (of :data:`RELA_STAGES`), each judged from ``root/<stage>/``."""
+    return [r for s in stages for r in RELA_STAGES[s](Path(root) / s)]

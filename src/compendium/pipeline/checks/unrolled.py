@@ -25,6 +25,7 @@ stage's :class:`~compendium.pipeline.claims.Claim` rows.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -782,8 +783,8 @@ def dd_mnemonics_claims(res: pd.DataFrame, gains: pd.DataFrame, traces: pd.DataF
 def dd_unrolled_stage_claims(folder: Path) -> list[Claim]:
     """:func:`dd_unrolled_claims` from ``dd_unrolled``'s tables (``per_theta``, ``poisoning``, ``outer_loss``,
     ``settings``)."""
-    st = stage_tables.settings(folder)
-    return dd_unrolled_claims(stage_tables.table(folder, "per_theta"), stage_tables.table(folder, "poisoning"), stage_tables.table(folder, "outer_loss"),
+    st, t = stage_tables.settings(folder), functools.partial(stage_tables.table, folder)
+    return dd_unrolled_claims(t("per_theta"), t("poisoning"), t("outer_loss"),
                               size=st["size"], steps=st["steps"], epochs=st["epochs"], sl_sizes=st["sl_sizes"],
                               sl_epochs=st["sl_epochs"], m_sim=st["m_sim"], attacked=st["attacked"], target=st["target"])
 
@@ -791,8 +792,8 @@ def dd_unrolled_stage_claims(folder: Path) -> list[Claim]:
 def dd_labels_stage_claims(folder: Path) -> list[Claim]:
     """:func:`dd_labels_claims` from ``dd_labels``' tables (``results``, ``distillation``, ``target_loss``,
     ``label_drift``, ``settings``)."""
-    st = stage_tables.settings(folder)
-    return dd_labels_claims(stage_tables.table(folder, "results"), stage_tables.table(folder, "distillation"), stage_tables.table(folder, "target_loss"),
+    st, t = stage_tables.settings(folder), functools.partial(stage_tables.table, folder)
+    return dd_labels_claims(t("results"), t("distillation"), t("target_loss"),
                             arch=st["arch"], eval_steps=st["eval_steps"], step_mults=st["step_mults"],
                             classes=st["classes"], drift=stage_tables.optional(folder, "label_drift"))
 
@@ -800,17 +801,17 @@ def dd_labels_stage_claims(folder: Path) -> list[Claim]:
 def dd_text_stage_claims(folder: Path) -> list[Claim]:
     """:func:`dd_text_claims` from ``dd_text``'s tables (``results``, ``outer_loss``, ``settings`` with the
     learners' budget)."""
-    st = stage_tables.settings(folder)
-    return dd_text_claims(stage_tables.table(folder, "results"), stage_tables.table(folder, "outer_loss"), st["budget"], ipc0=st["ipc0"],
+    st, t = stage_tables.settings(folder), functools.partial(stage_tables.table, folder)
+    return dd_text_claims(t("results"), t("outer_loss"), st["budget"], ipc0=st["ipc0"],
                           classes=st["classes"], archs=st["archs"], inits=st["inits"], dd_hard=st["dd_hard"])
 
 
 def dd_gtn_stage_claims(folder: Path) -> list[Claim]:
     """:func:`dd_gtn_claims` from ``dd_gtn``'s tables (``gtn_runs``, ``meta_loss``, ``nas_summary``, ``settings``
     with the real arm per meta seed and the proxy sets' stored params)."""
-    st = stage_tables.settings(folder)
-    return dd_gtn_claims(stage_tables.table(folder, "gtn_runs"), {int(k): v for k, v in st["real"].items()}, stage_tables.table(folder, "meta_loss"),
-                         stage_tables.table(folder, "nas_summary"), st["proxy_sets"], gt_epochs=st["gt_epochs"],
+    st, t = stage_tables.settings(folder), functools.partial(stage_tables.table, folder)
+    return dd_gtn_claims(t("gtn_runs"), {int(k): v for k, v in st["real"].items()}, t("meta_loss"),
+                         t("nas_summary"), st["proxy_sets"], gt_epochs=st["gt_epochs"],
                          inner_steps=st["inner_steps"], inner_batch=st["inner_batch"], learner=st["learner"],
                          nas_n=st["nas_n"], proxy_ipc=st["proxy_ipc"], proxy_steps=st["proxy_steps"])
 
@@ -818,8 +819,8 @@ def dd_gtn_stage_claims(folder: Path) -> list[Claim]:
 def dd_mnemonics_stage_claims(folder: Path) -> list[Claim]:
     """:func:`dd_mnemonics_claims` from ``dd_mnemonics``' tables (``results``, ``phases``, ``exemplar_loss``,
     ``results_dc_arch`` where the second pass ran, ``settings`` with the memories' stored params)."""
-    st = stage_tables.settings(folder)
-    return dd_mnemonics_claims(stage_tables.table(folder, "results"), stage_tables.table(folder, "phases"), stage_tables.table(folder, "exemplar_loss"),
+    st, t = stage_tables.settings(folder), functools.partial(stage_tables.table, folder)
+    return dd_mnemonics_claims(t("results"), t("phases"), t("exemplar_loss"),
                                st["set_params"], mn_iterations=st["mn_iterations"],
                                mn_adjust_iterations=st["mn_adjust_iterations"], setting=st["setting"],
                                memory_res=stage_tables.optional(folder, "results_dc_arch"), memory_params=st["memory_params"],
