@@ -6,7 +6,7 @@ students. A rerun on another machine, with teachers that differed in the fourth 
 from +0.6 to −0.6 points, so the synthesis itself may vary more than the students do. This script repeats the
 syntheses with synthesis seeds 0, 1, 2 at ``dd_inversion``'s ``cpu`` settings (read from ``params.yaml``) and
 trains the same three students on each set, then splits each paired difference into its spread across
-syntheses and across students (:func:`compendium.pipeline.claims.nested_effect`).
+syntheses and across students (:func:`compendium.verdicts.claims.nested_effect`).
 
 It needs the ``cpu`` ConvNet teacher of ``dd_teachers`` (``--teacher``; e.g. from ``python -m
 compendium.pipeline.nbrun dd_teachers`` or the DVC cache). About 10 minutes on 2 cores.
@@ -26,7 +26,8 @@ import torch
 
 from compendium.core.parallel import run_calls
 from compendium.distill import evaluate as E, inversion as I, runner, teachers
-from compendium.pipeline import claims, params
+from compendium.pipeline import params
+from compendium.verdicts import claims
 
 #: The comparisons of the ledger's DWA rows: (label, ipc, arm A, arm B).
 COMPARISONS = (("Table 1: DWA − SRe2L", 10, "dwa", "sre2l"),

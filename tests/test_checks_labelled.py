@@ -12,9 +12,12 @@ from compendium.core.probe import to_float
 from compendium.distill import evaluate as E
 from compendium.distill import runner
 from compendium.distill.sets import DistilledSet
-from compendium.pipeline import claims, stagedeps
+from compendium.pipeline import stagedeps
+from compendium.verdicts import claims, ledger, rule
 from compendium.distill import records as R
-from compendium.pipeline.checks import labelled as L
+from compendium.pipeline.checks import labelled as _L
+from judging import Judged
+L = Judged(_L)
 
 MEAN, STD = (0.5,), (0.25,)
 
@@ -99,14 +102,15 @@ def test_set_facts_read_back_from_the_tables_are_the_sets_own(tmp_path):
 def test_matching_regime_needs_the_iterations_or_a_moved_set_above_its_init():
     init = {0: 0.70, 1: 0.71, 2: 0.72}
     near = {0: 0.705, 1: 0.712, 2: 0.718}   # within a point of its initialisation: still the real images
-    above = {0: 0.75, 1: 0.76, 2: 0.74}
-    assert L.matching_regime("DC", 10, 1000, 5.0, near, init).met            # the paper's 1,000 iterations
+    above = {0: 0.76, 1: 0.765, 2: 0.775}   # 5.5-6 points above its init on every seed: the interval clears 1
+    assert not L.matching_regime("DC", 10, 1000, 5.0, near, init).met        # the paper's 1,000 iterations, not above its init
     assert L.matching_regime("DC", 10, 10, 5.0, above, init).met             # moved and beats its init
     p = L.matching_regime("DC", 10, 10, 5.0, near, init)
     assert not p.met and "1,000 outer iterations" in p.needs and "10 of 1,000" in p.measured
     assert not L.matching_regime("DC", 10, 10, 0.5, above, init).met        # did not move measurably
     assert not L.matching_regime("DM", 10, 25, 5.0, above, {}).met           # its init was not evaluated
-    assert L.matching_regime("DM", 10, 20000, 0.0, near, init).met
+    assert not L.matching_regime("DM", 10, 20000, 0.0, near, init).met      # every method must beat where it started
+    assert L.matching_regime("DM", 10, 20000, 0.0, above, init).met
 
 
 def test_sre2l_regime_needs_a_set_above_one_real_image_per_class():
@@ -127,9 +131,9 @@ def test_dwa_and_kip_regimes():
     assert L.dwa_regime(10, 30.0, {0: 0.69, 1: 0.70, 2: 0.69}, init, 30).met
     assert not L.dwa_regime(10, 30.0, {0: 0.655, 1: 0.66, 2: 0.645}, init, 30).met
     assert not L.dwa_regime(10, 0.2, {0: 0.69, 1: 0.70, 2: 0.69}, init).met
-    # the paper's 1,000 recovery iterations put DWA in its regime whether or not it beats its real images
+    # the paper's 1,000 recovery iterations are not enough: like every method, DWA must beat its real images
     at_paper = L.dwa_regime(10, 30.0, {0: 0.655, 1: 0.66, 2: 0.645}, init, 1000)
-    assert at_paper.met and "1,000 of 1,000 iterations" in at_paper.measured
+    assert not at_paper.met and "1,000 of 1,000 iterations" in at_paper.measured
     assert "1,000 recovery iterations (paper, Table 6; 30 here)" in L.dwa_regime(10, 30.0, init, init, 30).needs
     assert L.kip_regime("KIP fc ipc 1", [4.0, 5.0, 6.0], 50).met
     assert not L.kip_regime("KIP fc ipc 1", [4.0, 0.1], 50).met and not L.kip_regime("x", [], 50).met
@@ -157,7 +161,7 @@ def test_merge_ceiling_and_synthesis_seeds():
     assert not L.ceiling_cells("c", {"x": ({"a": a}, [close])}, top, "n").met
     assert L.ceiling_cells("c", {"x": ({"a": a}, [close])}, top, "n", margin=0.02).met
     assert not L.synthesis_seeds(1).met and L.synthesis_seeds(3).met
-    assert doctest.testmod(L).failed == 0
+    assert doctest.testmod(_L).failed == 0
 
 
 def test_evaluation_records_and_same_evaluation():
@@ -259,7 +263,8 @@ def test_tables_claims_are_not_tested_where_the_methods_are_out_of_their_regime(
     t3 = rows["Table 3"]
     assert t3.tested == "yes" and t3.verdict == claims.HOLDS, t3.condition
     kip = [r for r in L.tables_claims(_records()) if r.paper == "KIP"]
-    assert [r.verdict for r in kip] == [claims.HOLDS, claims.FAILS]
+    # KIP against many more natural images needs KIP at two sizes (this fixture has one)
+    assert [r.verdict for r in kip] == [claims.NOT_TESTED, claims.FAILS] and "two sizes" in kip[0].condition
 
 
 def test_tables_claims_follow_the_run():
@@ -464,7 +469,7 @@ def test_dc_arch_judges_dcs_table1_cell_against_the_coresets():
     r = row(0.70, 0.60)
     assert r.verdict == claims.HOLDS and "20,000 real images" in r.ours and "DC − herding (teacher)" in r.effect
     assert row(0.70, 0.75).verdict == claims.CONDITIONAL   # beats random, not herding
-    assert row(0.45, 0.60).verdict == claims.FAILS
+    assert row(0.45, 0.60).verdict == claims.NOT_TESTED   # below its own real images (0.55): out of its regime
     assert row(0.70, 0.60, seeds=(0, 1)).verdict == claims.NOT_TESTED
     sets["default"].params["iterations"] = 10   # 10 of 1,000 iterations, under 1 point above its real images: not in regime
     assert row(0.555, 0.50).verdict == claims.NOT_TESTED
@@ -477,7 +482,7 @@ def test_a_comparison_without_one_of_its_arms_is_not_tested():
     rec["krr"] = rec["krr"][rec["krr"]["set"] != "LS rbf"]
     ls = [r for r in L.tables_claims(rec) if r.location == "LS"][0]
     assert ls.verdict == claims.NOT_TESTED and "every compared arm evaluated unmet" in ls.condition
-    assert L._decide([], [])["verdict"] == claims.NOT_TESTED
+    assert rule.decide(claims.Evidence.from_json(_L._decide([], [])["evidence"]))["verdict"] == claims.NOT_TESTED
 
 
 def test_dc_arch_judges_dsa_at_one_ipc_as_comparable_or_worse():
@@ -562,7 +567,7 @@ def _crossarch(t2_iterations, conv_gain, seeds=(0, 1, 2), init_acc=0.6):
 def test_dc_cross_architecture_row_reads_dc_table2_at_its_regime():
     row = _crossarch(1000, 0.05)
     assert row.verdict == claims.HOLDS and "DC's set at ipc 1" in row.check
-    assert _crossarch(1000, -0.05).verdict == claims.FAILS
+    assert _crossarch(1000, -0.05, init_acc=0.5).verdict == claims.FAILS
     # 10 of 1,000 outer iterations and no gain over its real images: not in DC's regime
     row = _crossarch(10, 0.05, init_acc=0.65)
     assert row.verdict == claims.NOT_TESTED and "DC: 1,000 outer iterations" in row.condition
@@ -599,7 +604,7 @@ def test_dd_tables_judges_a_set_stage_from_its_tables_as_from_memory(tmp_path):
     want = L.dc_arch_claims(res, R.set_facts(sets, images), ipc=1, coresets=["random"], pool_n=20000,
                             dsa=R.set_facts({0: dsa}, images)[0])
     got = L.set_stage_claims(tmp_path, ["dd_dc_arch"])
-    assert [claims.to_frame([r]).to_dict("records") for r in got] == [claims.to_frame([r]).to_dict("records") for r in want]
+    assert [ledger.to_frame([r]).to_dict("records") for r in got] == [ledger.to_frame([r]).to_dict("records") for r in want]
     assert {r.verdict for r in got} >= {claims.HOLDS} and any(r.paper == "DSA" for r in got)
     (folder / "settings.csv").unlink()
     with pytest.raises(FileNotFoundError, match="dvc repro -s dd_dc_arch"):
@@ -612,4 +617,4 @@ def test_the_set_stages_judge_nothing():
     for stage in ("dd_coresets", "dd_inversion", "dd_matching", "dd_kip", "dd_dwa", "dd_dc_arch", "dd_crossarch"):
         sources = {str(p) for p in stagedeps.stage_sources(stage)}
         assert not any("pipeline/checks" in s for s in sources), stage
-    assert any("pipeline/checks/labelled.py" in str(p) for p in stagedeps.stage_sources("dd_tables"))
+    assert any("pipeline/checks/labelled.py" in str(p) for p in stagedeps.stage_sources("claims_ledger"))

@@ -3,11 +3,13 @@
 import pandas as pd
 import pytest
 
-from compendium.pipeline import claims
+from compendium.verdicts import claims, ledger
 from compendium.core import records
 from compendium.pipeline import paper_tables as PT
 from compendium.pipeline import stagedeps
-from compendium.pipeline.checks import rela as CR
+from compendium.pipeline.checks import rela as _CR
+from judging import Judged
+CR = Judged(_CR)
 from compendium.rela import records as RR
 from compendium.rela import schedule as rela_schedule
 
@@ -57,7 +59,7 @@ def test_above_untrained_uses_matched_seeds():
     byol = {0: 0.70, 1: 0.65, 2: 0.70}
     un = {0: 0.70, 1: 0.68, 2: 0.69, 3: 0.10}
     p = CR.above_untrained("BYOL above", {"BYOL 10%": (byol, un)})
-    assert not p.met and "BELOW" in p.measured and "seeds 0-2" in p.measured   # seed 3 (BYOL absent) ignored
+    assert not p.met and "NOT above" in p.measured and "seeds 0,1,2" in p.measured   # seed 3 (BYOL absent) ignored
     assert CR.above_untrained("BYOL above", {"BYOL 10%": ({0: 0.72, 2: 0.71}, un)}).met
     assert not CR.above_untrained("BYOL above", {"BYOL": ({5: 0.9}, un)}).met
 
@@ -152,7 +154,7 @@ def test_transport_claim_over_seeds():
     r = CR.transport_claim(out, inn, "strong", 0.80, {"BYOL 10%": {0: 0.7, 1: 0.7, 2: 0.7}})
     assert r.verdict == claims.HOLDS and r.tested == "yes"
     r = CR.transport_claim(out, inn, "strong", 0.60, {"BYOL 10%": {0: 0.7, 1: 0.7, 2: 0.7}})
-    assert r.verdict == claims.NOT_TESTED and "stronger than every student" in r.condition
+    assert r.verdict == claims.NOT_TESTED and "the source is stronger than" in r.condition
     assert CR.transport_claim({0: 0.7}, {0: 0.6}, "s", 0.8, {"b": {0: 0.7}}).verdict == claims.NOT_TESTED
 
 
@@ -171,7 +173,7 @@ def test_arch_claims_need_byol_above_the_untrained_student():
     students = {"convnet": "ConvNet", "mobilenet_v2": "MobileNet-V2"}
     assert CR.arch_claims(_arch_runs(True, 0.40), students, [RAND, STRONG])[0].verdict == claims.HOLDS
     r = CR.arch_claims(_arch_runs(True, 0.15), students, [RAND, STRONG])[0]   # BYOL near chance, below untrained
-    assert r.verdict == claims.NOT_TESTED and "MobileNet-V2 BYOL 15.1 BELOW" in r.condition
+    assert r.verdict == claims.NOT_TESTED and "MobileNet-V2 BYOL 15.1" in r.condition and "NOT above" in r.condition
     assert CR.arch_claims(_arch_runs(False, 0.40), students, [RAND, STRONG])[0].verdict == claims.NOT_TESTED
 
 
@@ -222,7 +224,7 @@ def test_ablation_claims():
     assert fired["Fig. 4b"].tested == "yes" and "ReLA loss alone" not in fired["Fig. 4a"].ours
 
 
-# --- rela_verdicts: the stages judged from their tables ----------------------------------------------------
+# --- claims_ledger: the ReLA stages judged from their tables ----------------------------------------------------
 
 
 def _write_stage(folder, tables: dict, settings: dict):
@@ -233,8 +235,8 @@ def _write_stage(folder, tables: dict, settings: dict):
     records.settings_table(**settings).to_csv(folder / "settings.csv", index=False)
 
 
-def test_rela_verdicts_judges_each_stage_from_its_tables_as_from_memory(tmp_path):
-    """Each ReLA stage, written to disk as its notebook writes it and read back by rela_verdicts, gives the rows
+def test_the_ledger_judges_each_rela_stage_from_its_tables_as_from_memory(tmp_path):
+    """Each ReLA stage, written to disk as its notebook writes it and read back by claims_ledger, gives the rows
     the check gives on the runs in memory (probes such as 0.7330000000000001 survive the round trip)."""
     budget = _budget_runs(byol10=0.70, fired=True, steps=4000)
     variant = budget[(budget["prior"] == STRONG) & (budget["budget"] == 0.1)].assign(arm="x [switch]", probe=0.1)
@@ -269,17 +271,17 @@ def test_rela_verdicts_judges_each_stage_from_its_tables_as_from_memory(tmp_path
     assert any(r.tested == "yes" for rows in want.values() for r in rows)
     for stage, rows in want.items():
         got = CR.rela_stage_claims(tmp_path, [stage])
-        assert claims.to_frame(got).to_dict("records") == claims.to_frame(rows).to_dict("records"), stage
+        assert ledger.to_frame(got).to_dict("records") == ledger.to_frame(rows).to_dict("records"), stage
     (tmp_path / "rela_arch" / "runs.csv").unlink()
     with pytest.raises(FileNotFoundError, match="dvc repro -s rela_arch"):
         CR.rela_stage_claims(tmp_path)
 
 
 def test_the_rela_stages_judge_nothing():
-    """The ReLA comparison stages import no check module: rela_verdicts (light) judges them."""
+    """The ReLA comparison stages import no check module: claims_ledger judges them."""
     for stage in CR.RELA_STAGES:
         assert not any("pipeline/checks" in str(p) for p in stagedeps.stage_sources(stage)), stage
-    assert any("pipeline/checks/rela.py" in str(p) for p in stagedeps.stage_sources("rela_verdicts"))
+    assert any("pipeline/checks/rela.py" in str(p) for p in stagedeps.stage_sources("claims_ledger"))
 
 
 def test_settings_read_back_exactly(tmp_path):

@@ -5,8 +5,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from compendium.pipeline import claims
-from compendium.pipeline.checks import ssdd as C
+from compendium.verdicts import claims
+from compendium.pipeline.checks import ssdd as _C
+from judging import Judged
+C = Judged(_C)
 
 MAIN_SEEDS, AB_SEEDS = [0, 1, 2, 3, 4], [0, 1, 2]
 
@@ -256,7 +258,7 @@ def test_metrics_means_per_set_and_arch_converse_plateau_and_seconds():
 
 
 def test_claims_frame_has_one_row_per_claim():
-    rows = C.rows(_run())
-    df = C.claims_frame(rows)
-    assert list(df.columns) == ["location", "verdict", "condition", "effect"] and len(df) == len(rows)
-    assert df["verdict"].iloc[0] == rows[0].verdict
+    rows = _C.rows(_run())   # as the stage writes them: evidence, decided by the claims ledger
+    df = _C.claims_frame(rows)
+    assert list(df.columns) == ["location", "effects", "unmet regime checks"] and len(df) == len(rows)
+    assert df["effects"].iloc[0] == "; ".join(e.text() for e in claims.Evidence.from_json(rows[0].evidence).effects)

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from compendium.pipeline.checks import theory as checks
-from compendium.pipeline.claims import CONDITIONAL, FAILS, HOLDS
+from compendium.verdicts.claims import CONDITIONAL, FAILS, HOLDS
 from compendium.theory import gaussian
 
 SIG = [0.1, 0.5, 1.0]

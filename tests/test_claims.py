@@ -5,8 +5,9 @@ import pytest
 import yaml
 
 from compendium.core import paths, plateau
-from compendium.pipeline import claims, report
-from compendium.pipeline.claims import Claim
+from compendium.pipeline import report
+from compendium.verdicts import claims, ledger, rule
+from compendium.verdicts.claims import Claim
 
 
 def _row(**kw):
@@ -30,16 +31,16 @@ def test_verdicts_are_computed_and_validated():
         _row(ours=" ")
 
 
-def test_reporter_rows_and_ledger_roundtrip(tmp_path):
+def test_reporter_rows_roundtrip(tmp_path):
     report.Reporter("theory_a", root=tmp_path).claims([_row(location="Thm 2"), _row(verdict="fails")])
     report.Reporter("theory_b", root=tmp_path).claims([_row(paper="DWA", ours="x, y; z")])
-    df = claims.read_all(tmp_path / paths.CLAIMS)
-    assert list(df.columns) == list(claims.COLUMNS)
+    df = ledger.read_stage_rows(sorted((tmp_path / paths.CLAIMS).glob("*.csv")))
+    assert list(df.columns) == list(claims.STAGE_COLUMNS)
     assert df["stage"].tolist() == ["theory_a", "theory_a", "theory_b"]
     assert df.loc[2, "ours"] == "x, y; z"
     (tmp_path / paths.CLAIMS / "bad.csv").write_text(pd.DataFrame([{"paper": "x"}]).to_csv(index=False))
     with pytest.raises(ValueError, match="lacks columns"):
-        claims.read_all(tmp_path / paths.CLAIMS)
+        ledger.read_stage_rows(sorted((tmp_path / paths.CLAIMS).glob("*.csv")))
 
 
 def test_every_claims_file_feeds_the_ledger_stage():
@@ -86,34 +87,46 @@ def test_effect_interval_and_mde_match_a_paired_t_test():
         _eff([float("nan"), 1.0])
 
 
+def decide(effects, pre=(), **kw):
+    return rule.decide(effects, pre, **kw)
+
+
 def test_decide_gives_each_verdict():
     big = [0.10, 0.11, 0.09]
-    assert claims.decide(_eff(big))["verdict"] == claims.HOLDS
-    assert claims.decide(_eff([-x for x in big]))["verdict"] == claims.FAILS
-    assert claims.decide(_eff([0.02, -0.01, 0.03]))["verdict"] == claims.INCONCLUSIVE
-    kw = claims.decide([_eff(big, "ipc 10"), _eff([-x for x in big], "ipc 1")])
-    assert kw["verdict"] == claims.CONDITIONAL and kw["condition"] == "holds for ipc 10; fails for ipc 1"
+    V = "verdict_all_seeds"   # three seeds: decided on all of them, not replicated
+    assert decide(_eff(big))[V] == claims.HOLDS
+    assert decide(_eff([-x for x in big]))[V] == claims.FAILS
+    assert decide(_eff([0.02, -0.01, 0.03]))[V] == claims.INCONCLUSIVE
+    kw = decide([_eff(big, "ipc 10"), _eff([-x for x in big], "ipc 1")])
+    assert kw[V] == claims.CONDITIONAL
     # one cell within noise and none failing: "every" is not established
-    assert claims.decide([_eff(big), _eff([0.02, -0.01, 0.03])])["verdict"] == claims.INCONCLUSIVE
+    assert decide([_eff(big), _eff([0.02, -0.01, 0.03])])[V] == claims.INCONCLUSIVE
     # a non-inferiority claim (does not hurt by more than 0.5 points)
-    assert claims.decide(_eff([-0.001, 0.0, 0.001]), margin=0.005)["verdict"] == claims.HOLDS
-    assert claims.decide(_eff([-0.001, 0.0, 0.001]))["verdict"] == claims.INCONCLUSIVE
+    assert decide(_eff([-0.001, 0.0, 0.001]), margin=0.005)[V] == claims.HOLDS
+    assert decide(_eff([-0.001, 0.0, 0.001]))[V] == claims.INCONCLUSIVE
+    # a verdict of three seeds is not replicated, so it does not stand
+    kw = decide(_eff(big))
+    assert kw["verdict"] == claims.INCONCLUSIVE and "not replicated" in kw["condition"]
+    assert kw["replication"].startswith("not possible")
 
 
 def test_decide_refuses_a_verdict_outside_the_regime():
     big = [0.10, 0.11, 0.09]
     pre = [claims.reached("DC outer iterations", 10, 1000, "DC: 1,000 outer iterations", "{:.0f}"),
-           claims.above("baseline above untrained", 0.70, 0.60, "more BYOL steps")]
-    kw = claims.decide(_eff(big), pre)
+           claims.above("baseline above untrained", {0: 0.70, 1: 0.71, 2: 0.70}, {0: 0.60, 1: 0.60, 2: 0.61},
+                        "more BYOL steps")]
+    kw = decide(_eff(big), pre)
     assert kw["verdict"] == claims.NOT_TESTED and kw["tested"] == "no"
     assert "DC: 1,000 outer iterations" in kw["condition"] and "10 of 1000" in kw["condition"]
     assert "baseline above untrained" not in kw["condition"]  # met conditions are reported, not blamed
     assert "baseline above untrained: met" in kw["preconditions"]
     # two seeds never decide, however large the effect; one seed gives no interval at all
     for d in ([0.5, 0.6], [0.5]):
-        kw = claims.decide(_eff(d))
+        kw = decide(_eff(d))
         assert kw["verdict"] == claims.NOT_TESTED and ">= 3 matched seeds" in kw["condition"]
-    Claim("DC", "v", "loc", "c", "check", ours="x", **claims.decide(_eff([0.5, 0.6])))  # a valid row
+    Claim("DC", "v", "loc", "c", "check", ours="x", **claims.compare(_eff([0.5, 0.6])))  # a valid row
+    with pytest.raises(ValueError, match="decided by the claims_ledger"):
+        Claim("DC", "v", "loc", "c", "check", ours="x", **{**claims.compare(_eff([0.5, 0.6])), "verdict": "holds"})
     with pytest.raises(ValueError, match="state the setting"):
         claims.Precondition("x", False, "y")
 
@@ -122,20 +135,68 @@ def test_decide_is_inconclusive_when_disjoint_seed_halves_disagree():
     # the first three seeds show a clear gain, the last three a clear loss: all six pooled straddle zero,
     # and an effect that one half confirms and the other rejects is no verdict
     d = [0.10, 0.11, 0.09, -0.10, -0.11, -0.09]
-    assert claims.decide(_eff(d))["verdict"] == claims.INCONCLUSIVE
+    assert decide(_eff(d))["verdict"] == claims.INCONCLUSIVE
     # a gain confirmed on both halves holds
-    assert claims.decide(_eff([0.10, 0.11, 0.09, 0.10, 0.12, 0.08]))["verdict"] == claims.HOLDS
+    assert decide(_eff([0.10, 0.11, 0.09, 0.10, 0.12, 0.08]))["verdict"] == claims.HOLDS
     # both halves hold but the pooled six show a different thing cannot happen for one effect; for
     # "every" over two effects, halves agreeing with the pooled verdict keep it
-    kw = claims.decide(_eff([0.10, 0.11, 0.09, 0.02, 0.01, 0.03]))
-    assert kw["verdict"] == claims.INCONCLUSIVE and "halves disagree" in kw["condition"]
+    kw = decide(_eff([0.10, 0.11, 0.09, 0.02, 0.01, 0.03]))
+    assert kw["verdict"] == claims.INCONCLUSIVE and "not replicated" in kw["condition"]
+    assert (kw["verdict_seeds_a"], kw["verdict_seeds_b"], kw["replication"]) == ("holds", "inconclusive", "not replicated")
 
 
-def test_combine_runs_turns_a_flip_into_inconclusive():
-    assert claims.combine_runs("holds", "holds") == "holds"
-    assert claims.combine_runs("holds", "fails") == claims.INCONCLUSIVE
-    assert claims.combine_runs("holds", "inconclusive") == claims.INCONCLUSIVE
-    assert claims.combine_runs("holds", claims.NOT_TESTED) == claims.NOT_TESTED
+def test_decide_gives_each_verdict():
+    big = [0.10, 0.11, 0.09]
+    V = "verdict_all_seeds"   # three seeds: decided on all of them, not replicated
+    assert decide(_eff(big))[V] == claims.HOLDS
+    assert decide(_eff([-x for x in big]))[V] == claims.FAILS
+    assert decide(_eff([0.02, -0.01, 0.03]))[V] == claims.INCONCLUSIVE
+    kw = decide([_eff(big, "ipc 10"), _eff([-x for x in big], "ipc 1")])
+    assert kw[V] == claims.CONDITIONAL
+    # one cell within noise and none failing: "every" is not established
+    assert decide([_eff(big), _eff([0.02, -0.01, 0.03])])[V] == claims.INCONCLUSIVE
+    # a non-inferiority claim (does not hurt by more than 0.5 points)
+    assert decide(_eff([-0.001, 0.0, 0.001]), margin=0.005)[V] == claims.HOLDS
+    assert decide(_eff([-0.001, 0.0, 0.001]))[V] == claims.INCONCLUSIVE
+    # a verdict of three seeds is not replicated, so it does not stand
+    kw = decide(_eff(big))
+    assert kw["verdict"] == claims.INCONCLUSIVE and "not replicated" in kw["condition"]
+    assert kw["replication"].startswith("not possible")
+
+
+def test_decide_refuses_a_verdict_outside_the_regime():
+    big = [0.10, 0.11, 0.09]
+    pre = [claims.reached("DC outer iterations", 10, 1000, "DC: 1,000 outer iterations", "{:.0f}"),
+           claims.above("baseline above untrained", {0: 0.70, 1: 0.71, 2: 0.70}, {0: 0.60, 1: 0.60, 2: 0.61},
+                        "more BYOL steps")]
+    kw = decide(_eff(big), pre)
+    assert kw["verdict"] == claims.NOT_TESTED and kw["tested"] == "no"
+    assert "DC: 1,000 outer iterations" in kw["condition"] and "10 of 1000" in kw["condition"]
+    assert "baseline above untrained" not in kw["condition"]  # met conditions are reported, not blamed
+    assert "baseline above untrained: met" in kw["preconditions"]
+    # two seeds never decide, however large the effect; one seed gives no interval at all
+    for d in ([0.5, 0.6], [0.5]):
+        kw = decide(_eff(d))
+        assert kw["verdict"] == claims.NOT_TESTED and ">= 3 matched seeds" in kw["condition"]
+    Claim("DC", "v", "loc", "c", "check", ours="x", **claims.compare(_eff([0.5, 0.6])))  # a valid row
+    with pytest.raises(ValueError, match="decided by the claims_ledger"):
+        Claim("DC", "v", "loc", "c", "check", ours="x", **{**claims.compare(_eff([0.5, 0.6])), "verdict": "holds"})
+    with pytest.raises(ValueError, match="state the setting"):
+        claims.Precondition("x", False, "y")
+
+
+def test_decide_is_inconclusive_when_disjoint_seed_halves_disagree():
+    # the first three seeds show a clear gain, the last three a clear loss: all six pooled straddle zero,
+    # and an effect that one half confirms and the other rejects is no verdict
+    d = [0.10, 0.11, 0.09, -0.10, -0.11, -0.09]
+    assert decide(_eff(d))["verdict"] == claims.INCONCLUSIVE
+    # a gain confirmed on both halves holds
+    assert decide(_eff([0.10, 0.11, 0.09, 0.10, 0.12, 0.08]))["verdict"] == claims.HOLDS
+    # both halves hold but the pooled six show a different thing cannot happen for one effect; for
+    # "every" over two effects, halves agreeing with the pooled verdict keep it
+    kw = decide(_eff([0.10, 0.11, 0.09, 0.02, 0.01, 0.03]))
+    assert kw["verdict"] == claims.INCONCLUSIVE and "not replicated" in kw["condition"]
+    assert (kw["verdict_seeds_a"], kw["verdict_seeds_b"], kw["replication"]) == ("holds", "inconclusive", "not replicated")
 
 
 def test_preconditions_are_computed_from_the_run():
@@ -147,16 +208,8 @@ def test_preconditions_are_computed_from_the_run():
     p = claims.same_evaluation("one evaluation", {"DSA": {"aug": "dsa", "steps": 75}, "DC": {"aug": None, "steps": 75}},
                                "evaluate DC and DSA with the same augmentation")
     assert not p.met and "aug" in p.measured and "steps" not in p.measured
-    assert claims.below_ceiling("headroom", 0.70, 0.90, 0.05, "x").met
-    assert not claims.below_ceiling("headroom", 0.88, 0.90, 0.05, "x").met
-
-
-def test_ledger_summary_counts_verdicts_and_tested_rows():
-    rows = [_row(), _row(verdict="fails"),
-            _row(paper="DC", **claims.not_tested([claims.reached("iterations", 10, 1000, "1,000 iterations")]))]
-    s = claims.summary(claims.to_frame(rows)).set_index("paper")
-    assert s.loc["ReLA", "holds"] == 1 and s.loc["ReLA", "fails"] == 1 and s.loc["ReLA", "tested"] == 2
-    assert s.loc["DC", claims.NOT_TESTED] == 1 and s.loc["DC", "tested"] == 0
+    assert claims.below_ceiling("headroom", {0: .70, 1: .71, 2: .70}, 0.90, 0.05, "x").met
+    assert not claims.below_ceiling("headroom", {0: .88, 1: .87, 2: .88}, 0.90, 0.05, "x").met
 
 
 def test_plateau_sees_a_noisy_trend_and_a_noisy_floor():

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from compendium.distill.unrolled import dd as D
-from compendium.pipeline import claims
+from compendium.verdicts import claims
 from compendium.distill.unrolled import unroll as U
 
 

@@ -14,7 +14,7 @@ from compendium.distill import evaluate as E
 from compendium.distill import ranking
 from compendium.pipeline import ranking as pr
 from compendium.distill import records as R
-from compendium.pipeline.claims import Effect
+from compendium.verdicts.claims import Effect
 
 E1 = math.exp(-1.0)
 

@@ -88,7 +88,7 @@ def test_faithful_compares_arms_on_at_least_three_seeds():
 def test_the_ledger_stage_reads_the_rows_of_its_own_output_root():
     src = "".join("".join(c["source"]) for c in json.loads((paths.NOTEBOOKS / "claims_ledger.ipynb").read_text())["cells"])
     assert "paths.REPORTS" not in src
-    assert "claims.read_all(paths.published_root() / paths.CLAIMS)" in src
+    assert "paths.published_root()" in src and "ledger.read_stage_rows(written)" in src
 
 
 # --- the DAG ----------------------------------------------------------------------------------------------
@@ -129,8 +129,8 @@ def test_the_real_pipeline_order():
     pos = {s: i for i, s in enumerate(order)}
     assert all(pos[u] < pos[s] for s in order for u in up[s])
     assert {"priors"} <= up["rela_budget"] and {"dd_teachers"} <= up["dd_coresets"] and "ssdd_teacher" in up["ssdd_eval"]
-    assert up["claims_ledger"] >= {"rela_verdicts", "dd_tables", "dd_notes", "ssdd_eval", "theory_samples"}
-    assert up["rela_verdicts"] >= {"rela_budget", "rela_arch", "rela_methods", "rela_ablations"}
+    assert up["claims_ledger"] >= {"rela_budget", "rela_arch", "rela_methods", "rela_ablations", "dd_kip", "dd_text",
+                                   "ssdd_eval", "theory_samples"}
     assert order[-1] == "summary" and pos["claims_ledger"] < pos["summary"]
 
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from compendium.core import paths
-from compendium.pipeline import nbclean, seedsets
+from compendium.pipeline import nbclean
 
 
 def test_pipeline_order_reads_the_stage_deps_in_order(tmp_path):
@@ -23,7 +23,7 @@ def test_the_real_stage_lists_every_notebook_upstream_first():
     assert sorted(order) == sorted(p.stem for p in paths.NOTEBOOKS.glob("*.ipynb"))
     assert order[0] == "data_overview" and order[-1] == "claims_ledger"
     assert order.index("priors") < order.index("rela_budget") and order.index("dd_nas") < order.index("dd_gtn")
-    assert seedsets.pipeline_order() == order
+    assert nbclean.pipeline_order() == order
 
 
 def test_clean_copy_is_the_cli_output_and_drops_outputs(tmp_path):

@@ -9,8 +9,10 @@ import torch
 from compendium.core import data, models, probe
 from compendium.distill import coresets, teachers
 from compendium.distill.sets import DistilledSet, SetError
-from compendium.pipeline import claims
-from compendium.pipeline.checks import labelled as L
+from compendium.verdicts import claims
+from compendium.pipeline.checks import labelled as _L
+from judging import Judged
+L = Judged(_L)
 from compendium.pipeline.schemas import dd_coresets
 from conftest import params_at
 

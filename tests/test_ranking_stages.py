@@ -15,7 +15,7 @@ from compendium.distill import evaluate as E
 from compendium.distill.unrolled import dd, dd_experiment, text_experiment, textdd
 from compendium.pipeline import ranking as pr
 from compendium.distill import records as R
-from compendium.pipeline.claims import Effect
+from compendium.verdicts.claims import Effect
 
 COLS = ["method", "ipc", "student", "evaluation", "set", "seed", "acc"]
 

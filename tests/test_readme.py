@@ -1,4 +1,7 @@
-from compendium.pipeline import claims, readme
+import pandas as pd
+
+from compendium.pipeline import readme
+from compendium.verdicts import ledger
 
 
 def test_readme_results_block_is_what_the_pipeline_produced():
@@ -14,12 +17,19 @@ def _headlines():
                       "paper_setting": "CIFAR-10"}]}
 
 
+def _ledger():
+    base = {c: "" for c in ledger.COLUMNS}
+    return pd.DataFrame([{**base, "id": "r.a", "paper": "ReLA", "verdict": "holds", "tested": "yes", "scale": "cpu"},
+                         {**base, "id": "r.b", "paper": "ReLA", "verdict": "inconclusive", "tested": "yes", "scale": "cpu",
+                          "verdict_all_seeds": "holds", "replication": "not possible: 3 seeds", "sesoi_source": "x"},
+                         {**base, "id": "d.a", "paper": "DC", "verdict": "not tested at this scale", "tested": "no",
+                          "scale": "cpu", "sesoi_source": "x"}])
+
+
 def test_block_counts_the_ledger_and_shows_headlines_time_figure_and_site():
-    rows = [claims.Claim("ReLA", "v", "a", "c", "x", verdict="holds", ours="1", scale="cpu"),
-            claims.Claim("DC", "v", "b", "c", "x", ours="1", scale="cpu",
-                         **claims.not_tested([claims.reached("iterations", 10, 1000, "1,000 iterations")]))]
-    b = readme.block(claims.to_frame(rows), _headlines(), {"rela_budget": 3.0, "dd_kip": 0.5, "theory_pca": 0.25})
-    assert "**2 claims checked at `cpu` scale; 1 of them tested" in b
+    b = readme.block(_ledger(), _headlines(), {"rela_budget": 3.0, "dd_kip": 0.5, "theory_pca": 0.25})
+    assert "**3 claims checked at `cpu` scale, 2 of them comparisons of trained arms: 1 run in" in b
+    assert "1 decided on all their seeds, 0 replicated" in b
     assert b.startswith(readme.START) and b.endswith(readme.END)
     assert "Table 1: BYOL" in b
     assert "66.8" in b and "58.3" in b and "**4 min**" in b
@@ -33,10 +43,10 @@ def test_family_times_sum_each_family():
 
 
 def test_block_states_the_from_scratch_run_where_one_was_measured():
-    rows = [claims.Claim("ReLA", "v", "a", "c", "x", verdict="holds", ours="1", scale="cpu")]
+    rows = _ledger()
     rec = {"commit": "abc1234", "wall_minutes": 101.4, "notebook_minutes": 96.2, "machine": "2 cores, x86_64",
            "longest_stage": "dd_dwa", "longest_stage_minutes": 12.6}
-    b = readme.block(claims.to_frame(rows), _headlines(), {"rela_budget": 3.0}, rec)
+    b = readme.block(rows, _headlines(), {"rela_budget": 3.0}, rec)
     assert "fresh clone of abc1234" in b and "**101 min** of wall time on 2 cores, 96 of them" in b
     assert "`dd_dwa`, 12.6 min" in b and "benchmarks/repro_from_scratch.md" in b
-    assert "fresh clone" not in readme.block(claims.to_frame(rows), _headlines(), {"rela_budget": 3.0})
+    assert "fresh clone" not in readme.block(rows, _headlines(), {"rela_budget": 3.0})

@@ -62,7 +62,7 @@ def test_provenance_has_versions():
 def test_markdown_table_escapes_pipes_so_rows_keep_their_columns():
     import pandas as pd
 
-    from compendium.pipeline.tables import markdown_table
+    from compendium.core.tables import markdown_table
 
     df = pd.DataFrame({"|S|": [7, 16], "check": ["|MC − exact| < 4 s.e.", "plain"], "x": [0.5, 1.25]})
     md = markdown_table(df)

@@ -9,14 +9,14 @@ from compendium.pipeline import stagedeps
 
 def test_imports_resolve_to_modules_of_the_package():
     src = ("import os\nfrom compendium.core import models, paths as p\nfrom compendium.core.models import build\n"
-           "import compendium.pipeline.claims\nfrom torch import nn\n")
+           "import compendium.verdicts.claims\nfrom torch import nn\n")
     assert stagedeps.imported_modules(src) == {"compendium.core.models", "compendium.core.paths",
-                                               "compendium.pipeline.claims"}
+                                               "compendium.verdicts.claims"}
 
 
 def test_closure_follows_imports_and_adds_the_packages_on_the_way():
-    c = stagedeps.closure({"compendium.pipeline.claims"})
-    assert {"compendium", "compendium.pipeline", "compendium.pipeline.claims", "compendium.pipeline.tables"} <= c
+    c = stagedeps.closure({"compendium.verdicts.claims"})
+    assert {"compendium", "compendium.pipeline", "compendium.verdicts.claims", "compendium.core.tables"} <= c
     assert "compendium.rela.experiment" not in c
 
 

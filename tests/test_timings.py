@@ -3,7 +3,7 @@ stage's last run when its notebook is absent (a clone without DVC's cache), drop
 import json
 
 from compendium.core import paths
-from compendium.pipeline import seedsets, timings
+from compendium.pipeline import nbclean, timings
 
 
 def _notebook(folder, stage, seconds, **params):
@@ -33,5 +33,5 @@ def test_a_notebook_without_a_papermill_duration_is_not_a_measurement(tmp_path):
 
 def test_the_committed_record_has_every_pipeline_stage_with_its_parameters():
     rec = timings.read()
-    assert set(rec) == set(seedsets.pipeline_order())
+    assert set(rec) == set(nbclean.pipeline_order())
     assert all(r["minutes"] > 0 and r["parameters"] for r in rec.values())

@@ -1,7 +1,7 @@
 """Whether an optimisation's logged curve has reached a plateau.
 
 One test serves both the early stop of an outer loop (:func:`stop_at_plateau`, used by DD's, SLDD's, TDD's
-and GTN's outer loops) and the ledger's regime precondition (:func:`compendium.pipeline.claims.plateaued`),
+and GTN's outer loops) and the ledger's regime precondition (:func:`compendium.verdicts.claims.plateaued`),
 so a run stopped at its plateau passes the precondition by construction.
 
 The test is an equivalence test on the remaining trend (two one-sided tests, Schuirmann 1987): a

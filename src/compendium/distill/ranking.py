@@ -32,7 +32,7 @@ random evaluations (``hyper_param_search``), trains the hard-label arms without 
 (``use_aug_for_hard`` False) and takes the full-data accuracy from its own recipe or a cached number; a stage
 here evaluates every arm with the stage's one evaluation config, only the label mode changed, and pairs the
 arms over matched seeds (:func:`matched_runs`). The table with the paired intervals over those seeds is
-:func:`compendium.pipeline.ranking.ior_hlr_table` (the intervals are :class:`compendium.pipeline.claims.Effect`'s,
+:func:`compendium.pipeline.ranking.ior_hlr_table` (the intervals are :class:`compendium.verdicts.claims.Effect`'s,
 of a wing this one does not import).
 
 >>> round(ior(0.62, 0.55), 4), round(hlr(0.80, 0.45), 4)

@@ -1,5 +1,5 @@
 """DD-Ranking's IOR, HLR and label-robust score of a stage's teacher- or soft-label methods, with paired
-intervals over matched seeds (:meth:`compendium.pipeline.claims.Effect.paired`).
+intervals over matched seeds (:meth:`compendium.verdicts.claims.Effect.paired`).
 
 The metrics themselves are :mod:`compendium.distill.ranking` (DD-Ranking's definitions, accuracies as
 fractions); this module adds what a stage needs around them: the evaluations a stage lacks for them

@@ -1,5 +1,5 @@
 """DD-Ranking's IOR / HLR table of a stage: :func:`ior_hlr_table`, the per-cell paired intervals over matched seeds
-(:meth:`compendium.pipeline.claims.Effect.paired`) of :func:`compendium.distill.ranking.matched_runs`' per-seed
+(:meth:`compendium.verdicts.claims.Effect.paired`) of :func:`compendium.distill.ranking.matched_runs`' per-seed
 runs. A module of its own, light to import (it trains nothing): stages that build their arms themselves (dd_unrolled,
 dd_text) import only this; :mod:`compendium.pipeline.ranking` builds and evaluates the arms of the others and
 re-exports :func:`ior_hlr_table`.
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from compendium.distill import ranking
-from compendium.pipeline.claims import Effect
+from compendium.verdicts.claims import Effect
 
 NO_TEACHER = "IOR not defined (no teacher)"
 ONE_SEED = "one seed: no interval (n = 1)"

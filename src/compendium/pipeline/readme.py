@@ -18,8 +18,9 @@ import sys
 import pandas as pd
 
 from compendium.core import paths
-from compendium.pipeline import claims, paper_estimate, summary, timings
-from compendium.pipeline.tables import markdown_table
+from compendium.pipeline import paper_estimate, summary, timings
+from compendium.verdicts import ledger
+from compendium.core.tables import markdown_table
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
 README = paths.ROOT / "README.md"
@@ -60,18 +61,24 @@ def from_scratch_line(rec: dict) -> str:
             f"{rec['longest_stage_minutes']:.1f} min ([`benchmarks/repro_from_scratch.md`](benchmarks/repro_from_scratch.md)).")
 
 
-def block(ledger: pd.DataFrame, headlines: dict, minutes: dict[str, float], scratch: dict | None = None) -> str:
-    """Verdict counts per paper, the tested share, the headline numbers beside the papers', the
-    measured time (``minutes`` per stage; ``scratch``: the last from-scratch run's record), one figure
+def block(claims: pd.DataFrame, headlines: dict, minutes: dict[str, float], scratch: dict | None = None) -> str:
+    """Verdict counts per paper, the comparisons tested, decided and replicated, the headline numbers beside the
+    papers', the measured time (``minutes`` per stage; ``scratch``: the last from-scratch run's record), one figure
     and the site."""
-    s = claims.summary(ledger)
-    total, tested = len(ledger), int((ledger["tested"] == "yes").sum())
-    scales = ", ".join(sorted(set(ledger["scale"]))) or "-"
-    comp = ledger[ledger["preconditions"] != ""]  # comparisons of trained arms (exact checks have none)
+    s = ledger.summary(claims)
+    total = len(claims)
+    scales = ", ".join(sorted(set(claims["scale"]) - {""})) or "-"
+    comp = claims[ledger.is_comparison(claims)]
+    tested = int((comp["tested"] == "yes").sum())
+    decided = int(comp["verdict_all_seeds"].isin(["holds", "fails", "holds only under a condition"]).sum())
+    replicated = int((comp["replication"] == "replicated").sum())
     lines = [START,
-             f"**{total} claims checked at `{scales}` scale; {tested} of them tested in the regime the claim is about**",
-             f"({len(comp)} comparisons of trained arms, of which {int((comp['tested'] == 'yes').sum())} tested; the "
-             "others name the setting they need in [`reports/claims.md`](reports/claims.md)).", "",
+             f"**{total} claims checked at `{scales}` scale, {len(comp)} of them comparisons of trained arms: {tested} "
+             f"run in the regime the claim is about, {decided} decided on all their seeds, {replicated} replicated on "
+             "two disjoint seed sets.**",
+             "A comparison's verdict stands only where both seed sets reach it; each row of "
+             "[`reports/claims.md`](reports/claims.md) shows its smallest effect of interest, both seed sets' verdicts "
+             "and the seeds the power plan asks for.", "",
              markdown_table(s), "",
              "Headline numbers, ours beside the paper's (top-1 %; ours are Fashion-MNIST runs at this scale, "
              "theirs the paper's own dataset and network, so they are not expected to agree; whether a "
@@ -90,8 +97,7 @@ def block(ledger: pd.DataFrame, headlines: dict, minutes: dict[str, float], scra
 
 
 def read_ledger() -> pd.DataFrame:
-    """The ledger the ``claims_ledger`` stage wrote (``reports/claims.csv``: every stage's rows, combined
-    with a disjoint-seed rerun where there is one)."""
+    """The ledger the ``claims_ledger`` stage wrote (``reports/claims.csv``)."""
     return pd.read_csv(paths.REPORTS / "claims.csv", dtype=str, keep_default_na=False)
 
 

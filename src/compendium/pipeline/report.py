@@ -6,7 +6,7 @@ staging area in the pipeline), in a folder named after the stage::
 
     figures/<stage>/<name>.{png,pdf}   tables/<stage>/<name>.{csv,md}
     metrics/<stage>.json               plots/<stage>/<name>.csv
-    claims/<stage>.csv                 (rows of the claims ledger, see compendium.pipeline.claims)
+    claims/<stage>.csv                 (rows of the claims ledger, see compendium.verdicts.claims)
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from compendium.core import paths
-from compendium.pipeline.claims import to_frame
-from compendium.pipeline.tables import markdown_table
+from compendium.core.tables import markdown_table
 
 PNG_METADATA = {"Software": None}
 PDF_METADATA = {"CreationDate": None, "Producer": None, "Creator": None}
@@ -133,15 +132,16 @@ class Reporter:
 
     def claims(self, rows) -> Path:
         """Write this stage's rows of the claims ledger (``claims/<stage>.csv``), each with this
-        stage's name and the scale nbrun runs it at (``interactive`` outside the pipeline)."""
+        stage's name and the scale nbrun runs it at (``interactive`` outside the pipeline). ``rows``:
+        :class:`compendium.verdicts.claims.Claim` rows (not imported here: a stage's deps stay off the verdict
+        library unless it builds claims)."""
         from dataclasses import replace
 
-
         scale = os.environ.get(paths.SCALE_ENV) or "interactive"
-        rows = [replace(r, stage=self.stage, scale=scale) for r in rows]
+        rows = [replace(r, stage=self.stage, scale=scale).record() for r in rows]
         p = self.root / paths.CLAIMS / f"{self.stage}.csv"
         p.parent.mkdir(parents=True, exist_ok=True)
-        to_frame(rows).to_csv(p, index=False)
+        pd.DataFrame(rows).to_csv(p, index=False)
         self.written.append(p)
         return p
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from compendium.core import paths
-from compendium.pipeline import claims
+from compendium.verdicts import claims
 
 SUMMARY = "summary"
 
@@ -130,7 +130,7 @@ FAMILIES = {
     "rela": ("priors", "rela_"),
     "labelled": ("dd_teachers", "dd_coresets", "dd_inversion", "dd_matching", "dd_kip", "dd_dwa", "dd_crossarch",
                  "dd_dc_arch", "dd_tables"),
-    "unrolled": ("dd_unrolled", "dd_labels", "dd_mnemonics", "dd_nas", "dd_gtn", "dd_text", "dd_notes"),
+    "unrolled": ("dd_unrolled", "dd_labels", "dd_mnemonics", "dd_nas", "dd_gtn", "dd_text"),
     "ssdd": ("ssdd_",),
     "theory": ("theory_", "data_"),
 }

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from compendium.core import paths
-from compendium.pipeline import seedsets
+from compendium.pipeline import nbclean
 
 FILE = "stage_minutes.json"
 
@@ -64,7 +64,7 @@ def update(reports: Path | None = None, stages: list[str] | None = None) -> dict
 
 
 def main(argv: list[str] | None = None) -> int:
-    rec = update(stages=seedsets.pipeline_order())
+    rec = update(stages=nbclean.pipeline_order())
     total = sum(r["minutes"] for r in rec.values())
     print(f"[timings] {len(rec)} stages, {total:.1f} min of notebooks -> {paths.REPORTS / FILE}")
     return 0

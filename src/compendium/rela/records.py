@@ -9,7 +9,7 @@ closure and the matching budget. Both read only runs whose SSL phase ran: a "+Re
 fired trained on the ReLA loss alone and is not the paper's BYOL + ReLA (camera-ready Algorithm 1).
 
 The stages write their ``runs`` exactly with a ``settings`` table (:mod:`compendium.core.records`), so that
-``rela_verdicts`` judges them from the files (:mod:`compendium.pipeline.checks.rela`).
+``claims_ledger`` judges them from the files (:mod:`compendium.pipeline.checks.rela`).
 
 Example::
 
@@ -125,6 +125,30 @@ def gap_closures(runs: pd.DataFrame, priors: list, budgets: list, *, label: Call
                         "gap closure (ours)": (mean_over(r, seeds) - mean_over(lo, seeds)) / gap if gap > 0
                         else float("nan")})
     return pd.DataFrame(out)
+
+
+def matching_budgets(cells: Mapping[float, Mapping], target: Mapping) -> dict:
+    """Per seed, the budget at which the probe reaches that seed's ``target`` (camera-ready Fig. 4c read per seed):
+    ``cells`` maps a budget to seed -> probe. Linear in the probe between the last grid budget below the target and
+    the first at or above it; the smallest budget of the grid when that one already reaches it (an upper bound).
+    Seeds that never reach it in the grid are left out.
+
+    >>> matching_budgets({0.1: {0: 0.70}, 0.2: {0: 0.80}}, {0: 0.75})
+    {0: 0.15000000000000002}
+    """
+    grid = sorted(cells)
+    out = {}
+    for s, t in target.items():
+        prev = None
+        for b in grid:
+            v = cells[b].get(s)
+            if v is None:
+                break
+            if v >= t:
+                out[s] = b if prev is None else prev[0] + (b - prev[0]) * (t - prev[1]) / (v - prev[1])
+                break
+            prev = (b, v)
+    return out
 
 
 def cost_table(runs: pd.DataFrame, priors: list, budgets: list, *, label: Callable[[str], str]) -> pd.DataFrame:

@@ -10,7 +10,7 @@ change to a check here reruns that stage alone, not the syntheses.
 A comparison of distillation methods tests the papers' claim only where every optimised method in it
 reached its regime. Each check below computes that from the run's own records (the distilled sets'
 facts, the stages' per-seed results, their evaluation settings) and returns a
-:class:`compendium.pipeline.claims.Precondition`:
+:class:`compendium.verdicts.claims.Precondition`:
 
 * **DC, DSA, DM** (:func:`matching_regime`): the paper's iteration count (DC, Zhao, Mopuri & Bilen, ICLR
   2021: K = 1,000 outer-loop iterations in its experimental setting; DSA, Zhao & Bilen, ICML 2021: the same;
@@ -50,10 +50,10 @@ import pandas as pd
 
 from compendium.distill.records import (CEILING, DC_DSA_EVAL, DC_TABLE2, REAL_INIT, RELA, SetFacts,
                                         facts_from_tables, init_name)
-from compendium.pipeline import claims
+from compendium.verdicts import claims
 from compendium.pipeline.checks import stage_tables
 from compendium.pipeline.paper_tables_labelled import DWA_TABLE4, DWA_TABLE4_DISTILLERS, DWA_TABLE9
-from compendium.pipeline.claims import Claim, Effect, Precondition
+from compendium.verdicts.claims import Claim, Effect, Precondition
 
 # ------------------------------------------------------------------------------------------------ constants
 
@@ -134,8 +134,7 @@ def _paired(a: Mapping, b: Mapping) -> Effect | None:
 
 
 def _beat_text(label: str, e: Effect | None) -> str:
-    return (f"{label}: not evaluated on shared seeds" if e is None
-            else f"{label} {_pts(e.mean)} points over seeds {','.join(map(str, e.seeds))}")
+    return f"{label}: {claims.interval_text(e)} points"
 
 
 # ------------------------------------------------------------------------------------------- preconditions
@@ -143,21 +142,23 @@ def _beat_text(label: str, e: Effect | None) -> str:
 
 def matching_regime(method: str, ipc, iterations: int, disp: float, acc: Mapping, init_acc: Mapping,
                     target: int | None = None) -> Precondition:
-    """DC / DSA / DM at one ipc: ``target`` iterations (the paper's), or a set that moved at least
-    ``MOVED_GREY_LEVELS`` from its real initialisation and beats it by more than ``BEAT_MARGIN`` on
-    matched seeds (the same images, the same evaluation)."""
+    """DC / DSA / DM at one ipc: (``target`` iterations, the paper's, or a set that moved at least
+    ``MOVED_GREY_LEVELS`` from its real initialisation) and a set above those real images by more than
+    ``BEAT_MARGIN``: the 95% interval of the paired difference over matched seeds (the same images, the same
+    evaluation) clears it. The same rule as every method that starts from real images (:func:`dwa_regime`) or
+    noise (:func:`sre2l_regime`): an optimisation that does not beat where it started is not in its regime."""
     target = target or PAPER_ITERATIONS[method]
     e = _paired(acc, init_acc)
     moved = math.isfinite(disp) and disp >= MOVED_GREY_LEVELS
-    beat = e is not None and e.mean > BEAT_MARGIN
-    met = iterations >= target or (moved and beat)
+    beat = claims.clears(e, BEAT_MARGIN)
+    met = (iterations >= target or moved) and beat
     unit = "outer iterations" if method in ("DC", "DSA") else "iterations"
     return Precondition(
         f"{method} in its regime (ipc {ipc})", met,
         f"{iterations:,} of {target:,} {unit}; moved {disp:.1f} grey levels RMS from its real images; "
         + _beat_text("minus them", e),
-        f"{method}: {target:,} {unit} (paper; {iterations:,} here), or a set that moves from its real "
-        f"initialisation and beats it by > {100 * BEAT_MARGIN:g} point")
+        f"{method}: {target:,} {unit} (paper; {iterations:,} here) or a set that moves from its real "
+        f"initialisation, and a set whose interval over its real images clears {100 * BEAT_MARGIN:g} point")
 
 
 def sre2l_regime(ipc, iterations: int, curve, acc: Mapping, real1: Mapping, target: int | None = None,
@@ -168,7 +169,7 @@ def sre2l_regime(ipc, iterations: int, curve, acc: Mapping, real1: Mapping, targ
     target = target or PAPER_ITERATIONS[method]
     plat = claims.plateaued("recovery loss", curve, "x")
     e = _paired(acc, real1)
-    beat = e is not None and e.mean > BEAT_MARGIN
+    beat = claims.clears(e, BEAT_MARGIN)
     met = (iterations >= target or plat.met) and beat
     return Precondition(
         f"{method} in its regime (ipc {ipc})", met,
@@ -180,22 +181,22 @@ def sre2l_regime(ipc, iterations: int, curve, acc: Mapping, real1: Mapping, targ
 
 def dwa_regime(ipc, disp: float, acc: Mapping, init_acc: Mapping, iterations: int | None = None,
                target: int | None = None) -> Precondition:
-    """DWA at one ipc, as :func:`matching_regime` for the other methods that start from real images:
-    ``target`` recovery iterations (the paper's), or a set that moved at least ``MOVED_GREY_LEVELS`` from
-    its real-image initialisation and beats those images (``init_acc``, the same evaluation) by more than
-    ``BEAT_MARGIN`` on matched seeds. ``iterations`` None: not recorded (only the second test applies)."""
+    """DWA at one ipc, the rule of :func:`matching_regime` for the other methods that start from real images:
+    (``target`` recovery iterations, the paper's, or a set that moved at least ``MOVED_GREY_LEVELS`` from its
+    real-image initialisation) and a set above those images (``init_acc``, the same evaluation) by more than
+    ``BEAT_MARGIN`` by the interval over matched seeds. ``iterations`` None: not recorded (moved must hold)."""
     target = target or PAPER_ITERATIONS["DWA"]
     e = _paired(acc, init_acc)
     moved = math.isfinite(disp) and disp >= MOVED_GREY_LEVELS
-    beat = e is not None and e.mean > BEAT_MARGIN
-    met = (iterations is not None and iterations >= target) or (moved and beat)
+    beat = claims.clears(e, BEAT_MARGIN)
+    met = ((iterations is not None and iterations >= target) or moved) and beat
     its = f"{iterations:,} of {target:,} iterations; " if iterations is not None else ""
     here = f"; {iterations:,} here" if iterations is not None else ""
     return Precondition(
         f"DWA in its regime (ipc {ipc})", met,
         f"{its}moved {disp:.1f} grey levels RMS from its real images; " + _beat_text("minus them", e),
-        f"DWA: {target:,} recovery iterations (paper, Table 6{here}), or a set that moves from its real "
-        f"initialisation and beats it by > {100 * BEAT_MARGIN:g} point")
+        f"DWA: {target:,} recovery iterations (paper, Table 6{here}) or a set that moves from its real "
+        f"initialisation, and a set whose interval over its real images clears {100 * BEAT_MARGIN:g} point")
 
 
 def kip_regime(name: str, disps: Iterable[float], iterations: int) -> Precondition:
@@ -230,7 +231,7 @@ def ceiling_cells(name: str, cells: Mapping[str, tuple[Mapping[str, Mapping], It
     cannot tell "no difference" from "no room", so it leaves the row untested. ``cells``: ``{label: (arms,
     effects)}`` with ``arms`` ``{name: {seed: acc}}``. None when the ceiling was not measured.
 
-    >>> from compendium.pipeline.claims import Effect
+    >>> from compendium.verdicts.claims import Effect
     >>> e = Effect.paired("ipc 10", {0: .79, 1: .80, 2: .79}, {0: .74, 1: .75, 2: .74})   # +5 points, resolved
     >>> ceiling_cells("c", {"ipc 10": ({"a": {0: .79}}, [e])}, {0: .79}, "n").met
     True
@@ -288,7 +289,7 @@ def _eff(label: str, a: Mapping, b: Mapping) -> Effect | None:
 
 
 def _decide(effects, pre=(), margin: float = 0.0) -> dict:
-    """:func:`claims.decide` (with its non-inferiority ``margin``) over the effects the run measured; a
+    """:func:`compendium.verdicts.rule.decide` (with its non-inferiority ``margin``) over the effects the run measured; a
     comparison that lacks an arm makes the row not tested (a claim about every cell is not judged on some of them)."""
     effects = [effects] if effects is None or isinstance(effects, Effect) else list(effects)
     pre = list(pre)
@@ -297,7 +298,7 @@ def _decide(effects, pre=(), margin: float = 0.0) -> dict:
         pre.append(Precondition("every compared arm evaluated", False,
                                 f"{len(effects) - len(got)} of {len(effects)} comparisons lack an arm",
                                 "every arm of the claim evaluated on shared seeds"))
-    return claims.decide(got, pre, margin=margin) if got else claims.not_tested(pre)
+    return claims.compare(got, pre, margin=margin) if got else claims.not_tested(pre)
 
 
 def _row(paper, version, location, claim, check, kw, ours, paper_numbers="") -> Claim:
@@ -486,6 +487,22 @@ def tables_claims(rec: Mapping) -> list[Claim]:
     return rows + kip_claims(rec["krr"], reg)
 
 
+#: "on par" (KIP's claim against many more natural images): not worse by more than this
+PAR_MARGIN = 0.01
+
+
+def fewer_vs_more(cells: Iterable[tuple[str, int]]) -> list[tuple[str, int, int]]:
+    """(kernel, ipc, the next larger ipc of that kernel's grid): KIP's "fewer images on par with many more".
+
+    >>> fewer_vs_more([("fc", 1), ("fc", 10), ("fc", 50), ("rbf", 10)])
+    [('fc', 1, 10), ('fc', 10, 50)]
+    """
+    by: dict[str, list[int]] = {}
+    for k, i in cells:
+        by.setdefault(k, []).append(int(i))
+    return [(k, a, b) for k, ipcs in by.items() for a, b in zip(sorted(ipcs), sorted(ipcs)[1:])]
+
+
 def kip_claims(krr, reg) -> list[Claim]:
     """KIP and LS against the same real images with one-hot labels, KRR test accuracy per seed (each seed
     draws the images: KIP's initialisation and LS's support alike)."""
@@ -501,14 +518,20 @@ def kip_claims(krr, reg) -> list[Claim]:
         return kip_regime(f"KIP {k} ipc {i}", d["displacement"], int(d["iterations"].max()) if len(d) else 0)
 
     one = "random real, one-hot"
-    eff = [_eff(f"{k} ipc {i}", S(f"KIP {k}", k, i), S(one, k, i)) for k, i in cells]
+    pairs = fewer_vs_more(cells)
+    eff = [_eff(f"{k}: KIP ipc {i} − natural ipc {j}", S(f"KIP {k}", k, i), S(one, k, j)) for k, i, j in pairs]
+    pre = [merge("KIP moved from its real initialisation", [moved(k, i) for k, i in cells])]
+    if not pairs:
+        pre.append(Precondition("KIP and natural images at two sizes", False,
+                                f"ipcs run: {sorted({i for _, i in cells})}", "KIP at two or more ipcs (e.g. 1, 10, 50)"))
     kip = _row("KIP", "ICLR 2021 (reading notes)", "KIP results",
                "Fewer KIP images perform on par with many more natural images (KRR)",
-               "paired KRR test accuracy of the KIP support − the same real images with one-hot labels (KIP's "
-               "initialisation) over matched seeds, 95% interval > 0 for every kernel and ipc",
-               _decide(eff, [merge("KIP moved from its real initialisation", [moved(k, i) for k, i in cells])]),
-               "; ".join(f"{k} ipc {i}: KIP {_pc(S(f'KIP {k}', k, i))}, one-hot {_pc(S(one, k, i))}" for k, i in cells)
-               + " (KRR: one computation per seed)")
+               f"paired KRR test accuracy of the KIP support at one ipc − natural images (random real, one-hot labels) at "
+               f"the next larger ipc of the grid (5-10x as many) over matched seeds, 95% interval > −{100 * PAR_MARGIN:g} "
+               "point (on par: not worse by more), for every kernel",
+               _decide(eff or [None], pre, margin=PAR_MARGIN),
+               "; ".join(f"{k}: KIP ipc {i} {_pc(S(f'KIP {k}', k, i))} vs natural ipc {j} {_pc(S(one, k, j))}"
+                         for k, i, j in pairs) + " (KRR: one computation per seed)")
     eff = [_eff(f"{k} ipc {i}", S(f"LS {k}", k, i), S(one, k, i)) for k, i in cells]
     ls = _row("KIP", "ICLR 2021 (reading notes)", "LS",
               "Solving the labels of real images (LS) improves on their one-hot labels",
@@ -580,7 +603,7 @@ def dwa_claims(res, evals, facts: Mapping[tuple, SetFacts], *, spread: Mapping, 
         col = spread_seeds.columns[-1]
         by = {m: {int(s): float(v) for s, v in zip(g["synthesis seed"], g[col])} for m, g in spread_seeds.groupby("method")}
         e1 = Effect.paired("DWA − SRe2L", by.get("dwa", {}), by.get("sre2l", {}), unit=1.0)
-        kw1 = claims.decide([e1], pre_sw, digits=3)
+        kw1 = claims.compare([e1], pre_sw, digits=3)
         check1 += f" (ipc {sweep_ipc}; the paper's Fig. 1: ipc 50)"
         ours1 = (f"ipc {sweep_ipc}: SRe2L {np.mean(list(by['sre2l'].values())):.3f}, DWA "
                  f"{np.mean(list(by['dwa'].values())):.3f} ({e1.n} syntheses each); " + one)
@@ -620,7 +643,7 @@ def dwa_claims(res, evals, facts: Mapping[tuple, SetFacts], *, spread: Mapping, 
                      "Decoupling the variance weight increases the feature distance (diversity)",
                      f"mean class feature distance (Eq. 21, teacher features), decoupled − coupled at λ = {lam4:g}, "
                      "paired over synthesis seeds, 95% interval > 0 for both methods",
-                     claims.decide(eff4, pre_sw, digits=3),
+                     claims.compare(eff4, pre_sw, digits=3),
                      "; ".join(f"{m}: {np.mean(list(fd[(m, 'coupled')].values())):.3f} → "
                                f"{np.mean(list(fd[(m, 'decoupled')].values())):.3f}" for m in ("sre2l", "dwa"))
                      + f" ({n4} synthesis seed{'s' if n4 > 1 else ''})"))
@@ -662,6 +685,16 @@ DISTILLERS = {"convnet": "ConvNet", "resnet18": "ResNet-18", "vit_bn": "ViT-BN"}
 #: The distilling models of DWA Tables 4 (ResNet-18, beside the ConvNet) and 9 (both) other than the ConvNet.
 CROSS_TEACHERS = ("resnet18", "vit_bn")
 
+def unseen_convolutional(archs: Iterable[str], condensed_by: str = "convnet") -> list[str]:
+    """DC's cross-architecture claim is about architectures the set was not condensed with: the convolutional
+    students other than ``condensed_by`` (the MLP is the non-convolutional reference; ViT-Tiny is neither).
+
+    >>> unseen_convolutional(["convnet", "lenet", "alexnet", "mlp", "vit_tiny"])
+    ['lenet', 'alexnet']
+    """
+    return [a for a in archs if a not in ("mlp", "vit_tiny", condensed_by)]
+
+
 def crossarch_claims(res, evals, facts: Mapping[tuple, SetFacts], *, ipc: int, matrix_methods, matrix_archs,
                      table4: Iterable[tuple], table9: Iterable[tuple], table2_archs=(), table2_ipc: int = 1) -> list[Claim]:
     """The rows of ``dd_crossarch``. ``res``: per-seed results keyed by ``method``, ``distilled by``,
@@ -691,7 +724,7 @@ def crossarch_claims(res, evals, facts: Mapping[tuple, SetFacts], *, ipc: int, m
     else:
         methods, archs, at = list(matrix_methods), list(matrix_archs), ipc
         what = f"each of {methods} at ipc {at}"
-    conv = [a for a in archs if a not in ("mlp", "vit_tiny")]
+    conv = unseen_convolutional(archs)
     eff = [_avg_effect(m, [(acc(m, "convnet", a, at), acc(m, "convnet", "mlp", at)) for a in conv]) for m in methods]
     pre = [matching_regime("DC", at, facts[(m, "convnet", at)].iterations,
                            facts[(m, "convnet", at)].displacement, acc(m, "convnet", "convnet", at),
@@ -699,7 +732,8 @@ def crossarch_claims(res, evals, facts: Mapping[tuple, SetFacts], *, ipc: int, m
            for m in methods]
     rows = [_row("DC", "ICLR 2021 (reading notes)", "cross-architecture",
                  "Condensed images generalise to unseen architectures, particularly convolutional ones",
-                 f"paired (mean accuracy over the convolutional students {', '.join(conv)}) − the MLP's over matched "
+                 f"paired (mean accuracy over the unseen convolutional students {', '.join(conv)}: not the ConvNet that "
+                 f"condensed the set) − the MLP's over matched "
                  f"evaluation seeds, 95% interval > 0, for {what}",
                  _decide(eff, pre),
                  "; ".join(f"{'DC' if m == DC_TABLE2 else m}: conv {100 * np.mean([_mean(acc(m, 'convnet', a, at)) for a in conv]):.1f} "

@@ -2,7 +2,7 @@
 Fig. 4a and 4c), ``rela_arch`` (Table 2), ``rela_methods`` (Table 3) and ``rela_ablations`` (v1
 Fig. 4a-b, camera-ready Fig. 4b).
 
-Every comparison is judged by :func:`compendium.pipeline.claims.decide` on paired differences over matched
+Every comparison is judged by :func:`compendium.verdicts.rule.decide` on paired differences over matched
 seeds. Whether a run tests a claim is computed from its own records (the rows of
 :func:`compendium.rela.experiment.run`: ``steps``, ``switch step``, ``schedule``, ``w``, ``probe``):
 
@@ -17,7 +17,7 @@ NaN for the plain method), ``untrained``, ``budget``, ``probe``, ``steps``, ``sw
 ``schedule`` and ``w`` (:mod:`compendium.rela.records` selects from it and computes the gap closure and
 the matching budget).
 
-The stages record their ``runs`` exactly with the settings they ran, and the light ``rela_verdicts`` stage
+The stages record their ``runs`` exactly with the settings they ran, and the ``claims_ledger`` stage
 judges them from those tables (:func:`rela_stage_claims`), so a change here reruns that stage alone.
 """
 
@@ -30,10 +30,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from compendium.pipeline import claims
+from compendium.verdicts import claims
 from compendium.pipeline import paper_tables as PT
 from compendium.pipeline.checks import stage_tables
-from compendium.pipeline.claims import Claim, Effect, Precondition
+from compendium.verdicts.claims import Claim, Effect, Precondition
 from compendium.rela import records as rec
 from compendium.rela import scaled_switch, schedule, tables
 
@@ -89,18 +89,16 @@ def ssl_phase_ran(rela_runs: pd.DataFrame, name: str = SSL_PHASE) -> Preconditio
 
 def above_untrained(name: str, arms: Mapping[str, tuple[Mapping, Mapping]], needs: str = BASELINE_NEEDS) -> Precondition:
     """Every baseline above its untrained network: ``arms`` maps a label to (seed -> probe of the
-    baseline, seed -> probe of the untrained network); means over the seeds both ran."""
+    baseline, seed -> probe of the untrained network); the 95% interval of the paired difference over the
+    seeds both ran lies above 0 (:func:`compendium.verdicts.claims.above`, the rule of every regime check)."""
     parts, met = [], True
     for label, (a, u) in arms.items():
-        seeds = sorted(set(a) & set(u))
-        if not seeds:
-            met = False
-            parts.append(f"{label}: no seed shared with the untrained network")
-            continue
-        ma, mu = np.mean([a[s] for s in seeds]), np.mean([u[s] for s in seeds])
-        met &= bool(ma > mu)
-        below = "" if ma > mu else " BELOW"
-        parts.append(f"{label} {100 * ma:.1f}{below} vs untrained {100 * mu:.1f} (seeds {rec.seed_text(seeds)})")
+        p = claims.above(label, a, u, needs)
+        met &= p.met
+        shared = sorted(set(a) & set(u))
+        level = (f"{100 * rec.mean_over(a, shared):.1f} vs untrained {100 * rec.mean_over(u, shared):.1f}; " if shared
+                 else "")
+        parts.append(f"{label} {level}{p.measured}{'' if p.met else ' (NOT above)'}")
     return Precondition(name, met, "; ".join(parts) if parts else "no baseline", needs)
 
 
@@ -118,7 +116,7 @@ def _claim(location: str, claim: str, check: str, effects, pre, ours: str, paper
            version: str = "camera-ready", margin: float = 0.0, digits: int = 1) -> Claim:
     effects = list(effects)
     pre = list(pre)
-    return Claim("ReLA", version, location, claim, check, **claims.decide(effects, pre, margin=margin, digits=digits),
+    return Claim("ReLA", version, location, claim, check, **claims.compare(effects, pre, margin=margin, digits=digits),
                  ours=ours + _caveat(pre), paper_numbers=paper_numbers)
 
 
@@ -172,8 +170,7 @@ def gap_closure_claim(runs: pd.DataFrame, prior: str, budget: float, goal: float
     m = {k: rec.mean_over(d, seeds) for k, d in (("R", R), ("B", B), ("F", F))}
     pre = [ssl_phase_ran(_rela_rows(runs, [prior], [budget])),
            above_untrained("BYOL and BYOL* above the untrained network", {f"BYOL {budget:.0%}": (B, U), "BYOL*": (F, U)}),
-           claims.above("BYOL* above BYOL (a gap to close)", m["F"], m["B"],
-                        "a full-budget run that beats the low-budget one")]
+           claims.above("BYOL* above BYOL (a gap to close)", F, B, "a full-budget run that beats the low-budget one")]
     gap = m["F"] - m["B"]
     closure = (m["R"] - m["B"]) / gap if gap > 0 else float("nan")
     per = ", ".join(f"{(R[s] - B[s]) / (F[s] - B[s]):.0%}" if F[s] > B[s] else "no gap" for s in seeds)
@@ -209,22 +206,38 @@ def half_cost_claim(runs: pd.DataFrame, cross: str, same: str, budgets: list, co
     return _claim("abstract; Table 1 (IN-1K, CF10-T, 50%)", claim, check, eff, pre, ours, numbers, margin=MATCH_MARGIN)
 
 
+FIG4C_CHECK = ("per seed, the budget (share of the full budget, interpolated in the grid) at which +ReLA reaches that "
+               "seed's BYOL*: next weaker prior's − the stronger's (priors ranked by their own probes), paired over "
+               "matched seeds > 0")
+
+
 def prior_strength_claim(runs: pd.DataFrame, priors: list, budgets: list, strength: Mapping[str, float]) -> Claim:
-    """Camera-ready Fig. 4c: stronger priors give greater budget reductions. Effects: at every budget,
-    the student of each prior beats that of the next weaker prior (ranked by the priors' own probes)."""
+    """Camera-ready Fig. 4c: stronger priors give greater budget reductions. The reduction is read where the
+    figure reads it: per seed, the budget at which +ReLA with a prior reaches that seed's BYOL*
+    (:func:`compendium.rela.records.matching_budgets`); effect: the next weaker prior's budget − the stronger's
+    (priors ranked by their own probes), in points of the full budget. A seed where a prior never reaches BYOL*
+    in the grid has no budget; fewer than 3 such seeds leave the row not tested."""
     order = sorted(priors, key=lambda p: -strength[PT.prior_label(p)])
-    eff = [Effect.paired(f"{PT.prior_label(s)} − {PT.prior_label(w)} {b:.0%}", rec.rela(runs, s, b), rec.rela(runs, w, b))
-           for s, w in zip(order, order[1:]) for b in budgets]
+    full = rec.byol(runs, 1.0)
+    mbs = {p: rec.matching_budgets({b: rec.rela(runs, p, b) for b in budgets}, full) for p in order}
+    eff = [Effect.paired(f"{PT.prior_label(w)} − {PT.prior_label(s)}", mbs[w], mbs[s])
+           for s, w in zip(order, order[1:]) if set(mbs[s]) & set(mbs[w])]
+    pairs = len(order) - 1
     pre = [ssl_phase_ran(_rela_rows(runs, priors, budgets)),
-           above_untrained("BYOL* above the untrained network", {"BYOL*": (rec.byol(runs, 1.0), rec.untrained(runs))})]
+           above_untrained("BYOL* above the untrained network", {"BYOL*": (full, rec.untrained(runs))}),
+           Precondition("every prior reaches BYOL* within the budget grid", len(eff) == pairs and pairs > 0,
+                        "; ".join(f"{PT.prior_label(p)}: {len(mbs[p])} of {len(full)} seeds" for p in order),
+                        "a budget grid up to where every prior's student reaches BYOL* (the faithful profile's grid)")]
     cost = rec.cost_table(runs, priors, budgets, label=PT.prior_label).set_index("arm")
     mb = {p: _fmt_mb(cost.loc["+ReLA " + PT.prior_label(p), "matching budget"]) for p in order}
     ours = ("prior's own probe → matching budget: "
             + "; ".join(f"{PT.prior_label(p)} {100 * strength[PT.prior_label(p)]:.1f} → {mb[p]}" for p in order)
-            + "; matched seeds: " + _texts(eff))
+            + "; per-seed budgets to reach BYOL*: " + (_texts(eff) or "none shared"))
+    if not eff:
+        return Claim("ReLA", "camera-ready", "Fig. 4c", "Stronger prior models consistently give greater reductions of "
+                     "the training budget", FIG4C_CHECK, **claims.not_tested(pre), ours=ours)
     return _claim("Fig. 4c", "Stronger prior models consistently give greater reductions of the training budget",
-                  "at every budget, paired probe(+ReLA with a prior) − probe(+ReLA with the next weaker prior, by the "
-                  "priors' own probes) over matched seeds > 0", eff, pre, ours)
+                  FIG4C_CHECK, eff, pre, ours)
 
 
 def transport_claim(out: Mapping, inn: Mapping, source: str, source_probe: float, targets: Mapping[str, Mapping]) -> Claim:
@@ -232,9 +245,10 @@ def transport_claim(out: Mapping, inn: Mapping, source: str, source_probe: float
     better than the reverse. ``out``/``inn``: seed -> mean transport similarity from the source to that
     seed's students and back; ``targets``: student -> seed -> probe (they must be less strong)."""
     eff = Effect.paired(f"{source} → students − reverse", out, inn, unit=1.0)
-    student = {k: float(np.mean(list(v.values()))) for k, v in targets.items() if v}
-    pre = [claims.above("the source is stronger than every student", source_probe, max(student.values(), default=1.0),
-                        "a source prior stronger than the students")]
+    pre = [claims.above(f"the source is stronger than {k}", {s: source_probe for s in v}, v,
+                        "a source prior stronger than the students") for k, v in targets.items() if v] or \
+        [Precondition("the source is stronger than every student", False, "no student probed",
+                      "a source prior stronger than the students")]
     ours = (f"transport similarity {source} → students {np.mean(list(out.values())):.3f}, students → {source} "
             f"{np.mean(list(inn.values())):.3f} (seeds {rec.seed_text(set(out) & set(inn))}; students: {', '.join(targets)})")
     return _claim("Fig. 4a",
@@ -345,7 +359,7 @@ def ablation_claims(runs: pd.DataFrame, priors: list, lambdas: list, fractions: 
     missing = [Precondition("both arms ran", False, "an arm is missing", "both subsets on the same seeds")]
     rows.append(Claim("ReLA", "v1", "Fig. 4a", "A dynamic subset beats a static one, by 1.5 to 8.3 points",
                       "paired probe(dynamic subset) − probe(static subset) over matched seeds > 0, for each prior",
-                      **(claims.decide(eff, pre) if eff else claims.not_tested(pre + missing)),
+                      **(claims.compare(eff, pre) if eff else claims.not_tested(pre + missing)),
                       ours=("matched seeds: " + _texts(eff) if eff else "no arms") + note,
                       paper_numbers="gains from 1.5% to 8.3% (datasets unspecified)"))
 
@@ -384,13 +398,13 @@ def ablation_claims(runs: pd.DataFrame, priors: list, lambdas: list, fractions: 
                       "A larger ReLA weight suits a strong prior, a smaller one a weak prior",
                       f"paired interaction over matched seeds > 0: [probe(high) − probe(low)] with the {labels[strong]} "
                       f"prior minus the same with the {labels[weak]} prior, for constant λ (v1) and first-w (camera-ready)",
-                      **(claims.decide(eff) if eff else claims.not_tested(one)),
+                      **(claims.compare(eff) if eff else claims.not_tested(one)),
                       ours="matched seeds: " + _texts(eff) if eff else "fewer than two weights"))
     return rows
 
 
 # ---------------------------------------------------------------------------------------------
-# the stages' rows, judged by ``rela_verdicts`` from the tables the stages record
+# the stages' rows, judged by ``claims_ledger`` from the tables the stages record
 
 
 def transport_claim_from(per_seed: pd.DataFrame, strength: Mapping[str, float]) -> Claim:
@@ -433,7 +447,7 @@ def ablation_stage_claims(folder: Path) -> list[Claim]:
                            st["epochs"], schedule=st["schedule"])
 
 
-#: The ReLA stages whose rows ``rela_verdicts`` judges from their tables, with the function that does.
+#: The ReLA stages whose rows ``claims_ledger`` judges from their tables, with the function that does.
 RELA_STAGES = {"rela_budget": budget_stage_claims, "rela_arch": arch_stage_claims,
                "rela_methods": methods_stage_claims, "rela_ablations": ablation_stage_claims}
 

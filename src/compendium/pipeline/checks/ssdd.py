@@ -3,12 +3,12 @@
 after KRR-ST (Lee et al., ICLR 2024).
 
 Every comparison is a paired difference over the student seeds both arms ran
-(:meth:`compendium.pipeline.claims.Effect.paired`), judged by :func:`compendium.pipeline.claims.decide`. Whether the
+(:meth:`compendium.verdicts.claims.Effect.paired`), judged by :func:`compendium.verdicts.rule.decide`. Whether the
 run tests a claim is computed from its own records:
 
 * **the outer loop reached its regime** (:func:`outer_loop`): each distilled set ran the paper's
   30,000 outer iterations (SSDD App. A.1, CIFAR-100) or its recorded outer loss (Eq. 3) reached a
-  plateau (:func:`compendium.pipeline.claims.plateaued`);
+  plateau (:func:`compendium.verdicts.claims.plateaued`);
 * **the set beats its initialisation** (:func:`beats_initialisation`): SSDD against its T = 0 control
   (the PCA projection of Sec. 3.2 without optimisation), KRR-ST against the random real images it
   starts from (the Random set of the same seed and size), on matched seeds, the 95% interval above 0;
@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from compendium.pipeline import claims
-from compendium.pipeline.claims import Claim, Effect, Precondition
+from compendium.verdicts import claims
+from compendium.verdicts.claims import Claim, Effect, Precondition
 
 PAPER, VERSION = "SSDD", "ICLR 2025"
 #: Outer iterations of the distillation (SSDD App. A.1: 30,000 for CIFAR-100, after KRR-ST).
@@ -165,7 +165,7 @@ def _base(name: str) -> str:
 def outer_loop(run: Run, names: Iterable[str], paper_steps: int = PAPER_OUTER_STEPS) -> Precondition | None:
     """Every distilled set among ``names`` ran ``paper_steps`` outer iterations (SSDD App. A.1) or its
     outer loss (Eq. 3, the curve ``ssdd_distill`` records) reached a plateau
-    (:func:`compendium.pipeline.claims.plateaued`). None when no set among ``names`` is distilled."""
+    (:func:`compendium.verdicts.claims.plateaued`). None when no set among ``names`` is distilled."""
     bases = list(dict.fromkeys(_base(n) for n in names))
     recs = [(n, run.sets[n]) for n in bases if n in run.sets and run.sets[n]["method"] in DISTILLED and run.sets[n]["steps"] > 0]
     if not recs:
@@ -256,8 +256,8 @@ def teacher_well_above(run: Run, z: float = Z_WELL_ABOVE) -> Precondition:
 
 def above_untrained(run: Run, names: Iterable[str], arch: str = "convnet") -> Precondition:
     """Every pre-trained student among ``names`` scores above the untrained student of the same
-    architecture on average over matched seeds (the untrained control exists and pre-training lifts
-    the students)."""
+    architecture: the 95% interval of the paired difference over matched seeds lies above 0 (the untrained
+    control exists and pre-training lifts the students)."""
     names = [n for n in dict.fromkeys(names) if n != UNTRAINED]
     label = "pre-trained students above the untrained student" + ("" if arch == "convnet" else f" ({arch})")
     if not run.has(UNTRAINED, arch):
@@ -267,9 +267,9 @@ def above_untrained(run: Run, names: Iterable[str], arch: str = "convnet") -> Pr
         e = run.effect(n, UNTRAINED, arch, label=n)
         if e is None:
             continue
-        ok &= e.mean > 0
-        parts.append(f"{n} {100 * e.mean:+.1f}")
-    return Precondition(label, ok, "paired means, points: " + ", ".join(parts), STUDENT_NEEDS)
+        ok &= claims.clears(e)
+        parts.append(f"{n} {claims.interval_text(e)}")
+    return Precondition(label, ok, "paired differences, points, 95% intervals: " + ", ".join(parts), STUDENT_NEEDS)
 
 
 def preconditions(run: Run, names: Iterable[str], shows: Iterable[str] | None = None,
@@ -290,7 +290,7 @@ def preconditions(run: Run, names: Iterable[str], shows: Iterable[str] | None = 
 def _row(location: str, claim: str, check: str, effects: Sequence[Effect | None], pre: list[Precondition],
          ours: str, paper_numbers: str) -> Claim:
     effects = [e for e in effects if e is not None]
-    kw = (claims.decide(effects, pre) if effects else
+    kw = (claims.compare(effects, pre) if effects else
           claims.not_tested(pre + [Precondition("arms evaluated", False, "an arm of the comparison was not run",
                                                 "the ssdd_distill sets of this comparison")]))
     return Claim(PAPER, VERSION, location, claim, check, **kw, ours=ours, paper_numbers=paper_numbers)
@@ -552,6 +552,11 @@ def metrics(run: Run, targets: Sequence[str], converse: Sequence[Mapping], loops
 
 
 def claims_frame(rows_: Sequence[Claim]) -> pd.DataFrame:
-    """The ledger rows as a small table (location, verdict, condition, effect) for the notebook."""
-    return pd.DataFrame([{"location": r.location, "verdict": r.verdict, "condition": r.condition, "effect": r.effect}
+    """The rows' evidence as a small table (location, effects with their intervals, unmet regime checks) for the
+    notebook; the verdicts are the claims ledger's."""
+    def ev(r):
+        return claims.Evidence.from_json(r.evidence) if r.evidence else None
+    return pd.DataFrame([{"location": r.location,
+                          "effects": "; ".join(e.text() for e in ev(r).effects) if ev(r) else r.verdict,
+                          "unmet regime checks": "; ".join(p.name for p in ev(r).preconditions if not p.met) if ev(r) else ""}
                          for r in rows_])

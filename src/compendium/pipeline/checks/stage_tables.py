@@ -1,5 +1,5 @@
-"""A stage's recorded tables, read back by the light stage that judges it (``dd_tables``, ``dd_notes``,
-``rela_verdicts``): a missing table names the stage to rerun; the ``settings`` table is read as its JSON
+"""A stage's recorded tables, read back by the stage that judges it (``claims_ledger``): a missing table names
+the stage to rerun; the ``settings`` table is read as its JSON
 values (:func:`compendium.core.records.read_settings`)."""
 
 from __future__ import annotations

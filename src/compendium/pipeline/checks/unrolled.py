@@ -4,14 +4,14 @@ the NAS rows of DC (Zhao et al. 2021) and DSA (Zhao & Bilen 2021), and Mnemonics
 continual-learning rows of DC and DSA; the stages ``dd_unrolled``, ``dd_labels``, ``dd_text``,
 ``dd_gtn`` and ``dd_mnemonics``.
 
-Every comparison goes through :func:`compendium.pipeline.claims.decide` over matched seeds: the same unseen
+Every comparison goes through :func:`compendium.verdicts.rule.decide` over matched seeds: the same unseen
 initialisations / pre-trained networks (``dd_unrolled``), the same learner seeds (``dd_labels``), the
 same distillation seeds (``dd_text``: the replicate distillations, each averaged over its evaluation
 seeds), the same meta-training seeds (``dd_gtn``), the same class-incremental seeds (``dd_mnemonics``).
 The preconditions are computed from the run's own records:
 
 * the outer optimisation reached its regime (:func:`regime`): the paper's number of outer iterations
-  (the constants below) or a measured plateau of its logged outer loss (:func:`compendium.pipeline.claims.plateaued`);
+  (the constants below) or a measured plateau of its logged outer loss (:func:`compendium.verdicts.claims.plateaued`);
 * the distilled set beats its initialisation or the random real set of equal size under the same
   evaluation, and the baselines train above chance / the untrained network;
 * the compared arms share their budget (TDD's learners: the same outer iterations);
@@ -20,7 +20,7 @@ The preconditions are computed from the run's own records:
   synthesis seeds (a bootstrap over architectures is not the seed noise of a proxy set).
 
 Each ``*_claims`` function takes the stage's long tables (one row per seed and arm) and returns the
-stage's :class:`~compendium.pipeline.claims.Claim` rows.
+stage's :class:`~compendium.verdicts.claims.Claim` rows.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from compendium.pipeline import claims
+from compendium.verdicts import claims
 from compendium.pipeline.checks import stage_tables
-from compendium.pipeline.claims import Claim, Effect, Precondition
+from compendium.verdicts.claims import Claim, Effect, Precondition
 
 # --------------------------------------------------------------------------------------------------
 # The papers' outer-loop lengths (the `paper` profile of params.yaml restores them)
@@ -172,13 +172,13 @@ def paired(label: str, a: Mapping, b: Mapping, unit: float = 100.0) -> Effect | 
 
 
 def judge(effects: Sequence[Effect | None], pre: Sequence[Precondition], margin: float = 0.0, digits: int = 1) -> dict:
-    """:func:`claims.decide`; an effect the run could not form (None) makes the row not tested."""
+    """:func:`compendium.verdicts.rule.decide`; an effect the run could not form (None) makes the row not tested."""
     missing = [i for i, e in enumerate(effects) if e is None]
     if missing or not effects:
         return claims.not_tested([*pre, Precondition("every compared arm ran", False,
                                                      f"{len(missing)} of {len(effects)} comparisons lack an arm",
                                                      "every arm of the comparison in the stage's parameters")])
-    return claims.decide(list(effects), pre, margin=margin, digits=digits)
+    return claims.compare(list(effects), pre, margin=margin, digits=digits)
 
 
 def texts(effects: Sequence[Effect | None]) -> str:
@@ -196,8 +196,7 @@ def pts(d: Mapping) -> str:
 
 
 def above_chance(name: str, d: Mapping, chance: float, needs: str) -> Precondition:
-    return claims.above(name, mean(d) if d else float("nan"), chance, needs) if d else \
-        Precondition(name, False, "arm not run", needs)
+    return claims.above(name, d, chance, needs) if d else Precondition(name, False, "arm not run", needs)
 
 
 def baseline_cells(bases: Mapping[str, Mapping], chance: float) -> tuple[list[str], list[str]]:
@@ -272,7 +271,7 @@ def dd_unrolled_claims(acc: pd.DataFrame, poison: pd.DataFrame, curves: pd.DataF
     # 2. pre-trained networks adapted by a few distilled images
     dd_p, none_p, rr_p = (arm("regimes", "random_pretrained", m, size) for m in ("DD", "no adaptation", "random real"))
     pre = [reg("DD (random pre-trained) reached its regime", "DD random_pretrained"),
-           claims.above("random-real adaptation above no adaptation", mean(rr_p), mean(none_p),
+           claims.above("random-real adaptation above no adaptation", rr_p, none_p,
                         "a baseline adaptation that trains above the unadapted networks")]
     rows.append(Claim(_DD, _V_DD, "DD: experiments (pre-trained weights)",
                       "a few distilled images quickly adapt networks pre-trained on another dataset to a new one",
@@ -289,8 +288,8 @@ def dd_unrolled_claims(acc: pd.DataFrame, poison: pd.DataFrame, curves: pd.DataF
                       "over the fixed theta_0 (one distillation each)",
                       **judge([paired("own − unseen inits", own, far)],
                               [reg("DD (fixed init) reached its regime", "DD fixed"),
-                               claims.above("DD (fixed init) beats random real at its theta_0", mean(own),
-                                            mean(arm("regimes", "fixed", "random real", size)),
+                               claims.above("DD (fixed init) beats random real at its theta_0", own,
+                                            arm("regimes", "fixed", "random real", size),
                                             "a distilled set that beats random real at equal size (same theta_0 and steps)")]),
                       ours=f"own theta_0 {pts(own)}, unseen random inits {pts(far)}"))
     # 4. poisoning
@@ -300,8 +299,8 @@ def dd_unrolled_claims(acc: pd.DataFrame, poison: pd.DataFrame, curves: pd.DataF
     kt = {n: float(after.loc[n, "K predicted as T"]) for n in nets}
     keep = {n: float(after.loc[n, "acc on other classes"] - before.loc[n, "acc on other classes"]) + 0.10 for n in nets}
     pre = [reg("poisoning images reached their regime", "poison", target=POISON_ITERATIONS, method="DD poisoning"),
-           claims.above("attacked networks trained above chance", float(before["acc on other classes"].mean()) if nets else float("nan"),
-                        chance, "trained networks above chance before the attack")]
+           claims.above("attacked networks trained above chance",
+                        {n: float(before.loc[n, "acc on other classes"]) for n in nets}, chance, "trained networks above chance before the attack")]
     rows.append(Claim(_DD, _V_DD, "DD: malicious data poisoning",
                       "after one GD step on the distilled images a trained classifier forgets class K (maps it to T) but keeps the others",
                       f"unseen trained LeNets ({attacked} → {target}): share of K predicted T − 50%, and accuracy change on the "
@@ -359,9 +358,8 @@ def dd_unrolled_claims(acc: pd.DataFrame, poison: pd.DataFrame, curves: pd.DataF
                       "the unseen inits ('holds' = sharing helps)",
                       **judge([paired("shared − separate", sha, sep)],
                               [reg("both SLDD runs reached their regime", f"SLDD M={m_sim} random", f"SLDD M={m_sim} random shared"),
-                               claims.above("SLDD (separate) beats random real at equal M",
-                                            mean(pick(acc, "theta", experiment="similar", method="separate")),
-                                            mean(arm("sizes", "random", "random real", m_sim)),
+                               claims.above("SLDD (separate) beats random real at equal M", pick(acc, "theta", experiment="similar", method="separate"),
+                                            arm("sizes", "random", "random real", m_sim),
                                             "a distilled set that beats random real at equal size (same theta_0 and steps)")]),
                       ours=f"grouped classes: separate {pts(sep)}, shared {pts(sha)}"))
     return rows
@@ -372,14 +370,17 @@ def dd_unrolled_claims(acc: pd.DataFrame, poison: pd.DataFrame, curves: pd.DataF
 
 
 def dd_labels_claims(results: pd.DataFrame, runs: pd.DataFrame, curves: pd.DataFrame, *, arch: str, eval_steps: int,
-                     step_mults: Sequence[float], classes: int = 10, drift: pd.DataFrame | None = None) -> list[Claim]:
+                     step_mults: Sequence[float], classes: int = 10, drift: pd.DataFrame | None = None,
+                     reference_spread: Mapping[str, Mapping] | None = None) -> list[Claim]:
     """The LD rows. ``results``: one row per learner (``base``, ``labels``, ``student``, ``optimizer``,
     ``mult``, ``seed``, ``acc``); ``runs``: one row per distillation (``base``, ``variant``, ``steps``);
     ``curves``: the compact target-loss curve of each distillation (``run`` = "<variant> <base>",
     ``iteration``, ``loss``); ``drift``: the same for the labels' drift from their initialisation
     (:func:`compendium.distill.unrolled.ld.label_drift`; column ``loss``): LD's loop runs "while labels not
     converged", and the model resets make the target loss a sawtooth, so a plateau of the drift also counts as
-    the regime. Seeds: the learners' seeds, matched across arms (one distillation run)."""
+    the regime. Seeds: the learners' seeds, matched across arms (one distillation run).
+    ``reference_spread``: the claim's reference, DD / SLDD (``{"DD": {seed: spread}, ...}``, the spread (max − min)
+    of their accuracy over the same step multiples); without it the step-sensitivity row is not tested."""
     chance = 1.0 / classes
     steps = {f"{r['variant']} {r['base']}": int(r["steps"]) for _, r in runs.iterrows()}
 
@@ -438,14 +439,20 @@ def dd_labels_claims(results: pd.DataFrame, runs: pd.DataFrame, curves: pd.DataF
         v = [per[m][i][s] for m in mults]
         return max(v) - min(v)
 
-    d = {s: spread(s, 1) - spread(s, 0) for s in seeds}
+    ld_spread = {s: spread(s, 0) for s in seeds} if len(mults) > 1 else {}
+    pre = [reg("LD-RR reached its regime", "rr within")]
+    refs = {k: v for k, v in (reference_spread or {}).items() if v}
+    if not refs:
+        pre.append(Precondition("DD / SLDD evaluated at the same step multiples", False,
+                                "this stage trains no DD / SLDD set", "DD and SLDD sets (dd_unrolled) evaluated at "
+                                f"{', '.join(f'{m:g}x' for m in mults)} of the learner's steps, on the same seeds"))
     rows.append(Claim(P, _V_LD, f"{L}: Results, flexibility (number of training steps)",
                       "LD is relatively insensitive to the number of steps used to train a model on the distilled data",
-                      f"{arch} trained {', '.join(f'{m:g}x' for m in mults)} of {eval_steps} steps: spread (max − min) of the true "
-                      "labels' accuracy − spread of LD-RR's, per learner seed (DD / SLDD, the paper's reference, are not in this stage)",
-                      **judge([Effect("spread(true) − spread(LD-RR)", tuple(d.values()), tuple(d)) if d and len(mults) > 1 else None],
-                              [reg("LD-RR reached its regime", "rr within")]),
-                      ours=", ".join(f"{m:g}x: LD-RR {pts(a)}, true {pts(b)}" for m, (a, b) in per.items())))
+                      f"{arch} trained {', '.join(f'{m:g}x' for m in mults)} of {eval_steps} steps: spread (max − min) of the "
+                      "accuracy of DD / SLDD (the claim's reference) − spread of LD-RR's, per learner seed",
+                      **judge([paired(f"spread({k}) − spread(LD-RR)", v, ld_spread) if ld_spread else None
+                               for k, v in refs.items()] or [None], pre),
+                      ours=", ".join(f"{m:g}x: LD-RR {pts(a)}, true labels {pts(b)}" for m, (a, b) in per.items())))
     return rows
 
 
@@ -612,7 +619,7 @@ def dd_gtn_claims(runs: pd.DataFrame, real: Mapping[int, float], curves: pd.Data
                   **judge([paired("GTN − real", wn, real)],
                           [reg("GTN reached its regime", ("WN", "full")),
                            above_chance("real arm above chance", real, chance, "a real-data arm above chance"),
-                           claims.above("GTN beats its untrained generator", mean(wn), mean(arm("WN", "full", "init acc")),
+                           claims.above("GTN beats its untrained generator", wn, arm("WN", "full", "init acc"),
                                         "a generator that teaches better than at its initialisation")]),
                   ours=f"GTN {pts(wn)} vs real {pts(real)}; untrained generator {pts(arm('WN', 'full', 'init acc'))}",
                   paper_numbers="MNIST / CIFAR-10 (figures only; no numbers in the notes)")]
@@ -713,7 +720,7 @@ def dd_mnemonics_claims(res: pd.DataFrame, gains: pd.DataFrame, traces: pd.DataF
         return {m: pick(table, "seed", "avg incremental acc", method=m) for m in table["method"].unique()}
 
     def no_memory_floor(acc: dict) -> Precondition | None:
-        return claims.above("herding above the no-memory floor", mean(acc.get("herding", {})), mean(acc.get("none", {})),
+        return claims.above("herding above the no-memory floor", acc.get("herding", {}), acc.get("none", {}),
                             "a herding memory that beats no memory (LwF)") if "none" in acc else None
 
     aia = accuracies(res)
@@ -777,7 +784,7 @@ def dd_mnemonics_claims(res: pd.DataFrame, gains: pd.DataFrame, traces: pd.DataF
 
 
 # --------------------------------------------------------------------------------------------------
-# the family's rows, judged by ``dd_notes`` from the tables its stages record
+# the family's rows, judged by ``claims_ledger`` from the tables its stages record
 
 
 def dd_unrolled_stage_claims(folder: Path) -> list[Claim]:
@@ -827,7 +834,7 @@ def dd_mnemonics_stage_claims(folder: Path) -> list[Claim]:
                                memory_setting=st["memory_setting"])
 
 
-#: The stages whose rows ``dd_notes`` judges from their tables, with the function that does.
+#: The stages whose rows ``claims_ledger`` judges from their tables, with the function that does.
 NOTES_STAGES = {"dd_unrolled": dd_unrolled_stage_claims, "dd_labels": dd_labels_stage_claims,
                 "dd_mnemonics": dd_mnemonics_stage_claims, "dd_gtn": dd_gtn_stage_claims, "dd_text": dd_text_stage_claims}
 

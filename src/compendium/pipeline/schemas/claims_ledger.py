@@ -3,6 +3,5 @@ from compendium.pipeline.spec import Param
 SECTION = "claims_ledger"
 DATA = ()
 SCHEMA = {
-    "order": Param("str", "sort the ledger by paper or by the stage that checked the claim",
-               choices=("paper", "stage")),
+    "dpi": Param("int", "PNG resolution", low=50, high=150),
 }

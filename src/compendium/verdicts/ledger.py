@@ -1,0 +1,179 @@
+"""The claims ledger: every declared claim, judged once, keyed by its id (``reports/claims.csv`` and ``claims.md``).
+
+:func:`assemble` takes the rows the stages wrote (exact checks with their verdicts, comparisons with their
+:class:`~compendium.verdicts.claims.Evidence`), matches each to its declaration (:mod:`compendium.verdicts.registry`:
+id, wording, smallest effect of interest), decides every comparison by :func:`compendium.verdicts.rule.decide`
+(two-sided, replicated on two disjoint seed sets) and joins the committed power plan
+(:mod:`compendium.verdicts.power`: the seeds each comparison needs and what they cost). A declared claim whose stage
+wrote no row at this scale is listed as not tested, naming the stage.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from compendium.core import paths
+from compendium.core.tables import markdown_table
+from compendium.verdicts import power, registry as reg, rule
+from compendium.verdicts.claims import NOT_TESTED, STAGE_COLUMNS, VERDICTS, Evidence
+
+COLUMNS = ("id", "paper", "version", "location", "claim", "check", "verdict", "condition", "tested", "replication",
+           "verdict_all_seeds", "verdict_seeds_a", "verdict_seeds_b", "sesoi", "sesoi_source", "effect", "interval",
+           "mde", "seeds", "seeds_planned", "cpu_min_planned", "faithful_min_planned", "preconditions", "scale", "ours",
+           "paper_numbers", "stage")
+#: stages whose claims read the tables of other stages (the cost of a seed is theirs)
+RECORDS = {"dd_tables": ("dd_teachers", "dd_coresets", "dd_inversion", "dd_matching", "dd_kip")}
+FAITHFUL_ESTIMATE = paths.ROOT / "benchmarks" / "faithful_estimate.md"
+#: the evidence of a row a stage wrote before comparisons recorded their evidence: its verdict is not this rule's
+LEGACY = "legacy"
+
+
+def to_frame(rows) -> pd.DataFrame:
+    """A stage's rows (:class:`~compendium.verdicts.claims.Claim`) as its CSV holds them."""
+    return pd.DataFrame([r.record() for r in rows], columns=list(STAGE_COLUMNS))
+
+
+def read_stage_rows(files: Iterable[Path]) -> pd.DataFrame:
+    """The rows that stages wrote (``reports/claims/<stage>.csv``)."""
+    frames = []
+    for f in files:
+        frame = pd.read_csv(f, dtype=str, keep_default_na=False)
+        if "evidence" not in frame.columns:   # written before the evidence was recorded: its comparisons need a rerun
+            frame["evidence"] = LEGACY
+        missing = set(STAGE_COLUMNS) - set(frame.columns)
+        if missing:
+            raise ValueError(f"{f} lacks columns {sorted(missing)}: rerun its stage (`dvc repro {Path(f).stem}`)")
+        frames.append(frame[list(STAGE_COLUMNS)])
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(STAGE_COLUMNS))
+
+
+def recording_stages(ledger: pd.DataFrame) -> dict[str, tuple[str, ...]]:
+    """claim id -> the stages whose records its verdict reads (whose seeds it costs)."""
+    return {r["id"]: RECORDS.get(r["stage"], (r["stage"],)) for _, r in ledger.iterrows()}
+
+
+def faithful_minutes(path: Path = FAITHFUL_ESTIMATE) -> dict[str, float]:
+    """Per stage, the faithful profile's estimated minutes (``benchmarks/faithful_estimate.md``'s first table)."""
+    out = {}
+    if not Path(path).is_file():
+        return out
+    for line in Path(path).read_text().splitlines():
+        m = re.match(r"\| (\w+) \|.*\| ([\d.,]+) (min|h) \|\s*$", line)
+        if m and m.group(1) not in out:
+            v = float(m.group(2).replace(",", ""))
+            out[m.group(1)] = v * 60 if m.group(3) == "h" else v
+    return out
+
+
+def _sesoi_text(d: reg.Declaration) -> str:
+    s = d.smallest_effect
+    return "" if s is None else f"{s:g}"
+
+
+def assemble(stage_rows: pd.DataFrame, registry: reg.Registry, plan: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The ledger: one row per declared claim, in registry order (see the module docstring)."""
+    decls = reg.match(registry, stage_rows.to_dict("records"))
+    plan_by = {} if plan is None or not len(plan) else plan.set_index("id").to_dict("index")
+    out = []
+    for (_, r), d in zip(stage_rows.iterrows(), decls):
+        row = {c: r.get(c, "") for c in STAGE_COLUMNS if c != "evidence"}
+        row.update(id=d.id, paper=d.paper, version=d.version, location=d.location, claim=d.claim,
+                   sesoi=_sesoi_text(d), sesoi_source=d.smallest_effect_source if d.kind == "comparison" else "")
+        if r["evidence"] == LEGACY:
+            if d.kind == "comparison":
+                row.update(verdict=NOT_TESTED, tested="no", preconditions="", effect="", interval="", mde="", seeds="",
+                           condition=f"its stage's rows predate the recorded evidence this rule decides from; would "
+                                     f"need `dvc repro {d.stage}` (its verdict then was '{r['verdict']}')")
+        elif r["evidence"]:
+            ev = Evidence.from_json(r["evidence"])
+            if ev.margin > 0 and not (d.sesoi is not None and abs(d.sesoi - 100 * ev.margin) < 1e-9):
+                raise ValueError(f"{d.id}: its check's non-inferiority margin is {100 * ev.margin:g} points, its "
+                                 f"declared sesoi {d.sesoi}: declare the margin as its sesoi in {reg.FILE.name}")
+            row.update(rule.decide(ev, sesoi=d.smallest_effect))
+            p = plan_by.get(d.id, {})
+            row.update(seeds_planned=p.get("seeds_planned", ""), cpu_min_planned=p.get("cpu_min_planned", ""),
+                       faithful_min_planned=p.get("faithful_min_planned", ""))
+        out.append(row)
+    seen = {row["id"] for row in out}
+    for d in registry.declarations:
+        if d.id not in seen:
+            out.append({"id": d.id, "paper": d.paper, "version": d.version, "location": d.location, "claim": d.claim,
+                        "check": "(not run at this scale)", "verdict": NOT_TESTED, "tested": "no",
+                        "condition": f"its stage {d.stage} wrote no row at this scale; would need that stage run",
+                        "ours": "", "stage": d.stage, "sesoi": _sesoi_text(d)})
+    order = {d.id: i for i, d in enumerate(registry.declarations)}
+    df = pd.DataFrame(out).reindex(columns=list(COLUMNS)).fillna("")
+    bad = sorted(set(df["verdict"]) - set(VERDICTS))
+    if bad:
+        raise ValueError(f"unknown verdicts {bad}")
+    return df.sort_values("id", key=lambda s: s.map(order)).reset_index(drop=True)
+
+
+def evidence_frame(stage_rows: pd.DataFrame, registry: reg.Registry) -> pd.DataFrame:
+    """id and evidence of every comparison (what :func:`compendium.verdicts.power.plan` reads)."""
+    decls = reg.match(registry, stage_rows.to_dict("records"))
+    return pd.DataFrame([{"id": d.id, "stage": d.stage, "evidence": r["evidence"]}
+                         for (_, r), d in zip(stage_rows.iterrows(), decls) if r["evidence"]])
+
+
+def is_comparison(ledger: pd.DataFrame) -> pd.Series:
+    return ledger["verdict_all_seeds"].astype(str).ne("") | ledger["sesoi_source"].astype(str).ne("")
+
+
+def summary(ledger: pd.DataFrame) -> pd.DataFrame:
+    """Per paper: verdict counts, then the comparisons: how many, tested in their regime, decided, decided on all
+    seeds but not replicated, and replicated."""
+    cols = ["paper", *VERDICTS, "claims", "comparisons", "tested", "decided (all seeds)", "replicated"]
+    if not len(ledger):
+        return pd.DataFrame(columns=cols)
+    t = pd.crosstab(ledger["paper"], ledger["verdict"]).reindex(columns=list(VERDICTS), fill_value=0)
+    t["claims"] = t.sum(axis=1)
+    comp = ledger[is_comparison(ledger)]
+    g = comp.groupby("paper")
+    t["comparisons"] = g.size().reindex(t.index, fill_value=0)
+    t["tested"] = g["tested"].apply(lambda s: int((s == "yes").sum())).reindex(t.index, fill_value=0)
+    t["decided (all seeds)"] = g["verdict_all_seeds"].apply(
+        lambda s: int(s.isin(rule.DECIDED).sum())).reindex(t.index, fill_value=0)
+    t["replicated"] = g["replication"].apply(lambda s: int((s == "replicated").sum())).reindex(t.index, fill_value=0)
+    return t.reset_index()[cols]
+
+
+def not_tested_list(ledger: pd.DataFrame) -> pd.DataFrame:
+    """The claims this run cannot test, each with the unmet precondition and the setting it needs."""
+    nt = ledger[ledger["verdict"] == NOT_TESTED]
+    return nt[["id", "paper", "location", "claim", "condition", "stage"]].reset_index(drop=True)
+
+
+def render_markdown(ledger: pd.DataFrame, title: str = "Claims ledger") -> str:
+    """``claims.md``: counts per paper, then one section per paper with each claim's verdict, effect, interval,
+    smallest effect of interest, replication and the condition or unmet precondition."""
+    md = [f"# {title}", "",
+          "Generated by the `claims_ledger` stage from the stages' records and the claims registry "
+          "(`src/compendium/verdicts/registry.yaml`); do not edit by hand.",
+          "Paper numbers are the paper's; *ours* are computed by the stage named in each row. Comparisons are judged",
+          "by one rule (`compendium.verdicts.rule.decide`): paired differences over matched seeds, a 95% t interval",
+          "that excludes zero (holds / fails) or every effect of the smallest size of interest (fails: the advantage",
+          "is absent), the run's regime checks, and the same verdict on two disjoint seed sets (else inconclusive).", ""]
+    if not len(ledger):
+        return "\n".join(md + ["_No claims have been checked yet._", ""])
+    md += ["## Verdicts per paper", "", markdown_table(summary(ledger)), ""]
+    cols = ["id", "location", "claim", "verdict", "effect", "interval", "sesoi", "replication", "seeds", "seeds_planned",
+            "condition", "ours", "paper_numbers", "stage"]
+    for paper, rows in ledger.groupby("paper", sort=True):
+        md += [f"## {paper}", "", markdown_table(rows[cols]), ""]
+    return "\n".join(md)
+
+
+def changes(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    """Claims whose verdict differs between two ledgers (matched on id)."""
+    m = before[["id", "verdict"]].merge(after[["id", "verdict"]], on="id", how="inner", suffixes=(" before", " after"))
+    return m[m["verdict before"] != m["verdict after"]].reset_index(drop=True)
+
+
+def plan_inputs(reports: Path) -> tuple[Mapping[str, float], Mapping[str, float]]:
+    """(cpu minutes per stage from ``stage_minutes.json``, faithful estimate per stage)."""
+    return power._minutes(reports), faithful_minutes()

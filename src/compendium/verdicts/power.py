@@ -1,0 +1,176 @@
+"""The power plan: for each comparison, the matched seeds that make its verdict decidable and replicable.
+
+A comparison's effect A − B has a spread σ of its paired differences, measured on the seeds a run made (the
+pilot). With n seeds, the minimal detectable effect at 80% power is ``nc(n − 1) · σ / √n``
+(:attr:`compendium.verdicts.claims.Effect.mde`, the noncentral t). The plan asks, per half, the smallest n (at
+least ``min_seeds``) whose MDE is at most the claim's smallest effect of interest δ: then a true effect of δ is
+detected, and a true zero is declared absent (the interval below δ), each with probability about 80%. The
+replication rule judges two disjoint halves, so the plan's seeds are twice that. A claim of several cells takes
+its noisiest cell. A claim without δ (a metric with no natural scale) is planned for replication alone.
+
+:func:`plan` computes it from the ledger's evidence; ``python -m compendium.verdicts.power --write`` writes it
+to ``power_plan.csv`` beside this module, with the CPU-minutes those seeds cost (the recording stages' measured
+minutes scaled by planned / run seeds). The ledger shows it per row; the file is committed before the runs it
+governs.
+
+    >>> seeds_per_half(sd=0.01, sesoi=0.01)   # σ = δ: 10 seeds per half
+    10
+    >>> seeds_per_half(sd=0.001, sesoi=0.01)  # a quiet effect: the floor of 3
+    3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from compendium.verdicts import registry as reg
+from compendium.verdicts.claims import MIN_SEEDS, Evidence, noncentrality
+
+FILE = Path(__file__).with_name("power_plan.csv")
+SUMMARY = Path(__file__).resolve().parents[3] / "benchmarks" / "power_plan.md"
+MAX_SEEDS = 200      # a plan beyond this is reported as "more than 200"
+COLUMNS = ("id", "stage", "records", "sd", "seeds_run", "sesoi", "seeds_per_half", "seeds_planned", "cpu_min_run",
+           "cpu_min_planned", "faithful_min_planned", "fits_cpu")
+
+
+def seeds_per_half(sd: float, sesoi: float | None, min_seeds: int = MIN_SEEDS) -> int:
+    """The smallest n >= ``min_seeds`` with MDE(n) = nc(n − 1)·sd/√n <= ``sesoi`` (same units); ``min_seeds`` when
+    there is no ``sesoi`` or no spread; ``MAX_SEEDS + 1`` when even ``MAX_SEEDS`` is not enough."""
+    if sesoi is None or not math.isfinite(sd) or sd <= 0:
+        return min_seeds
+    for n in range(max(min_seeds, 2), MAX_SEEDS + 1):
+        if noncentrality(n - 1) * sd / math.sqrt(n) <= sesoi:
+            return n
+    return MAX_SEEDS + 1
+
+
+def claim_plan(ev: Evidence, sesoi: float | None) -> tuple[float, int, int]:
+    """(the largest σ over the claim's cells in display units, seeds run, seeds per half) of one comparison;
+    σ NaN when no cell has two seeds."""
+    sds = [(e.unit * e.sd, e.n, (sesoi / e.unit if sesoi is not None else None), e.sd) for e in ev.effects if e.n >= 2]
+    n_run = min((e.n for e in ev.effects), default=0)
+    if not sds:
+        return float("nan"), n_run, ev.min_seeds
+    per = max(seeds_per_half(sd_raw, s, ev.min_seeds) for _, _, s, sd_raw in sds)
+    return max(s for s, *_ in sds), n_run, per
+
+
+def plan(evidence: pd.DataFrame, registry: reg.Registry, minutes: Mapping[str, float],
+         faithful_minutes: Mapping[str, float], records: Mapping[str, Iterable[str]], budget_min: float) -> pd.DataFrame:
+    """One row per comparison of ``evidence`` (its ``id`` and ``evidence`` columns, as the ``claims_ledger`` stage
+    records them in ``evidence.csv``): σ, seeds run, seeds per half and planned,
+    and the CPU-minutes: ``minutes`` / ``faithful_minutes`` per stage (measured at ``cpu``; estimated at
+    ``faithful``), summed over the claim's recording stages (``records``: claim id -> stages) and scaled by planned /
+    run seeds. ``fits_cpu``: the planned minutes of the claim's stages fit ``budget_min``."""
+    rows = []
+    for _, r in evidence.iterrows():
+        d = registry.by_id[r["id"]]
+        ev = Evidence.from_json(r["evidence"])
+        sd, n_run, per = claim_plan(ev, d.smallest_effect)
+        planned = 2 * per
+        stages = list(records.get(d.id, [d.stage]))
+        scale = planned / n_run if n_run else float("nan")
+        run = sum(float(minutes.get(s, float("nan"))) for s in stages)
+        rows.append({"id": d.id, "stage": d.stage, "records": " ".join(stages), "sd": round(sd, 3), "seeds_run": n_run,
+                     "sesoi": d.smallest_effect if d.smallest_effect is not None else "",
+                     "seeds_per_half": per if per <= MAX_SEEDS else f">{MAX_SEEDS}",
+                     "seeds_planned": planned if per <= MAX_SEEDS else f">{2 * MAX_SEEDS}",
+                     "cpu_min_run": round(run, 1), "cpu_min_planned": round(run * scale, 1) if per <= MAX_SEEDS else "",
+                     "faithful_min_planned": round(sum(float(faithful_minutes.get(s, float("nan"))) for s in stages) * scale, 1)
+                     if per <= MAX_SEEDS else "",
+                     "fits_cpu": bool(per <= MAX_SEEDS and run * scale <= budget_min)})
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def write_summary(plan_frame: pd.DataFrame, papers: pd.DataFrame, total: Mapping, budget_min: float) -> None:
+    """``benchmarks/power_plan.md``: the plan per paper and in all, for a reader."""
+    from compendium.core.tables import markdown_table
+
+    n = len(plan_frame)
+    capped = int((plan_frame["cpu_min_planned"].astype(str) == "").sum())
+    fits = int(plan_frame["fits_cpu"].astype(str).isin(["True", "true"]).sum())
+    text = ["# The power plan", "",
+            "Generated by `python -m compendium.verdicts.power --write` from the last run's evidence "
+            "(`reports/tables/claims_ledger/evidence.csv`); do not edit by hand. Per comparison "
+            f"(`src/compendium/verdicts/power_plan.csv`): the seeds per seed set that bring its minimal detectable "
+            "effect (80% power) down to its smallest effect of interest, twice that for the two disjoint sets the "
+            "verdict must be replicated on, and the CPU-minutes of its recording stages scaled by planned / run seeds.",
+            "", f"{n} comparisons with a measured spread; {capped} need more than {2 * MAX_SEEDS} seeds; {fits} fit a "
+            f"`cpu` budget of {budget_min:.0f} minutes on their own.", "",
+            "Per paper (a stage shared by several claims is counted once, at the largest scale any of them asks):", "",
+            markdown_table(papers), "",
+            f"The whole plan (every stage once, at the largest scale any comparison asks of it): **{total['cpu min']:,.0f} "
+            f"CPU-minutes at `cpu`** and **{total['faithful min']:,.0f} at `faithful`** on 2 cores.", ""]
+    SUMMARY.write_text("\n".join(text))
+
+
+def read(path: Path = FILE) -> pd.DataFrame:
+    if not Path(path).is_file():
+        return pd.DataFrame(columns=list(COLUMNS))
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def _minutes(reports: Path) -> dict[str, float]:
+    data = json.loads((reports / "stage_minutes.json").read_text())
+    stages = data.get("stages", data)
+    return {s: float(v["minutes"] if isinstance(v, Mapping) else v) for s, v in stages.items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    from compendium.core import paths
+    from compendium.verdicts import ledger
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--write", action="store_true", help=f"write {FILE.name} (else print it)")
+    ap.add_argument("--budget", type=float, default=240.0, help="the cpu profile's budget in minutes (default 240)")
+    a = ap.parse_args(argv)
+    reports = paths.REPORTS
+    ev = pd.read_csv(reports / "tables" / "claims_ledger" / "evidence.csv", dtype=str, keep_default_na=False)
+    minutes, faithful = ledger.plan_inputs(reports)
+    p = plan(ev, reg.load(), minutes, faithful, ledger.recording_stages(ev), a.budget)
+    registry = reg.load()
+    papers = by_paper(p, lambda i: registry.by_id[i].paper, minutes, faithful)
+    whole = by_paper(p, lambda i: "all", minutes, faithful)
+    total = whole.iloc[0] if len(whole) else {"cpu min": 0.0, "faithful min": 0.0}
+    if a.write:
+        p.to_csv(FILE, index=False)
+        write_summary(p, papers, total, a.budget)
+        print(f"wrote {FILE} ({len(p)} comparisons) and {SUMMARY.relative_to(paths.ROOT)}")
+    else:
+        print(p.to_string())
+    print(papers.to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
+
+
+def by_paper(plan_frame: pd.DataFrame, paper_of: Callable[[str], str], minutes: Mapping[str, float],
+             faithful_minutes: Mapping[str, float]) -> pd.DataFrame:
+    """Per paper (``paper_of``: claim id -> the group to cost together), what running its plan costs: for each recording stage, the stage's minutes scaled by the largest
+    planned / run seeds of the paper's comparisons that read it, summed over stages (a stage shared by several
+    claims runs once). Comparisons beyond :data:`MAX_SEEDS` are counted, not costed."""
+    rows = []
+    p = plan_frame.copy()
+    if not len(p):
+        return pd.DataFrame(columns=["paper", "comparisons", "seeds planned (largest)", "beyond the cap",
+                                     "cpu min", "faithful min"])
+    p["paper"] = p["id"].map(paper_of)
+    for paper, g in p.groupby("paper"):
+        ok = g[g["cpu_min_planned"].astype(str) != ""]
+        scale: dict[str, float] = {}
+        for _, r in ok.iterrows():
+            f = float(r["seeds_planned"]) / float(r["seeds_run"]) if float(r["seeds_run"]) else float("nan")
+            for s in str(r["records"]).split():
+                scale[s] = max(scale.get(s, 0.0), f)
+        rows.append({"paper": paper, "comparisons": len(g),
+                     "seeds planned (largest)": int(pd.to_numeric(ok["seeds_planned"]).max()) if len(ok) else "",
+                     "beyond the cap": int(len(g) - len(ok)),
+                     "cpu min": round(sum(float(minutes.get(s, float("nan"))) * f for s, f in scale.items()), 1),
+                     "faithful min": round(sum(float(faithful_minutes.get(s, float("nan"))) * f for s, f in scale.items()), 1)})
+    return pd.DataFrame(rows)
