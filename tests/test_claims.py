@@ -145,60 +145,6 @@ def test_decide_is_inconclusive_when_disjoint_seed_halves_disagree():
     assert (kw["verdict_seeds_a"], kw["verdict_seeds_b"], kw["replication"]) == ("holds", "inconclusive", "not replicated")
 
 
-def test_decide_gives_each_verdict():
-    big = [0.10, 0.11, 0.09]
-    V = "verdict_all_seeds"   # three seeds: decided on all of them, not replicated
-    assert decide(_eff(big))[V] == claims.HOLDS
-    assert decide(_eff([-x for x in big]))[V] == claims.FAILS
-    assert decide(_eff([0.02, -0.01, 0.03]))[V] == claims.INCONCLUSIVE
-    kw = decide([_eff(big, "ipc 10"), _eff([-x for x in big], "ipc 1")])
-    assert kw[V] == claims.CONDITIONAL
-    # one cell within noise and none failing: "every" is not established
-    assert decide([_eff(big), _eff([0.02, -0.01, 0.03])])[V] == claims.INCONCLUSIVE
-    # a non-inferiority claim (does not hurt by more than 0.5 points)
-    assert decide(_eff([-0.001, 0.0, 0.001]), margin=0.005)[V] == claims.HOLDS
-    assert decide(_eff([-0.001, 0.0, 0.001]))[V] == claims.INCONCLUSIVE
-    # a verdict of three seeds is not replicated, so it does not stand
-    kw = decide(_eff(big))
-    assert kw["verdict"] == claims.INCONCLUSIVE and "not replicated" in kw["condition"]
-    assert kw["replication"].startswith("not possible")
-
-
-def test_decide_refuses_a_verdict_outside_the_regime():
-    big = [0.10, 0.11, 0.09]
-    pre = [claims.reached("DC outer iterations", 10, 1000, "DC: 1,000 outer iterations", "{:.0f}"),
-           claims.above("baseline above untrained", {0: 0.70, 1: 0.71, 2: 0.70}, {0: 0.60, 1: 0.60, 2: 0.61},
-                        "more BYOL steps")]
-    kw = decide(_eff(big), pre)
-    assert kw["verdict"] == claims.NOT_TESTED and kw["tested"] == "no"
-    assert "DC: 1,000 outer iterations" in kw["condition"] and "10 of 1000" in kw["condition"]
-    assert "baseline above untrained" not in kw["condition"]  # met conditions are reported, not blamed
-    assert "baseline above untrained: met" in kw["preconditions"]
-    # two seeds never decide, however large the effect; one seed gives no interval at all
-    for d in ([0.5, 0.6], [0.5]):
-        kw = decide(_eff(d))
-        assert kw["verdict"] == claims.NOT_TESTED and ">= 3 matched seeds" in kw["condition"]
-    Claim("DC", "v", "loc", "c", "check", ours="x", **claims.compare(_eff([0.5, 0.6])))  # a valid row
-    with pytest.raises(ValueError, match="decided by the claims_ledger"):
-        Claim("DC", "v", "loc", "c", "check", ours="x", **{**claims.compare(_eff([0.5, 0.6])), "verdict": "holds"})
-    with pytest.raises(ValueError, match="state the setting"):
-        claims.Precondition("x", False, "y")
-
-
-def test_decide_is_inconclusive_when_disjoint_seed_halves_disagree():
-    # the first three seeds show a clear gain, the last three a clear loss: all six pooled straddle zero,
-    # and an effect that one half confirms and the other rejects is no verdict
-    d = [0.10, 0.11, 0.09, -0.10, -0.11, -0.09]
-    assert decide(_eff(d))["verdict"] == claims.INCONCLUSIVE
-    # a gain confirmed on both halves holds
-    assert decide(_eff([0.10, 0.11, 0.09, 0.10, 0.12, 0.08]))["verdict"] == claims.HOLDS
-    # both halves hold but the pooled six show a different thing cannot happen for one effect; for
-    # "every" over two effects, halves agreeing with the pooled verdict keep it
-    kw = decide(_eff([0.10, 0.11, 0.09, 0.02, 0.01, 0.03]))
-    assert kw["verdict"] == claims.INCONCLUSIVE and "not replicated" in kw["condition"]
-    assert (kw["verdict_seeds_a"], kw["verdict_seeds_b"], kw["replication"]) == ("holds", "inconclusive", "not replicated")
-
-
 def test_preconditions_are_computed_from_the_run():
     flat = [1.0 / (1 + t) for t in range(1, 11)] + [0.09] * 40
     assert claims.plateaued("loss plateau", flat, "more steps").met

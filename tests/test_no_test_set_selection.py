@@ -43,3 +43,16 @@ def test_validation_splits_are_held_out_of_the_training_set():
         fit = d.X_u8 if hasattr(d, "X_u8") else d.fit_x
         assert len(d.x_val) == 200 and len(fit) + 200 == len(d.tr.labels)   # val and fit partition the training set
         assert d.x_test.shape[0] == 100 and not torch.equal(d.x_val[:100], d.x_test)
+
+
+def test_the_best_test_accuracy_over_training_is_recorded_never_read():
+    """``evaluate`` keeps the best of its periodic test evaluations (``best acc``, what DC's and DD-Ranking's code
+    report) beside the final one; no check, table or notebook reads it: every verdict uses the final accuracy."""
+    readers = []
+    for f in sorted((paths.SRC / "compendium").rglob("*.py")) + sorted(paths.NOTEBOOKS.glob("*.ipynb")):
+        if f.name in ("evaluate.py", "runner.py"):
+            continue
+        text = f.read_text()
+        if any(k in text for k in ('"best acc"', "'best acc'", "best_acc")):
+            readers.append(f.name)
+    assert not readers

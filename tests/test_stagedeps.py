@@ -15,8 +15,9 @@ def test_imports_resolve_to_modules_of_the_package():
 
 
 def test_closure_follows_imports_and_adds_the_packages_on_the_way():
-    c = stagedeps.closure({"compendium.verdicts.claims"})
-    assert {"compendium", "compendium.pipeline", "compendium.verdicts.claims", "compendium.core.tables"} <= c
+    c = stagedeps.closure({"compendium.verdicts.ledger"})
+    assert {"compendium", "compendium.verdicts", "compendium.verdicts.claims", "compendium.core.tables",
+            "compendium.core.plateau"} <= c
     assert "compendium.rela.experiment" not in c
 
 

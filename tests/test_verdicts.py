@@ -256,3 +256,13 @@ def test_fig4c_is_not_judged_by_probes_at_fixed_budgets():
     row = rule.judged(CR.prior_strength_claim(_budget_runs(fired=True, byol10=0.70, steps=4000), [RAND, STRONG],
                                               [0.1, 0.5], strength), all_seeds=True)
     assert row.verdict == claims.HOLDS and "Rand. − strong (supervised)" in row.effect
+
+
+def test_rows_written_before_the_evidence_was_recorded_ask_for_their_stage(tmp_path):
+    f = tmp_path / "r.yaml"
+    f.write_text(yaml.safe_dump([{"id": "x.one", "paper": "DC", "version": "v", "location": "loc", "claim": "c",
+                                  "stage": "s", "kind": "comparison", "metric": "accuracy"}]))
+    old = ledger.to_frame([Claim("DC", "v", "loc", "c", "check", verdict="holds", ours="x", stage="s")])
+    old.drop(columns=["evidence"]).to_csv(tmp_path / "s.csv", index=False)
+    led = ledger.assemble(ledger.read_stage_rows([tmp_path / "s.csv"]), registry.load(f))
+    assert led.loc[0, "verdict"] == claims.NOT_TESTED and "dvc repro s" in led.loc[0, "condition"]

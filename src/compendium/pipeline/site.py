@@ -246,13 +246,26 @@ def home_page(ledger: pd.DataFrame, stages: list[str], headlines: dict | None = 
     return "\n".join(lines)
 
 
-def paper_page(paper: str, ledger: pd.DataFrame, figures: Path, headlines: dict | None = None) -> str:
+def _plan_md(plan: pd.DataFrame | None, paper: str) -> list[str]:
+    """One sentence on what the power plan asks of this paper's comparisons and what that costs."""
+    if plan is None or not len(plan) or paper not in set(plan["paper"]):
+        return []
+    r = plan[plan["paper"] == paper].iloc[0]
+    beyond = f", {int(r['beyond the cap'])} of them more than the plan's cap" if int(r["beyond the cap"]) else ""
+    most = r["seeds planned (largest)"] or "more than the plan's cap of"
+    return [f"The power plan: its {int(r['comparisons'])} comparisons ask up to {most} matched seeds each{beyond}, to decide effects of their smallest size of interest and replicate the verdict; that "
+            f"costs about {float(r['cpu min']):,.0f} CPU-minutes at `cpu` and {float(r['faithful min']):,.0f} at "
+            "`faithful` on 2 cores.", ""]
+
+
+def paper_page(paper: str, ledger: pd.DataFrame, figures: Path, headlines: dict | None = None,
+               plan: pd.DataFrame | None = None) -> str:
     rows = ledger[ledger["paper"] == paper]
     desc, (fig_stage, fig_stem) = PAPERS.get(paper, ("", ("", "")))
     counts = rows["verdict"].value_counts().reindex(list(claims.VERDICTS), fill_value=0)
     lines = [f"# {paper}", "", desc, "",
              ", ".join(f"**{n}** {v}" for v, n in counts.items() if n) + f" ({len(rows)} claims).", "",
-             *_headlines_md(headlines, paper)]
+             *_headlines_md(headlines, paper), *_plan_md(plan, paper)]
     fig = figures / fig_stage / f"{fig_stem}.png"
     if fig.is_file():
         lines += [f"```{{figure}} ../_figures/{fig_stage}/{fig_stem}.png", f":alt: {fig_stem}", "",
@@ -296,12 +309,14 @@ def write_source(src: Path, reports: Path) -> list[str]:
     (src / "conf.py").write_text(CONF)
     (src / "_static" / "ledger.js").write_text(LEDGER_JS)
     (src / "_static" / "site.css").write_text(SITE_CSS)
+    plan_file = reports / paths.TABLES / "claims_ledger" / "power_plan_by_paper.csv"
+    plan = pd.read_csv(plan_file, dtype=str, keep_default_na=False) if plan_file.is_file() else None
     global ANCHORED
     ANCHORED = {f.stem for f in (reports / paths.CLAIMS).glob("*.csv")}   # the stages that write their own rows
     (src / "index.md").write_text(home_page(ledger, stages, headlines, timings.minutes(reports)))
     (src / "ledger.md").write_text(ledger_page(ledger))
     for p in set(ledger["paper"]):
-        (src / "papers" / f"{slug(p)}.md").write_text(paper_page(p, ledger, reports / paths.FIGURES, headlines))
+        (src / "papers" / f"{slug(p)}.md").write_text(paper_page(p, ledger, reports / paths.FIGURES, headlines, plan))
     return stages
 
 

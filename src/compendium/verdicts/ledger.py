@@ -19,7 +19,7 @@ import pandas as pd
 from compendium.core import paths
 from compendium.core.tables import markdown_table
 from compendium.verdicts import power, registry as reg, rule
-from compendium.verdicts.claims import NOT_TESTED, STAGE_COLUMNS, VERDICTS, Evidence
+from compendium.verdicts.claims import INCONCLUSIVE, NOT_TESTED, STAGE_COLUMNS, VERDICTS, Evidence
 
 COLUMNS = ("id", "paper", "version", "location", "claim", "check", "verdict", "condition", "tested", "replication",
            "verdict_all_seeds", "verdict_seeds_a", "verdict_seeds_b", "sesoi", "sesoi_source", "effect", "interval",
@@ -97,6 +97,7 @@ def assemble(stage_rows: pd.DataFrame, registry: reg.Registry, plan: pd.DataFram
             p = plan_by.get(d.id, {})
             row.update(seeds_planned=p.get("seeds_planned", ""), cpu_min_planned=p.get("cpu_min_planned", ""),
                        faithful_min_planned=p.get("faithful_min_planned", ""))
+            row.update(under_powered(row, p))
         out.append(row)
     seen = {row["id"] for row in out}
     for d in registry.declarations:
@@ -106,22 +107,41 @@ def assemble(stage_rows: pd.DataFrame, registry: reg.Registry, plan: pd.DataFram
                         "condition": f"its stage {d.stage} wrote no row at this scale; would need that stage run",
                         "ours": "", "stage": d.stage, "sesoi": _sesoi_text(d)})
     order = {d.id: i for i, d in enumerate(registry.declarations)}
-    df = pd.DataFrame(out).reindex(columns=list(COLUMNS)).fillna("")
+    df = pd.DataFrame(out).reindex(columns=list(COLUMNS)).astype(object).fillna("")
     bad = sorted(set(df["verdict"]) - set(VERDICTS))
     if bad:
         raise ValueError(f"unknown verdicts {bad}")
     return df.sort_values("id", key=lambda s: s.map(order)).reset_index(drop=True)
 
 
+def under_powered(row: Mapping, plan_row: Mapping) -> dict:
+    """A comparison that its seeds leave undecided and whose power plan does not fit its scale's budget is not
+    tested at this scale, and says what it would need; one whose plan fits says how many seeds it asks."""
+    if row.get("verdict") != INCONCLUSIVE or row.get("verdict_all_seeds") != INCONCLUSIVE or not plan_row:
+        return {}
+    need = (f"the power plan asks {plan_row['seeds_planned']} matched seeds (two sets of {plan_row['seeds_per_half']}) "
+            f"to bring the minimal detectable effect to the smallest effect of interest ({row.get('sesoi')})")
+    if str(plan_row.get("fits_cpu")) in ("True", "true"):
+        return {"condition": "; ".join(x for x in (row.get("condition", ""), need) if x)}
+    cost = (f"{plan_row['cpu_min_planned']} CPU-minutes at cpu, {plan_row['faithful_min_planned']} at faithful"
+            if plan_row.get("cpu_min_planned") else "beyond any budget of this compendium")
+    return {"verdict": NOT_TESTED, "tested": "no",
+            "condition": f"under-powered at this scale (spread of the paired differences {plan_row['sd']} points over "
+                         f"{plan_row['seeds_run']} seeds): {need}; that costs {cost}"}
+
+
 def evidence_frame(stage_rows: pd.DataFrame, registry: reg.Registry) -> pd.DataFrame:
     """id and evidence of every comparison (what :func:`compendium.verdicts.power.plan` reads)."""
     decls = reg.match(registry, stage_rows.to_dict("records"))
     return pd.DataFrame([{"id": d.id, "stage": d.stage, "evidence": r["evidence"]}
-                         for (_, r), d in zip(stage_rows.iterrows(), decls) if r["evidence"]])
+                         for (_, r), d in zip(stage_rows.iterrows(), decls) if r["evidence"] not in ("", LEGACY)])
 
 
 def is_comparison(ledger: pd.DataFrame) -> pd.Series:
-    return ledger["verdict_all_seeds"].astype(str).ne("") | ledger["sesoi_source"].astype(str).ne("")
+    """The rows that compare trained arms (they carry a smallest effect of interest or a verdict of all seeds)."""
+    def col(c):
+        return ledger[c].astype(str) if c in ledger.columns else pd.Series("", index=ledger.index)
+    return col("verdict_all_seeds").ne("") | col("sesoi_source").ne("")
 
 
 def summary(ledger: pd.DataFrame) -> pd.DataFrame:
@@ -133,12 +153,16 @@ def summary(ledger: pd.DataFrame) -> pd.DataFrame:
     t = pd.crosstab(ledger["paper"], ledger["verdict"]).reindex(columns=list(VERDICTS), fill_value=0)
     t["claims"] = t.sum(axis=1)
     comp = ledger[is_comparison(ledger)]
-    g = comp.groupby("paper")
-    t["comparisons"] = g.size().reindex(t.index, fill_value=0)
-    t["tested"] = g["tested"].apply(lambda s: int((s == "yes").sum())).reindex(t.index, fill_value=0)
-    t["decided (all seeds)"] = g["verdict_all_seeds"].apply(
-        lambda s: int(s.isin(rule.DECIDED).sum())).reindex(t.index, fill_value=0)
-    t["replicated"] = g["replication"].apply(lambda s: int((s == "replicated").sum())).reindex(t.index, fill_value=0)
+
+    def count(paper, col, ok):
+        rows = comp[comp["paper"] == paper]
+        return sum(bool(ok(v)) for v in rows[col].astype(str)) if col in rows.columns else 0
+
+    papers = list(t.index)
+    t["comparisons"] = [int((comp["paper"] == p).sum()) for p in papers]
+    t["tested"] = [count(p, "tested", lambda v: v == "yes") for p in papers]
+    t["decided (all seeds)"] = [count(p, "verdict_all_seeds", lambda v: v in rule.DECIDED) for p in papers]
+    t["replicated"] = [count(p, "replication", lambda v: v == "replicated") for p in papers]
     return t.reset_index()[cols]
 
 

@@ -134,8 +134,8 @@ def main(argv: list[str] | None = None) -> None:
     minutes, faithful = ledger.plan_inputs(reports)
     p = plan(ev, reg.load(), minutes, faithful, ledger.recording_stages(ev), a.budget)
     registry = reg.load()
-    papers = by_paper(p, lambda i: registry.by_id[i].paper, minutes, faithful)
-    whole = by_paper(p, lambda i: "all", minutes, faithful)
+    papers = by_paper(p, lambda i: registry.by_id[i].paper)
+    whole = by_paper(p, lambda i: "all")
     total = whole.iloc[0] if len(whole) else {"cpu min": 0.0, "faithful min": 0.0}
     if a.write:
         p.to_csv(FILE, index=False)
@@ -146,31 +146,27 @@ def main(argv: list[str] | None = None) -> None:
     print(papers.to_string(index=False))
 
 
-if __name__ == "__main__":
-    main()
 
-
-def by_paper(plan_frame: pd.DataFrame, paper_of: Callable[[str], str], minutes: Mapping[str, float],
-             faithful_minutes: Mapping[str, float]) -> pd.DataFrame:
-    """Per paper (``paper_of``: claim id -> the group to cost together), what running its plan costs: for each recording stage, the stage's minutes scaled by the largest
-    planned / run seeds of the paper's comparisons that read it, summed over stages (a stage shared by several
-    claims runs once). Comparisons beyond :data:`MAX_SEEDS` are counted, not costed."""
+def by_paper(plan_frame: pd.DataFrame, paper_of: Callable[[str], str]) -> pd.DataFrame:
+    """Per paper (``paper_of``: claim id -> the group to cost together), what running its plan costs: the planned
+    minutes of each set of recording stages at the largest any of the paper's comparisons asks, summed over those
+    sets (stages shared by several claims run once). Comparisons beyond :data:`MAX_SEEDS` are counted, not costed."""
+    cols = ["paper", "comparisons", "seeds planned (largest)", "beyond the cap", "cpu min", "faithful min"]
+    if not len(plan_frame):
+        return pd.DataFrame(columns=cols)
+    p = plan_frame.assign(paper=plan_frame["id"].map(paper_of))
     rows = []
-    p = plan_frame.copy()
-    if not len(p):
-        return pd.DataFrame(columns=["paper", "comparisons", "seeds planned (largest)", "beyond the cap",
-                                     "cpu min", "faithful min"])
-    p["paper"] = p["id"].map(paper_of)
     for paper, g in p.groupby("paper"):
         ok = g[g["cpu_min_planned"].astype(str) != ""]
-        scale: dict[str, float] = {}
-        for _, r in ok.iterrows():
-            f = float(r["seeds_planned"]) / float(r["seeds_run"]) if float(r["seeds_run"]) else float("nan")
-            for s in str(r["records"]).split():
-                scale[s] = max(scale.get(s, 0.0), f)
+        cost = ok.assign(cpu=pd.to_numeric(ok["cpu_min_planned"]), faithful=pd.to_numeric(ok["faithful_min_planned"]))
+        per_stages = cost.groupby("records")[["cpu", "faithful"]].max()
         rows.append({"paper": paper, "comparisons": len(g),
                      "seeds planned (largest)": int(pd.to_numeric(ok["seeds_planned"]).max()) if len(ok) else "",
                      "beyond the cap": int(len(g) - len(ok)),
-                     "cpu min": round(sum(float(minutes.get(s, float("nan"))) * f for s, f in scale.items()), 1),
-                     "faithful min": round(sum(float(faithful_minutes.get(s, float("nan"))) * f for s, f in scale.items()), 1)})
-    return pd.DataFrame(rows)
+                     "cpu min": round(float(per_stages["cpu"].sum()), 1),
+                     "faithful min": round(float(per_stages["faithful"].sum()), 1)})
+    return pd.DataFrame(rows, columns=cols)
+
+
+if __name__ == "__main__":
+    main()
