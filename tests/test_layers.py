@@ -18,7 +18,8 @@ BELOW = {
     "ssl": {"core"},
     "rela": {"core", "ssl"},
     "distill": {"core", "theory"},
-    "pipeline": {"core", "theory", "ssl", "rela", "distill"},
+    "verdicts": {"core"},
+    "pipeline": {"core", "theory", "ssl", "rela", "distill", "verdicts"},
 }
 
 

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
+from compendium.verdicts import rule
 from compendium.core import data, models
 from compendium.distill import evaluate as E, runner, teachers, zoo
 from compendium.distill.sets import from_real
@@ -89,7 +90,8 @@ def test_the_regimes_read_each_sets_own_real_images(three_datasets):
     rows = L.crossarch_claims(res, pd.DataFrame(), R.set_facts({("dc", "convnet", 1): dc, (R.DC_TABLE2, "convnet", 1): t2}, images),
                               ipc=1, matrix_methods=["dc"], matrix_archs=["mlp", "convnet"], table4=[], table9=[],
                               table2_archs=["mlp", "convnet"], table2_ipc=1)
-    assert [r.location for r in rows] == ["cross-architecture"] and "moved 0.0 grey levels" in rows[0].preconditions
+    row = rule.judged(rows[0])   # the ledger's columns (the stage records the evidence)
+    assert [r.location for r in rows] == ["cross-architecture"] and "moved 0.0 grey levels" in row.preconditions
 
 
 def test_the_papers_students_of_tables_4_and_9_build_at_32_px():

@@ -189,8 +189,9 @@ def test_rows_must_match_declarations(tmp_path):
     assert led.loc[0, "verdict"] == claims.HOLDS and led.loc[0, "sesoi"] == "1"
     assert led.loc[1, "verdict"] == claims.NOT_TESTED and "wrote no row" in led.loc[1, "condition"]
     stray = Claim("DC", "v", "elsewhere", "c", "check", ours="x", stage="s", **claims.compare([e]))
-    with pytest.raises(ValueError, match="without a declaration"):
-        ledger.assemble(ledger.to_frame([row, stray]), reg)
+    led = ledger.assemble(ledger.to_frame([row, stray]), reg)   # shown, named, never silently dropped
+    assert list(ledger.undeclared(led)["location"]) == ["elsewhere"]
+    assert "not in registry.yaml" in led.set_index("location").loc["elsewhere", "condition"]
     with pytest.raises(ValueError, match="non-inferiority margin"):
         ledger.assemble(ledger.to_frame([replace_evidence(row, margin=0.01)]), reg)
 
@@ -221,7 +222,7 @@ def test_only_the_judging_stage_reads_the_rule_and_the_declarations():
 
 def test_the_ledger_is_keyed_by_claim_id():
     led = pd.read_csv(paths.REPORTS / "claims.csv", dtype=str, keep_default_na=False)
-    assert led["id"].is_unique and set(led["id"]) == set(registry.load().by_id)
+    assert led["id"].is_unique and set(led["id"]) == set(registry.load().by_id)   # no row undeclared at cpu
     assert {"sesoi", "verdict_seeds_a", "verdict_seeds_b", "replication", "cpu_min_planned"} <= set(led.columns)
 
 

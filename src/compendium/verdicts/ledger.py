@@ -10,24 +10,20 @@ wrote no row at this scale is listed as not tested, naming the stage.
 
 from __future__ import annotations
 
-import re
+import hashlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
 
-from compendium.core import paths
 from compendium.core.tables import markdown_table
-from compendium.verdicts import power, registry as reg, rule
+from compendium.verdicts import registry as reg, rule
 from compendium.verdicts.claims import INCONCLUSIVE, NOT_TESTED, STAGE_COLUMNS, VERDICTS, Evidence
 
 COLUMNS = ("id", "paper", "version", "location", "claim", "check", "verdict", "condition", "tested", "replication",
            "verdict_all_seeds", "verdict_seeds_a", "verdict_seeds_b", "sesoi", "sesoi_source", "effect", "interval",
            "mde", "seeds", "seeds_planned", "cpu_min_planned", "faithful_min_planned", "preconditions", "scale", "ours",
            "paper_numbers", "stage")
-#: stages whose claims read the tables of other stages (the cost of a seed is theirs)
-RECORDS = {"dd_tables": ("dd_teachers", "dd_coresets", "dd_inversion", "dd_matching", "dd_kip")}
-FAITHFUL_ESTIMATE = paths.ROOT / "benchmarks" / "faithful_estimate.md"
 #: the evidence of a row a stage wrote before comparisons recorded their evidence: its verdict is not this rule's
 LEGACY = "legacy"
 
@@ -51,24 +47,6 @@ def read_stage_rows(files: Iterable[Path]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(STAGE_COLUMNS))
 
 
-def recording_stages(ledger: pd.DataFrame) -> dict[str, tuple[str, ...]]:
-    """claim id -> the stages whose records its verdict reads (whose seeds it costs)."""
-    return {r["id"]: RECORDS.get(r["stage"], (r["stage"],)) for _, r in ledger.iterrows()}
-
-
-def faithful_minutes(path: Path = FAITHFUL_ESTIMATE) -> dict[str, float]:
-    """Per stage, the faithful profile's estimated minutes (``benchmarks/faithful_estimate.md``'s first table)."""
-    out = {}
-    if not Path(path).is_file():
-        return out
-    for line in Path(path).read_text().splitlines():
-        m = re.match(r"\| (\w+) \|.*\| ([\d.,]+) (min|h) \|\s*$", line)
-        if m and m.group(1) not in out:
-            v = float(m.group(2).replace(",", ""))
-            out[m.group(1)] = v * 60 if m.group(3) == "h" else v
-    return out
-
-
 def _sesoi_text(d: reg.Declaration) -> str:
     s = d.smallest_effect
     return "" if s is None else f"{s:g}"
@@ -80,6 +58,9 @@ def assemble(stage_rows: pd.DataFrame, registry: reg.Registry, plan: pd.DataFram
     plan_by = {} if plan is None or not len(plan) else plan.set_index("id").to_dict("index")
     out = []
     for (_, r), d in zip(stage_rows.iterrows(), decls):
+        if d is None:
+            out.append(_undeclared(r))
+            continue
         row = {c: r.get(c, "") for c in STAGE_COLUMNS if c != "evidence"}
         row.update(id=d.id, paper=d.paper, version=d.version, location=d.location, claim=d.claim,
                    sesoi=_sesoi_text(d), sesoi_source=d.smallest_effect_source if d.kind == "comparison" else "")
@@ -107,6 +88,7 @@ def assemble(stage_rows: pd.DataFrame, registry: reg.Registry, plan: pd.DataFram
                         "condition": f"its stage {d.stage} wrote no row at this scale; would need that stage run",
                         "ours": "", "stage": d.stage, "sesoi": _sesoi_text(d)})
     order = {d.id: i for i, d in enumerate(registry.declarations)}
+    order.update({row["id"]: len(order) + i for i, row in enumerate(out) if row["id"] not in order})
     df = pd.DataFrame(out).reindex(columns=list(COLUMNS)).astype(object).fillna("")
     bad = sorted(set(df["verdict"]) - set(VERDICTS))
     if bad:
@@ -130,11 +112,33 @@ def under_powered(row: Mapping, plan_row: Mapping) -> dict:
                          f"{plan_row['seeds_run']} seeds): {need}; that costs {cost}"}
 
 
+UNDECLARED = "undeclared."
+
+
+def _undeclared(r: Mapping) -> dict:
+    """A row no declaration matches (its stage words the claim differently at this scale, or a new check): shown,
+    judged without a smallest effect, and named so that it can be declared."""
+    key = "|".join((r["paper"], r["location"], r["claim"]))
+    row = {c: r.get(c, "") for c in STAGE_COLUMNS if c != "evidence"}
+    row["id"] = UNDECLARED + hashlib.md5(key.encode()).hexdigest()[:8]
+    if r["evidence"] and r["evidence"] != LEGACY:
+        row.update(rule.decide(Evidence.from_json(r["evidence"])))
+    row["condition"] = "; ".join(x for x in (f"not in {reg.FILE.name}: declare it (id, metric, smallest effect)",
+                                             row.get("condition", "")) if x)
+    return row
+
+
+def undeclared(ledger: pd.DataFrame) -> pd.DataFrame:
+    """The rows no declaration matched."""
+    return ledger[ledger["id"].astype(str).str.startswith(UNDECLARED)][["id", "paper", "location", "claim", "stage"]]
+
+
 def evidence_frame(stage_rows: pd.DataFrame, registry: reg.Registry) -> pd.DataFrame:
     """id and evidence of every comparison (what :func:`compendium.verdicts.power.plan` reads)."""
     decls = reg.match(registry, stage_rows.to_dict("records"))
     return pd.DataFrame([{"id": d.id, "stage": d.stage, "evidence": r["evidence"]}
-                         for (_, r), d in zip(stage_rows.iterrows(), decls) if r["evidence"] not in ("", LEGACY)])
+                         for (_, r), d in zip(stage_rows.iterrows(), decls)
+                         if d is not None and r["evidence"] not in ("", LEGACY)], columns=["id", "stage", "evidence"])
 
 
 def is_comparison(ledger: pd.DataFrame) -> pd.Series:
@@ -196,8 +200,3 @@ def changes(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     """Claims whose verdict differs between two ledgers (matched on id)."""
     m = before[["id", "verdict"]].merge(after[["id", "verdict"]], on="id", how="inner", suffixes=(" before", " after"))
     return m[m["verdict before"] != m["verdict after"]].reset_index(drop=True)
-
-
-def plan_inputs(reports: Path) -> tuple[Mapping[str, float], Mapping[str, float]]:
-    """(cpu minutes per stage from ``stage_minutes.json``, faithful estimate per stage)."""
-    return power._minutes(reports), faithful_minutes()

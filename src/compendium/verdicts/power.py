@@ -24,16 +24,22 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
 
+from compendium.core import paths
+from compendium.core.tables import markdown_table
 from compendium.verdicts import registry as reg
 from compendium.verdicts.claims import MIN_SEEDS, Evidence, noncentrality
 
 FILE = Path(__file__).with_name("power_plan.csv")
-SUMMARY = Path(__file__).resolve().parents[3] / "benchmarks" / "power_plan.md"
+#: stages whose claims read the tables of other stages (the cost of a seed is theirs)
+RECORDS = {"dd_tables": ("dd_teachers", "dd_coresets", "dd_inversion", "dd_matching", "dd_kip")}
+FAITHFUL_ESTIMATE = paths.ROOT / "benchmarks" / "faithful_estimate.md"
+SUMMARY = paths.ROOT / "benchmarks" / "power_plan.md"
 MAX_SEEDS = 200      # a plan beyond this is reported as "more than 200"
 COLUMNS = ("id", "stage", "records", "sd", "seeds_run", "sesoi", "seeds_per_half", "seeds_planned", "cpu_min_run",
            "cpu_min_planned", "faithful_min_planned", "fits_cpu")
@@ -90,8 +96,6 @@ def plan(evidence: pd.DataFrame, registry: reg.Registry, minutes: Mapping[str, f
 
 def write_summary(plan_frame: pd.DataFrame, papers: pd.DataFrame, total: Mapping, budget_min: float) -> None:
     """``benchmarks/power_plan.md``: the plan per paper and in all, for a reader."""
-    from compendium.core.tables import markdown_table
-
     n = len(plan_frame)
     capped = int((plan_frame["cpu_min_planned"].astype(str) == "").sum())
     fits = int(plan_frame["fits_cpu"].astype(str).isin(["True", "true"]).sum())
@@ -110,6 +114,29 @@ def write_summary(plan_frame: pd.DataFrame, papers: pd.DataFrame, total: Mapping
     SUMMARY.write_text("\n".join(text))
 
 
+def recording_stages(ledger: pd.DataFrame) -> dict[str, tuple[str, ...]]:
+    """claim id -> the stages whose records its verdict reads (whose seeds it costs)."""
+    return {r["id"]: RECORDS.get(r["stage"], (r["stage"],)) for _, r in ledger.iterrows()}
+
+
+def faithful_minutes(path: Path = FAITHFUL_ESTIMATE) -> dict[str, float]:
+    """Per stage, the faithful profile's estimated minutes (``benchmarks/faithful_estimate.md``'s first table)."""
+    out = {}
+    if not Path(path).is_file():
+        return out
+    for line in Path(path).read_text().splitlines():
+        m = re.match(r"\| (\w+) \|.*\| ([\d.,]+) (min|h) \|\s*$", line)
+        if m and m.group(1) not in out:
+            v = float(m.group(2).replace(",", ""))
+            out[m.group(1)] = v * 60 if m.group(3) == "h" else v
+    return out
+
+
+def plan_inputs(reports: Path) -> tuple[Mapping[str, float], Mapping[str, float]]:
+    """(cpu minutes per stage from ``stage_minutes.json``, faithful estimate per stage)."""
+    return _minutes(reports), faithful_minutes()
+
+
 def read(path: Path = FILE) -> pd.DataFrame:
     if not Path(path).is_file():
         return pd.DataFrame(columns=list(COLUMNS))
@@ -123,16 +150,14 @@ def _minutes(reports: Path) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from compendium.core import paths
-    from compendium.verdicts import ledger
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help=f"write {FILE.name} (else print it)")
     ap.add_argument("--budget", type=float, default=240.0, help="the cpu profile's budget in minutes (default 240)")
     a = ap.parse_args(argv)
     reports = paths.REPORTS
     ev = pd.read_csv(reports / "tables" / "claims_ledger" / "evidence.csv", dtype=str, keep_default_na=False)
-    minutes, faithful = ledger.plan_inputs(reports)
-    p = plan(ev, reg.load(), minutes, faithful, ledger.recording_stages(ev), a.budget)
+    minutes, faithful = plan_inputs(reports)
+    p = plan(ev, reg.load(), minutes, faithful, recording_stages(ev), a.budget)
     registry = reg.load()
     papers = by_paper(p, lambda i: registry.by_id[i].paper)
     whole = by_paper(p, lambda i: "all")

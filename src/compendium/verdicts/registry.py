@@ -126,27 +126,21 @@ def load(path: Path = FILE) -> Registry:
     return Registry(tuple(out))
 
 
-def match(registry: Registry, rows: Iterable[Mapping]) -> list[Declaration]:
-    """The declaration of each row (matched on paper, location and claim); a row without one, or a claim written
-    twice, is an error that names what to add or remove. (A declared claim without a row is the ledger's to show.)"""
-    rows = list(rows)
-    out, missing = [], []
+def match(registry: Registry, rows: Iterable[Mapping]) -> list[Declaration | None]:
+    """The declaration of each row (matched on paper, location and claim), None for a row that has none (the ledger
+    shows it as undeclared, naming what to add); a claim written twice or written as the wrong kind is an error. (A
+    declared claim without a row is the ledger's to show.)"""
+    out: list[Declaration | None] = []
     for r in rows:
-        key = (canonical_paper(r["paper"]), r["location"], r["claim"])
-        d = registry.by_key.get(key)
-        if d is None:
-            missing.append(f"{r.get('stage', '?')}: {key}")
-            continue
-        if r.get("stage") and r["stage"] != d.stage:
-            raise ValueError(f"{d.id}: declared for stage {d.stage!r}, written by {r['stage']!r}")
-        kind = "comparison" if r.get("evidence") else "exact"
-        if kind != d.kind and r.get("evidence") != "legacy":
-            raise ValueError(f"{d.id}: declared a {d.kind} claim, its stage wrote a {kind} row")
+        d = registry.by_key.get((canonical_paper(r["paper"]), r["location"], r["claim"]))
+        if d is not None:
+            if r.get("stage") and r["stage"] != d.stage:
+                raise ValueError(f"{d.id}: declared for stage {d.stage!r}, written by {r['stage']!r}")
+            kind = "comparison" if r.get("evidence") else "exact"
+            if kind != d.kind and r.get("evidence") != "legacy":
+                raise ValueError(f"{d.id}: declared a {d.kind} claim, its stage wrote a {kind} row")
         out.append(d)
-    if missing:
-        raise ValueError(f"{len(missing)} row(s) without a declaration in {FILE} (add one, with an id): "
-                         + "; ".join(missing[:5]))
-    seen = [d.id for d in out]
+    seen = [d.id for d in out if d is not None]
     dup = sorted({i for i in seen if seen.count(i) > 1})
     if dup:
         raise ValueError(f"claims written twice: {dup}")
