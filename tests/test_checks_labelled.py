@@ -255,9 +255,9 @@ def test_tables_claims_are_not_tested_where_the_methods_are_out_of_their_regime(
     rows = _by_location(L.tables_claims(_records()))
     for loc in ("Table 1; abstract", "Table 5 SRe2L"):
         assert rows[loc].verdict == claims.NOT_TESTED and "SRe2L in its regime" in rows[loc].condition
-    dc = rows["DC results (ipc 10)"]  # ipc 1 is dd_dc_arch's row
+    dc = rows["DC results (ipc 10, 50)"]  # ipc 1 is dd_dc_arch's row
     assert dc.verdict == claims.NOT_TESTED and "DC: 1,000 outer iterations" in dc.condition and "ipc 1: " not in dc.effect
-    dsa = rows["DSA results (ipc 10)"]  # ipc 1 ("comparable or worse") is dd_dc_arch's row
+    dsa = rows["DSA results (ipc 10, 50)"]  # ipc 1 ("comparable or worse") is dd_dc_arch's row
     assert dsa.verdict == claims.NOT_TESTED and "one evaluation: met" in dsa.preconditions and dsa.claim == "DSA beats DC at 10 and 50 ipc"
     # DWA in its regime (moved, 5 points above its real images), 3 seeds, room below the ceiling: tested
     t3 = rows["Table 3"]
@@ -270,7 +270,7 @@ def test_tables_claims_are_not_tested_where_the_methods_are_out_of_their_regime(
 def test_tables_claims_follow_the_run():
     rows = _by_location(L.tables_claims(_records(sre2l_acc=0.75, dc_gain=0.05)))
     assert rows["Table 1; abstract"].tested == "yes" and rows["Table 1; abstract"].verdict == claims.FAILS
-    assert rows["DC results (ipc 10)"].tested == "yes" and rows["DC results (ipc 10)"].verdict == claims.HOLDS
+    assert rows["DC results (ipc 10, 50)"].tested == "yes" and rows["DC results (ipc 10, 50)"].verdict == claims.HOLDS
     # the ladder at its ceiling (0.70; G 0.71): its differences (G 5 points above F and 3 above E on every seed)
     # are resolved there, so it is tested; differences of zero at the ceiling are not
     t3 = _by_location(L.tables_claims(_records(ceiling=0.70)))["Table 3"]
@@ -294,10 +294,10 @@ def test_arms_of_different_datasets_are_not_compared(tmp_path):
     (tmp_path / "dd_kip").mkdir(exist_ok=True)
     rec["krr"].to_csv(tmp_path / "dd_kip" / "krr_accuracy.csv", index=False)
     same = _by_location(L.tables_claims(L.load_records(tmp_path, datasets={s: "fashion-mnist" for s in L.UPSTREAM})))
-    assert same["DC results (ipc 10)"].verdict == claims.HOLDS
+    assert same["DC results (ipc 10, 50)"].verdict == claims.HOLDS
     mixed = L.load_records(tmp_path, datasets={"dd_matching": "cifar10", "dd_inversion": "cifar100"})
     rows = _by_location(L.tables_claims(mixed))
-    dc = rows["DC results (ipc 10)"]   # DC (dd_matching, CIFAR-10) against dd_coresets' coresets (Fashion-MNIST)
+    dc = rows["DC results (ipc 10, 50)"]   # DC (dd_matching, CIFAR-10) against dd_coresets' coresets (Fashion-MNIST)
     assert dc.verdict == claims.NOT_TESTED and "dataset" in dc.condition, dc.condition
     t1 = "Table 1; abstract"   # DWA against SRe2L, both dd_inversion's: one dataset
     assert rows[t1].verdict == same[t1].verdict == claims.FAILS
@@ -411,7 +411,7 @@ def test_the_ladder_uses_the_ceiling_of_its_own_schedule():
     t3 = _by_location(L.tables_claims(_with_inversion_ceiling(0.80, cfg="other")))["Table 3"]
     assert t3.verdict == claims.NOT_TESTED and "with its ceiling" in t3.condition
     # the other rows keep dd_coresets' ceiling (no "several rows per seed")
-    assert _by_location(L.tables_claims(_with_inversion_ceiling(0.70)))["DC results (ipc 10)"].verdict == claims.NOT_TESTED
+    assert _by_location(L.tables_claims(_with_inversion_ceiling(0.70)))["DC results (ipc 10, 50)"].verdict == claims.NOT_TESTED
 
 
 def test_rela_table5_judges_a_cell_at_the_ceiling_only_where_its_difference_is_resolved():
