@@ -97,6 +97,7 @@ def plan(evidence: pd.DataFrame, registry: reg.Registry, minutes: Mapping[str, f
 def write_summary(plan_frame: pd.DataFrame, papers: pd.DataFrame, total: Mapping, budget_min: float) -> None:
     """``benchmarks/power_plan.md``: the plan per paper and in all, for a reader."""
     n = len(plan_frame)
+    spread = int(pd.to_numeric(plan_frame["sd"], errors="coerce").notna().sum())
     capped = int((plan_frame["cpu_min_planned"].astype(str) == "").sum())
     fits = int(plan_frame["fits_cpu"].astype(str).isin(["True", "true"]).sum())
     text = ["# The power plan", "",
@@ -105,8 +106,8 @@ def write_summary(plan_frame: pd.DataFrame, papers: pd.DataFrame, total: Mapping
             f"(`src/compendium/verdicts/power_plan.csv`): the seeds per seed set that bring its minimal detectable "
             "effect (80% power) down to its smallest effect of interest, twice that for the two disjoint sets the "
             "verdict must be replicated on, and the CPU-minutes of its recording stages scaled by planned / run seeds.",
-            "", f"{n} comparisons with a measured spread; {capped} need more than {2 * MAX_SEEDS} seeds; {fits} fit a "
-            f"`cpu` budget of {budget_min:.0f} minutes on their own.", "",
+            "", f"{n} comparisons, {spread} of them with a measured spread (two seeds or more); {capped} need more than "
+            f"{2 * MAX_SEEDS} seeds; {fits} fit a `cpu` budget of {budget_min:.0f} minutes on their own.", "",
             "Per paper (a stage shared by several claims is counted once, at the largest scale any of them asks):", "",
             markdown_table(papers), "",
             f"The whole plan (every stage once, at the largest scale any comparison asks of it): **{total['cpu min']:,.0f} "
