@@ -416,31 +416,32 @@ def transport_claim_from(per_seed: pd.DataFrame, strength: Mapping[str, float]) 
                            {k: dict(zip(d["seed"], d["probe"])) for k, d in per_seed.groupby("student")})
 
 
-def budget_stage_claims(folder: Path) -> list[Claim]:
+def budget_stage_claims(folder: Path, gap_goal: float) -> list[Claim]:
     """``rela_budget``'s rows from its tables: ``runs`` (its variant-switch arms left out: they are compared in
-    the stage's own table), ``transport_per_seed`` and ``settings``."""
+    the stage's own table), ``transport_per_seed`` and ``settings``; ``gap_goal``: the judge's reading of "nearly
+    reaches" (the ``claims_ledger`` stage's parameter)."""
     st = stage_tables.settings(folder)
     runs = stage_tables.table(folder, "runs")
     runs = runs[~tables.is_variant(runs["arm"].astype(str))]
     rows = budget_claims(runs, priors=st["priors"], budgets=st["budgets"], same=st["same"], cross=st["cross"],
-                         headline=st["headline"], gap_goal=st["gap_goal"], cost_goal=st["cost_goal"],
+                         headline=st["headline"], gap_goal=gap_goal, cost_goal=st["cost_goal"],
                          strength=st["strength"])
     return rows + [transport_claim_from(stage_tables.table(folder, "transport_per_seed"), st["strength"])]
 
 
-def arch_stage_claims(folder: Path) -> list[Claim]:
+def arch_stage_claims(folder: Path, **judge) -> list[Claim]:
     """``rela_arch``'s rows from its ``runs`` and ``settings`` (``students``: arch -> name, ``priors``)."""
     st = stage_tables.settings(folder)
     return arch_claims(stage_tables.table(folder, "runs"), st["students"], st["priors"])
 
 
-def methods_stage_claims(folder: Path) -> list[Claim]:
+def methods_stage_claims(folder: Path, **judge) -> list[Claim]:
     """``rela_methods``' rows from its ``runs`` and ``settings`` (``methods``: method -> name, ``priors``)."""
     st = stage_tables.settings(folder)
     return methods_claims(stage_tables.table(folder, "runs"), st["methods"], st["priors"])
 
 
-def ablation_stage_claims(folder: Path) -> list[Claim]:
+def ablation_stage_claims(folder: Path, **judge) -> list[Claim]:
     """``rela_ablations``' rows from its ``runs`` and ``settings``."""
     st = stage_tables.settings(folder)
     return ablation_claims(stage_tables.table(folder, "runs"), st["priors"], st["lambdas"], st["fractions"],
@@ -452,6 +453,7 @@ RELA_STAGES = {"rela_budget": budget_stage_claims, "rela_arch": arch_stage_claim
                "rela_methods": methods_stage_claims, "rela_ablations": ablation_stage_claims}
 
 
-def rela_stage_claims(root: Path, stages: Iterable[str] = tuple(RELA_STAGES)) -> list[Claim]:
-    """The rows of ``stages`` (of :data:`RELA_STAGES`), each judged from ``root/<stage>/``."""
-    return [r for s in stages for r in RELA_STAGES[s](Path(root) / s)]
+def rela_stage_claims(root: Path, stages: Iterable[str] = tuple(RELA_STAGES), **judge) -> list[Claim]:
+    """The rows of ``stages`` (of :data:`RELA_STAGES`), each judged from ``root/<stage>/`` with the judge's own
+    parameters (``gap_goal``)."""
+    return [r for s in stages for r in RELA_STAGES[s](Path(root) / s, **judge)]

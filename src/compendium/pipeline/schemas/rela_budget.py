@@ -19,7 +19,6 @@ SCHEMA = {
     "variant_schedule": Param("str", "a second lambda schedule for the same-dataset prior at the headline budget, "
                               "every seed ('' for none)", choices=("", *SCHEDULES)),
     "similarity_images": Param("int", "test images of the representation-similarity matrix", low=20, high=10000),
-    "gap_goal": Param("float", "the gap-closure goal of the headline claim", low=0.0, high=1.0),
     "cost_goal": Param("float", "the budget at or below which ReLA should match BYOL*", low=0.0, high=1.0),
     "cost_goal_cell": Param("bool", "run + ReLA with the cross-dataset prior at cost_goal on the grid seeds when budgets leave "
                             "that budget out (the half-cost claim's one cell, without the budget's whole row)"),
