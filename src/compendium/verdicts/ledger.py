@@ -97,16 +97,20 @@ def assemble(stage_rows: pd.DataFrame, registry: reg.Registry, plan: pd.DataFram
 
 
 def under_powered(row: Mapping, plan_row: Mapping) -> dict:
-    """A comparison that its seeds leave undecided and whose power plan does not fit its scale's budget is not
-    tested at this scale, and says what it would need; one whose plan fits says how many seeds it asks."""
-    if row.get("verdict") != INCONCLUSIVE or row.get("verdict_all_seeds") != INCONCLUSIVE or not plan_row:
+    """What the power plan says of a comparison its run does not decide: a run without a disjoint seed set to
+    replicate on gets the seeds and cost the plan asks; an undecided replicable one whose plan does not fit its
+    scale's budget is not tested at this scale (under-powered), one whose plan fits says how many seeds it asks."""
+    no_replica = row.get("verdict") == NOT_TESTED and str(row.get("replication", "")).startswith("not possible")
+    undecided = row.get("verdict") == INCONCLUSIVE and row.get("verdict_all_seeds") == INCONCLUSIVE
+    if not plan_row or not (no_replica or undecided):
         return {}
     need = (f"the power plan asks {plan_row['seeds_planned']} matched seeds (two sets of {plan_row['seeds_per_half']}) "
             f"to bring the minimal detectable effect to the smallest effect of interest ({row.get('sesoi')})")
-    if str(plan_row.get("fits_cpu")) in ("True", "true"):
-        return {"condition": "; ".join(x for x in (row.get("condition", ""), need) if x)}
     cost = (f"{plan_row['cpu_min_planned']} CPU-minutes at cpu, {plan_row['faithful_min_planned']} at faithful"
             if plan_row.get("cpu_min_planned") else "beyond any budget of this compendium")
+    fits = str(plan_row.get("fits_cpu")) in ("True", "true")
+    if no_replica or fits:
+        return {"condition": "; ".join(x for x in (row.get("condition", ""), f"{need}; that costs {cost}") if x)}
     return {"verdict": NOT_TESTED, "tested": "no",
             "condition": f"under-powered at this scale (spread of the paired differences {plan_row['sd']} points over "
                          f"{plan_row['seeds_run']} seeds): {need}; that costs {cost}"}

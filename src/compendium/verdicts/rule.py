@@ -20,10 +20,12 @@ TOST): the claim's advantage is declared absent when the upper end of the 95% in
 test at 2.5%, stricter than TOST's usual 5%. An effect whose interval lies above 0 but below δ still *holds*: the
 claim states a direction; the row shows δ beside the interval so a reader sees the size.
 
-**Replication.** Every decided verdict must be reached again on two disjoint seed sets of the same run (the
-seeds in order, split in halves; each half needs ``min_seeds``): it stands only where both halves give the
-verdict of all seeds. A verdict the halves do not both reach is *inconclusive* and says so; the row keeps all
-three (``verdict_all_seeds``, ``verdict_seeds_a``, ``verdict_seeds_b``).
+**Replication.** Every verdict must be reached again on two disjoint seed sets of the same run (the seeds in
+order, split in halves; each half needs ``min_seeds``): it stands only where both halves give the verdict of all
+seeds, and a verdict the halves do not both reach is *inconclusive*. A run with fewer than ``2 * min_seeds``
+matched seeds has no disjoint set to replicate on, so it is not a test of the claim: *not tested at this scale*,
+with the verdict of all its seeds kept beside. The row keeps all three (``verdict_all_seeds``,
+``verdict_seeds_a``, ``verdict_seeds_b``).
 """
 
 from __future__ import annotations
@@ -113,13 +115,11 @@ def decide(evidence: Evidence | Effect | Iterable[Effect], preconditions: Iterab
                 "condition": "; ".join(f"{p.name} unmet ({p.measured}); would need {p.needs}" for p in unmet)}
     v, cond = _verdict_of(effects, ev.margin, sesoi)
     out["verdict_all_seeds"] = v
-    if n_min < 2 * k:
+    if n_min < 2 * k:   # no disjoint seed set to replicate on: the run is not a test of the claim
         out["replication"] = f"not possible: {n_min} seeds, two disjoint sets of >= {k} need >= {2 * k}"
-        if v in DECIDED:
-            return {**out, "verdict": INCONCLUSIVE, "tested": "yes",
-                    "condition": f"not replicated: all {n_min} seeds give '{v}'"
-                                 + (f" ({cond})" if cond else "") + f", but two disjoint seed sets need >= {2 * k} seeds"}
-        return {**out, "verdict": v, "tested": "yes", "condition": cond}
+        return {**out, "verdict": NOT_TESTED, "tested": "no",
+                "condition": f"replication on a disjoint seed set unmet ({n_min} matched seeds; all of them give "
+                             f"'{v}'" + (f": {cond}" if cond else "") + f"); would need >= {2 * k} matched seeds"}
     halves = [e.halves() for e in effects]
     va, _ = _verdict_of([a for a, _ in halves], ev.margin, sesoi)
     vb, _ = _verdict_of([b for _, b in halves], ev.margin, sesoi)
@@ -147,7 +147,7 @@ def judged(claim: Claim, sesoi: float | None = None, all_seeds: bool = False) ->
         return claim
     cols = decide(Evidence.from_json(claim.evidence), sesoi=sesoi)
     if all_seeds and cols["verdict_all_seeds"]:
-        cols = {**cols, "verdict": cols["verdict_all_seeds"],
+        cols = {**cols, "verdict": cols["verdict_all_seeds"], "tested": "yes",
                 "condition": "" if cols["verdict_all_seeds"] in (HOLDS, FAILS, INCONCLUSIVE) else cols["condition"]}
         if cols["verdict"] == CONDITIONAL:
             cols["condition"] = _verdict_of(list(Evidence.from_json(claim.evidence).effects),
