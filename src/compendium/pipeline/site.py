@@ -31,6 +31,7 @@ import json
 import re
 import shutil
 import sys
+from collections.abc import Collection
 from pathlib import Path
 
 import nbformat
@@ -173,15 +174,11 @@ def _cell(value) -> str:
     return html.escape("" if pd.isna(value) else str(value))
 
 
-#: the stages whose pages compute their own ledger rows (the anchor's cell); None: every stage. The rows the claims
-#: ledger judges from a stage's tables link to that stage's page.
-ANCHORED: set[str] | None = None
-
-
-def ledger_html(ledger: pd.DataFrame, table_id: str = "ledger", link_prefix: str = "stages/") -> str:
+def ledger_html(ledger: pd.DataFrame, table_id: str = "ledger", link_prefix: str = "stages/",
+                anchored: Collection[str] | None = None) -> str:
     """The ledger as one HTML table (``class="ledger"``, sorted and filtered by ``ledger.js``); the
-    stage column links to the cell of the stage's page that computes the row (:data:`ANCHORED`), else to the
-    stage's page, whose tables the row was judged from."""
+    stage column links to the cell of the stage's page that computes the row where the stage writes its own rows
+    (``anchored``; None: every stage), else to the stage's page, whose tables the row was judged from."""
     cols = [c for c in LEDGER_COLUMNS if c in ledger.columns]
     head = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in cols)
     rows = []
@@ -189,7 +186,7 @@ def ledger_html(ledger: pd.DataFrame, table_id: str = "ledger", link_prefix: str
         cells = []
         for c in cols:
             if c == "stage" and r.get("stage"):
-                anchor = f"#{CLAIMS_ANCHOR}" if ANCHORED is None or r["stage"] in ANCHORED else ""
+                anchor = f"#{CLAIMS_ANCHOR}" if anchored is None or r["stage"] in anchored else ""
                 cells.append(f'<td><a href="{link_prefix}{slug(str(r["stage"]))}.html{anchor}">{_cell(r["stage"])}</a></td>')
             elif c == "verdict":
                 cells.append(f'<td class="verdict-{slug(str(r[c]))}">{_cell(r[c])}</td>')
@@ -259,7 +256,7 @@ def _plan_md(plan: pd.DataFrame | None, paper: str) -> list[str]:
 
 
 def paper_page(paper: str, ledger: pd.DataFrame, figures: Path, headlines: dict | None = None,
-               plan: pd.DataFrame | None = None) -> str:
+               plan: pd.DataFrame | None = None, anchored: Collection[str] | None = None) -> str:
     rows = ledger[ledger["paper"] == paper]
     desc, (fig_stage, fig_stem) = PAPERS.get(paper, ("", ("", "")))
     counts = rows["verdict"].value_counts().reindex(list(claims.VERDICTS), fill_value=0)
@@ -270,18 +267,18 @@ def paper_page(paper: str, ledger: pd.DataFrame, figures: Path, headlines: dict 
     if fig.is_file():
         lines += [f"```{{figure}} ../_figures/{fig_stage}/{fig_stem}.png", f":alt: {fig_stem}", "",
                   f"From the [{fig_stage}](../stages/{slug(fig_stage)}.ipynb) stage.", "```", ""]
-    lines += ["## Claims", "", "```{raw} html", ledger_html(rows, f"ledger-{slug(paper)}", "../stages/"), "```", "",
+    lines += ["## Claims", "", "```{raw} html", ledger_html(rows, f"ledger-{slug(paper)}", "../stages/", anchored), "```", "",
               "## Stages", ""]
     lines += [f"- [{st}](../stages/{slug(st)}.ipynb)" for st in sorted(set(rows["stage"]))]
     return "\n".join(lines) + "\n"
 
 
-def ledger_page(ledger: pd.DataFrame) -> str:
+def ledger_page(ledger: pd.DataFrame, anchored: Collection[str] | None = None) -> str:
     return "\n".join(["# The claims ledger", "",
                       "Every claim the stages check, with its verdict, the paired effect over matched seeds, its "
                       "95% interval, our numbers and the paper's. Click a column to sort; type to filter. A row "
                       "*not tested at this scale* names, under condition, the setting that would test it.", "",
-                      "```{raw} html", ledger_html(ledger), "```", ""])
+                      "```{raw} html", ledger_html(ledger, anchored=anchored), "```", ""])
 
 
 def write_source(src: Path, reports: Path) -> list[str]:
@@ -311,12 +308,11 @@ def write_source(src: Path, reports: Path) -> list[str]:
     (src / "_static" / "site.css").write_text(SITE_CSS)
     plan_file = reports / paths.TABLES / "claims_ledger" / "power_plan_by_paper.csv"
     plan = pd.read_csv(plan_file, dtype=str, keep_default_na=False) if plan_file.is_file() else None
-    global ANCHORED
-    ANCHORED = {f.stem for f in (reports / paths.CLAIMS).glob("*.csv")}   # the stages that write their own rows
+    anchored = {f.stem for f in (reports / paths.CLAIMS).glob("*.csv")}   # the stages that write their own rows
     (src / "index.md").write_text(home_page(ledger, stages, headlines, timings.minutes(reports)))
-    (src / "ledger.md").write_text(ledger_page(ledger))
+    (src / "ledger.md").write_text(ledger_page(ledger, anchored))
     for p in set(ledger["paper"]):
-        (src / "papers" / f"{slug(p)}.md").write_text(paper_page(p, ledger, reports / paths.FIGURES, headlines, plan))
+        (src / "papers" / f"{slug(p)}.md").write_text(paper_page(p, ledger, reports / paths.FIGURES, headlines, plan, anchored))
     return stages
 
 
