@@ -242,6 +242,52 @@ def test_the_plan_gives_the_seeds_that_bring_the_mde_to_the_smallest_effect():
     assert n_run == 3 and sd == pytest.approx(2.0) and per == power.seeds_per_half(0.02, 0.01)
 
 
+def _plan_rows(*rows):
+    cols = ("id", "records", "seeds_run", "seeds_planned", "fits_cpu")
+    df = pd.DataFrame([dict(zip(cols, r)) for r in rows])
+    return df.assign(funded="")
+
+
+def test_the_default_run_funds_central_claims_first_within_its_budget():
+    p = _plan_rows(("x.cheap", "a", 3, 6, True), ("rela.central", "b", 3, 9, True), ("x.too-dear", "c", 3, 60, True),
+                   ("x.beyond", "a", 3, 900, False), ("x.shares-a", "a", 3, 6, True))
+    minutes = {"a": 10.0, "b": 10.0, "c": 10.0}
+    out, spent = power.allocate(p, minutes, budget_min=62.0, paper_of=lambda i: "ReLA" if i.startswith("rela") else "GTN")
+    funded = set(out.loc[out["funded"] == power.FUNDED, "id"])
+    # ReLA first (+20 min), then the cheapest (+10), and the claim sharing stage a's seeds is free; 190 min is not
+    assert funded == {"rela.central", "x.cheap", "x.shares-a"} and spent == pytest.approx(60.0)
+    out, spent = power.allocate(p, minutes, budget_min=30.0, paper_of=lambda i: "GTN")
+    assert set(out.loc[out["funded"] == power.FUNDED, "id"]) == set() and spent == pytest.approx(30.0)
+
+
+def test_a_funded_comparison_keeps_its_pre_registered_seeds_and_the_stage_must_run_them():
+    from compendium.verdicts import funding
+
+    old = _plan_rows(("x.one", "s", 3, 8, True), ("x.two", "s t", 3, 6, True)).assign(seeds_key=["seeds", "fig_seeds"])
+    old.loc[:, "funded"] = power.FUNDED
+    new = _plan_rows(("x.one", "s", 8, 4, True), ("x.two", "s t", 6, 12, True))
+    kept = power.freeze(new.assign(seeds_per_half=0, cpu_min_planned=0, faithful_min_planned=0),
+                        old.assign(seeds_per_half=4, cpu_min_planned=1, faithful_min_planned=1))
+    assert list(kept["seeds_planned"]) == [8, 6]     # the new spreads do not re-plan a funded claim
+    assert funding.required_seeds(old) == {("s", "seeds"): (8, ["x.one"]), ("s", "fig_seeds"): (6, ["x.two"]),
+                                              ("t", "fig_seeds"): (6, ["x.two"])}
+    problems = funding.unmet("s", {"scale": "cpu", "seeds": [0, 1, 2], "fig_seeds": 6}, old)
+    assert len(problems) == 1 and problems[0].startswith("seeds: 3 seeds") and "x.one with 8" in problems[0]
+    assert funding.unmet("t", {"scale": "cpu"}, old)[0].startswith("fig_seeds: the power plan funds x.two")
+    assert funding.unmet("s", {"scale": "smoke", "seeds": [0]}, old) == []
+
+
+def test_params_run_what_the_committed_plan_funds():
+    from compendium.pipeline import params
+    from compendium.verdicts import funding
+
+    plan_frame = funding.read()
+    assert set(plan_frame["funded"]) <= {"", power.FUNDED}
+    assert list(plan_frame["seeds_key"]) == [registry.load().by_id[i].seeds_key for i in plan_frame["id"]]
+    for stage in {s for r in plan_frame["records"] for s in str(r).split()}:
+        assert funding.unmet(stage, params.stage_params(stage, scale="cpu"), plan_frame) == [], stage
+
+
 def test_fig4c_is_not_judged_by_probes_at_fixed_budgets():
     from compendium.pipeline.checks import rela as CR
     from test_checks_rela import RAND, STRONG, _budget_runs

@@ -54,6 +54,7 @@ import yaml
 from compendium.core import data, paths, resume
 from compendium.core.progress import PROGRESS_ENV, Follower
 from compendium.pipeline import params, stagedeps
+from compendium.verdicts import funding
 
 KERNEL = "compendium"  # registered into .venv by `make setup` (ipykernel install --sys-prefix)
 
@@ -330,6 +331,10 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
         notebook = source
     module = params.stage_module(stage)
     values = params.stage_params(stage, params_file, scale)
+    planned = funding.unmet(stage, values)   # the seeds the committed power plan funds at cpu, before any compute
+    if planned:
+        raise params.ParamsError(f"{params_file or paths.PARAMS}: stage {stage} runs fewer seeds than the power plan "
+                                 "funds:\n" + "\n".join(f"  - {stage}.{p}" for p in planned))
     data.verify(tuple(getattr(module, "DATA", ())))
 
     with stage_lock(stage):

@@ -219,3 +219,29 @@ def ablation_panels(runs: pd.DataFrame, acc: Mapping[tuple, float], labels: Sequ
     _below(ax, pad=0.14)
     fig.tight_layout()
     return fig
+
+
+def regime_curves(curves: pd.DataFrame, budget: float = 0.1, chosen: Mapping | None = None):
+    """The regime study's learning curves: probe accuracy (points) of BYOL's frozen features against its
+    epochs, one panel per (feature view, labelled images), a line per width (mean over seeds, band: min-max
+    over seeds), epoch 0 being the untrained network. ``chosen``: the chosen regime's width and full budget E,
+    marked at E and at ``budget`` * E."""
+    panels = sorted(curves.groupby(["view", "labels"]).groups, key=lambda k: (k[0] != "pooled", -k[1]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.8), sharey=False, squeeze=False)
+    widths = sorted(curves["width"].unique())
+    for ax, (view, n) in zip(axes[0], panels):
+        g = curves[(curves["view"] == view) & (curves["labels"] == n)]
+        for w in widths:
+            acc = g[g["width"] == w].pivot_table(index="epoch", columns="seed", values="probe") * 100
+            line, = ax.plot(acc.index, acc.mean(1), "o-", ms=3, label=f"width {w} ({acc.shape[1]} seeds)")
+            ax.fill_between(acc.index, acc.min(1), acc.max(1), color=line.get_color(), alpha=0.2, lw=0)
+            if chosen is not None and int(chosen["width"]) == w and view == chosen.get("view") and n == chosen.get("labels"):
+                for e in (chosen["full epochs"], chosen["full epochs"] * budget):
+                    if e in acc.index:
+                        ax.plot([e], [acc.loc[e].mean()], "k*", ms=12)
+        ax.set_title(f"{view} features, probe on {n:,} labels")
+        ax.set_xlabel("BYOL epochs (0 = untrained)")
+        ax.set_ylabel("linear probe, test accuracy (%)")
+    _below(axes[0][0], ncol=1)
+    fig.tight_layout()
+    return fig

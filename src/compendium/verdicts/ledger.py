@@ -18,6 +18,7 @@ import pandas as pd
 
 from compendium.core.tables import markdown_table
 from compendium.verdicts import registry as reg, rule
+from compendium.verdicts.funding import FUNDED
 from compendium.verdicts.claims import INCONCLUSIVE, NOT_TESTED, STAGE_COLUMNS, VERDICTS, Evidence
 
 COLUMNS = ("id", "paper", "version", "location", "claim", "check", "verdict", "condition", "tested", "replication",
@@ -109,6 +110,11 @@ def under_powered(row: Mapping, plan_row: Mapping) -> dict:
     cost = (f"{plan_row['cpu_min_planned']} CPU-minutes at cpu, {plan_row['faithful_min_planned']} at faithful"
             if plan_row.get("cpu_min_planned") else "beyond any budget of this compendium")
     fits = str(plan_row.get("fits_cpu")) in ("True", "true")
+    if str(plan_row.get("funded", "")) == FUNDED:
+        cost += " (funded: the default run runs these seeds)"
+    elif fits:
+        cost += (" (it fits the cpu budget on its own, but the default run has no minutes left for it: "
+                 "benchmarks/power_plan.md)")
     if no_replica or fits:
         return {"condition": "; ".join(x for x in (row.get("condition", ""), f"{need}; that costs {cost}") if x)}
     return {"verdict": NOT_TESTED, "tested": "no",

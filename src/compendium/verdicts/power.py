@@ -34,15 +34,17 @@ from compendium.core import paths
 from compendium.core.tables import markdown_table
 from compendium.verdicts import registry as reg
 from compendium.verdicts.claims import MIN_SEEDS, Evidence, noncentrality
+from compendium.verdicts.funding import FILE, FUNDED, read
 
-FILE = Path(__file__).with_name("power_plan.csv")
 #: stages whose claims read the tables of other stages (the cost of a seed is theirs)
 RECORDS = {"dd_tables": ("dd_teachers", "dd_coresets", "dd_inversion", "dd_matching", "dd_kip")}
 FAITHFUL_ESTIMATE = paths.ROOT / "benchmarks" / "faithful_estimate.md"
 SUMMARY = paths.ROOT / "benchmarks" / "power_plan.md"
 MAX_SEEDS = 200      # a plan beyond this is reported as "more than 200"
 COLUMNS = ("id", "stage", "records", "sd", "seeds_run", "sesoi", "seeds_per_half", "seeds_planned", "cpu_min_run",
-           "cpu_min_planned", "faithful_min_planned", "fits_cpu")
+           "cpu_min_planned", "faithful_min_planned", "fits_cpu", "funded", "seeds_key")
+#: the papers whose claims the compendium is about: funded first (:func:`allocate`)
+CENTRAL = ("ReLA", "DWA", "DC", "DSA", "SSDD")
 
 
 def seeds_per_half(sd: float, sesoi: float | None, min_seeds: int = MIN_SEEDS) -> int:
@@ -90,16 +92,62 @@ def plan(evidence: pd.DataFrame, registry: reg.Registry, minutes: Mapping[str, f
                      "cpu_min_run": round(run, 1), "cpu_min_planned": round(run * scale, 1) if per <= MAX_SEEDS else "",
                      "faithful_min_planned": round(sum(float(faithful_minutes.get(s, float("nan"))) for s in stages) * scale, 1)
                      if per <= MAX_SEEDS else "",
-                     "fits_cpu": bool(per <= MAX_SEEDS and run * scale <= budget_min)})
+                     "fits_cpu": bool(per <= MAX_SEEDS and run * scale <= budget_min), "funded": "",
+                     "seeds_key": d.seeds_key})
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def write_summary(plan_frame: pd.DataFrame, papers: pd.DataFrame, total: Mapping, budget_min: float) -> None:
+def allocate(plan_frame: pd.DataFrame, minutes: Mapping[str, float], budget_min: float,
+             paper_of: Callable[[str], str]) -> tuple[pd.DataFrame, float]:
+    """Which comparisons the default run funds: starting from the run as it is (``minutes`` per stage, summed),
+    add the comparisons whose plan fits ``fits_cpu``, central papers (:data:`CENTRAL`) first and the cheapest
+    extra minutes first within each group, while the whole run stays within ``budget_min``. A stage shared by
+    funded claims runs once, at the largest seed count any of them asks. Returns the plan with ``funded`` set to
+    :data:`FUNDED` for those, and the run's planned minutes."""
+    out = plan_frame.copy()
+    factor: dict[str, float] = {}          # stage -> planned seeds / run seeds, as funded so far
+    spent = float(sum(minutes.values()))
+
+    def extra(r) -> float:
+        f = float(r["seeds_planned"]) / float(r["seeds_run"])
+        return sum(max(0.0, float(minutes.get(s, 0.0)) * (f - factor.get(s, 1.0))) for s in str(r["records"]).split())
+
+    cand = out[out["fits_cpu"].astype(str).isin(["True", "true"])]
+    order = sorted(cand.index, key=lambda i: (paper_of(cand.at[i, "id"]) not in CENTRAL, extra(cand.loc[i]), cand.at[i, "id"]))
+    for i in order:
+        r = out.loc[i]
+        e = extra(r)
+        if spent + e <= budget_min:
+            spent += e
+            f = float(r["seeds_planned"]) / float(r["seeds_run"])
+            for s in str(r["records"]).split():
+                factor[s] = max(factor.get(s, 1.0), f)
+            out.at[i, "funded"] = FUNDED
+    return out, spent
+
+
+def freeze(new: pd.DataFrame, old: pd.DataFrame) -> pd.DataFrame:
+    """Pre-registration: a comparison the committed plan ``old`` funds keeps its planned seeds and costs (the runs it
+    governs may be made, or under way; a plan recomputed from their spreads would be chosen after seeing them)."""
+    if old is None or not len(old) or "funded" not in old:
+        return new
+    keep = {r["id"]: r for _, r in old.iterrows() if str(r.get("funded", "")) == FUNDED}
+    out = new.copy()
+    for i, r in out.iterrows():
+        if r["id"] in keep:
+            for c in ("seeds_per_half", "seeds_planned", "cpu_min_planned", "faithful_min_planned", "fits_cpu", "funded"):
+                out.at[i, c] = keep[r["id"]][c]
+    return out
+
+
+def write_summary(plan_frame: pd.DataFrame, papers: pd.DataFrame, total: Mapping, budget_min: float,
+                  run_min: float, planned_min: float) -> None:
     """``benchmarks/power_plan.md``: the plan per paper and in all, for a reader."""
     n = len(plan_frame)
     spread = int(pd.to_numeric(plan_frame["sd"], errors="coerce").notna().sum())
     capped = int((plan_frame["cpu_min_planned"].astype(str) == "").sum())
     fits = int(plan_frame["fits_cpu"].astype(str).isin(["True", "true"]).sum())
+    funded = plan_frame[plan_frame["funded"].astype(str) == FUNDED]
     text = ["# The power plan", "",
             "Generated by `python -m compendium.verdicts.power --write` from the last run's evidence "
             "(`reports/tables/claims_ledger/evidence.csv`); do not edit by hand. Per comparison "
@@ -108,6 +156,14 @@ def write_summary(plan_frame: pd.DataFrame, papers: pd.DataFrame, total: Mapping
             "verdict must be replicated on, and the CPU-minutes of its recording stages scaled by planned / run seeds.",
             "", f"{n} comparisons, {spread} of them with a measured spread (two seeds or more); {capped} need more than "
             f"{2 * MAX_SEEDS} seeds; {fits} fit a `cpu` budget of {budget_min:.0f} minutes on their own.", "",
+            "**Funded at `cpu`** (the default run must run them at their planned seeds; `python -m "
+            "compendium.pipeline.params` and every stage run refuse fewer): "
+            + (", ".join(f"`{i}` ({n} seeds)" for i, n in zip(funded["id"], funded["seeds_planned"])) if len(funded)
+               else "none") + f". The default run as it is takes {run_min:.0f} of its {budget_min:.0f} minutes "
+            f"(the stages' last measured minutes); with the funded seeds, {planned_min:.0f}. A comparison that fits "
+            "on its own but is not funded is *not tested at this scale* until time is freed for it; the plan funds "
+            "the central papers' claims first (" + ", ".join(CENTRAL) + "), the cheapest first. A funded comparison "
+            "keeps its planned seeds when the plan is rewritten (pre-registration; `--replan` recomputes them).", "",
             "Per paper (a stage shared by several claims is counted once, at the largest scale any of them asks):", "",
             markdown_table(papers), "",
             f"The whole plan (every stage once, at the largest scale any comparison asks of it): **{total['cpu min']:,.0f} "
@@ -138,12 +194,6 @@ def plan_inputs(reports: Path) -> tuple[Mapping[str, float], Mapping[str, float]
     return _minutes(reports), faithful_minutes()
 
 
-def read(path: Path = FILE) -> pd.DataFrame:
-    if not Path(path).is_file():
-        return pd.DataFrame(columns=list(COLUMNS))
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
-
-
 def _minutes(reports: Path) -> dict[str, float]:
     data = json.loads((reports / "stage_minutes.json").read_text())
     stages = data.get("stages", data)
@@ -154,18 +204,22 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help=f"write {FILE.name} (else print it)")
     ap.add_argument("--budget", type=float, default=240.0, help="the cpu profile's budget in minutes (default 240)")
+    ap.add_argument("--replan", action="store_true", help="recompute the funded comparisons' seeds too (see freeze)")
     a = ap.parse_args(argv)
     reports = paths.REPORTS
     ev = pd.read_csv(reports / "tables" / "claims_ledger" / "evidence.csv", dtype=str, keep_default_na=False)
     minutes, faithful = plan_inputs(reports)
-    p = plan(ev, reg.load(), minutes, faithful, recording_stages(ev), a.budget)
     registry = reg.load()
+    p = plan(ev, registry, minutes, faithful, recording_stages(ev), a.budget)
+    p = p if a.replan else freeze(p, read())
+    p["funded"] = ""
+    p, planned_min = allocate(p, minutes, a.budget, lambda i: registry.by_id[i].paper)
     papers = by_paper(p, lambda i: registry.by_id[i].paper)
     whole = by_paper(p, lambda i: "all")
     total = whole.iloc[0] if len(whole) else {"cpu min": 0.0, "faithful min": 0.0}
     if a.write:
         p.to_csv(FILE, index=False)
-        write_summary(p, papers, total, a.budget)
+        write_summary(p, papers, total, a.budget, float(sum(minutes.values())), planned_min)
         print(f"wrote {FILE} ({len(p)} comparisons) and {SUMMARY.relative_to(paths.ROOT)}")
     else:
         print(p.to_string())

@@ -3,7 +3,9 @@
 A declaration gives the claim a stable ``id`` and states its paper, version, location and wording (what the
 ledger shows), the stage whose recorded tables it is checked from, its kind (``comparison`` of trained arms or
 ``exact`` check of a statement), the metric its effects are in, and, for a comparison, its smallest effect of
-interest (``sesoi``, in the metric's display units) with where that number comes from (``sesoi_source``). A
+interest (``sesoi``, in the metric's display units) with where that number comes from (``sesoi_source``), and the
+parameter of its recording stages that lists its matched seeds (``seeds_key``, default ``seeds``: what the power
+plan sets when it funds the claim). A
 comparison without its own ``sesoi`` takes the metric's default (:data:`METRICS`); a metric without a natural
 scale has none, and such a claim can hold or fail (reversed) but never be declared absent.
 
@@ -59,6 +61,7 @@ class Declaration:
     metric: str
     sesoi: float | None = None
     sesoi_source: str = ""
+    seeds_key: str = "seeds"      # the recording stages' parameter that lists the comparison's matched seeds
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

@@ -1,0 +1,299 @@
+"""Where self-supervised pre-training learns on 2 cores: the regime study behind ReLA's Tables 1-3 and Figs. 4-5.
+
+ReLA's claims (camera-ready Sec. 5, Table 1) are about a budget gap: BYOL at 10% of its full budget is far
+below BYOL at the full budget (24.4 points on CIFAR-10), and ReLA closes most of that gap. A test of them
+needs a regime in which (a) BYOL at the full budget is well above the untrained network it starts from and
+(b) BYOL at 10% has learnt something, i.e. is above the untrained network by its interval, so that there
+is a gap to close and an SSL phase worth having. This module measures, per network width and seed, the
+probe of BYOL's frozen features against its training epochs, from the untrained network (epoch 0) on:
+
+* :class:`Plan`: the widths, seeds, epochs and probe points of the study, and the probe's settings (the
+  default pipeline's: Adam, standardised features, 30 epochs on a fixed subset of the training set,
+  tested on the 10,000 test images), each probe read on two feature views (the globally pooled features
+  the pipeline's students use, and the flattened last map) and two label counts;
+* :func:`curve`: one (width, seed) run: BYOL for ``plan.epochs`` epochs with a constant learning rate,
+  probed at ``plan.probe_at``; resumable from its per-epoch checkpoint;
+* :func:`run_pieces`: every missing curve, each written to its own CSV as it finishes, so the study
+  advances in pieces across sessions (``python -m compendium.rela.regime --hours 2``, with the plan of
+  params.yaml's ``rela_regime`` section; the ``rela_regime`` stage shows the committed curves);
+* :func:`regimes` and :func:`choose`: per width and full budget E (in epochs), the paired per-seed
+  differences BYOL(E) - untrained and BYOL(E / 10) - untrained with 95% t intervals, and the cheapest
+  regime that meets both goals.
+
+A budget r of an E-epoch run trains r * E epochs' worth of steps on fresh random subsets at the same
+constant learning rate (:class:`compendium.ssl.train.BudgetSampler`), so BYOL at 10% of E is read off the
+same curve at E / 10 epochs: the same number of steps of the same optimiser on the same distribution of
+batches (in expectation; the subsets differ from the epochs' permutations). This is the study's one
+approximation; the pipeline's runs in the chosen regime measure the 10% arm directly.
+
+Example:
+    >>> Plan(widths=(16,), seeds=(0, 1), epochs=4, probe_at=(1, 2, 4)).curves()
+    [(16, 0), (16, 1)]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from compendium.core import augment, data, models, paths, probe
+from compendium.core.progress import say
+from compendium.ssl import methods, train
+
+RECORDS = paths.REPORTS / "regime" / "rela_byol"      # one CSV per (width, seed) curve, committed
+CHECKPOINTS = paths.ROOT / "build" / "regime" / "rela_byol"
+VIEWS = ("pooled", "flat")
+
+
+@dataclass(frozen=True)
+class Plan:
+    widths: tuple = (16, 32)
+    seeds: tuple = (0, 1, 2)
+    epochs: int = 30
+    probe_at: tuple = (1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 25, 30)
+    depth: int = 3
+    norm: str = "batch"
+    batch_size: int = 128
+    lr: float = 1e-3
+    weight_decay: float = 0.01
+    cpu_bf16: bool = True
+    probe_train: tuple = (10000, 1000)   # labelled images the probe trains on (nested subsets of one draw)
+    probe_epochs: int = 30
+    probe_lr: float = 0.01
+    probe_batch_size: int = 256
+    dataset: str = "fashion-mnist"
+
+    def __post_init__(self):
+        if not self.probe_at or max(self.probe_at) > self.epochs or min(self.probe_at) < 1:
+            raise ValueError(f"probe_at {self.probe_at} must lie in 1..epochs={self.epochs}")
+        if not self.widths or not self.seeds:
+            raise ValueError("a regime study needs at least one width and one seed")
+
+    @classmethod
+    def from_params(cls, values: dict) -> "Plan":
+        """The plan of a ``rela_regime`` parameter section (other keys ignored; lists become tuples)."""
+        fields = set(cls.__dataclass_fields__)
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items() if k in fields})
+
+    def curves(self) -> list[tuple[int, int]]:
+        return [(w, s) for w in self.widths for s in self.seeds]
+
+    def settings(self) -> dict:
+        """What a curve's result depends on besides its width and seed (compared on resume)."""
+        d = asdict(self)
+        for k in ("widths", "seeds"):
+            d.pop(k)
+        d["probe_at"], d["probe_train"] = list(self.probe_at), list(self.probe_train)
+        return d
+
+
+def record_file(width: int, seed: int, root: Path = RECORDS) -> Path:
+    return Path(root) / f"width{width}_seed{seed}.csv"
+
+
+PLAN_FILE = "plan.json"   # beside the records: the settings every curve of the folder was made with
+
+
+def check_records(plan: Plan, root: Path = RECORDS) -> None:
+    """Refuse a records folder made with other settings than ``plan``'s (its widths and seeds may differ: a
+    curve is one (width, seed))."""
+    import json
+
+    f = Path(root) / PLAN_FILE
+    if f.is_file():
+        made = json.loads(f.read_text())
+        if made != plan.settings():
+            diff = sorted(k for k in set(made) | set(plan.settings()) if made.get(k) != plan.settings().get(k))
+            raise ValueError(f"{root} holds curves made with other settings ({', '.join(diff)}) than params.yaml's "
+                             f"rela_regime section: move that folder away, or set those keys back, before running")
+
+
+def _probes(backbone: models.Backbone, plan: Plan, images, labels, test_images, test_labels, mean, std,
+            seed: int) -> dict:
+    """Final probe accuracy per feature view and label count: ``{f"{view}@{n}": acc}``."""
+    views = {"pooled": backbone,
+             "flat": models.Backbone(torch.nn.Sequential(*list(backbone.body)[:-1]), 0, "flat")}
+    out = {}
+    for view, bb in views.items():
+        f_tr = probe.extract_features(bb, images, mean, std)
+        f_te = probe.extract_features(bb, test_images, mean, std)
+        for n in plan.probe_train:
+            res = probe.linear_probe(f_tr[:n], labels[:n], f_te, test_labels, 10, epochs=plan.probe_epochs,
+                                     lr=plan.probe_lr, batch_size=plan.probe_batch_size, seed=seed, standardize=True)
+            out[f"{view}@{n}"] = res.final
+    return out
+
+
+def curve(width: int, seed: int, plan: Plan, checkpoint: str = "", datasets: tuple | None = None) -> pd.DataFrame:
+    """BYOL (Grill et al., NeurIPS 2020) on the whole training set from a Conv-``depth`` of ``width``
+    (BatchNorm, globally pooled features) seeded by ``seed``, probed before training (the untrained network,
+    BatchNorm statistics estimated from the data) and after each epoch in ``plan.probe_at``. One row per
+    (epoch, view, labels) with the probe accuracy and the cumulative training seconds. ``datasets``:
+    (train, test) image sets instead of Fashion-MNIST's (tests)."""
+    if plan.dataset != "fashion-mnist":
+        raise ValueError(f"the regime study runs on fashion-mnist, not {plan.dataset!r}")
+    tr, te = datasets or (data.load_dataset(plan.dataset, "train"), data.load_dataset(plan.dataset, "test"))
+    mean, std = [data.FASHION_MNIST_MEAN], [data.FASHION_MNIST_STD]
+    keep = torch.randperm(len(tr.images), generator=torch.Generator().manual_seed(12345))[:max(plan.probe_train)]
+    p_images, p_labels = tr.images[keep], tr.labels[keep]
+    torch.manual_seed(seed)
+    bb = models.build("convnet", in_channels=1, image_size=28, width=width, depth=plan.depth, norm=plan.norm,
+                      global_pool=True)
+    rows = []
+
+    def add(epoch: int, seconds: float, accs: dict) -> None:
+        for key, acc in accs.items():
+            view, _, n = key.partition("@")
+            rows.append({"width": width, "seed": seed, "epoch": epoch, "view": view, "labels": int(n),
+                         "probe": acc, "train seconds": seconds})
+
+    untrained = models.build("convnet", in_channels=1, image_size=28, width=width, depth=plan.depth,
+                             norm=plan.norm, global_pool=True)
+    untrained.load_state_dict(bb.state_dict())
+    probe.recalibrate_bn(untrained, tr.images, mean, std)
+    add(0, 0.0, _probes(untrained, plan, p_images, p_labels, te.images, te.labels, mean, std, seed))
+
+    def on_epoch(epoch: int, model) -> dict:
+        if epoch not in plan.probe_at:
+            return {}
+        return {f"probe {k}": v for k, v in
+                _probes(bb, plan, p_images, p_labels, te.images, te.labels, mean, std, seed).items()}
+
+    model = methods.build("byol", bb, head_mult=1.0)
+    cfg = train.PretrainConfig(epochs=plan.epochs, batch_size=plan.batch_size, lr=plan.lr,
+                               weight_decay=plan.weight_decay, budget=1.0, seed=seed, device="cpu",
+                               log_prefix=f"byol w{width} s{seed}", checkpoint=checkpoint, cpu_bf16=plan.cpu_bf16)
+    hist = train.pretrain(model, tr.images, cfg, augment.preset("byol", size=28, small_images=True), mean, std,
+                          on_epoch=on_epoch)
+    seconds = 0.0
+    for rec in hist.epochs:
+        seconds += rec["seconds"]
+        accs = {k[len("probe "):]: v for k, v in rec.items() if k.startswith("probe ")}
+        if accs:
+            add(int(rec["epoch"]), seconds, accs)
+    return pd.DataFrame(rows)
+
+
+def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, checkpoints: Path = CHECKPOINTS,
+               only: list[tuple[int, int]] | None = None) -> list[Path]:
+    """Run every curve of ``plan`` without a record (cheapest width first), writing each record as it
+    finishes; start no new curve after ``hours`` (0: no limit). An interrupted curve resumes from its
+    checkpoint. Returns the records written."""
+    import json
+
+    check_records(plan, root)
+    Path(root).mkdir(parents=True, exist_ok=True)
+    (Path(root) / PLAN_FILE).write_text(json.dumps(plan.settings(), indent=1, sort_keys=True) + "\n")
+    t0, written = time.perf_counter(), []
+    todo = [c for c in sorted(plan.curves()) if not record_file(*c, root).is_file() and (only is None or c in only)]
+    say(f"regime study: {len(todo)} of {len(plan.curves())} curves to run")
+    for width, seed in todo:
+        if hours and time.perf_counter() - t0 > hours * 3600:
+            say(f"regime study: {hours} h spent; run again to go on")
+            break
+        ckpt = Path(checkpoints) / f"width{width}_seed{seed}_{_settings_tag(plan)}.pt"
+        df = curve(width, seed, plan, checkpoint=str(ckpt))
+        out = record_file(width, seed, root)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(".tmp")
+        df.to_csv(tmp, index=False)
+        tmp.replace(out)
+        written.append(out)
+        ckpt.unlink(missing_ok=True)
+        say(f"regime study: wrote {out}")
+    return written
+
+
+def _settings_tag(plan: Plan) -> str:
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(plan.settings(), sort_keys=True).encode()).hexdigest()[:10]
+
+
+def load(root: Path = RECORDS) -> pd.DataFrame:
+    """Every committed curve of the study (empty frame when none)."""
+    files = sorted(Path(root).glob("width*_seed*.csv"))
+    return pd.concat([pd.read_csv(f) for f in files], ignore_index=True) if files else pd.DataFrame(
+        columns=["width", "seed", "epoch", "view", "labels", "probe", "train seconds"])
+
+
+def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+    """Mean and two-sided ``level`` t interval of paired differences (nan bounds for fewer than 2)."""
+    from scipy import stats
+
+    x = pd.Series(list(values), dtype=float).dropna()
+    m = float(x.mean()) if len(x) else math.nan
+    if len(x) < 2:
+        return m, math.nan, math.nan
+    h = float(stats.t.ppf(0.5 + level / 2, len(x) - 1)) * float(x.std(ddof=1)) / math.sqrt(len(x))
+    return m, m - h, m + h
+
+
+@dataclass(frozen=True)
+class Goals:
+    full_gain: float = 0.10     # BYOL at the full budget above the untrained network, lower 95% bound
+    low_gain: float = 0.0       # BYOL at 10% above the untrained network, lower 95% bound
+    budget: float = 0.1         # the headline budget of ReLA's Table 1
+
+
+def regimes(curves: pd.DataFrame, goals: Goals | None = None) -> pd.DataFrame:
+    """Per (view, labels, width, full budget E): the paired gains of BYOL(E) and BYOL(budget * E) over the
+    untrained network across seeds, with intervals, the budget gap BYOL(E) - BYOL(budget * E), the
+    training minutes of E epochs (mean over seeds), and whether both goals are met."""
+    goals = goals or Goals()
+    rows = []
+    for (view, n, width), g in curves.groupby(["view", "labels", "width"]):
+        acc = g.pivot_table(index="seed", columns="epoch", values="probe")
+        secs = g.groupby("epoch")["train seconds"].mean()
+        epochs = [e for e in acc.columns if e > 0]
+        for E in epochs:
+            low = round(E * goals.budget, 6)
+            low = int(low) if low == int(low) else low
+            if low not in acc.columns or low == 0:
+                continue
+            full_m, full_lo, full_hi = t_interval(acc[E] - acc[0])
+            low_m, low_lo, low_hi = t_interval(acc[low] - acc[0])
+            gap_m, gap_lo, gap_hi = t_interval(acc[E] - acc[low])
+            rows.append({"view": view, "labels": int(n), "width": int(width), "full epochs": int(E),
+                         "seeds": int(acc[[0, E, low]].dropna().shape[0]), "untrained": float(acc[0].mean()),
+                         "BYOL full": float(acc[E].mean()), "BYOL 10%": float(acc[low].mean()),
+                         "full gain": full_m, "full gain lo": full_lo, "full gain hi": full_hi,
+                         "10% gain": low_m, "10% gain lo": low_lo, "10% gain hi": low_hi,
+                         "gap": gap_m, "gap lo": gap_lo, "gap hi": gap_hi,
+                         "train minutes": float(secs.get(E, math.nan)) / 60,
+                         "meets goals": bool(full_lo >= goals.full_gain and low_lo > goals.low_gain)})
+    return pd.DataFrame(rows)
+
+
+def choose(table: pd.DataFrame, view: str = "pooled", labels: int = 10000) -> pd.Series | None:
+    """The cheapest regime (fewest training minutes) of ``view`` and ``labels`` that meets both goals,
+    or None when none of the measured ones does."""
+    ok = table[(table["view"] == view) & (table["labels"] == labels) & table["meets goals"]]
+    return None if ok.empty else ok.sort_values(["train minutes", "width"]).iloc[0]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--hours", type=float, default=0.0, help="start no new curve after this many hours (0: no limit)")
+    ap.add_argument("--widths", type=int, nargs="*", help="only these widths of the plan")
+    ap.add_argument("--seeds", type=int, nargs="*", help="only these seeds of the plan")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (1: run two in parallel on 2 cores)")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    import yaml
+
+    plan = Plan.from_params(yaml.safe_load(paths.PARAMS.read_text())["rela_regime"])
+    only = [(w, s) for w, s in plan.curves() if (not args.widths or w in args.widths) and (not args.seeds or s in args.seeds)]
+    run_pieces(plan, hours=args.hours, only=only)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""The regime study behind ReLA's tables: curves, their records, and the choice read off them."""
+
+import json
+
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from compendium.core import data, paths
+from compendium.rela import regime
+
+
+def _sets(n=64, n_test=32):
+    g = torch.Generator().manual_seed(0)
+    labels = torch.arange(n) % 10
+    images = (torch.rand(n, 1, 28, 28, generator=g) * 60 + labels.view(-1, 1, 1, 1) * 19).to(torch.uint8)
+    t_labels = torch.arange(n_test) % 10
+    t_images = (torch.rand(n_test, 1, 28, 28, generator=g) * 60 + t_labels.view(-1, 1, 1, 1) * 19).to(torch.uint8)
+    names = tuple(str(i) for i in range(10))
+    return (data.ImageDataset("toy", "train", images, labels, names), data.ImageDataset("toy", "test", t_images, t_labels, names))
+
+
+TINY = regime.Plan(widths=(4,), seeds=(0, 1), epochs=2, probe_at=(1, 2), batch_size=16, probe_train=(40, 20), probe_epochs=2)
+
+
+def test_a_curve_probes_the_untrained_network_and_each_listed_epoch():
+    df = regime.curve(4, 0, TINY, datasets=_sets())
+    assert sorted(df["epoch"].unique()) == [0, 1, 2]
+    assert set(df["view"]) == {"pooled", "flat"} and set(df["labels"]) == {40, 20}
+    assert len(df) == 3 * 2 * 2 and df["probe"].between(0, 1).all()
+    assert (df.loc[df["epoch"] == 0, "train seconds"] == 0).all() and (df.loc[df["epoch"] == 2, "train seconds"] > 0).all()
+    # the same seed gives the same untrained network and probe
+    again = regime.curve(4, 0, regime.Plan(**{**TINY.__dict__, "epochs": 1, "probe_at": (1,)}), datasets=_sets())
+    pd.testing.assert_frame_equal(df[df["epoch"] == 0].reset_index(drop=True), again[again["epoch"] == 0].reset_index(drop=True))
+
+
+def _curves(gains: dict, untrained=(0.70, 0.71, 0.69), minutes_per_epoch=1.0):
+    """Synthetic records: width -> {epoch: gain over the untrained network per seed}."""
+    rows = []
+    for width, by_epoch in gains.items():
+        for s, u in enumerate(untrained):
+            rows.append({"width": width, "seed": s, "epoch": 0, "view": "pooled", "labels": 100, "probe": u,
+                         "train seconds": 0.0})
+            for e, g in by_epoch.items():
+                rows.append({"width": width, "seed": s, "epoch": e, "view": "pooled", "labels": 100,
+                             "probe": u + g[s], "train seconds": 60.0 * minutes_per_epoch * e * width / 16})
+    return pd.DataFrame(rows)
+
+
+def test_the_choice_is_the_cheapest_regime_whose_intervals_clear_both_goals():
+    curves = _curves({16: {1: (0.01, 0.03, -0.01), 10: (0.08, 0.09, 0.085), 2: (0.03, 0.031, 0.029), 20: (0.12, 0.125, 0.121)},
+                      32: {1: (0.03, 0.031, 0.032), 10: (0.12, 0.13, 0.125)}})
+    table = regime.regimes(curves, regime.Goals(full_gain=0.10, low_gain=0.0, budget=0.1))
+    by = table.set_index(["width", "full epochs"])
+    assert not by.loc[(16, 10), "meets goals"]            # full gain below 10 points and 10% not above untrained
+    assert by.loc[(16, 20), "meets goals"] and by.loc[(32, 10), "meets goals"]
+    assert by.loc[(16, 20), "gap"] == pytest.approx(0.122 - 0.030)     # BYOL(20) - BYOL(2), paired by seed
+    chosen = regime.choose(table, "pooled", 100)
+    assert (chosen["width"], chosen["full epochs"]) == (16, 20)   # both cost 20 minutes: the narrower network
+    assert regime.choose(table[table["width"] == 16].assign(**{"meets goals": False}), "pooled", 100) is None
+
+
+def test_records_of_other_settings_are_refused_before_any_run(tmp_path):
+    (tmp_path / regime.PLAN_FILE).write_text(json.dumps({**TINY.settings(), "epochs": 5}))
+    with pytest.raises(ValueError, match="epochs"):
+        regime.run_pieces(TINY, root=tmp_path, checkpoints=tmp_path / "ckpt")
+
+
+def test_pieces_write_one_record_per_curve_and_skip_the_ones_written(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(regime, "curve", lambda w, s, plan, checkpoint="": calls.append((w, s)) or
+                        pd.DataFrame([{"width": w, "seed": s, "epoch": 0, "view": "pooled", "labels": 40, "probe": 0.5,
+                                       "train seconds": 0.0}]))
+    regime.run_pieces(TINY, root=tmp_path, checkpoints=tmp_path / "ckpt")
+    assert calls == [(4, 0), (4, 1)] and json.loads((tmp_path / regime.PLAN_FILE).read_text()) == TINY.settings()
+    regime.run_pieces(TINY, root=tmp_path, checkpoints=tmp_path / "ckpt")
+    assert calls == [(4, 0), (4, 1)] and len(regime.load(tmp_path)) == 2
+
+
+def test_the_committed_curves_are_those_of_params_yaml():
+    values = yaml.safe_load(paths.PARAMS.read_text())["rela_regime"]
+    plan = regime.Plan.from_params(values)
+    regime.check_records(plan)
+    curves = regime.load()
+    assert set(curves["width"]) <= set(plan.widths) and set(curves["seed"]) <= set(plan.seeds)
+    for (w, s), g in curves.groupby(["width", "seed"]):
+        assert sorted(g["epoch"].unique()) == [0, *plan.probe_at], (w, s)
