@@ -207,3 +207,18 @@ def test_progress_streams_to_the_console_and_stays_out_of_the_page(tmp_path, fak
     # the code shows the f-strings; the printed lines (with n filled in) are nowhere on the page or in the notebook
     for text in (page, executed):
         assert "epoch 2/2" not in text and "worker 2 line" not in text
+
+
+def test_a_stage_that_runs_fewer_seeds_than_the_power_plan_funds_is_refused_before_it_computes(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from compendium.verdicts import funding
+
+    plan = pd.DataFrame([{"id": "x.claim", "records": "theory_ssdd", "seeds_planned": "80", "funded": funding.FUNDED,
+                          "seeds_key": "problems"}])
+    monkeypatch.setattr(funding, "read", lambda path=funding.FILE: plan)
+    ran = []
+    monkeypatch.setattr(nbrun, "stage_lock", lambda stage: ran.append(stage))   # reached only after the check
+    with pytest.raises(params.ParamsError, match=r"theory_ssdd\.problems: 50 seeds, but the committed power plan"):
+        nbrun.run_stage("theory_ssdd", output_root=tmp_path, scale="cpu")
+    assert ran == []

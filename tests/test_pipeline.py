@@ -96,7 +96,7 @@ def test_whole_pipeline_at_smoke_scale_in_a_copy(tmp_path):
     # nothing lands in reports/ that no stage declares (a tool's side folder, such as myst-nb's jupyter_execute/)
     reports = proj / "reports"
     declared = {o.relative_to(reports).parts[0] for o in outs if o.is_relative_to(reports)}
-    kept = {".gitignore", "faithful", timings.FILE}   # in git, outside the DVC graph
+    kept = {".gitignore", "faithful", "regime", timings.FILE}   # in git, outside the DVC graph (regime: the studies' records)
     stray = sorted(p.name for p in reports.iterdir() if p.name not in declared | kept)
     assert not stray, f"undeclared products in reports/: {stray}"
     # what `make repro` does after `dvc repro`: the stages' minutes (kept in git) and the site

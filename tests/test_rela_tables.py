@@ -14,7 +14,7 @@ import torch
 from compendium.core import data
 from compendium.pipeline import paper_tables as PT
 from compendium.pipeline import paper_tables_rela as PTR
-from compendium.rela import experiment, smoke, tables, targets
+from compendium.rela import experiment, replicates, smoke, tables, targets
 
 matplotlib.use("Agg")
 
@@ -125,6 +125,44 @@ def test_budget_arms_run_the_headline_cells_on_every_seed():
                      "ReLA P 50%"]
     assert seed1 == ["untrained", "BYOL 10%", "ReLA P 10%"]
     assert not any(a.reuse for a in arms)
+
+
+def test_budget_arms_with_per_seed_priors_never_read_the_students_own_reference_and_pair_each_arm_with_its_prior_alone():
+    s = tiny_setup()
+    p = "trained:priors/fmnist_byol.pt"
+    arms = tables.budget_arms(s, KW, seeds=[0, 1, 2], full_seeds=1, budgets=[0.1], priors=["rand", p],
+                              headline_budget=0.1, same_dataset_prior=p, schedule="switch_scaled", label=lambda x: x[-7:],
+                              per_seed_priors=True, prior_only=True, variant_schedule="switch")
+    rela = [a for a in arms if a.name.startswith("ReLA") and a.prior != "rand"]
+    assert [(a.seed, a.prior) for a in rela if not tables.is_variant_name(a.name)] == [
+        (0, "trained:prior_replicates/fmnist_byol_seed1.pt"), (1, "trained:prior_replicates/fmnist_byol_seed2.pt"),
+        (2, "trained:prior_replicates/fmnist_byol_seed0.pt")]
+    assert all(replicates.base_spec(a.prior) == p for a in rela)
+    alone = {(a.seed, a.name): a for a in arms if a.name.startswith("prior only")}
+    for a in arms:
+        if a.name.startswith("ReLA") and not tables.is_variant_name(a.name):
+            twin = alone[(a.seed, tables.prior_only_name(a.name))]
+            assert (twin.prior, twin.budget, twin.schedule, twin.w) == (a.prior, a.budget, "constant", 1.0)
+    assert len(alone) == len([a for a in arms if a.name.startswith("ReLA") and not tables.is_variant_name(a.name)])
+    rand_arm = next(a for a in arms if a.name.startswith("ReLA") and a.prior == "rand")
+    assert rand_arm.prior == "rand"                     # Rand. is the student's own initialisation, as in the paper
+    with pytest.raises(ValueError, match="two or more seeds"):
+        tables.budget_arms(s, KW, seeds=[0], full_seeds=1, budgets=[0.1], priors=[p], headline_budget=0.1,
+                           same_dataset_prior=p, schedule="switch", label=str, per_seed_priors=True)
+
+
+def test_the_ssl_phase_share_of_each_arm():
+    runs = pd.DataFrame([
+        {"untrained": True, "prior": "", "schedule": "switch", "w": 0.0, "steps": 0, "switch step": None},
+        {"untrained": False, "prior": "", "schedule": "switch", "w": 0.0, "steps": 100, "switch step": None},
+        {"untrained": False, "prior": "p", "schedule": "switch_scaled", "w": 0.0, "steps": 100, "switch step": 24},
+        {"untrained": False, "prior": "p", "schedule": "switch", "w": 0.0, "steps": 100, "switch step": None},
+        {"untrained": False, "prior": "p", "schedule": "constant", "w": 1.0, "steps": 100, "switch step": None},
+        {"untrained": False, "prior": "p", "schedule": "constant", "w": 0.2, "steps": 100, "switch step": None},
+        {"untrained": False, "prior": "p", "schedule": "v1", "w": 0.0, "steps": 100, "switch step": None}])
+    share = tables.ssl_share(runs)
+    assert share.iloc[1:6].tolist() == pytest.approx([1.0, 0.76, 0.0, 0.0, 0.8])
+    assert share.iloc[[0, 6]].isna().all()
 
 
 def test_budget_arms_extra_cells_run_on_the_grid_seeds_outside_the_grid_only():

@@ -233,13 +233,13 @@ def test_the_plan_gives_the_seeds_that_bring_the_mde_to_the_smallest_effect():
     from compendium.verdicts.claims import noncentrality
 
     for sd, d in ((0.01, 0.01), (0.02, 0.005), (0.003, 0.01)):
-        n = power.seeds_per_half(sd, d)
+        n = claims.seeds_per_half(sd, d)
         assert noncentrality(n - 1) * sd / n ** 0.5 <= d
         assert n == 3 or noncentrality(n - 2) * sd / (n - 1) ** 0.5 > d
-    assert power.seeds_per_half(0.5, 0.001) == power.MAX_SEEDS + 1
+    assert claims.seeds_per_half(0.5, 0.001) == claims.MAX_SEEDS + 1
     ev = claims.Evidence((_eff([0.01, 0.03, 0.02]), _eff([0.01, 0.05, 0.03], "noisier")))
     sd, n_run, per = power.claim_plan(ev, 1.0)
-    assert n_run == 3 and sd == pytest.approx(2.0) and per == power.seeds_per_half(0.02, 0.01)
+    assert n_run == 3 and sd == pytest.approx(2.0) and per == claims.seeds_per_half(0.02, 0.01)
 
 
 def _plan_rows(*rows):

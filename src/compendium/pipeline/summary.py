@@ -129,7 +129,7 @@ HEADLINES = (
 FAMILIES = {
     "rela": ("priors", "rela_"),
     "labelled": ("dd_teachers", "dd_coresets", "dd_inversion", "dd_matching", "dd_kip", "dd_dwa", "dd_crossarch",
-                 "dd_dc_arch", "dd_tables"),
+                 "dd_dc_arch", "dd_tables", "dd_regime"),
     "unrolled": ("dd_unrolled", "dd_labels", "dd_mnemonics", "dd_nas", "dd_gtn", "dd_text"),
     "ssdd": ("ssdd_",),
     "theory": ("theory_", "data_"),

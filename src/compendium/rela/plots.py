@@ -233,7 +233,7 @@ def regime_curves(curves: pd.DataFrame, budget: float = 0.1, chosen: Mapping | N
         g = curves[(curves["view"] == view) & (curves["labels"] == n)]
         for w in widths:
             acc = g[g["width"] == w].pivot_table(index="epoch", columns="seed", values="probe") * 100
-            line, = ax.plot(acc.index, acc.mean(1), "o-", ms=3, label=f"width {w} ({acc.shape[1]} seeds)")
+            line, = ax.plot(acc.index, acc.mean(1), "o-", ms=3, label=f"width {w} ({acc.shape[1]} seed{'' if acc.shape[1] == 1 else 's'})")
             ax.fill_between(acc.index, acc.min(1), acc.max(1), color=line.get_color(), alpha=0.2, lw=0)
             if chosen is not None and int(chosen["width"]) == w and view == chosen.get("view") and n == chosen.get("labels"):
                 for e in (chosen["full epochs"], chosen["full epochs"] * budget):

@@ -34,6 +34,8 @@ Example:
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -41,6 +43,8 @@ from pathlib import Path
 
 import pandas as pd
 import torch
+import yaml
+from scipy import stats
 
 from compendium.core import augment, data, models, paths, probe
 from compendium.core.progress import say
@@ -103,8 +107,6 @@ PLAN_FILE = "plan.json"   # beside the records: the settings every curve of the 
 def check_records(plan: Plan, root: Path = RECORDS) -> None:
     """Refuse a records folder made with other settings than ``plan``'s (its widths and seeds may differ: a
     curve is one (width, seed))."""
-    import json
-
     f = Path(root) / PLAN_FILE
     if f.is_file():
         made = json.loads(f.read_text())
@@ -185,8 +187,6 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, checkpoints
     """Run every curve of ``plan`` without a record (cheapest width first), writing each record as it
     finishes; start no new curve after ``hours`` (0: no limit). An interrupted curve resumes from its
     checkpoint. Returns the records written."""
-    import json
-
     check_records(plan, root)
     Path(root).mkdir(parents=True, exist_ok=True)
     (Path(root) / PLAN_FILE).write_text(json.dumps(plan.settings(), indent=1, sort_keys=True) + "\n")
@@ -211,9 +211,6 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, checkpoints
 
 
 def _settings_tag(plan: Plan) -> str:
-    import hashlib
-    import json
-
     return hashlib.sha256(json.dumps(plan.settings(), sort_keys=True).encode()).hexdigest()[:10]
 
 
@@ -226,8 +223,6 @@ def load(root: Path = RECORDS) -> pd.DataFrame:
 
 def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
     """Mean and two-sided ``level`` t interval of paired differences (nan bounds for fewer than 2)."""
-    from scipy import stats
-
     x = pd.Series(list(values), dtype=float).dropna()
     m = float(x.mean()) if len(x) else math.nan
     if len(x) < 2:
@@ -287,8 +282,6 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1, help="torch threads (1: run two in parallel on 2 cores)")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    import yaml
-
     plan = Plan.from_params(yaml.safe_load(paths.PARAMS.read_text())["rela_regime"])
     only = [(w, s) for w, s in plan.curves() if (not args.widths or w in args.widths) and (not args.seeds or s in args.seeds)]
     run_pieces(plan, hours=args.hours, only=only)

@@ -8,13 +8,25 @@ reuses them (:func:`byol_star_specs`) instead of repeating a full-budget pre-tra
 time budget. Whether a file may stand in for an arm is decided by
 :func:`compendium.rela.experiment.reusable`: the record :func:`train_byol` writes must equal the arm's.
 
+Priors trained per seed (:func:`prior_for_seed`): a student on seed s may read each trained prior's replicate on
+another seed, so that no "+ReLA" arm regresses onto the very network that is its own BYOL* reference and the
+priors' own seed-to-seed spread enters the comparison (:func:`base_spec` names the prior a replicate stands for).
+
 Example:
     >>> replicate_spec("trained:priors/fmnist_byol.pt", 2)
     'trained:prior_replicates/fmnist_byol_seed2.pt'
+    >>> base_spec("trained:prior_replicates/fmnist_byol_seed2.pt")
+    'trained:priors/fmnist_byol.pt'
+    >>> prior_for_seed("trained:priors/fmnist_byol.pt", 2, [0, 1, 2])
+    'trained:prior_replicates/fmnist_byol_seed0.pt'
+    >>> prior_for_seed("rand", 2, [0, 1, 2])
+    'rand'
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
@@ -35,6 +47,27 @@ def replicate_spec(spec: str, seed: int) -> str:
     if kind != "trained" or not file.strip():
         raise ValueError(f"replicate_spec({spec!r}): only a trained:<file> prior has seed replicates")
     return f"trained:{REPLICATES}/{Path(file).stem}_seed{int(seed)}.pt"
+
+
+_REPLICATE = re.compile(rf"^trained:{REPLICATES}/(?P<stem>.+)_seed(?P<seed>\d+)\.pt$")
+
+
+def base_spec(spec: str) -> str:
+    """The trained prior a replicate spec stands for (``trained:priors/<stem>.pt``); any other spec unchanged."""
+    m = _REPLICATE.match(str(spec))
+    return f"trained:priors/{m.group('stem')}.pt" if m else str(spec)
+
+
+def prior_for_seed(spec: str, seed: int, seeds: Sequence[int]) -> str:
+    """The prior a student on ``seed`` reads when priors are trained per seed: for a ``trained:`` prior, its
+    replicate on the next seed of ``seeds`` (cyclically), never on the student's own seed; any other prior
+    (``rand``: the student's own initialisation, as in the paper) unchanged. Needs two seeds or more."""
+    if not str(spec).startswith("trained:"):
+        return spec
+    seeds = list(seeds)
+    if seed not in seeds or len(set(seeds)) < 2:
+        raise ValueError(f"prior_for_seed({spec!r}, {seed}): seed must be one of two or more seeds, got {seeds}")
+    return replicate_spec(spec, seeds[(seeds.index(seed) + 1) % len(seeds)])
 
 
 def train_byol(images: torch.Tensor, kwargs: dict, mean, std, *, epochs: int, batch_size: int, seed: int,

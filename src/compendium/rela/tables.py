@@ -35,7 +35,8 @@ from compendium.rela.experiment import Arm, Result, Setup
 
 def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int, budgets: list, priors: list,
                 headline_budget: float, same_dataset_prior: str, schedule: str, label: Callable[[str], str],
-                grid_seeds: int = 1, variant_schedule: str = "", extra_cells: Sequence[tuple[str, float]] = ()) -> list[Arm]:
+                grid_seeds: int = 1, variant_schedule: str = "", extra_cells: Sequence[tuple[str, float]] = (),
+                per_seed_priors: bool = False, prior_only: bool = False) -> list[Arm]:
     """Camera-ready Table 1's arms: per seed the untrained student, BYOL* (100%) on the first
     ``full_seeds`` seeds (reusing the same-dataset prior when it is that very run, as CF10-T is BYOL*),
     and at each budget BYOL and + ReLA per prior on the first ``grid_seeds`` seeds; later seeds run
@@ -45,8 +46,22 @@ def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int
     BYOL* on a seed reuses the same-dataset prior or its seed replicate where one was trained exactly so
     (:func:`compendium.rela.replicates.byol_star_specs`).
     ``extra_cells``: ``(prior, budget)`` cells outside the grid, + ReLA on the first ``grid_seeds`` seeds
-    (the one cell a claim reads, without the whole budget's column)."""
+    (the one cell a claim reads, without the whole budget's column).
+    ``per_seed_priors``: a seed's "+ReLA" arms read each trained prior's replicate on the next seed
+    (:func:`compendium.rela.replicates.prior_for_seed`; arm names keep the prior's label, and
+    :func:`compendium.rela.replicates.base_spec` maps the file back). ``prior_only``: beside each "+ReLA"
+    arm, the same prior with λ = 1 throughout (regression onto the prior alone, no SSL phase), named by
+    :func:`prior_only_name`, so that what the prior gives and what the SSL phase adds are told apart."""
     arms = []
+
+    def rela(name: str, p: str, b: float, s: int, sched: str = schedule) -> list[Arm]:
+        spec = replicates.prior_for_seed(p, s, seeds) if per_seed_priors else p
+        out = [Arm(name, arch_kwargs=arch_kwargs, budget=b, seed=s, prior=spec, schedule=sched)]
+        if prior_only and not is_variant_name(name):
+            out.append(Arm(prior_only_name(name), arch_kwargs=arch_kwargs, budget=b, seed=s, prior=spec,
+                           schedule="constant", w=1.0))
+        return out
+
     for i, s in enumerate(seeds):
         arms.append(Arm("untrained", arch_kwargs=arch_kwargs, seed=s, untrained=True))
         if i < full_seeds:
@@ -62,16 +77,41 @@ def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int
                 arms.append(Arm(f"BYOL {b:.0%}", arch_kwargs=arch_kwargs, budget=b, seed=s))
             for p in priors:
                 if i < grid_seeds or (p == same_dataset_prior and b == headline_budget):
-                    arms.append(Arm(f"ReLA {label(p)} {b:.0%}", arch_kwargs=arch_kwargs, budget=b, seed=s,
-                                    prior=p, schedule=schedule))
+                    arms += rela(f"ReLA {label(p)} {b:.0%}", p, b, s)
         if i < grid_seeds:
-            arms += [Arm(f"ReLA {label(p)} {b:.0%}", arch_kwargs=arch_kwargs, budget=b, seed=s, prior=p, schedule=schedule)
-                     for p, b in extra_cells if not any(np.isclose(b, g) for g in budgets)]
+            for p, b in extra_cells:
+                if not any(np.isclose(b, g) for g in budgets):
+                    arms += rela(f"ReLA {label(p)} {b:.0%}", p, b, s)
         if variant_schedule:
-            arms.append(Arm(variant_name(f"ReLA {label(same_dataset_prior)} {headline_budget:.0%}", variant_schedule),
-                            arch_kwargs=arch_kwargs, budget=headline_budget, seed=s, prior=same_dataset_prior,
-                            schedule=variant_schedule))
+            arms += rela(variant_name(f"ReLA {label(same_dataset_prior)} {headline_budget:.0%}", variant_schedule),
+                         same_dataset_prior, headline_budget, s, variant_schedule)
     return arms
+
+
+def prior_only_name(name: str) -> str:
+    """The λ = 1 arm beside the "+ReLA" arm ``name`` (``ReLA <prior> <budget>`` -> ``prior only <prior> <budget>``)."""
+    return "prior only" + name.removeprefix("ReLA") if name.startswith("ReLA") else f"prior only ({name})"
+
+
+def ssl_share(runs: pd.DataFrame) -> pd.Series:
+    """Per run, the share of its training steps spent in the SSL phase, weighted by the SSL loss's weight 1 − λ:
+    1 for plain SSL, 0 for λ = 1 throughout and for a switch that never fired, (steps − switch step) / steps for
+    the λ switch and the first-w schedules (λ = 1 until the switch, 0 after), 1 − w for a constant λ = w; NaN for
+    the untrained network and for v1's continuous λ, whose steps the run rows do not hold."""
+    out = []
+    for _, r in runs.iterrows():
+        if bool(r.get("untrained", False)):
+            out.append(float("nan"))
+        elif not r.get("prior"):
+            out.append(1.0)
+        elif r["schedule"] == "constant":
+            out.append(1.0 - float(r["w"]))
+        elif r["schedule"] in ("switch", "switch_scaled", "epochs", "first"):   # lambda = 1 until the switch, 0 after
+            sw = r.get("switch step")
+            out.append(0.0 if sw is None or pd.isna(sw) else (float(r["steps"]) - float(sw)) / float(r["steps"]))
+        else:
+            out.append(float("nan"))
+    return pd.Series(out, index=runs.index, name="SSL-phase share")
 
 
 SCHEDULE_NAMES = {"switch": "camera-ready switch", "switch_scaled": "switch, EMAs scaled to the run"}

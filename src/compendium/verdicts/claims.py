@@ -56,6 +56,9 @@ POWER = 0.80       # the power at which the minimal detectable effect is stated
 MIN_SEEDS = 3
 
 
+MAX_SEEDS = 200      # a power plan beyond this is reported as "more than 200"
+
+
 def canonical_paper(name: str) -> str:
     """The ledger's one name of a paper: ``"DC (Zhao et al.)"`` and ``"DC"`` are both ``"DC"``."""
     key = name.split(" (")[0].strip()
@@ -177,6 +180,17 @@ def noncentrality(df: int) -> float:
     """The noncentrality at which a one-sided t test at the interval's level has power ``POWER``."""
     crit = t_quantile(0.5 + CONFIDENCE / 2, df)
     return float(optimize.brentq(lambda nc: stats.nct.sf(crit, df, nc) - POWER, 0.0, 100.0))
+
+
+def seeds_per_half(sd: float, sesoi: float | None, min_seeds: int = MIN_SEEDS) -> int:
+    """The smallest n >= ``min_seeds`` with MDE(n) = nc(n − 1)·sd/√n <= ``sesoi`` (same units); ``min_seeds`` when
+    there is no ``sesoi`` or no spread; ``MAX_SEEDS + 1`` when even ``MAX_SEEDS`` is not enough."""
+    if sesoi is None or not math.isfinite(sd) or sd <= 0:
+        return min_seeds
+    for n in range(max(min_seeds, 2), MAX_SEEDS + 1):
+        if noncentrality(n - 1) * sd / math.sqrt(n) <= sesoi:
+            return n
+    return MAX_SEEDS + 1
 
 
 @dataclass(frozen=True)

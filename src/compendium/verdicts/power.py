@@ -33,29 +33,17 @@ import pandas as pd
 from compendium.core import paths
 from compendium.core.tables import markdown_table
 from compendium.verdicts import registry as reg
-from compendium.verdicts.claims import MIN_SEEDS, Evidence, noncentrality
+from compendium.verdicts.claims import MAX_SEEDS, Evidence, seeds_per_half
 from compendium.verdicts.funding import FILE, FUNDED, read
 
 #: stages whose claims read the tables of other stages (the cost of a seed is theirs)
 RECORDS = {"dd_tables": ("dd_teachers", "dd_coresets", "dd_inversion", "dd_matching", "dd_kip")}
 FAITHFUL_ESTIMATE = paths.ROOT / "benchmarks" / "faithful_estimate.md"
 SUMMARY = paths.ROOT / "benchmarks" / "power_plan.md"
-MAX_SEEDS = 200      # a plan beyond this is reported as "more than 200"
 COLUMNS = ("id", "stage", "records", "sd", "seeds_run", "sesoi", "seeds_per_half", "seeds_planned", "cpu_min_run",
            "cpu_min_planned", "faithful_min_planned", "fits_cpu", "funded", "seeds_key")
 #: the papers whose claims the compendium is about: funded first (:func:`allocate`)
 CENTRAL = ("ReLA", "DWA", "DC", "DSA", "SSDD")
-
-
-def seeds_per_half(sd: float, sesoi: float | None, min_seeds: int = MIN_SEEDS) -> int:
-    """The smallest n >= ``min_seeds`` with MDE(n) = nc(n − 1)·sd/√n <= ``sesoi`` (same units); ``min_seeds`` when
-    there is no ``sesoi`` or no spread; ``MAX_SEEDS + 1`` when even ``MAX_SEEDS`` is not enough."""
-    if sesoi is None or not math.isfinite(sd) or sd <= 0:
-        return min_seeds
-    for n in range(max(min_seeds, 2), MAX_SEEDS + 1):
-        if noncentrality(n - 1) * sd / math.sqrt(n) <= sesoi:
-            return n
-    return MAX_SEEDS + 1
 
 
 def claim_plan(ev: Evidence, sesoi: float | None) -> tuple[float, int, int]:

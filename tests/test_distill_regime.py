@@ -1,0 +1,56 @@
+"""The labelled family's regime study: teacher and student curves and their records."""
+
+import pandas as pd
+import pytest
+import torch
+
+from compendium.core import data
+from compendium.distill import regime
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    g = torch.Generator().manual_seed(0)
+
+    def make(n, split):
+        labels = torch.arange(n) % 10
+        images = (torch.rand(n, 1, 28, 28, generator=g) * 80 + labels.view(-1, 1, 1, 1) * 17).to(torch.uint8)
+        return data.ImageDataset("toy", split, images, labels, tuple(str(i) for i in range(10)))
+
+    monkeypatch.setitem(regime._SETS, "sets", (make(200, "train"), make(50, "test")))
+    return regime.Plan(seeds=(0,), teacher_width=4, teacher_epochs=2, teacher_batch=64, student_width=4,
+                       steps=(2, 4), ipcs=(2,))
+
+
+def test_the_teacher_is_tested_after_every_epoch_and_the_students_after_each_length(toy, tmp_path):
+    written = regime.run_pieces(toy, root=tmp_path, models_dir=tmp_path / "m")
+    assert [p.name for p in written] == ["teacher__hard__seed0.csv", "whole__hard__seed0.csv",
+                                         "random-ipc-2__hard__seed0.csv", "random-ipc-2__teacher__seed0.csv"]
+    rec = regime.load(tmp_path)
+    t = rec[rec["curve"] == "teacher"]
+    assert list(t["epoch"]) == [1.0, 2.0] and t["test acc"].between(0, 1).all()
+    s = rec[rec["curve"] != "teacher"]
+    assert set(s["steps"]) == {2, 4} and len(s) == 3 * 2
+    # a second call finds every record and runs nothing
+    assert regime.run_pieces(toy, root=tmp_path, models_dir=tmp_path / "m") == []
+
+
+def test_random_subsets_hold_ipc_images_of_every_class(toy):
+    tr, _, mean, std = regime._data()
+    s = regime.random_subset(tr, 3, 0, mean, std)
+    assert torch.bincount(s.labels, minlength=10).tolist() == [3] * 10
+    assert torch.equal(regime.random_subset(tr, 3, 0, mean, std).source_index, s.source_index)
+    assert not torch.equal(regime.random_subset(tr, 3, 1, mean, std).source_index, s.source_index)
+
+
+def test_a_plateau_is_the_shortest_length_a_longer_run_no_longer_improves():
+    rows = [{"curve": "whole", "labels": "hard", "seed": s, "steps": n, "epoch": None, "test acc": a + 0.001 * s}
+            for s in (0, 1) for n, a in ((75, 0.70), (300, 0.80), (1200, 0.83), (4800, 0.832))]
+    rows += [{"curve": "teacher", "labels": "hard", "seed": 0, "steps": e * 10, "epoch": e, "test acc": a}
+             for e, a in ((1, 0.80), (2, 0.85), (3, 0.858), (4, 0.856))]
+    rows += [{"curve": "random ipc 10", "labels": "hard", "seed": 0, "steps": n, "epoch": None, "test acc": a}
+             for n, a in ((75, 0.5), (300, 0.6), (1200, 0.7))]
+    p = regime.plateaus(pd.DataFrame(rows), gain=0.005).set_index("curve")
+    assert p.loc["whole", "plateau at"] == 1200 and p.loc["whole", "reached"]
+    assert p.loc["teacher", "plateau at"] == 3 and p.loc["teacher", "reached"]   # epoch 2 is followed by a gain of 0.8 point
+    assert not p.loc["random ipc 10", "reached"] and p.loc["random ipc 10", "plateau at"] == 1200
