@@ -86,3 +86,12 @@ def test_the_committed_curves_are_those_of_params_yaml():
     assert set(curves["width"]) <= set(plan.widths) and set(curves["seed"]) <= set(plan.seeds)
     for (w, s), g in curves.groupby(["width", "seed"]):
         assert sorted(g["epoch"].unique()) == [0, *plan.probe_at], (w, s)
+
+
+def test_when_no_regime_meets_both_goals_the_nearest_ones_are_named():
+    curves = _curves({16: {1: (0.02, 0.03, 0.025), 10: (0.06, 0.07, 0.065)}, 32: {1: (0.0, 0.02, -0.02), 10: (0.08, 0.085, 0.082)}})
+    table = regime.regimes(curves, regime.Goals(full_gain=0.10))
+    assert regime.choose(table, "pooled", 100) is None
+    near = regime.nearest(table, "pooled", 100)
+    assert near["largest full gain"]["width"] == 32
+    assert near["cheapest with the low budget above untrained"]["width"] == 16

@@ -274,6 +274,16 @@ def choose(table: pd.DataFrame, view: str = "pooled", labels: int = 10000) -> pd
     return None if ok.empty else ok.sort_values(["train minutes", "width"]).iloc[0]
 
 
+def nearest(table: pd.DataFrame, view: str = "pooled", labels: int = 10000) -> dict:
+    """What the measured regimes offer when none meets both goals: the one with the largest lower bound of the full
+    budget's gain, and the cheapest one whose low budget clears the untrained network (the second goal alone);
+    None where there is none."""
+    t = table[(table["view"] == view) & (table["labels"] == labels)].dropna(subset=["full gain lo"])
+    low_ok = t[t["10% gain lo"] > 0].sort_values(["train minutes", "width"])
+    return {"largest full gain": None if t.empty else t.sort_values("full gain lo").iloc[-1],
+            "cheapest with the low budget above untrained": None if low_ok.empty else low_ok.iloc[0]}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--hours", type=float, default=0.0, help="start no new curve after this many hours (0: no limit)")
