@@ -148,9 +148,9 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, models_dir:
         jobs = [("teacher", "hard")] + plan.students()
         for curve, labels in jobs:
             out = record_file(curve, labels, seed, root)
-            if out.is_file() and not (curve == "teacher" and not t_file.is_file()
-                                      and any(not record_file(c, lb, seed, root).is_file() for c, lb in jobs if lb == "teacher")):
-                continue
+            students_need_teacher = any(not record_file(c, lb, seed, root).is_file() for c, lb in jobs if lb == "teacher")
+            if out.is_file() and (curve != "teacher" or t_file.is_file() or not students_need_teacher):
+                continue   # done; the teacher is retrained only when a teacher-label student still needs it
             if hours and time.perf_counter() - t0 > hours * 3600:
                 say(f"labelled regime: {hours} h spent; run again to go on")
                 return written
