@@ -1,5 +1,7 @@
 """The ReLA family's preconditions and claim rows on synthetic runs (compendium.pipeline.checks.rela)."""
 
+import dataclasses
+
 import pandas as pd
 import pytest
 
@@ -289,3 +291,22 @@ def test_settings_read_back_exactly(tmp_path):
     t.to_csv(tmp_path / "settings.csv", index=False)
     back = records.read_settings(pd.read_csv(tmp_path / "settings.csv", dtype=str, keep_default_na=False))
     assert back == {"priors": ["rand", "x"], "strength": {"Rand.": 0.30000000000000004}, "epochs": 3, "goal": 0.9}
+
+
+def test_table1_rows_state_what_the_ssl_phase_adds_to_the_prior_alone():
+    split = pd.DataFrame([
+        {"prior": "CF10-T*", "budget": "10%", "seeds": 6, "+ReLA": 80.0, "prior alone (λ = 1)": 79.0, "BYOL": 75.0,
+         "SSL-phase share of +ReLA": 0.5, "prior alone − BYOL": 4.0, "prior alone − BYOL, 95% interval": "[+3.0, +5.0]",
+         "+ReLA − prior alone": 1.0, "+ReLA − prior alone, 95% interval": "[-0.5, +2.5]"},
+        {"prior": "Rand.", "budget": "10%", "seeds": 6, "+ReLA": 74.0, "prior alone (λ = 1)": 70.0, "BYOL": 75.0,
+         "SSL-phase share of +ReLA": 0.8, "prior alone − BYOL": -5.0, "prior alone − BYOL, 95% interval": "[-6.0, -4.0]",
+         "+ReLA − prior alone": 4.0, "+ReLA − prior alone, 95% interval": "[+3.0, +5.0]"}])
+    row = claims.Claim("ReLA", "camera-ready", "Table 1 (Rand. column)", "c", "k", "inconclusive", ours="x")
+    out = _CR.with_prior_split(row, split, ("CF10-T*", "10%"))
+    assert "Rand. 10%: prior alone − BYOL -5.0 [-6.0, -4.0], +ReLA − prior alone +4.0 [+3.0, +5.0]" in out.ours
+    assert "CF10-T*" not in out.ours
+    head = _CR.with_prior_split(dataclasses.replace(row, location="Table 1 (CF-10, 10%)"), split, ("CF10-T*", "10%"))
+    assert "CF10-T* 10%" in head.ours and "Rand." not in head.ours
+    other = dataclasses.replace(row, location="Fig. 4c")
+    assert _CR.with_prior_split(other, split, ("CF10-T*", "10%")) == other
+    assert _CR.with_prior_split(row, pd.DataFrame(), ("CF10-T*", "10%")) == row

@@ -33,6 +33,17 @@ def test_the_teacher_is_tested_after_every_epoch_and_the_students_after_each_len
     assert set(s["steps"]) == {2, 4} and len(s) == 3 * 2
     # a second call finds every record and runs nothing
     assert regime.run_pieces(toy, root=tmp_path, models_dir=tmp_path / "m") == []
+    # a longer grid runs only the new step counts and appends them (the teacher is kept)
+    longer = regime.Plan(**{**toy.__dict__, "steps": (2, 4, 6)})
+    before = regime.load(tmp_path)
+    again = regime.run_pieces(longer, root=tmp_path, models_dir=tmp_path / "m")
+    assert [p.name for p in again] == ["whole__hard__seed0.csv", "random-ipc-2__hard__seed0.csv",
+                                       "random-ipc-2__teacher__seed0.csv"]
+    after = regime.load(tmp_path)
+    s = after[after["curve"] != "teacher"]
+    assert set(s["steps"]) == {2, 4, 6} and len(s) == 3 * 3
+    kept = after.merge(before, on=["curve", "labels", "seed", "steps"], suffixes=("", " before"))
+    assert (kept["test acc"] == kept["test acc before"]).all()
 
 
 def test_random_subsets_hold_ipc_images_of_every_class(toy):
@@ -50,7 +61,9 @@ def test_a_plateau_is_the_shortest_length_a_longer_run_no_longer_improves():
              for e, a in ((1, 0.80), (2, 0.85), (3, 0.858), (4, 0.856))]
     rows += [{"curve": "random ipc 10", "labels": "hard", "seed": 0, "steps": n, "epoch": None, "test acc": a}
              for n, a in ((75, 0.5), (300, 0.6), (1200, 0.7))]
+    rows += [{"curve": "whole", "labels": "hard", "seed": 0, "steps": 19200, "epoch": None, "test acc": 0.95}]  # one seed
     p = regime.plateaus(pd.DataFrame(rows), gain=0.005).set_index("curve")
+    assert p.loc["whole", "longest"] == 4800                       # 19,200 steps wait for the second seed
     assert p.loc["whole", "plateau at"] == 1200 and p.loc["whole", "reached"]
     assert p.loc["teacher", "plateau at"] == 3 and p.loc["teacher", "reached"]   # epoch 2 is followed by a gain of 0.8 point
     assert not p.loc["random ipc 10", "reached"] and p.loc["random ipc 10", "plateau at"] == 1200

@@ -79,9 +79,9 @@ def test_faithful_runs_the_papers_lengths_where_the_cpu_scale_cuts_them():
 def test_faithful_compares_arms_on_at_least_three_seeds():
     for s in _faithful_overrides():
         v = params.stage_params(s, scale="faithful")
-        # byol_replicate_seeds: the seeds of BYOL* beside the priors stage's own `seed` (its run is BYOL* there too)
+        # replicate_seeds: the seeds of BYOL* beside the priors stage's own `seed` (its run is BYOL* there too)
         short = {k: x for k, x in v.items() if (k == "seeds" or k.endswith("_seeds")) and isinstance(x, list)
-                 and len(x) + (k == "byol_replicate_seeds") < 3}
+                 and len(x) + (k == "replicate_seeds") < 3}
         assert not short, f"{s} at faithful scale: {short}"
 
 

@@ -136,8 +136,9 @@ def test_budget_arms_with_per_seed_priors_never_read_the_students_own_reference_
     rela = [a for a in arms if a.name.startswith("ReLA") and a.prior != "rand"]
     assert [(a.seed, a.prior) for a in rela if not tables.is_variant_name(a.name)] == [
         (0, "trained:prior_replicates/fmnist_byol_seed1.pt"), (1, "trained:prior_replicates/fmnist_byol_seed2.pt"),
-        (2, "trained:prior_replicates/fmnist_byol_seed0.pt")]
+        (2, p)]                                          # seed 0's prior is the priors stage's own run
     assert all(replicates.base_spec(a.prior) == p for a in rela)
+    assert replicates.replicates_needed(["rand", p], [0, 1, 2]) == {p: [1, 2]}
     alone = {(a.seed, a.name): a for a in arms if a.name.startswith("prior only")}
     for a in arms:
         if a.name.startswith("ReLA") and not tables.is_variant_name(a.name):
@@ -149,6 +150,50 @@ def test_budget_arms_with_per_seed_priors_never_read_the_students_own_reference_
     with pytest.raises(ValueError, match="two or more seeds"):
         tables.budget_arms(s, KW, seeds=[0], full_seeds=1, budgets=[0.1], priors=[p], headline_budget=0.1,
                            same_dataset_prior=p, schedule="switch", label=str, per_seed_priors=True)
+
+
+def test_the_extra_cells_run_without_a_prior_only_arm():
+    s = tiny_setup()
+    arms = tables.budget_arms(s, KW, seeds=[0, 1], full_seeds=1, budgets=[0.1], priors=["rand", "p"],
+                              headline_budget=0.1, same_dataset_prior="p", schedule="switch", label=str,
+                              prior_only=True, extra_cells=[("p", 0.5)], grid_seeds=2)
+    names = {a.name for a in arms}
+    assert "ReLA p 50%" in names and "prior only p 50%" not in names and "prior only p 10%" in names
+
+
+def _split_runs():
+    """Six seeds: BYOL at 10%, the prior alone 3 points above it, +ReLA 1 point above the prior alone (seeded noise)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for s in range(6):
+        e = rng.normal(0, 0.002, 3)
+        rows += [{"arm": "BYOL 10%", "seed": s, "budget": 0.1, "prior": "", "untrained": False, "probe": 0.70 + e[0],
+                  "schedule": "switch_scaled", "w": 0.0, "steps": 100, "switch step": None},
+                 {"arm": "prior only P 10%", "seed": s, "budget": 0.1, "prior": f"trained:prior_replicates/p_seed{s + 1}.pt",
+                  "untrained": False, "probe": 0.73 + e[1], "schedule": "constant", "w": 1.0, "steps": 100, "switch step": None},
+                 {"arm": "ReLA P 10%", "seed": s, "budget": 0.1, "prior": f"trained:prior_replicates/p_seed{s + 1}.pt",
+                  "untrained": False, "probe": 0.74 + e[2], "schedule": "switch_scaled", "w": 0.0, "steps": 100,
+                  "switch step": 40},
+                 {"arm": "ReLA P 10% [camera-ready switch]", "seed": s, "budget": 0.1, "prior": "trained:priors/p.pt",
+                  "untrained": False, "probe": 0.5, "schedule": "switch", "w": 0.0, "steps": 100, "switch step": None}]
+    return pd.DataFrame(rows)
+
+
+def test_prior_vs_ssl_separates_what_the_prior_gives_from_what_the_ssl_phase_adds():
+    t = tables.prior_vs_ssl(_split_runs(), label=lambda p: "P" if p else "BYOL")
+    assert len(t) == 1
+    r = t.iloc[0]
+    assert (r["prior"], r["budget"], r["seeds"]) == ("P", "10%", 6)
+    assert r["prior alone − BYOL"] == pytest.approx(3.0, abs=0.3) and r["+ReLA − prior alone"] == pytest.approx(1.0, abs=0.3)
+    lo, hi = (float(x) for x in r["+ReLA − prior alone, 95% interval"].strip("[]").split(","))
+    assert 0 < lo < 1.0 < hi < 2.0                        # the SSL phase adds a point, decided on 6 seeds
+    assert r["SSL-phase share of +ReLA"] == pytest.approx(0.6)   # the variant arm (camera-ready switch) is left out
+
+
+def test_table_runs_leave_out_variant_and_prior_only_arms_and_name_the_prior_a_replicate_stands_for():
+    r = tables.table_runs(_split_runs())
+    assert set(r["arm"]) == {"BYOL 10%", "ReLA P 10%"}
+    assert set(r["prior"]) == {"", "trained:priors/p.pt"}
 
 
 def test_the_ssl_phase_share_of_each_arm():
@@ -303,3 +348,12 @@ def test_paper_table1_cells_and_gap_closures():
     curves, full = PTR.paper_budget_curves(["trained:priors/fmnist_byol.pt"])
     assert [c[:2] for c in curves] == [("BYOL", "BYOL"), ("same-dataset BYOL*", "CF10-T")]
     assert full == PT.value(PT.cell("v2_table1", {"Data": "CF-10", "%": "10"}, "BYOL*"))
+
+
+def test_annotate_runs_names_the_file_read_and_the_prior_it_stands_for():
+    runs = _split_runs()
+    out = tables.annotate_runs(runs)
+    assert list(out.columns[out.columns.get_loc("prior"):][:2]) == ["prior", "prior file"]
+    rela = out[out["arm"] == "ReLA P 10%"]
+    assert set(rela["prior"]) == {"trained:priors/p.pt"} and rela["prior file"].str.contains("prior_replicates").all()
+    assert rela["SSL-phase share"].tolist() == pytest.approx([0.6] * 6)

@@ -43,6 +43,6 @@ def test_rela_arch_check():
 
 def test_priors_check_refuses_a_replicate_of_the_priors_own_seed_or_a_repeated_one():
     for bad in ([0, 1], [1, 1]):
-        errs = priors.check(values("priors", seed=0, byol_replicate_seeds=bad))
-        assert len(errs) == 1 and errs[0].startswith("byol_replicate_seeds:")
-    assert priors.check(values("priors", seed=0, byol_replicate_seeds=[])) == []
+        errs = priors.check(values("priors", seed=0, replicate_seeds=bad))
+        assert len(errs) == 1 and errs[0].startswith("replicate_seeds:")
+    assert priors.check(values("priors", seed=0, replicate_seeds=[])) == []

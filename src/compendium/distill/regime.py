@@ -55,7 +55,7 @@ class Plan:
     student_lr: float = 0.003
     student_batch: int = 64
     student_batch_hard: int = 32
-    steps: tuple = (75, 300, 1200, 4800)
+    steps: tuple = (75, 300, 1200, 4800, 19200)
     ipcs: tuple = (10, 50)
     temperature: float = 4.0
 
@@ -110,12 +110,13 @@ def student_config(plan: Plan, steps: int, labels: str) -> E.EvalConfig:
                         temperature=plan.temperature, device="cpu", **E.crop_flip("fashion-mnist", 28))
 
 
-def student_curve(plan: Plan, training: str, labels: str, seed: int, teacher: torch.nn.Module | None = None) -> pd.DataFrame:
-    """The evaluation student's test accuracy after each step count of ``plan.steps`` (one run per count) on
-    ``training`` ("whole" or "random ipc N") with ``labels`` ("hard" or "teacher")."""
+def student_curve(plan: Plan, training: str, labels: str, seed: int, teacher: torch.nn.Module | None = None,
+                  steps_grid=None) -> pd.DataFrame:
+    """The evaluation student's test accuracy after each step count of ``steps_grid`` (default ``plan.steps``;
+    one run per count) on ``training`` ("whole" or "random ipc N") with ``labels`` ("hard" or "teacher")."""
     tr, te, mean, std = _data()
     rows = []
-    for steps in plan.steps:
+    for steps in plan.steps if steps_grid is None else steps_grid:
         cfg = student_config(plan, steps, labels)
         t0 = time.perf_counter()
         if training == "whole":
@@ -141,15 +142,24 @@ def _write(df: pd.DataFrame, out: Path) -> None:
 
 def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, models_dir: Path = MODELS) -> list[Path]:
     """Per seed: the teacher curve (its final teacher kept for the seed's teacher-label students), then every
-    student curve; each record written as it finishes, a present one skipped; no new record after ``hours``."""
+    student curve; each record written as it finishes, a present one skipped. A student record that lacks step
+    counts of the grid (the grid grew) gets only those, appended; no new run starts after ``hours``."""
     t0, written = time.perf_counter(), []
     for seed in plan.seeds:
         t_file = Path(models_dir) / f"teacher_w{plan.teacher_width}_e{plan.teacher_epochs}_seed{seed}.pt"
         jobs = [("teacher", "hard")] + plan.students()
+
+        def missing(curve, labels):
+            out = record_file(curve, labels, seed, root)
+            if not out.is_file():
+                return list(plan.steps)
+            have = set(pd.read_csv(out)["steps"].astype(int)) if curve != "teacher" else set(plan.steps)
+            return [n for n in plan.steps if n not in have]
+
         for curve, labels in jobs:
             out = record_file(curve, labels, seed, root)
-            students_need_teacher = any(not record_file(c, lb, seed, root).is_file() for c, lb in jobs if lb == "teacher")
-            if out.is_file() and (curve != "teacher" or t_file.is_file() or not students_need_teacher):
+            students_need_teacher = any(missing(c, lb) for c, lb in jobs if lb == "teacher")
+            if not missing(curve, labels) and (curve != "teacher" or t_file.is_file() or not students_need_teacher):
                 continue   # done; the teacher is retrained only when a teacher-label student still needs it
             if hours and time.perf_counter() - t0 > hours * 3600:
                 say(f"labelled regime: {hours} h spent; run again to go on")
@@ -164,7 +174,9 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, models_dir:
                     teacher = E.build_student(teacher_config(plan, 1), (1, 28, 28), 10)
                     teacher.load_state_dict(torch.load(t_file, weights_only=True))
                     teacher.eval()
-                df = student_curve(plan, curve, labels, seed, teacher)
+                df = student_curve(plan, curve, labels, seed, teacher, steps_grid=missing(curve, labels))
+                if out.is_file():
+                    df = pd.concat([pd.read_csv(out), df], ignore_index=True).sort_values("steps", kind="stable")
             _write(df, out)
             written.append(out)
             say(f"labelled regime: {out.name}: " + "  ".join(f"{s}: {a:.3f}" for s, a in zip(df["steps"], df["test acc"])))
@@ -180,12 +192,15 @@ def plateaus(records: pd.DataFrame, gain: float = 0.005) -> pd.DataFrame:
     """Per curve (training set, labels): the shortest schedule after which a longer one gains less than ``gain``
     (accuracy, mean over seeds): for the students, the step count whose 4x longer run gains less; for the
     teacher, the epoch after which no later epoch gains more. ``reached`` is False when every measured length
-    still gains (the plateau lies beyond the grid); the accuracy there and at the longest length are given."""
+    still gains (the plateau lies beyond the grid); the accuracy there and at the longest length are given. Only
+    the lengths measured on every seed of the curve are read (a growing grid is read once its seeds are in)."""
     rows = []
     for (curve, labels), g in records.groupby(["curve", "labels"], sort=False):
         x = "epoch" if curve == "teacher" else "steps"
-        m = g.groupby(x)["test acc"].mean().sort_index()
         seeds = int(g["seed"].nunique())
+        n = g.groupby(x)["seed"].nunique()
+        g = g[g[x].isin(n[n == seeds].index)]   # a length not yet run on every seed is left out of the reading
+        m = g.groupby(x)["test acc"].mean().sort_index()
         chosen = None
         for i, length in enumerate(m.index[:-1]):
             later = m.iloc[i + 1:].max() if curve == "teacher" else m.iloc[i + 1]
@@ -199,14 +214,20 @@ def plateaus(records: pd.DataFrame, gain: float = 0.005) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def piece_main(run, plan, doc: str, argv=None) -> int:
+    """The command line of a resumable record maker: ``--hours`` (no new piece after that) and ``--threads``;
+    runs ``run(plan, hours)``."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--hours", type=float, default=0.0)
     ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args(argv)
     torch.set_num_threads(a.threads)
-    run_pieces(Plan(), a.hours)
+    run(plan, a.hours)
     return 0
+
+
+def main(argv=None) -> int:
+    return piece_main(run_pieces, Plan(), __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -252,7 +252,7 @@ def _dc_work(v: dict) -> float:
 
 def _rela_budget_work(v: dict) -> float:
     g = v.get("grid_seeds", 1)
-    arms = _n(v, "priors") + 1
+    arms = _n(v, "priors") * (2 if v.get("prior_only") else 1) + 1   # + ReLA (and prior only) per prior, BYOL
     rest = max(_n(v, "seeds") - g, 0)
     variant = _n(v, "seeds") * v["headline_budget"] if v.get("variant_schedule") else 0
     return v["epochs"] * (g * arms * sum(v["budgets"]) + rest * arms * v["headline_budget"] + v["full_seeds"] + variant)
@@ -269,9 +269,9 @@ DIGITS_TRAIN = 1347   # the cross-dataset BYOL prior's images (the digits' train
 #: A stage's ratio is the largest faithful / cpu ratio of its parts; stages not listed keep their cpu values
 #: (ratio 1). These are cost models for an extrapolation, not measurements.
 WORK: dict[str, tuple[tuple[str, Callable[[dict], float]], ...]] = {
-    "priors": (("byol_epochs x train_n x (1 + len(byol_replicate_seeds)) + cross_byol_epochs x 1,347 (BYOL image passes)",
-                lambda v: v["byol_epochs"] * v["train_n"] * (1 + _n(v, "byol_replicate_seeds"))
-                + v["cross_byol_epochs"] * DIGITS_TRAIN),),
+    "priors": (("(byol_epochs x train_n + cross_byol_epochs x 1,347) x (1 + len(replicate_seeds)) (BYOL image passes)",
+                lambda v: (v["byol_epochs"] * v["train_n"] + v["cross_byol_epochs"] * DIGITS_TRAIN)
+                * (1 + _n(v, "replicate_seeds"))),),
     "rela_smoke": (("len(seeds) x epochs", lambda v: _n(v, "seeds") * v["epochs"]),),
     "rela_budget": (("epochs x (grid_seeds x arms x sum(budgets) + other seeds x arms x headline_budget + full_seeds "
                      "+ variant arms)", _rela_budget_work),),

@@ -44,9 +44,9 @@ from pathlib import Path
 import pandas as pd
 import torch
 import yaml
-from scipy import stats
 
 from compendium.core import augment, data, models, paths, probe
+from compendium.core.stats import t_interval
 from compendium.core.progress import say
 from compendium.ssl import methods, train
 
@@ -219,16 +219,6 @@ def load(root: Path = RECORDS) -> pd.DataFrame:
     files = sorted(Path(root).glob("width*_seed*.csv"))
     return pd.concat([pd.read_csv(f) for f in files], ignore_index=True) if files else pd.DataFrame(
         columns=["width", "seed", "epoch", "view", "labels", "probe", "train seconds"])
-
-
-def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
-    """Mean and two-sided ``level`` t interval of paired differences (nan bounds for fewer than 2)."""
-    x = pd.Series(list(values), dtype=float).dropna()
-    m = float(x.mean()) if len(x) else math.nan
-    if len(x) < 2:
-        return m, math.nan, math.nan
-    h = float(stats.t.ppf(0.5 + level / 2, len(x) - 1)) * float(x.std(ddof=1)) / math.sqrt(len(x))
-    return m, m - h, m + h
 
 
 @dataclass(frozen=True)

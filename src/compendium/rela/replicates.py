@@ -1,24 +1,27 @@
 """Seed replicates of a trained prior: the same training on another seed.
 
 Camera-ready Table 1's BYOL* (full-budget BYOL) on seed 0 *is* the same-dataset prior (the paper's CF10-T
-is its BYOL* run), which the `priors` stage trains. The `priors` stage also trains that run on the other
-seeds of `rela_budget`'s BYOL* (:func:`train_byol`, written under ``models/prior_replicates/``, an output
-of its own, so adding one leaves the stages that read ``models/priors/`` up to date), and `rela_budget`
-reuses them (:func:`byol_star_specs`) instead of repeating a full-budget pre-training inside its own
-time budget. Whether a file may stand in for an arm is decided by
+is its BYOL* run), which the `priors` stage trains. The `priors` stage also trains every trained prior again on
+further seeds (:func:`train_byol`, :func:`train_supervised`; written under ``models/prior_replicates/``, an
+output of its own, so adding one leaves the stages that read ``models/priors/`` up to date). `rela_budget`
+reuses the same-dataset replicates as BYOL* (:func:`byol_star_specs`) instead of repeating a full-budget
+pre-training inside its own time budget. Whether a file may stand in for an arm is decided by
 :func:`compendium.rela.experiment.reusable`: the record :func:`train_byol` writes must equal the arm's.
 
-Priors trained per seed (:func:`prior_for_seed`): a student on seed s may read each trained prior's replicate on
-another seed, so that no "+ReLA" arm regresses onto the very network that is its own BYOL* reference and the
-priors' own seed-to-seed spread enters the comparison (:func:`base_spec` names the prior a replicate stands for).
+Priors trained per seed (:func:`prior_for_seed`): a student on seed s reads each trained prior's replicate on
+the next seed, so that no "+ReLA" arm regresses onto the very network that is its own BYOL* reference and the
+priors' own seed-to-seed spread enters the comparison (:func:`base_spec` names the prior a replicate stands for;
+the priors stage's own seed is the prior itself).
 
 Example:
     >>> replicate_spec("trained:priors/fmnist_byol.pt", 2)
     'trained:prior_replicates/fmnist_byol_seed2.pt'
     >>> base_spec("trained:prior_replicates/fmnist_byol_seed2.pt")
     'trained:priors/fmnist_byol.pt'
-    >>> prior_for_seed("trained:priors/fmnist_byol.pt", 2, [0, 1, 2])
-    'trained:prior_replicates/fmnist_byol_seed0.pt'
+    >>> prior_for_seed("trained:priors/fmnist_byol.pt", 1, [0, 1, 2])
+    'trained:prior_replicates/fmnist_byol_seed2.pt'
+    >>> prior_for_seed("trained:priors/fmnist_byol.pt", 2, [0, 1, 2])   # seed 0: the priors stage's own run
+    'trained:priors/fmnist_byol.pt'
     >>> prior_for_seed("rand", 2, [0, 1, 2])
     'rand'
 """
@@ -58,16 +61,28 @@ def base_spec(spec: str) -> str:
     return f"trained:priors/{m.group('stem')}.pt" if m else str(spec)
 
 
-def prior_for_seed(spec: str, seed: int, seeds: Sequence[int]) -> str:
+def prior_for_seed(spec: str, seed: int, seeds: Sequence[int], base_seed: int = 0) -> str:
     """The prior a student on ``seed`` reads when priors are trained per seed: for a ``trained:`` prior, its
-    replicate on the next seed of ``seeds`` (cyclically), never on the student's own seed; any other prior
+    replicate on the next seed of ``seeds`` (cyclically), never on the student's own seed; the prior itself where
+    that next seed is ``base_seed`` (the priors stage's own ``seed``, whose run the prior is); any other prior
     (``rand``: the student's own initialisation, as in the paper) unchanged. Needs two seeds or more."""
     if not str(spec).startswith("trained:"):
         return spec
     seeds = list(seeds)
     if seed not in seeds or len(set(seeds)) < 2:
         raise ValueError(f"prior_for_seed({spec!r}, {seed}): seed must be one of two or more seeds, got {seeds}")
-    return replicate_spec(spec, seeds[(seeds.index(seed) + 1) % len(seeds)])
+    nxt = seeds[(seeds.index(seed) + 1) % len(seeds)]
+    return spec if nxt == base_seed else replicate_spec(spec, nxt)
+
+
+def replicates_needed(specs: Sequence[str], seeds: Sequence[int], base_seed: int = 0) -> dict[str, list[int]]:
+    """Per trained prior of ``specs``, the replicate seeds :func:`prior_for_seed` reads for ``seeds``."""
+    out = {}
+    for spec in specs:
+        if str(spec).startswith("trained:"):
+            out[spec] = sorted({int(_REPLICATE.match(r).group("seed")) for s in seeds
+                                if (r := prior_for_seed(spec, s, seeds, base_seed)) != spec})
+    return out
 
 
 def train_byol(images: torch.Tensor, kwargs: dict, mean, std, *, epochs: int, batch_size: int, seed: int,
@@ -92,6 +107,20 @@ def train_byol(images: torch.Tensor, kwargs: dict, mean, std, *, epochs: int, ba
     if distributed_rank()[0] == 0:   # under torchrun (compendium.core.launch) one rank writes the file
         priors.save_backbone(bb.cpu(), out, "convnet", kwargs, mean, std, size, train=record)
     return record, float(sum(e["seconds"] for e in hist.epochs)), float(hist.epochs[-1]["loss"])
+
+
+def train_supervised(images: torch.Tensor, labels: torch.Tensor, num_classes: int, kwargs: dict, mean, std, *,
+                     epochs: int, batch_size: int, lr: float, seed: int, out: Path, device: str = "auto",
+                     test: tuple | None = None) -> list[dict]:
+    """The supervised prior: a ConvNet built from ``kwargs`` and seeded by ``seed``, trained as a classifier on
+    ``images``/``labels`` (:func:`compendium.ssl.train.train_classifier`) and saved at ``out``; returns the
+    per-epoch records (with the test accuracy when ``test`` = (images, labels) is given)."""
+    torch.manual_seed(seed)
+    net = models.build("convnet", **kwargs)
+    records = train.train_classifier(net, images, labels, num_classes, train.SupervisedConfig(
+        epochs=epochs, batch_size=batch_size, lr=lr, seed=seed, device=device), list(mean), list(std), test=test)
+    priors.save_backbone(net, out, "convnet", kwargs, mean, std, kwargs["image_size"])
+    return records
 
 
 def byol_star_specs(same_dataset_prior: str, seed: int) -> list[str]:

@@ -13,6 +13,8 @@ camera-ready Fig. 4b), built from the rows of :func:`compendium.rela.experiment.
 * :func:`cost_panel`: camera-ready Fig. 4c, the budget at which each arm matches BYOL*.
 * :func:`budget_metrics`: the ``rela_budget`` stage's metrics.
 * :func:`switch_summary`: how many ReLA runs fired the camera-ready λ switch (Algorithm 1).
+* :func:`ssl_share`, :func:`prior_vs_ssl`: each run's SSL-phase share, and per "+ReLA" cell what regression onto
+  the prior alone (λ = 1 throughout) gives over BYOL and what the SSL phase adds to it.
 
 Functions that name priors take ``label``: spec -> short name (the pipeline's paper analogues).
 """
@@ -27,6 +29,7 @@ import pandas as pd
 import torch
 
 from compendium.core import probe
+from compendium.core.stats import t_interval
 from compendium.core.progress import say
 from compendium.rela import experiment, replicates, similarity
 from compendium.rela import priors as prior_models
@@ -50,14 +53,14 @@ def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int
     ``per_seed_priors``: a seed's "+ReLA" arms read each trained prior's replicate on the next seed
     (:func:`compendium.rela.replicates.prior_for_seed`; arm names keep the prior's label, and
     :func:`compendium.rela.replicates.base_spec` maps the file back). ``prior_only``: beside each "+ReLA"
-    arm, the same prior with λ = 1 throughout (regression onto the prior alone, no SSL phase), named by
+    arm of the grid (not the ``extra_cells``), the same prior with λ = 1 throughout (regression onto the prior alone, no SSL phase), named by
     :func:`prior_only_name`, so that what the prior gives and what the SSL phase adds are told apart."""
     arms = []
 
-    def rela(name: str, p: str, b: float, s: int, sched: str = schedule) -> list[Arm]:
+    def rela(name: str, p: str, b: float, s: int, sched: str = schedule, beside: bool = True) -> list[Arm]:
         spec = replicates.prior_for_seed(p, s, seeds) if per_seed_priors else p
         out = [Arm(name, arch_kwargs=arch_kwargs, budget=b, seed=s, prior=spec, schedule=sched)]
-        if prior_only and not is_variant_name(name):
+        if prior_only and beside and not is_variant_name(name):
             out.append(Arm(prior_only_name(name), arch_kwargs=arch_kwargs, budget=b, seed=s, prior=spec,
                            schedule="constant", w=1.0))
         return out
@@ -81,7 +84,7 @@ def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int
         if i < grid_seeds:
             for p, b in extra_cells:
                 if not any(np.isclose(b, g) for g in budgets):
-                    arms += rela(f"ReLA {label(p)} {b:.0%}", p, b, s)
+                    arms += rela(f"ReLA {label(p)} {b:.0%}", p, b, s, beside=False)
         if variant_schedule:
             arms += rela(variant_name(f"ReLA {label(same_dataset_prior)} {headline_budget:.0%}", variant_schedule),
                          same_dataset_prior, headline_budget, s, variant_schedule)
@@ -91,6 +94,64 @@ def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int
 def prior_only_name(name: str) -> str:
     """The λ = 1 arm beside the "+ReLA" arm ``name`` (``ReLA <prior> <budget>`` -> ``prior only <prior> <budget>``)."""
     return "prior only" + name.removeprefix("ReLA") if name.startswith("ReLA") else f"prior only ({name})"
+
+
+def is_prior_only_name(name: str) -> bool:
+    """Whether an arm's name is a :func:`prior_only_name`."""
+    return str(name).startswith("prior only")
+
+
+def is_prior_only(names: pd.Series) -> pd.Series:
+    """Which runs (by arm name) are :func:`prior_only_name` arms."""
+    return names.map(is_prior_only_name).astype(bool)
+
+
+def annotate_runs(all_runs: pd.DataFrame) -> pd.DataFrame:
+    """The stage's run rows with ``prior file`` (the file each run read, a seed replicate where priors are per
+    seed) beside ``prior`` (read back to the prior it stands for, :func:`compendium.rela.replicates.base_spec`)
+    and each run's ``SSL-phase share`` (:func:`ssl_share`)."""
+    r = all_runs.copy()
+    r.insert(r.columns.get_loc("prior") + 1, "prior file", r["prior"])
+    r["prior"] = r["prior"].map(lambda p: replicates.base_spec(p) if isinstance(p, str) else p)
+    r["SSL-phase share"] = ssl_share(r)
+    return r
+
+
+def table_runs(all_runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs of Table 1 and its claims: the stage's own schedule (no :func:`variant_name` arm) and no
+    :func:`prior_only_name` arm; ``prior`` read back to the prior a replicate stands for."""
+    keep = ~is_variant(all_runs["arm"].astype(str)) & ~is_prior_only(all_runs["arm"].astype(str))
+    r = all_runs[keep].copy()
+    r["prior"] = r["prior"].map(lambda p: p if not isinstance(p, str) else replicates.base_spec(p))
+    return r
+
+
+def prior_vs_ssl(all_runs: pd.DataFrame, label: Callable[[str], str]) -> pd.DataFrame:
+    """Per "+ReLA" cell with a :func:`prior_only_name` arm beside it (prior, budget): on the seeds where +ReLA,
+    the prior-only arm and BYOL at that budget all ran, the three mean probes, the +ReLA arms' mean SSL-phase
+    share, and two paired differences with their 95% t intervals (points): ``prior alone − BYOL`` (what
+    regression onto the prior gives) and ``+ReLA − prior alone`` (what the SSL phase adds to it)."""
+    r = all_runs[~is_variant(all_runs["arm"].astype(str))].copy()
+    r["prior"] = r["prior"].fillna("").map(lambda p: replicates.base_spec(str(p)))
+    r["SSL-phase share"] = ssl_share(r)
+    only = r[is_prior_only(r["arm"].astype(str))]
+    rows = []
+    for (p, b), g in only.groupby(["prior", "budget"], sort=False):
+        rela = r[(r["prior"] == p) & np.isclose(r["budget"], b) & ~is_prior_only(r["arm"].astype(str))]
+        byol = r[(r["prior"] == "") & np.isclose(r["budget"], b) & ~r["untrained"].astype(bool)]
+        po, re, by = (d.groupby("seed")["probe"].mean() for d in (g, rela, byol))
+        seeds = sorted(set(po.index) & set(re.index) & set(by.index))
+        if not seeds:
+            continue
+        row = {"prior": label(p), "budget": f"{b:.0%}", "seeds": len(seeds), "+ReLA": 100 * re[seeds].mean(),
+               "prior alone (λ = 1)": 100 * po[seeds].mean(), "BYOL": 100 * by[seeds].mean(),
+               "SSL-phase share of +ReLA": float(rela[rela["seed"].isin(seeds)]["SSL-phase share"].mean())}
+        for name, d in (("prior alone − BYOL", po[seeds] - by[seeds]), ("+ReLA − prior alone", re[seeds] - po[seeds])):
+            m, lo, hi = t_interval(100 * d.to_numpy())
+            row[name] = m
+            row[f"{name}, 95% interval"] = f"[{lo:+.1f}, {hi:+.1f}]" if np.isfinite(lo) else "n < 2"
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def ssl_share(runs: pd.DataFrame) -> pd.Series:
@@ -233,7 +294,7 @@ def similarity_features(priors: list, arms: list[Arm], results: list[Result], se
                                   seed=seed, mean=setup.mean, std=setup.std)
         feats[f"prior: {label(p)}"] = probe.extract_features(prior.model, images, prior.mean, prior.std)
     for a, r in zip(arms, results):
-        if a.reuse:  # identical to its prior, already in the matrix
+        if a.reuse or is_prior_only_name(a.name):  # a reused BYOL* is its prior, already in the matrix
             continue
         if a.seed == seed and not a.untrained and a.budget in (headline_budget, 1.0):
             feats[a.name] = probe.extract_features(r.backbone, images, setup.mean, setup.std)
@@ -282,8 +343,9 @@ def transport_per_seed(source: torch.Tensor, arms: list[Arm], results: list[Resu
     headline student (BYOL and + ReLA with the same-dataset prior, every seed), ``out``, and back, ``in``."""
     rows = []
     for a, r in zip(arms, results):
-        if (a.budget == headline_budget and not (a.untrained or a.reuse) and a.prior in ("", same_dataset_prior)
-                and not is_variant_name(a.name)):   # the stage's own schedule only
+        if (a.budget == headline_budget and not (a.untrained or a.reuse)
+                and replicates.base_spec(a.prior) in ("", same_dataset_prior)
+                and not (is_variant_name(a.name) or is_prior_only_name(a.name))):   # the stage's own +ReLA arms only
             f = probe.extract_features(r.backbone, images, setup.mean, setup.std)
             rows.append({"seed": a.seed, "student": a.name, "probe": r.row["probe"],
                          "out": similarity.transport_similarity(source[:half], f[:half], source[half:], f[half:]),

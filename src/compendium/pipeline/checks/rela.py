@@ -23,6 +23,7 @@ judges them from those tables (:func:`rela_stage_claims`), so a change here reru
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -421,12 +422,43 @@ def budget_stage_claims(folder: Path, gap_goal: float) -> list[Claim]:
     the stage's own table), ``transport_per_seed`` and ``settings``; ``gap_goal``: the judge's reading of "nearly
     reaches" (the ``claims_ledger`` stage's parameter)."""
     st = stage_tables.settings(folder)
-    runs = stage_tables.table(folder, "runs")
-    runs = runs[~tables.is_variant(runs["arm"].astype(str))]
+    runs = tables.table_runs(stage_tables.table(folder, "runs"))
     rows = budget_claims(runs, priors=st["priors"], budgets=st["budgets"], same=st["same"], cross=st["cross"],
                          headline=st["headline"], gap_goal=gap_goal, cost_goal=st["cost_goal"],
                          strength=st["strength"])
+    split = (stage_tables.table(folder, "prior_vs_ssl") if (Path(folder) / "prior_vs_ssl.csv").is_file()
+             else pd.DataFrame())
+    headline_cell = (PT.prior_label(st["same"]), f"{st['headline']:.0%}")
+    rows = [with_prior_split(r, split, headline_cell) for r in rows]
     return rows + [transport_claim_from(stage_tables.table(folder, "transport_per_seed"), st["strength"])]
+
+
+def prior_split_text(split: pd.DataFrame, cells: Iterable[tuple[str, str]] | None = None) -> str:
+    """What the prior alone gives and what the SSL phase adds, per cell (prior label, budget text) of
+    ``rela_budget``'s ``prior_vs_ssl`` table (all its cells when ``cells`` is None); "" when it has none."""
+    if split is None or split.empty:
+        return ""
+    keep = split if cells is None else split[[(p, b) in set(cells) for p, b in zip(split["prior"], split["budget"])]]
+    return "; ".join(f"{r['prior']} {r['budget']}: prior alone − BYOL {r['prior alone − BYOL']:+.1f} "
+                     f"{r['prior alone − BYOL, 95% interval']}, +ReLA − prior alone {r['+ReLA − prior alone']:+.1f} "
+                     f"{r['+ReLA − prior alone, 95% interval']} (SSL-phase share {r['SSL-phase share of +ReLA']:.0%}, "
+                     f"{int(r['seeds'])} seeds)" for _, r in keep.iterrows())
+
+
+def with_prior_split(row: Claim, split: pd.DataFrame, headline_cell: tuple[str, str]) -> Claim:
+    """A Table 1 row with, in its ``ours``, what regression onto the prior alone (λ = 1 throughout) gives and what
+    the SSL phase adds (:func:`prior_split_text`): the ``headline_cell`` (prior label, budget text) for the gap
+    closure, every cell for the other Table 1 rows."""
+    if not row.location.startswith("Table 1") or split is None or split.empty:
+        return row
+    if row.location.startswith("Table 1 (CF-10"):
+        cells = [headline_cell]
+    elif row.location.startswith("Table 1 (Rand."):
+        cells = [(p, b) for p, b in zip(split["prior"], split["budget"]) if p == PT.prior_label("rand")]
+    else:
+        cells = None
+    text = prior_split_text(split, cells)
+    return dataclasses.replace(row, ours=f"{row.ours}; what the SSL phase adds to the prior alone: {text}") if text else row
 
 
 def arch_stage_claims(folder: Path, **judge) -> list[Claim]:

@@ -20,9 +20,9 @@ SCHEMA = {
     "rand_seeds": Param("list[int]", "seeds of the rand prior's targets besides `seed` (camera-ready Table 2's one "
                         "random network for every student, on each of rela_arch's seeds)", low=0, high=SEED_MAX,
                         nonempty=True),
-    "byol_replicate_seeds": Param("list[int]", "further seeds of the same-dataset BYOL run (BYOL* replicates, "
-                                  "models/prior_replicates/<tag>_byol_seed<s>.pt), reused by rela_budget's BYOL* arms",
-                                  low=0, high=SEED_MAX),
+    "replicate_seeds": Param("list[int]", "further seeds on which every trained prior is trained again "
+                             "(models/prior_replicates/<name>_seed<s>.pt): BYOL* replicates and the per-seed priors of "
+                             "rela_budget", low=0, high=SEED_MAX),
     "priors": priors_param("priors to make targets for: rand, trained:<file>"),
     "order": Param("str", "target map: PCA then z-score (code) or z-score then PCA (paper eq. 10)",
                choices=("code", "paper", "correlation")),
@@ -51,9 +51,9 @@ def check(values: dict) -> list[str]:
         errs.append(f"priors: {unknown} are not made by this stage (it makes {sorted(made)}); use those or rand")
     if values["cross_dataset"] == values["dataset"]:
         errs.append(f"cross_dataset: {values['cross_dataset']!r} is `dataset` too; choose another dataset")
-    if values["seed"] in values["byol_replicate_seeds"] or len(set(values["byol_replicate_seeds"])) < len(values["byol_replicate_seeds"]):
-        errs.append(f"byol_replicate_seeds: {values['byol_replicate_seeds']} repeats a seed or holds `seed` "
-                    f"({values['seed']}), whose run is the same-dataset prior itself; list each other seed once")
+    if values["seed"] in values["replicate_seeds"] or len(set(values["replicate_seeds"])) < len(values["replicate_seeds"]):
+        errs.append(f"replicate_seeds: {values['replicate_seeds']} repeats a seed or holds `seed` "
+                    f"({values['seed']}), whose run is each prior itself; list each other seed once")
     size = TRAIN_SIZES.get(values["dataset"])
     if size is not None and values["train_n"] > size:
         errs.append(f"train_n: {values['train_n']} > the {size} training images of {values['dataset']}; lower train_n")

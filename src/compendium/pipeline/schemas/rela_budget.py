@@ -20,6 +20,10 @@ SCHEMA = {
                               "every seed ('' for none)", choices=("", *SCHEDULES)),
     "similarity_images": Param("int", "test images of the representation-similarity matrix", low=20, high=10000),
     "cost_goal": Param("float", "the budget at or below which ReLA should match BYOL*", low=0.0, high=1.0),
+    "per_seed_priors": Param("bool", "a student on seed s reads each trained prior's replicate on the next seed of `seeds` "
+                             "(the priors stage's replicate_seeds), never its own BYOL* reference; needs 2 seeds or more"),
+    "prior_only": Param("bool", "beside each +ReLA arm, the same prior with lambda = 1 throughout (regression onto the "
+                        "prior alone), so that what the prior gives and what the SSL phase adds are told apart"),
     "cost_goal_cell": Param("bool", "run + ReLA with the cross-dataset prior at cost_goal on the grid seeds when budgets leave "
                             "that budget out (the half-cost claim's one cell, without the budget's whole row)"),
 }
@@ -35,6 +39,8 @@ def check(values: dict) -> list[str]:
     if values["headline_budget"] not in values["budgets"]:
         errs.append(f"headline_budget: {values['headline_budget']} must be one of `budgets` {values['budgets']}; "
                     "add it there")
+    if values["per_seed_priors"] and len(set(values["seeds"])) < 2:
+        errs.append(f"per_seed_priors: true needs 2 seeds or more (seeds: {values['seeds']}); add a seed or set it false")
     if values["variant_schedule"] == values["schedule"]:
         errs.append(f"variant_schedule: {values['variant_schedule']!r} is the stage's own schedule; use another or ''")
     return errs

@@ -1,0 +1,155 @@
+"""DC's and DSA's own evaluation on Fashion-MNIST, for the coreset baselines: the study that says how far our
+evaluation stands from the papers' tables, and why.
+
+DC (Zhao et al., ICLR 2021) and DSA (Zhao & Bilen, ICML 2021) judge every set the same way: a fresh ConvNet of
+width 128 (three 3x3 conv blocks with instance norm, ReLU and average pooling; the official network pads the
+first conv of a 28-px, 1-channel input by 3) trained on the set alone with hard labels, SGD at 0.01 with momentum
+0.9 and weight decay 5e-4, batch 256, 300 epochs with the rate divided by 10 at half, no augmentation on
+Fashion-MNIST, tested on all 10,000 test images (:func:`compendium.distill.evaluate.preset` ``dc``). The
+pipeline's labelled stages evaluate on a Conv-3 of width 16 trained for a few hundred steps and test on 1,000
+images, which is what a 2-core run can afford for every set of every method.
+
+This study evaluates the coresets under the papers' protocol, once each, so that the two evaluations can be
+compared on the same sets:
+
+* ``random``: ``ipc`` random training images per class (seeded);
+* ``herding`` and ``k_center``: DC's coreset baselines in the feature space of a ConvNet trained on the whole
+  training set (the labelled regime study's teacher of seed 0, :mod:`compendium.distill.regime`; its weights are
+  committed beside that study's records so that this study resumes on any machine).
+
+Each (method, images per class, seed) is one record under ``reports/regime/dc_protocol/``, written as it
+finishes (``python -m compendium.distill.dc_protocol --hours 1``; resumable, committed). The ``dd_regime`` stage
+shows them beside the papers' printed DC and DSA numbers.
+
+Example:
+    >>> Plan().jobs()[:3]
+    [('random', 1, 0), ('herding', 1, 0), ('k_center', 1, 0)]
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from compendium.core import data, models, paths
+from compendium.core.probe import extract_features
+from compendium.core.progress import say
+from compendium.distill import coresets
+from compendium.distill import evaluate as E
+from compendium.distill import regime
+
+RECORDS = paths.REPORTS / "regime" / "dc_protocol"
+#: the feature network of herding and K-Center: the labelled regime study's teacher of seed 0
+FEATURE_NET = paths.REPORTS / "regime" / "labelled" / "teacher_w32_e20_seed0.pt"
+
+#: DC's and DSA's printed Fashion-MNIST results (ConvNet, test accuracy %, images per class 1 / 10 / 50), as the
+#: official repository's README gives them. The papers' coreset rows are not quoted here: they are not verified.
+PAPER = {"DC": {1: 70.5, 10: 82.3, 50: 83.6}, "DSA": {1: 70.6, 10: 84.6, 50: 88.7}}
+
+
+@dataclass(frozen=True)
+class Plan:
+    seeds: tuple = (0, 1, 2)
+    ipcs: tuple = (1, 10, 50)
+    methods: tuple = ("random", "herding", "k_center")
+    width: int = 128
+    epochs: int = 300
+
+    def jobs(self) -> list[tuple[str, int, int]]:
+        """(method, ipc, seed), cheapest first: every method at 1 image per class on every seed, then 10, then 50."""
+        return [(m, i, s) for i in sorted(self.ipcs) for s in self.seeds for m in self.methods]
+
+
+def eval_config(plan: Plan, **kw) -> E.EvalConfig:
+    """DC's evaluation (:func:`compendium.distill.evaluate.preset` ``dc``) on the official Fashion-MNIST ConvNet."""
+    return E.preset("dc", arch="convnet", epochs=plan.epochs, device="cpu",
+                    arch_kwargs=dict(width=plan.width, depth=3, norm="instance", pooling="avg",
+                                     first_padding=models.dc_first_padding(1, 28)), **kw)
+
+
+def feature_net(file: Path = FEATURE_NET) -> torch.nn.Module:
+    """The committed feature network of herding and K-Center (backbone + linear head, in eval mode)."""
+    if not Path(file).is_file():
+        raise FileNotFoundError(f"{file}: the labelled regime study's teacher of seed 0 is missing; run "
+                                f"`python -m compendium.distill.regime` (it writes it) and copy "
+                                f"build/regime/labelled/{Path(file).name} there")
+    net = E.build_student(regime.teacher_config(regime.Plan(), 1), (1, 28, 28), 10)
+    net.load_state_dict(torch.load(file, weights_only=True))
+    return net.eval()
+
+
+def select(method: str, ipc: int, seed: int, tr, mean, std, features: torch.Tensor | None):
+    if method == "random":
+        return coresets.random_real(tr.images, tr.labels, ipc, 10, mean, std, seed=seed)
+    if method == "herding":
+        return coresets.herding(features, tr.labels, ipc, tr.images, 10, mean, std, seed=seed)
+    if method == "k_center":
+        return coresets.k_center(features, tr.labels, ipc, tr.images, 10, mean, std, seed=seed)
+    raise ValueError(f"unknown method {method!r}; known: random, herding, k_center")
+
+
+def record_file(method: str, ipc: int, seed: int, root: Path = RECORDS) -> Path:
+    return Path(root) / f"{method}-ipc-{ipc}__seed{seed}.csv"
+
+
+def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, net_file: Path = FEATURE_NET) -> list[Path]:
+    """Every missing record of ``plan.jobs()``, each written as it finishes; none started after ``hours``."""
+    t0, written = time.perf_counter(), []
+    todo = [j for j in plan.jobs() if not record_file(*j, root=root).is_file()]
+    if not todo:
+        return written
+    tr, te, mean, std = regime._data()
+    features = None
+    if any(m in ("herding", "k_center") for m, _, _ in todo):
+        net = feature_net(net_file)
+        features = extract_features(net[0], tr.images, mean, std)   # its penultimate features
+    cfg = eval_config(plan)
+    for method, ipc, seed in todo:
+        if hours and time.perf_counter() - t0 > hours * 3600:
+            say(f"DC protocol: {hours} h spent; run again to go on")
+            break
+        dset = select(method, ipc, seed, tr, mean, std, features)
+        t = time.perf_counter()
+        r = E.evaluate(dset, te.images, te.labels, cfg, seed)
+        row = {"method": method, "ipc": ipc, "seed": seed, "test acc": r["final_acc"], "test images": len(te.labels),
+               "width": plan.width, "epochs": plan.epochs, "steps": r["steps"], "seconds": time.perf_counter() - t}
+        out = record_file(method, ipc, seed, root)
+        regime._write(pd.DataFrame([row]), out)
+        written.append(out)
+        say(f"DC protocol: {out.name}: {100 * r['final_acc']:.1f}% ({row['seconds'] / 60:.1f} min)")
+    return written
+
+
+def load(root: Path = RECORDS) -> pd.DataFrame:
+    files = sorted(Path(root).glob("*__seed*.csv"))
+    return pd.concat([pd.read_csv(f) for f in files], ignore_index=True) if files else pd.DataFrame()
+
+
+def summary(records: pd.DataFrame, pipeline: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per method and images per class: our mean ± std under DC's protocol (seeds), the pipeline's own evaluation
+    of the same method where given (``pipeline``: method, ipc, acc in [0, 1], one row per seed), and the papers'
+    printed DC and DSA numbers at that ipc for reference."""
+    rows = []
+    for (m, i), g in records.groupby(["method", "ipc"], sort=True):
+        acc = 100 * g["test acc"]
+        row = {"method": m, "images per class": int(i), "seeds": int(g["seed"].nunique()),
+               "ours, DC's protocol": f"{acc.mean():.1f} ± {acc.std(ddof=1):.1f}" if len(g) > 1 else f"{acc.mean():.1f}"}
+        if pipeline is not None and not pipeline.empty:
+            p = 100 * pipeline[(pipeline["method"] == m) & (pipeline["ipc"] == i)]["acc"]
+            row["ours, the pipeline's evaluation"] = f"{p.mean():.1f}" if len(p) else "–"
+        for k, v in PAPER.items():
+            row[f"paper: {k}"] = v.get(int(i), float("nan"))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def main(argv=None) -> int:
+    return regime.piece_main(run_pieces, Plan(), __doc__, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,47 @@
+"""DC's evaluation protocol study: the coresets evaluated as DC and DSA evaluate every set, and their records."""
+
+import pandas as pd
+import pytest
+import torch
+
+from compendium.distill import dc_protocol as D
+from compendium.distill import evaluate as E
+from compendium.distill import regime
+from test_distill_regime import toy  # noqa: F401  (the study's toy image sets, a fixture)
+
+
+@pytest.fixture
+def dc_toy(toy, tmp_path):
+    """The labelled regime study's toy image sets, a feature network and a tiny plan."""
+    net = E.build_student(regime.teacher_config(regime.Plan(), 1), (1, 28, 28), 10, seed=0)
+    torch.save(net.state_dict(), tmp_path / "net.pt")
+    return D.Plan(seeds=(0,), ipcs=(1, 2), width=4, epochs=2), tmp_path
+
+
+def test_the_papers_evaluation_is_dcs_protocol_on_the_official_network():
+    cfg = D.eval_config(D.Plan())
+    assert (cfg.optimizer, cfg.lr, cfg.momentum, cfg.weight_decay, cfg.batch_size, cfg.epochs, cfg.schedule,
+            cfg.augmentation, cfg.label_mode) == ("sgd", 0.01, 0.9, 5e-4, 256, 300, "step", "none", "hard")
+    assert cfg.arch_kwargs == dict(width=128, depth=3, norm="instance", pooling="avg", first_padding=3)
+
+
+def test_every_coreset_is_one_record_written_as_it_finishes_and_a_second_call_runs_nothing(dc_toy):
+    plan, tmp = dc_toy
+    written = D.run_pieces(plan, root=tmp / "rec", net_file=tmp / "net.pt")
+    assert [p.name for p in written] == [f"{m}-ipc-{i}__seed0.csv" for i in (1, 2) for m in plan.methods]
+    rec = D.load(tmp / "rec")
+    assert rec["test acc"].between(0, 1).all() and set(rec["test images"]) == {50}
+    assert D.run_pieces(plan, root=tmp / "rec", net_file=tmp / "net.pt") == []
+    t = D.summary(rec, pd.DataFrame([{"method": "random", "ipc": 1, "acc": 0.5}]))
+    assert list(t.columns[:5]) == ["method", "images per class", "seeds", "ours, DC's protocol",
+                                   "ours, the pipeline's evaluation"]
+    assert t.set_index(["method", "images per class"]).loc[("random", 1), "ours, the pipeline's evaluation"] == "50.0"
+    assert t[t["images per class"] == 2]["paper: DC"].isna().all()   # the papers print no number at 2 per class
+    assert D.summary(rec[rec["ipc"] == 1])["paper: DSA"].tolist() == [70.6] * 3
+
+
+def test_a_missing_feature_network_is_named_before_any_training(dc_toy):
+    plan, tmp = dc_toy
+    with pytest.raises(FileNotFoundError, match="python -m compendium.distill.regime"):
+        D.run_pieces(plan, root=tmp / "rec", net_file=tmp / "absent.pt")
+    assert not (tmp / "rec").exists()
