@@ -46,6 +46,22 @@ def test_the_teacher_is_tested_after_every_epoch_and_the_students_after_each_len
     assert (kept["test acc"] == kept["test acc before"]).all()
 
 
+def test_a_seed_whose_teacher_is_lost_redoes_its_teacher_label_curves_whole_with_the_new_teacher(toy, tmp_path):
+    regime.run_pieces(toy, root=tmp_path, models_dir=tmp_path / "m")
+    (tmp_path / "m" / "teacher_w4_e2_seed0.pt").unlink()     # a machine without the seed's teacher
+    longer = regime.Plan(**{**toy.__dict__, "steps": (2, 4, 6)})
+    again = regime.run_pieces(longer, root=tmp_path, models_dir=tmp_path / "m")
+    assert [p.name for p in again] == ["teacher__hard__seed0.csv", "whole__hard__seed0.csv",
+                                       "random-ipc-2__hard__seed0.csv", "random-ipc-2__teacher__seed0.csv"]
+    soft = pd.read_csv(tmp_path / "random-ipc-2__teacher__seed0.csv")
+    assert list(soft["steps"]) == [2, 4, 6]     # every length again, none kept from the lost teacher
+    assert (tmp_path / "m" / "teacher_w4_e2_seed0.pt").is_file()
+
+
+def test_the_teachers_are_kept_beside_the_records_so_that_every_machine_reads_the_same_one():
+    assert regime.MODELS == regime.RECORDS
+
+
 def test_random_subsets_hold_ipc_images_of_every_class(toy):
     tr, _, mean, std = regime._data()
     s = regime.random_subset(tr, 3, 0, mean, std)

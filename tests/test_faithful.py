@@ -409,6 +409,6 @@ def test_the_readme_block_states_the_totals_and_the_stages_that_ran():
 
 
 def test_the_readme_states_the_faithful_summary_of_the_repository_as_it_stands():
-    readme = (paths.ROOT / "README.md").read_text()
+    readme = faithful.SCALES_PAGE.read_text()
     assert faithful.current_readme_block() in readme, \
         "the README's faithful summary is stale: python -m compendium.pipeline.faithful --dry-run --write"

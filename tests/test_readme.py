@@ -50,3 +50,28 @@ def test_block_states_the_from_scratch_run_where_one_was_measured():
     assert "fresh clone of abc1234" in b and "**101 min** of wall time on 2 cores, 96 of them" in b
     assert "`dd_dwa`, 12.6 min" in b and "benchmarks/repro_from_scratch.md" in b
     assert "fresh clone" not in readme.block(rows, _headlines(), {"rela_budget": 3.0})
+
+
+def test_the_verdicts_block_names_each_papers_central_claims_and_why_one_is_not_tested():
+    from compendium.verdicts.registry import Declaration, Registry
+
+    decl = lambda i, paper, claim, headline=True: Declaration(i, paper, "v", "Table 1", claim, "s", "comparison", "accuracy",
+                                                             headline=headline)
+    reg = Registry((decl("r.a", "ReLA", "A beats B"), decl("r.b", "ReLA", "C beats D"), decl("d.a", "DC", "E beats F"),
+                    decl("x", "ReLA", "not central", headline=False)))
+    rows = _ledger()
+    rows.loc[1, ["seeds", "condition", "tested", "verdict"]] = ["0,1,2", "replication on a disjoint seed set unmet (3 matched "
+                                                                "seeds); would need 6", "no", "not tested at this scale"]
+    rows.loc[2, ["seeds", "condition", "verdict_all_seeds"]] = ["0,1", "under-powered at this scale: the power plan asks 74 matched seeds", ""]
+    b = readme.verdict_lines(rows, reg, ["DC", "ReLA"])
+    lines = b.splitlines()
+    assert lines[0] == readme.VERDICTS_START and lines[-1] == readme.VERDICTS_END and len(lines) == 4
+    assert lines[1].startswith("- **DC**: Table 1, “E beats F”: **not tested at this scale** (under-powered: the power plan "
+                               "asks 74 matched seeds)")
+    assert "“A beats B”: **holds**;" in lines[2] and "not central" not in b
+    assert "(replication on a disjoint seed set unmet; on its 3 seeds: holds)" in lines[2]
+
+
+def test_readme_verdicts_block_is_what_the_ledger_and_the_registry_give():
+    text = readme.README.read_text()
+    assert readme.current(text, readme.VERDICTS_START, readme.VERDICTS_END) == readme.rendered_verdicts()

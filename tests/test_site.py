@@ -100,3 +100,77 @@ def test_table_cells_escape_text_and_keep_the_papers_marks():
     assert report.cell_html(0.123456) == "0.123" and report.cell_html(float("nan")) == "" and report.cell_html(7) == "7"
     page = report.table_html(pd.DataFrame({"BYOL": ["66.8 ± 3.7"], "+ReLA": ["**<u>77.1</u>**"]}))
     assert "<b><u>77.1</u></b>" in page and "**" not in page
+
+
+RENDERED = """<html><head><script src="https://cdnjs.cloudflare.com/ajax/libs/require.js/2.1.10/require.min.js"></script></head><body>
+<div class="jp-Cell jp-CodeCell celltag_parameters"><div class="jp-InputArea-editor"><pre>scale = 'smoke'</pre></div></div>
+<div class="jp-Cell jp-CodeCell celltag_injected-parameters"><div class="jp-InputArea-editor"><pre>scale = 'cpu'</pre></div></div>
+<div class="jp-Cell jp-MarkdownCell"><div class="jp-RenderedMarkdown"><h1>A stage title</h1><p>what it does</p></div></div>
+<div class="jp-Cell jp-CodeCell"><div class="jp-InputArea-editor"><pre>print(1)</pre></div>
+ <div class="jp-OutputArea-output" data-mime-type="text/plain"><pre>1 &lt;ok&gt;</pre></div>
+ <div class="jp-OutputArea-output" data-mime-type="application/vnd.jupyter.stderr"><pre>warn</pre></div></div>
+<div class="jp-Cell jp-CodeCell celltag_remove-cell"><div class="jp-InputArea-editor"><pre>hidden()</pre></div></div>
+<div class="jp-Cell jp-CodeCell"><div class="jp-InputArea-editor"><pre>rep.claims(rows)</pre></div>
+ <div class="jp-OutputArea-output"><img src="data:image/png;base64,AAAA"/><script>x()</script></div></div>
+</body></html>"""
+
+
+def test_a_page_made_from_the_rendered_stage_shows_what_the_notebook_page_shows():
+    page = site.html_stage_page("some_stage", RENDERED)
+    assert page.splitlines()[0] == "# A stage title" and "<h1>" not in page
+    assert "scale = 'smoke'" not in page and "hidden()" not in page and "warn" not in page
+    assert "<summary>the parameters of this run</summary><pre>scale = &#x27;cpu&#x27;</pre>" in page
+    assert "1 &lt;ok&gt;" in page and "what it does" in page and 'src="data:image/png;base64,AAAA"' in page
+    assert "script" not in page and "cdnjs" not in page
+    before, after = page.split(f"({site.CLAIMS_ANCHOR})=")
+    assert "print(1)" in before and "rep.claims(rows)" in after
+    assert site.html_stage_page("untitled", "<div class='jp-Cell jp-CodeCell'></div>").startswith("# untitled\n")
+
+
+def test_a_clone_without_executed_notebooks_gets_every_stage_page_from_the_rendered_pages(tmp_path):
+    reports = tmp_path / "reports"
+    (reports / "html").mkdir(parents=True)
+    (reports / "notebooks").mkdir()
+    _ledger().to_csv(reports / "claims.csv", index=False)
+    (reports / "html" / "rela_budget.html").write_text(RENDERED)
+    (reports / "html" / "dd_matching.html").write_text(RENDERED)
+    nbformat.write(new_notebook(cells=[new_markdown_cell("# dd_matching")]), reports / "notebooks" / "dd_matching.ipynb")
+    stages = site.write_source(tmp_path / "src", reports)
+    assert stages == ["rela_budget", "dd_matching"]
+    assert {p.name for p in (tmp_path / "src" / "stages").iterdir()} == {"rela-budget.md", "dd-matching.ipynb"}
+    assert "(../stages/rela-budget.md)" in (tmp_path / "src" / "papers" / "rela.md").read_text()
+    assert "(../stages/dd-matching.ipynb)" in (tmp_path / "src" / "papers" / "dc.md").read_text()
+
+
+def test_the_reports_in_git_build_the_whole_site_and_it_passes_the_browser_check(tmp_path):
+    """What a fresh clone has (reports/ in git, no executed notebook, no DVC cache) builds every page, offline."""
+    import shutil
+
+    from compendium.core import paths
+    from compendium.pipeline import sitecheck, stagedeps
+
+    reports = tmp_path / "reports"
+    shutil.copytree(paths.REPORTS, reports, ignore=shutil.ignore_patterns("notebooks", "site", "faithful"))
+    home = site.build(out=tmp_path / "site", reports=reports, src=tmp_path / "src")
+    stages = stagedeps.notebook_stages(paths.ROOT / "dvc.yaml")
+    built = {p.stem for p in (tmp_path / "site" / "stages").glob("*.html")}
+    assert {site.slug(st) for st in stages} <= built, sorted({site.slug(st) for st in stages} - built)
+    seen = sitecheck.check(home.parent, screenshot=tmp_path / "home.png")
+    assert not seen.problems, "\n".join(seen.problems[:20])
+    assert seen.pages >= len(stages) + 5 and seen.images > 0
+
+
+def test_a_manual_page_keeps_links_between_manual_pages_and_names_the_repository_files_it_cannot_hold():
+    text = ("See [the scales](scales.md#several-gpus), [`benchmarks/x.md`](../benchmarks/x.md), "
+            "[the ledger](../reports/claims.md) and [a site](https://example.org).")
+    page = site.manual_page(text, ["scales", "stages"])
+    assert "[the scales](scales.md#several-gpus)" in page and "[a site](https://example.org)" in page
+    assert "`benchmarks/x.md`" in page and "](../benchmarks" not in page
+    assert "the ledger (`reports/claims.md`)" in page
+
+
+def test_the_home_page_names_the_central_verdicts_and_the_manual():
+    central = "<!-- verdicts:start -->\n- **ReLA**: Table 1, “A beats B”: **holds**.\n<!-- verdicts:end -->"
+    page = site.home_page(_ledger(), ["rela_budget"], manual={"scales": "Scales and profiles"}, central=central)
+    assert "## The central claims" in page and "- **ReLA**: Table 1, “A beats B”: **holds**." in page
+    assert "<!--" not in page and "[Scales and profiles](manual/scales.md)" in page and ":caption: Manual" in page

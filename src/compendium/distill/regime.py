@@ -17,7 +17,10 @@ all 10,000 test images:
   hard labels and with the teacher's (online, as the methods' evaluation does);
 * :func:`run_pieces`: every missing record, written to ``reports/regime/labelled/`` as it finishes
   (``python -m compendium.distill.regime --hours 1``; resumable, committed); the teacher of each seed is kept
-  under ``build/regime/labelled/`` for that seed's teacher-label students.
+  beside the records (``teacher_w32_e20_seed<s>.pt``, about 90 KB, committed) for that seed's teacher-label
+  students, so that every point of a teacher-label curve comes from one teacher on every machine. A seed whose
+  teacher is not there (it was never committed) trains it again, and then recomputes that seed's teacher-label
+  curves at every step count, never mixing two teachers in one curve.
 
 Example:
     >>> Plan().students()[:2]
@@ -41,7 +44,7 @@ from compendium.distill import evaluate as E
 from compendium.distill.sets import DistilledSet
 
 RECORDS = paths.REPORTS / "regime" / "labelled"
-MODELS = paths.ROOT / "build" / "regime" / "labelled"
+MODELS = RECORDS   # the teachers, committed beside the records
 
 
 @dataclass(frozen=True)
@@ -148,10 +151,11 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, models_dir:
     for seed in plan.seeds:
         t_file = Path(models_dir) / f"teacher_w{plan.teacher_width}_e{plan.teacher_epochs}_seed{seed}.pt"
         jobs = [("teacher", "hard")] + plan.students()
+        new_teacher = False   # the seed's teacher trained in this run: its teacher-label curves are redone whole
 
         def missing(curve, labels):
             out = record_file(curve, labels, seed, root)
-            if not out.is_file():
+            if not out.is_file() or (new_teacher and labels == "teacher"):
                 return list(plan.steps)
             have = set(pd.read_csv(out)["steps"].astype(int)) if curve != "teacher" else set(plan.steps)
             return [n for n in plan.steps if n not in have]
@@ -168,6 +172,7 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, models_dir:
                 df, teacher = teacher_curve(plan, seed)
                 t_file.parent.mkdir(parents=True, exist_ok=True)
                 torch.save(teacher.state_dict(), t_file)
+                new_teacher = True
             else:
                 teacher = None
                 if labels == "teacher":
@@ -175,7 +180,7 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, models_dir:
                     teacher.load_state_dict(torch.load(t_file, weights_only=True))
                     teacher.eval()
                 df = student_curve(plan, curve, labels, seed, teacher, steps_grid=missing(curve, labels))
-                if out.is_file():
+                if out.is_file() and not (new_teacher and labels == "teacher"):
                     df = pd.concat([pd.read_csv(out), df], ignore_index=True).sort_values("steps", kind="stable")
             _write(df, out)
             written.append(out)

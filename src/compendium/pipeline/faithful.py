@@ -47,7 +47,9 @@ DONE = "done"                            # <root>/done/<stage>.json: the done re
 ESTIMATE_MD = paths.ROOT / "benchmarks" / "faithful_estimate.md"
 BENCH_CPU = paths.ROOT / "benchmarks" / "bench_steps_cpu.json"      # benchmarks/bench_steps.py on 2 cores
 BENCH_GPU = paths.ROOT / "benchmarks" / "bench_steps_gpu.json"      # the same on one GPU
-README_START, README_END = "<!-- faithful-time:start -->", "<!-- faithful-time:end -->"   # the README's summary
+README_START, README_END = "<!-- faithful-time:start -->", "<!-- faithful-time:end -->"   # the manual's summary
+#: the manual's page on the scales, which holds the faithful summary and the paper profile's time table
+SCALES_PAGE = paths.ROOT / "docs" / "scales.md"
 SKIPPED = frozenset({"clean_notebooks"})  # the runner cleans each notebook itself (build/faithful/nb/)
 MODULE_STAGES = ("summary",)             # the presentation stage that runs a module, not a notebook
 RECORD_KEYS = ("scale", "params", "sources", "upstream")   # what a record must match to be skipped
@@ -542,9 +544,9 @@ def estimate_markdown(rows: list[Estimate], cpu: dict[str, Measured], gpu: tuple
 
 
 def readme_block(rows: list[Estimate], speedups: dict[str, float], records: dict[str, dict]) -> str:
-    """The README's faithful summary (between :data:`README_START` and :data:`README_END`): the estimated
+    """The manual's faithful summary (between :data:`README_START` and :data:`README_END`): the estimated
     total on 2 cores and on one GPU, and the stages that have run (their done records: minutes, date).
-    Whether a record still matches the code is ``--status``'s answer, not the README's."""
+    Whether a record still matches the code is ``--status``'s answer, not the page's."""
     total = sum(r.minutes for r in rows if r.minutes is not None)
     on_gpu, stays = gpu_total(rows, speedups)
     lines = [README_START, "",
@@ -588,7 +590,7 @@ def current_readme_block() -> str:
 
 
 def rewrite_readme(readme: Path, block: str) -> None:
-    """Replace the README's faithful summary with ``block``."""
+    """Replace the faithful summary of ``readme`` (the manual's scales page) with ``block``."""
     text = readme.read_text()
     if README_START not in text or README_END not in text:
         raise ValueError(f"{readme} has no {README_START} ... {README_END} block")
@@ -746,8 +748,8 @@ def main(argv: list[str] | None = None) -> int:
             ESTIMATE_MD.parent.mkdir(parents=True, exist_ok=True)
             speedups, gpu = gpu_speedups()
             ESTIMATE_MD.write_text(estimate_markdown(rows, cpu, (speedups, gpu)))
-            rewrite_readme(paths.ROOT / "README.md", readme_block(rows, speedups, records(order)))
-            print(f"[faithful] wrote {ESTIMATE_MD} and the README's faithful summary")
+            rewrite_readme(SCALES_PAGE, readme_block(rows, speedups, records(order)))
+            print(f"[faithful] wrote {ESTIMATE_MD} and the faithful summary of {SCALES_PAGE.name}")
         return 0
     try:
         with nbrun.stage_lock(f"{SCALE}-runner"):
@@ -766,8 +768,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         timings.update(root, stages=order)   # every stage that ran keeps its measured minutes
-        if root == ROOT and args.scale == SCALE:   # the README lists the stages that have run
-            rewrite_readme(paths.ROOT / "README.md", current_readme_block())
+        if root == ROOT and args.scale == SCALE:   # the manual lists the stages that have run
+            rewrite_readme(SCALES_PAGE, current_readme_block())
     if result["ran"] and not result["left"] and (root / "claims.csv").is_file():
         say(f"the site of this profile: {site.build(reports=root)}")   # as `make repro` does after `dvc repro`
     return 0

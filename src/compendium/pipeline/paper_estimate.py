@@ -221,7 +221,7 @@ def markdown(rows: list[PaperEstimate], gpu: str, model: StepModel | None = None
 
 
 def readme_block(rows: list[PaperEstimate], gpu: str) -> str:
-    """The README's time table (between :data:`START` and :data:`END`): per stage its estimate on one GPU."""
+    """The paper profile's time table on the manual's scales page (between :data:`START` and :data:`END`): per stage its estimate on one GPU."""
     known = [r for r in rows if r.minutes is not None]
     lines = [START, "", f"| stage | loop timed on {gpu} | paper, one GPU (estimated) |", "|---|---|---:|"]
     lines += [f"| `{r.stage}` | {_loop(r) or '– (its 2-core time)'} | {F.fmt_minutes(r.minutes)} |" for r in known]
@@ -258,7 +258,7 @@ def current() -> tuple[list[PaperEstimate], str, StepModel | None]:
 
 
 def rewrite_readme(readme: Path) -> None:
-    """Replace the README's time table with :func:`readme_block` of :func:`current`."""
+    """Replace the time table of ``readme`` (the manual's scales page) with :func:`readme_block` of :func:`current`."""
     text = readme.read_text()
     if START not in text or END not in text:
         raise ValueError(f"{readme} has no {START} ... {END} block")
@@ -277,8 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.write:
         ESTIMATE_MD.write_text(text)
-        rewrite_readme(paths.ROOT / "README.md")
-        print(f"[paper_estimate] wrote {ESTIMATE_MD} and the README's time table")
+        rewrite_readme(F.SCALES_PAGE)
+        print(f"[paper_estimate] wrote {ESTIMATE_MD} and the time table of {F.SCALES_PAGE.name}")
     return 0
 
 

@@ -1,11 +1,12 @@
-"""The README's results block, generated from what the pipeline produced: the claims ledger
+"""The README's results and verdicts blocks, generated from what the pipeline produced: the claims ledger
 (``reports/claims.csv``), the summary stage's headlines (``reports/summary/headlines.json``) and the stages'
 measured minutes (``reports/stage_minutes.json``, :mod:`compendium.pipeline.timings`), and, where one was
 measured, the last from-scratch run (``benchmarks/repro_from_scratch.json``, written by
 ``benchmarks/repro_from_scratch.py``).
 
 The block between ``<!-- results:start -->`` and ``<!-- results:end -->`` in README.md is what
-:func:`block` renders; a test fails when they differ, so the README never states a verdict, a number or
+:func:`block` renders, the one between ``<!-- verdicts:start -->`` and ``<!-- verdicts:end -->`` what
+:func:`verdict_lines` renders from the ledger and the claims registry's central claims; a test fails when they differ, so the README never states a verdict, a number or
 a time the pipeline did not produce. ``make repro`` ends with ``python -m compendium.pipeline.readme``,
 which rewrites the block in place.
 """
@@ -13,6 +14,7 @@ which rewrites the block in place.
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pandas as pd
@@ -20,9 +22,11 @@ import pandas as pd
 from compendium.core import paths
 from compendium.pipeline import paper_estimate, summary, timings
 from compendium.verdicts import ledger
+from compendium.verdicts import registry as claims_registry
 from compendium.core.tables import markdown_table
 
 START, END = "<!-- results:start -->", "<!-- results:end -->"
+VERDICTS_START, VERDICTS_END = "<!-- verdicts:start -->", "<!-- verdicts:end -->"
 README = paths.ROOT / "README.md"
 #: The figure the README shows (a product of the rela_budget stage).
 FIGURE = "reports/figures/rela_budget/budget_curves_and_cost.png"
@@ -92,8 +96,40 @@ def block(claims: pd.DataFrame, headlines: dict, minutes: dict[str, float], scra
     if scratch:
         lines += [from_scratch_line(scratch), ""]
     lines += [f"![ReLA Table 1 at this scale: linear probe against the budget, and its cost]({FIGURE})", "",
-              f"Every page, figure and the sortable ledger: open [`{SITE}`]({SITE}) after `make repro`.", END]
+              f"Every page, figure and the sortable ledger: open [`{SITE}`]({SITE}) after `make site` (or `make repro`).", END]
     return "\n".join(lines)
+
+
+def _why_not_tested(condition: str) -> str:
+    """The first unmet precondition of a row's condition, in a few words."""
+    m = re.search(r"asks (\S+) matched seeds", condition)
+    if condition.startswith("under-powered") and m:
+        return f"under-powered: the power plan asks {m.group(1)} matched seeds"
+    first = condition.split(" unmet")[0].strip()
+    return f"{first} unmet" if first and first != condition.strip() else (first or "see its row")
+
+
+def verdict_lines(claims: pd.DataFrame, registry: claims_registry.Registry, papers: list[str]) -> str:
+    """Per paper (in ``papers``' order, then any other), one line with the verdict of each of its central claims
+    (the registry's ``headline: true``) in words; a claim this scale does not test says why (its first unmet
+    precondition) and what its own seeds gave."""
+    rows = claims.set_index("id")
+    heads = [d for d in registry.declarations if d.headline and d.id in rows.index]
+    order = [p for p in papers if any(d.paper == p for d in heads)] + sorted({d.paper for d in heads} - set(papers))
+    lines = [VERDICTS_START]
+    for paper in order:
+        parts = []
+        for d in (d for d in heads if d.paper == paper):
+            r = rows.loc[d.id]
+            text = f"{d.location}, “{d.claim}”: **{r['verdict']}**"
+            if r["tested"] != "yes":
+                seeds = str(r["seeds"])
+                n = "" if ":" in seeds else f"{len([s for s in seeds.split(',') if s.strip()])} "   # arms' own seed lists
+                own = f"; on its {n}seeds: {r['verdict_all_seeds']}" if r["verdict_all_seeds"] else ""
+                text += f" ({_why_not_tested(str(r['condition']))}{own})"
+            parts.append(text)
+        lines.append(f"- **{paper}**: " + "; ".join(parts) + ".")
+    return "\n".join(lines + [VERDICTS_END])
 
 
 def read_ledger() -> pd.DataFrame:
@@ -101,10 +137,10 @@ def read_ledger() -> pd.DataFrame:
     return pd.read_csv(paths.REPORTS / "claims.csv", dtype=str, keep_default_na=False)
 
 
-def current(text: str) -> str:
-    if START not in text or END not in text:
-        raise ValueError(f"README.md has no {START} ... {END} block")
-    return text[text.index(START): text.index(END) + len(END)]
+def current(text: str, start: str = START, end: str = END) -> str:
+    if start not in text or end not in text:
+        raise ValueError(f"README.md has no {start} ... {end} block")
+    return text[text.index(start): text.index(end) + len(end)]
 
 
 def rendered() -> str:
@@ -113,10 +149,18 @@ def rendered() -> str:
     return block(read_ledger(), summary.read(), timings.minutes(), scratch)
 
 
+def rendered_verdicts() -> str:
+    """The verdicts block as the committed ledger and the claims registry render it."""
+    from compendium.pipeline import site   # the papers' order, as the site lists them
+
+    return verdict_lines(read_ledger(), claims_registry.load(), list(site.PAPERS))
+
+
 def main() -> int:
     text = README.read_text()
-    README.write_text(text.replace(current(text), rendered()))
-    paper_estimate.rewrite_readme(README)   # the paper profile's time table: its cpu minutes are the ones just measured
+    text = text.replace(current(text), rendered())
+    README.write_text(text.replace(current(text, VERDICTS_START, VERDICTS_END), rendered_verdicts()))
+    paper_estimate.rewrite_readme(paper_estimate.F.SCALES_PAGE)   # the paper profile's time table: its cpu minutes are the ones just measured
     print(f"[readme] results block rewritten from {len(read_ledger())} claims and the summary's headlines; "
           "the paper profile's time table too")
     return 0

@@ -62,6 +62,7 @@ class Declaration:
     sesoi: float | None = None
     sesoi_source: str = ""
     seeds_key: str = "seeds"      # the recording stages' parameter that lists the comparison's matched seeds
+    headline: bool = False        # one of its paper's central claims: the README's first screen names its verdict
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -72,6 +73,8 @@ class Declaration:
             raise ValueError(f"{self.id}: an exact check has metric 'none', a comparison a metric with a scale")
         if self.sesoi is not None and (not math.isfinite(self.sesoi) or self.sesoi <= 0):
             raise ValueError(f"{self.id}: sesoi must be a positive number, got {self.sesoi!r}")
+        if not isinstance(self.headline, bool):
+            raise ValueError(f"{self.id}: headline is true or false, got {self.headline!r}")
         if self.sesoi is not None and not self.sesoi_source:
             raise ValueError(f"{self.id}: a sesoi of its own states where it comes from (sesoi_source)")
         object.__setattr__(self, "paper", canonical_paper(self.paper))
@@ -125,7 +128,7 @@ def load(path: Path = FILE) -> Registry:
         if bad or missing:
             raise ValueError(f"{path}: declaration {i} ({item.get('id', '?')}): unknown keys {sorted(bad)}, "
                              f"missing {sorted(missing)}")
-        out.append(Declaration(**{k: (str(v) if k not in ("sesoi",) and v is not None else v) for k, v in item.items()}))
+        out.append(Declaration(**{k: (str(v) if k not in ("sesoi", "headline") and v is not None else v) for k, v in item.items()}))
     return Registry(tuple(out))
 
 
