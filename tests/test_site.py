@@ -174,3 +174,24 @@ def test_the_home_page_names_the_central_verdicts_and_the_manual():
     page = site.home_page(_ledger(), ["rela_budget"], manual={"scales": "Scales and profiles"}, central=central)
     assert "## The central claims" in page and "- **ReLA**: Table 1, “A beats B”: **holds**." in page
     assert "<!--" not in page and "[Scales and profiles](manual/scales.md)" in page and ":caption: Manual" in page
+
+
+def test_the_forest_rows_give_each_effect_in_units_of_its_smallest_effect_of_interest():
+    rows = pd.DataFrame([{"id": "a", "location": "Table 1", "verdict": "holds", "sesoi": "1"},
+                         {"id": "b", "location": "Table 2", "verdict": "fails", "sesoi": "0.5"},
+                         {"id": "c", "location": "Eq. 3", "verdict": "holds", "sesoi": ""}])
+    evidence = {"a": {"effects": [{"label": "A − B", "deltas": [0.02, 0.03, 0.04], "unit": 100.0}]},
+                "b": {"effects": [{"label": "C − D", "deltas": [-1.0, -1.2, -0.8], "unit": 1.0}]}}
+    f = site.forest_rows(rows, evidence)
+    assert list(f["label"]) == ["1. Table 1: A − B", "2. Table 2: C − D"]
+    assert abs(f.loc[0, "mean"] - 3.0) < 1e-9 and f.loc[0, "low"] < 3.0 < f.loc[0, "high"]
+    assert abs(f.loc[1, "ratio_mean"] + 2.0) < 1e-9 and f.loc[1, "ratio_high"] < 0
+    fig = site.forest_plot(f, "X")
+    assert fig is not None and len(fig.axes[0].get_yticklabels()) == 2
+    assert site.forest_plot(f.iloc[0:0], "X") is None
+
+
+def test_a_paper_page_numbers_its_claims_and_keeps_the_details_behind_a_click():
+    text = site.ledger_html(_ledger(), numbered=True, shown=[c for c in site.LEDGER_SHOWN if c != "paper"])
+    assert "<td>1. A beats B<details><summary>details</summary>" in text and "<th class=\"col-paper\">" not in text
+    assert "<dt>condition</dt><dd>needs 1,000 iterations</dd>" in text
