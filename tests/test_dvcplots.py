@@ -55,3 +55,48 @@ def test_dvc_plots_show_draws_four_arms_as_four_lines(tmp_path):
     spec = json.loads(out.stdout)["data"]["knn"][0]["content"]
     assert spec["encoding"]["color"]["field"] == "arm" and spec["encoding"]["x"]["field"] == "epoch"
     assert {v["arm"] for v in spec["data"]["values"]} == set("ABCD")
+
+
+def test_the_offline_page_inlines_the_libraries_dvcs_page_loads_from_a_cdn(tmp_path):
+    for name, version in dvcplots.VEGA:
+        root = tmp_path / f"{name}-{version}" / "package"
+        (root / "build").mkdir(parents=True)
+        (root / "build" / f"{name}.min.js").write_text(f"window['{name}'] = 1; /* a */")
+        (root / "LICENSE").write_text(f"{name} licence */ text")
+    page = dvcplots.vendored_page(tmp_path)
+    assert "{plot_divs}" in page and "{refresh_tag}" in page and "http" not in page.split("<body>")[0]
+    assert all(f"window['{n}'] = 1;" in page and f"{n} {v}, from the npm registry" in page for n, v in dvcplots.VEGA)
+    assert "licence * / text" in page   # a licence cannot close the comment it sits in
+    # the libraries DVC's own page would load, at the same versions
+    from dvc_render.vega import VegaRenderer
+    for name, version in dvcplots.VEGA:
+        assert f"npm/{name}@{version}" in VegaRenderer.SCRIPTS
+    (tmp_path / "vega-5.20.2" / "package" / "build" / "vega.min.js").write_text("x = '</script>'")
+    with pytest.raises(ValueError, match="cannot be inlined"):
+        dvcplots.vendored_page(tmp_path)
+
+
+def test_dvc_plots_writes_the_committed_offline_page_and_it_draws_without_the_internet(tmp_path):
+    """`dvc plots show` (and `diff`, which writes the same page) fills `.dvc/plots-page.html`, which the repository's
+    DVC config names; the page draws its plot in headless Chromium with no request off the machine."""
+    from compendium.pipeline import sitecheck
+
+    page = (paths.ROOT / dvcplots.PAGE).read_text()
+    assert "cdn.jsdelivr" not in page and all(f"{n} {v}, from the npm registry" in page for n, v in dvcplots.VEGA)
+    assert "html_template = plots-page.html" in (paths.ROOT / ".dvc" / "config").read_text()
+    out = tmp_path / "plots"
+    r = subprocess.run([sys.executable, "-m", "dvc", "plots", "show", "reports/plots/data_overview/class_balance_digits.csv",
+                        "-o", str(out)], cwd=paths.ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    html = (out / "index.html").read_text()
+    assert "cdn.jsdelivr" not in html and "vega-embed 6.18.2" in html
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=sitecheck.chromium(), args=["--no-sandbox"])
+        p = browser.new_page()
+        off = []
+        p.on("request", lambda q: off.append(q.url) if q.url.startswith("http") else None)
+        p.goto((out / "index.html").as_uri(), wait_until="load")
+        p.wait_for_selector("svg, canvas", timeout=15000)
+        browser.close()
+    assert not off, off

@@ -209,7 +209,43 @@ def write(root: Path | None = None) -> None:
     f.write_text(text)
 
 
+#: The page ``dvc plots show`` / ``dvc plots diff`` write their plots into (``plots.html_template`` in
+#: ``.dvc/config``): DVC's own page with the three libraries it loads from a CDN inlined, so it works offline.
+PAGE = Path(".dvc") / "plots-page.html"
+#: The libraries DVC's page loads (dvc-render's ``VegaRenderer.SCRIPTS``), at the same versions: (package, version).
+VEGA = (("vega", "5.20.2"), ("vega-lite", "5.2.0"), ("vega-embed", "6.18.2"))
+
+
+def vendored_page(packages: Path) -> str:
+    """The offline plots page from the npm packages unpacked under ``packages`` (``<name>-<version>/package/``, as
+    ``npm pack <name>@<version>`` and ``tar xzf`` give them): each library's minified build inlined with its
+    licence, DVC's placeholders (``{refresh_tag}``, ``{plot_divs}``) kept."""
+    parts = []
+    for name, version in VEGA:
+        root = Path(packages) / f"{name}-{version}" / "package"
+        code = (root / "build" / f"{name}.min.js").read_text(encoding="utf-8")
+        if "</script" in code.lower():
+            raise ValueError(f"{name} {version}: its build contains '</script' and cannot be inlined")
+        licence = (root / "LICENSE").read_text(encoding="utf-8").replace("*/", "* /")
+        parts.append(f"<script>/* {name} {version}, from the npm registry (npm pack {name}@{version}); its licence:\n"
+                     f"{licence}*/\n{code}\n</script>")
+    return ("<!DOCTYPE html>\n<html>\n<head>\n    {refresh_tag}\n    <meta charset=\"utf-8\">\n    <title>DVC Plot</title>\n"
+            "    <!-- vega, vega-lite and vega-embed inlined at the versions DVC's own page loads from a CDN, so that the\n"
+            "         page works offline: python -m compendium.pipeline.dvcplots --write-page <folder of the unpacked\n"
+            "         npm packages> -->\n" + "\n".join(parts)
+            + "\n    <style>\n        table {\n            border-spacing: 15px;\n        }\n    </style>\n</head>\n"
+              "<body>\n    {plot_divs}\n</body>\n</html>\n")
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv and argv[0] == "--write-page":
+        if len(argv) < 2:
+            print("usage: python -m compendium.pipeline.dvcplots --write-page <folder>, the folder holding "
+                  + ", ".join(f"{n}-{v}/package/ (npm pack {n}@{v}; tar xzf)" for n, v in VEGA), file=sys.stderr)
+            return 2
+        (paths.ROOT / PAGE).write_text(vendored_page(Path(argv[1])), encoding="utf-8")
+        print(f"[dvcplots] wrote {PAGE}")
+        return 0
     if argv and argv[0] == "--write":
         write()
     found = problems()
