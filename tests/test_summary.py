@@ -58,9 +58,10 @@ def test_build_reads_every_headline_from_the_stages_tables(tmp_path):
     (nb / "dd_kip.ipynb").write_text(json.dumps({"metadata": {"papermill": {"duration": 30.0}}}))
     r = summary.build(tmp_path)
     fam = r["families"]
-    assert fam["rela"] == {"claims": 1, "tested": 1, "holds": 1, "fails": 0, "conditional": 0, "inconclusive": 0,
-                           "not_tested": 0, "headline_ours": fam["rela"]["headline_ours"],
-                           "headline_paper": fam["rela"]["headline_paper"]}
+    assert {k: v for k, v in fam["rela"].items() if k != "results"} == {
+        "claims": 1, "tested": 1, "holds": 1, "fails": 0, "conditional": 0, "inconclusive": 0, "not_tested": 0,
+        "headline_ours": fam["rela"]["headline_ours"], "headline_paper": fam["rela"]["headline_paper"]}
+    assert fam["rela"]["results"]["rela_budget:table1"]["10%"]["BYOL"] == 42.0   # every cell of the result tables
     assert fam["labelled"]["not_tested"] == 1 and fam["theory"]["fails"] == 1
     assert "headline_ours" not in fam["unrolled"]  # no headline row: the keys are absent, not null
     assert set(r["headlines"]) == {"scale", "rows"}   # the measured minutes are the timings record's
@@ -129,3 +130,14 @@ def test_ior_hlr_gathers_every_stage_table_with_its_keys_in_one_cell_column(tmp_
     assert t.loc[1, "cell"] == "learner=bilstm; ipc=1" and pd.isna(t.loc[1, "IOR"]) and t.loc[1, "HLR"] == 0.2
     assert list(t.columns) == ["stage", "cell", *summary.IOR_HLR_VALUES]
     assert summary.ior_hlr(tmp_path / "empty").empty
+
+
+def test_the_metrics_carry_every_cell_of_the_result_tables_so_an_experiment_shows_in_a_metrics_diff(tmp_path):
+    f = tmp_path / paths.TABLES / "rela_budget" / "table1.csv"
+    f.parent.mkdir(parents=True)
+    f.write_text("budget,BYOL,+ReLA Rand.,paper BYOL\n10%,70.5 ± 2.1 (6 seeds),**<u>74.3 ± 0.9</u>**,58.3\n30%,72.0,,\n")
+    cells = summary.result_cells(tmp_path, "rela")
+    assert cells == {"rela_budget:table1": {"10%": {"BYOL": 70.5, "+ReLA Rand.": 74.3}, "30%": {"BYOL": 72.0}}}
+    assert summary.result_cells(tmp_path, "labelled") == {}        # its tables not written yet: left out
+    stage = yaml.safe_load(paths.DVC_YAML.read_text())["stages"]["summary"]
+    assert {f"reports/tables/{st}" for t in summary.RESULT_TABLES.values() for st, _, _ in t} <= set(stage["deps"])

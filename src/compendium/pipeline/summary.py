@@ -169,9 +169,38 @@ def headline_rows(reports: Path, partial: bool = False) -> list[dict]:
     return rows
 
 
-def family_metrics(ledger: pd.DataFrame, rows: list[dict]) -> dict[str, dict]:
+#: Per family, the tables whose every cell the family's metrics carry (``results``): (stage, table, key columns).
+#: An experiment that adds an arm, a budget or an ipc adds keys there, so ``dvc metrics diff`` shows it.
+RESULT_TABLES = {
+    "rela": (("rela_budget", "table1", ("budget",)),),
+    "labelled": (("dd_tables", "classic", ("method",)), ("dd_tables", "dwa_table1", ("method",))),
+    "ssdd": (("ssdd_eval", "table1", ("target", "method")),),
+}
+
+
+def result_cells(reports: Path, fam: str) -> dict:
+    """``{table: {row key: {column: our number}}}`` of the family's :data:`RESULT_TABLES` (the leading number of each
+    printed cell; the papers' columns and empty cells left out; a table not written yet left out)."""
+    out: dict = {}
+    for stage, table, keys in RESULT_TABLES.get(fam, ()):
+        f = reports / paths.TABLES / stage / f"{table}.csv"
+        if not f.is_file():
+            continue
+        df = pd.read_csv(f, dtype=str, keep_default_na=False)
+        cells = {}
+        for _, r in df.iterrows():
+            values = {c: number(r[c]) for c in df.columns if c not in keys and not c.lower().startswith("paper")}
+            values = {c: v for c, v in values.items() if v is not None}
+            if values:
+                cells[" / ".join(str(r[k]) for k in keys)] = values
+        out[f"{stage}:{table}"] = cells
+    return out
+
+
+def family_metrics(ledger: pd.DataFrame, rows: list[dict], reports: Path | None = None) -> dict[str, dict]:
     """One dict per family with the same keys: verdict counts, then ``headline_ours`` and
-    ``headline_paper`` (the family's first headline row; absent where the family has none)."""
+    ``headline_paper`` (the family's first headline row; absent where the family has none), and with ``reports``
+    ``results``: every cell of the family's result tables (:func:`result_cells`)."""
     fams = ledger["stage"].map(family)
     out = {}
     for fam in FAMILIES:
@@ -179,6 +208,8 @@ def family_metrics(ledger: pd.DataFrame, rows: list[dict]) -> dict[str, dict]:
         first = next((r for r in rows if r["family"] == fam), None)
         if first is not None:
             m["headline_ours"], m["headline_paper"] = first["ours"], first["paper_value"]
+        if reports is not None and fam in RESULT_TABLES:
+            m["results"] = result_cells(reports, fam)
         out[fam] = m
     return out
 
@@ -215,7 +246,7 @@ def build(reports: Path | None = None, partial: bool = False) -> dict:
     ledger = pd.read_csv(ledger_file, dtype=str, keep_default_na=False)
     rows = headline_rows(reports, partial)
     scales = sorted(set(ledger["scale"]))
-    return {"families": family_metrics(ledger, rows), "ior_hlr": ior_hlr(reports),
+    return {"families": family_metrics(ledger, rows, reports), "ior_hlr": ior_hlr(reports),
             "headlines": {"scale": ", ".join(scales) or "-", "rows": rows}}
 
 
