@@ -195,3 +195,21 @@ def test_a_paper_page_numbers_its_claims_and_keeps_the_details_behind_a_click():
     text = site.ledger_html(_ledger(), numbered=True, shown=[c for c in site.LEDGER_SHOWN if c != "paper"])
     assert "<td>1. A beats B<details><summary>details</summary>" in text and "<th class=\"col-paper\">" not in text
     assert "<dt>condition</dt><dd>needs 1,000 iterations</dd>" in text
+
+
+def test_the_browser_check_fails_on_a_broken_link_a_request_off_the_machine_and_a_table_wider_than_its_column(tmp_path):
+    from compendium.pipeline import sitecheck
+
+    site_dir = tmp_path / "site"
+    site_dir.mkdir()
+    wide = "<table><tr>" + "".join(f"<td>{'x' * 40}{i}</td>" for i in range(12)) + "</tr></table>"
+    (site_dir / "index.html").write_text(
+        '<html><body><article style="width:600px">'
+        f'{wide}<a href="missing.html">m</a><a href="ok.html">o</a>'
+        '<img src="https://example.org/x.png"></article></body></html>')
+    (site_dir / "ok.html").write_text("<html><body><article><table><tr><td>1</td></tr></table></article></body></html>")
+    rep = sitecheck.check(site_dir, screenshot=tmp_path / "shot.png")
+    text = "\n".join(rep.problems)
+    assert "index.html: broken link missing.html" in text and "request to the internet" in text
+    assert "index.html: a table" in text and "in a column of 600 px" in text
+    assert "ok.html: a table" not in text and rep.tables == 2 and (tmp_path / "shot.png").is_file()

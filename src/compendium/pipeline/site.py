@@ -111,7 +111,10 @@ table.ledger dl { margin: 0.3rem 0; } table.ledger dt { font-weight: 600; } tabl
 .stage-page .jp-OutputArea-output { overflow-x: auto; margin: 0.3rem 0 1rem 0; }
 .stage-page pre { white-space: pre-wrap; font-size: 0.8rem; }
 .stage-page img { max-width: 100%; height: auto; }
-.stage-page table { font-size: 0.8rem; }
+.stage-page table { font-size: 0.75rem; }
+article table { max-width: 100%; }
+article table th, article table td { overflow-wrap: anywhere; hyphens: auto; }
+article table th { font-size: 0.75rem; }
 .stage-page details > summary { cursor: pointer; color: #57606a; font-size: 0.8rem; }
 """
 

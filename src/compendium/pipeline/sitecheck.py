@@ -2,8 +2,9 @@
 
 Headless Chromium (Debian's ``chromium``, driven by Playwright) opens every HTML page of the site from
 ``file://``, and the check fails on a link to a page or file that does not exist, an image that does
-not load, a console error, or any request that leaves the machine (the site must work offline). It
-saves a screenshot of the home page (``build/site-check/home.png``) and prints what it saw.
+not load, a console error, a table wider than the page's column, or any request that leaves the machine (the
+site must work offline). It saves screenshots of the home page and of ReLA's page (``build/site-check/home.png``,
+``paper-rela.png``) and prints what it saw.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class Report:
     pages: int = 0
     images: int = 0
     links: int = 0
+    tables: int = 0
     problems: list[str] = field(default_factory=list)
     screenshot: Path | None = None
 
@@ -37,6 +39,11 @@ def chromium() -> str:
             return found
     raise FileNotFoundError("no Chromium found: install Debian's `chromium` (apt-get install chromium; "
                             "`make setup` does it where apt is available)")
+
+
+#: Every table of a page's article: its full width and the width of the article's column (px).
+TABLE_WIDTHS = """() => { const main = document.querySelector('article') || document.body;
+  return Array.from(main.querySelectorAll('table')).map(t => [t.scrollWidth, main.clientWidth]); }"""
 
 
 def _local_target(href: str, page: Path) -> Path | None:
@@ -84,11 +91,19 @@ def check(site: Path, screenshot: Path | None = None) -> Report:
                 rep.links += 1
                 if not target.exists():
                     rep.problems.append(f"{current[0]}: broken link {href}")
+            for width, column in page.evaluate(TABLE_WIDTHS):
+                rep.tables += 1
+                if width > column + 2:
+                    rep.problems.append(f"{current[0]}: a table {width} px wide in a column of {column} px")
         if screenshot is not None:
             screenshot.parent.mkdir(parents=True, exist_ok=True)
             page.goto((site / "index.html").as_uri(), wait_until="load")
             page.screenshot(path=str(screenshot), full_page=False)
             rep.screenshot = screenshot
+            paper = site / "papers" / "rela.html"
+            if paper.is_file():   # one paper page too: its forest plot and claims table
+                page.goto(paper.as_uri(), wait_until="load")
+                page.screenshot(path=str(screenshot.with_name("paper-rela.png")), full_page=False)
         browser.close()
     return rep
 
@@ -99,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--screenshot", type=Path, default=paths.BUILD / "site-check" / "home.png")
     args = ap.parse_args(argv)
     rep = check(args.site, args.screenshot)
-    print(f"[site-check] {rep.pages} pages, {rep.links} local links, {rep.images} images; "
+    print(f"[site-check] {rep.pages} pages, {rep.links} local links, {rep.images} images, {rep.tables} tables; "
           f"{len(rep.problems)} problems; home page screenshot: {rep.screenshot}")
     for line in rep.problems[:50]:
         print(f"  {line}")
