@@ -63,7 +63,8 @@ PAPERS = {
 }
 
 #: The manual's pages (``docs/<name>.md``, in git), in the order the site's navigation lists them.
-MANUAL = ("verdicts", "browsing", "setup", "data", "scales", "stages", "experiments", "library", "tests", "determinism")
+MANUAL = ("verdicts", "browsing", "setup", "data", "scales", "stages", "experiments", "extending", "library", "tests",
+          "determinism")
 
 #: The families of stages, by name prefix, in the order the navigation lists them.
 FAMILIES = (("rela_", "ReLA"), ("priors", "ReLA"), ("dd_", "Labeled distillation"), ("ssdd_", "SSDD"),
