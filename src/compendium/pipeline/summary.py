@@ -169,7 +169,7 @@ def headline_rows(reports: Path, partial: bool = False) -> list[dict]:
     return rows
 
 
-#: Per family, the tables whose every cell the family's metrics carry (``results``): (stage, table, key columns).
+#: Per family, the tables whose every cell the metrics carry (:data:`RESULTS_FILE`): (stage, table, key columns).
 #: An experiment that adds an arm, a budget or an ipc adds keys there, so ``dvc metrics diff`` shows it.
 RESULT_TABLES = {
     "rela": (("rela_budget", "table1", ("budget",)),),
@@ -197,10 +197,9 @@ def result_cells(reports: Path, fam: str) -> dict:
     return out
 
 
-def family_metrics(ledger: pd.DataFrame, rows: list[dict], reports: Path | None = None) -> dict[str, dict]:
+def family_metrics(ledger: pd.DataFrame, rows: list[dict]) -> dict[str, dict]:
     """One dict per family with the same keys: verdict counts, then ``headline_ours`` and
-    ``headline_paper`` (the family's first headline row; absent where the family has none), and with ``reports``
-    ``results``: every cell of the family's result tables (:func:`result_cells`)."""
+    ``headline_paper`` (the family's first headline row; absent where the family has none)."""
     fams = ledger["stage"].map(family)
     out = {}
     for fam in FAMILIES:
@@ -208,10 +207,13 @@ def family_metrics(ledger: pd.DataFrame, rows: list[dict], reports: Path | None 
         first = next((r for r in rows if r["family"] == fam), None)
         if first is not None:
             m["headline_ours"], m["headline_paper"] = first["ours"], first["paper_value"]
-        if reports is not None and fam in RESULT_TABLES:
-            m["results"] = result_cells(reports, fam)
         out[fam] = m
     return out
+
+
+#: The metrics file of every result cell (:func:`result_cells` per family), apart from the families' narrow files
+#: so that ``dvc metrics show reports/summary/<family>.json`` stays a screen wide; ``dvc metrics diff`` lists both.
+RESULTS_FILE = "results.json"
 
 
 #: The stages that write DD-Ranking's IOR / HLR table (``reports/tables/<stage>/ior_hlr.csv``).
@@ -246,7 +248,8 @@ def build(reports: Path | None = None, partial: bool = False) -> dict:
     ledger = pd.read_csv(ledger_file, dtype=str, keep_default_na=False)
     rows = headline_rows(reports, partial)
     scales = sorted(set(ledger["scale"]))
-    return {"families": family_metrics(ledger, rows, reports), "ior_hlr": ior_hlr(reports),
+    return {"families": family_metrics(ledger, rows), "ior_hlr": ior_hlr(reports),
+            "results": {fam: result_cells(reports, fam) for fam in RESULT_TABLES},
             "headlines": {"scale": ", ".join(scales) or "-", "rows": rows}}
 
 
@@ -256,6 +259,8 @@ def write(result: dict, reports: Path | None = None) -> Path:
     for fam, m in result["families"].items():
         (out / f"{fam}.json").write_text(json.dumps(m, indent=2, sort_keys=True) + "\n")
     (out / "headlines.json").write_text(json.dumps(result["headlines"], indent=2, ensure_ascii=False) + "\n")
+    if "results" in result:
+        (out / RESULTS_FILE).write_text(json.dumps(result["results"], indent=2, ensure_ascii=False) + "\n")
     result["ior_hlr"].to_csv(out / "ior_hlr.csv", index=False, float_format="%.4f")
     return out
 
