@@ -211,3 +211,30 @@ def test_the_hostile_inputs_of_a_fresh_clone_stop_before_compute_naming_the_key(
         prm.stage_params(section, f)
     good = P("list[str]", "x", validate=lambda v: None if v.startswith("ok") else "not ok")
     assert good.check("k", ["ok1", "ok2"]) == [] and good.check("k", ["ok", "no"]) == ["k[1]: not ok"]
+
+
+def test_an_override_that_the_scale_shadows_is_named_with_the_key_to_set_instead():
+    ref = copy.deepcopy(GOOD)
+    run = copy.deepcopy(GOOD)
+    run["scale"] = "smoke"
+    run["train"]["epochs"] = 5                       # dvc exp run -S train.epochs=5 at scale smoke
+    run["train"]["lr"] = 0.01                        # not overridden at smoke: it takes effect
+    errs = params.shadowed(run, "train", ref)
+    assert len(errs) == 1 and errs[0].startswith("epochs: set to 5 (the last commit has 10), but scale 'smoke' sets it")
+    assert "set train.scales.smoke.epochs instead" in errs[0]
+    assert params.shadowed(dict(run, scale="cpu"), "train", ref) == []          # cpu: the base values are its own
+    assert params.shadowed(run, "train", None) == []                               # no commit to compare with
+    assert params.shadowed(copy.deepcopy(dict(ref, scale="smoke")), "train", ref) == []   # nothing changed
+
+
+def test_the_committed_params_are_read_from_git_and_absent_outside_a_work_tree(tmp_path):
+    import subprocess
+
+    f = tmp_path / "params.yaml"
+    f.write_text(yaml.safe_dump(GOOD))
+    assert params.committed_params(f) is None                                   # not a git work tree
+    for cmd in (["init", "-q"], ["add", "params.yaml"],
+                ["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "-m", "x"]):
+        subprocess.run(["git", *cmd], cwd=tmp_path, check=True, capture_output=True)
+    f.write_text(yaml.safe_dump(dict(GOOD, scale="smoke")))
+    assert params.committed_params(f)["scale"] == "cpu"                        # the commit's, not the workspace's

@@ -157,12 +157,49 @@ def resolve(params: dict, section: str) -> dict:
     return body
 
 
+def shadowed(params: dict, section: str, reference: dict | None) -> list[str]:
+    """The keys of ``section`` whose base value differs from ``reference`` (the last commit's ``params.yaml``) while
+    the selected scale sets them again under ``scales``, which wins: an override such as
+    ``dvc exp run -S rela_budget.budgets=...`` at ``scale: smoke`` would otherwise change nothing, silently. Each
+    problem names the key to set instead."""
+    if not reference or not isinstance(reference.get(section), dict) or section not in params:
+        return []
+    scale = params.get(SCALE_KEY)
+    body, ref = params[section], reference[section]
+    over = (body.get(OVERRIDES_KEY) or {}).get(scale) or {}
+    return [f"{key}: set to {body[key]!r} (the last commit has {ref.get(key)!r}), but scale {scale!r} sets it again "
+            f"under {section}.{OVERRIDES_KEY}.{scale}.{key} ({over[key]!r}), which wins; set "
+            f"{section}.{OVERRIDES_KEY}.{scale}.{key} instead (dvc exp run -S '{section}.{OVERRIDES_KEY}.{scale}.{key}=...')"
+            for key in over if key in body and key != OVERRIDES_KEY and body[key] != ref.get(key, body[key])]
+
+
+def committed_params(path: Path | None = None) -> dict | None:
+    """``params.yaml`` as the last commit holds it (None outside a git work tree, or where it is not committed)."""
+    import subprocess
+
+    path = Path(path or paths.PARAMS)
+    try:
+        out = subprocess.run(["git", "show", f"HEAD:./{path.name}"], cwd=path.parent, capture_output=True, text=True,
+                             timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    try:
+        data = yaml.safe_load(out.stdout)
+    except yaml.YAMLError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def stage_params(section: str, path: Path | str | None = None, scale: str | None = None) -> dict:
     """Load, validate and resolve one stage's parameters (optionally forcing a scale), then run the
     stage's own cross-key check: a schema module may define ``check(values) -> list[str]``, each
     problem naming its key (without the section) and the fix.
 
-    The result also holds ``scale``: every notebook's parameters cell declares it."""
+    The result also holds ``scale``: every notebook's parameters cell declares it. For the project's own
+    ``params.yaml`` (``path`` None), a key changed since the last commit that the selected scale sets again is an
+    error naming the key to set instead (:func:`shadowed`)."""
     params = load(path)
     if scale is not None:
         params[SCALE_KEY] = scale
@@ -173,6 +210,8 @@ def stage_params(section: str, path: Path | str | None = None, scale: str | None
     values = {SCALE_KEY: params[SCALE_KEY], **resolve(params, section)}
     check = getattr(stage_module(section), "check", None)
     problems = check(values) if check is not None else []
+    if path is None:   # the project's own params.yaml: an override the scale would shadow is an error
+        problems += shadowed(params, section, committed_params())
     if values.get("device") == "cuda" and not torch.cuda.is_available():
         problems.append("device: 'cuda' is requested but this machine has no CUDA device; use 'auto' or 'cpu'")
     if problems:
