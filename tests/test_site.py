@@ -213,3 +213,11 @@ def test_the_browser_check_fails_on_a_broken_link_a_request_off_the_machine_and_
     assert "index.html: broken link missing.html" in text and "request to the internet" in text
     assert "index.html: a table" in text and "in a column of 600 px" in text
     assert "ok.html: a table" not in text and rep.tables == 2 and (tmp_path / "shot.png").is_file()
+
+
+def test_the_faithful_ledger_has_its_page_beside_the_default_one_with_each_stages_minutes():
+    page = site.faithful_page(_ledger(), {"dd_labels": 23.9, "theory_pca": 0.3})
+    assert page.startswith("# The faithful ledger") and "2 claims" in page
+    assert "`dd_labels` 23.9 min, `theory_pca` 0.3 min" in page and 'id="ledger-faithful"' in page
+    home = site.home_page(_ledger(), ["rela_budget"], faithful=True)
+    assert "[the faithful ledger](faithful.md)" in home and "faithful" in home.split(":hidden:")[-1]
