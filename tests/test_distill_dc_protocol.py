@@ -45,3 +45,21 @@ def test_a_missing_feature_network_is_named_before_any_training(dc_toy):
     with pytest.raises(FileNotFoundError, match="python -m compendium.distill.regime"):
         D.run_pieces(plan, root=tmp / "rec", net_file=tmp / "absent.pt")
     assert not (tmp / "rec").exists()
+
+
+def test_the_evaluation_effect_and_the_gap_it_explains():
+    import pandas as pd
+
+    rec = pd.DataFrame([{"method": m, "ipc": 10, "seed": s, "test acc": a + 0.01 * s}
+                        for m, a in (("random", 0.74), ("herding", 0.77), ("k_center", 0.64)) for s in range(3)])
+    pipe = pd.DataFrame([{"method": m, "ipc": 10, "acc": a + 0.01 * s}
+                         for m, a in (("random", 0.68), ("herding", 0.70), ("k_center", 0.39)) for s in range(3)])
+    e = D.evaluation_effect(rec, pipe)
+    r = e.set_index("method")
+    assert abs(r.loc["random", "DC's protocol − the pipeline's evaluation"] - 6.0) < 1e-9
+    assert r.loc["herding", "low"] < 7.0 < r.loc["herding", "high"]
+    g = D.gap_table(e, {"DC": {10: 70.3}, "DSA": {10: 72.1}}).set_index(["method", "images per class"])
+    dc = g.loc[("DC", 10)]
+    assert abs(dc["gap"] - 12.0) < 1e-9 and abs(dc["evaluation effect (coresets)"] - 6.5) < 1e-9   # random, herding
+    assert abs(dc["left after the evaluation"] - 5.5) < 1e-9 and dc["measured on"] == "herding, random"
+    assert g.loc[("DC", 50), "measured on"] == "no coreset record yet"
