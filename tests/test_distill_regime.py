@@ -46,7 +46,8 @@ def test_the_teacher_is_tested_after_every_epoch_and_the_students_after_each_len
     assert (kept["test acc"] == kept["test acc before"]).all()
 
 
-def test_a_seed_whose_teacher_is_lost_redoes_its_teacher_label_curves_whole_with_the_new_teacher(toy, tmp_path):
+def test_a_seed_whose_teacher_is_lost_redoes_its_teacher_label_curves_whole_with_the_new_teacher(toy, tmp_path,
+                                                                                               monkeypatch):
     regime.run_pieces(toy, root=tmp_path, models_dir=tmp_path / "m")
     (tmp_path / "m" / "teacher_w4_e2_seed0.pt").unlink()     # a machine without the seed's teacher
     longer = regime.Plan(**{**toy.__dict__, "steps": (2, 4, 6)})
@@ -56,6 +57,18 @@ def test_a_seed_whose_teacher_is_lost_redoes_its_teacher_label_curves_whole_with
     soft = pd.read_csv(tmp_path / "random-ipc-2__teacher__seed0.csv")
     assert list(soft["steps"]) == [2, 4, 6]     # every length again, none kept from the lost teacher
     assert (tmp_path / "m" / "teacher_w4_e2_seed0.pt").is_file()
+    # a run killed after the new teacher leaves no teacher-label curve of the lost one behind
+    (tmp_path / "m" / "teacher_w4_e2_seed0.pt").unlink()
+    longer = regime.Plan(**{**toy.__dict__, "steps": (2, 4, 6, 8)})   # a teacher-label curve needs the teacher again
+
+    def killed(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(regime, "student_curve", killed)
+    with pytest.raises(KeyboardInterrupt):
+        regime.run_pieces(longer, root=tmp_path, models_dir=tmp_path / "m")
+    assert (tmp_path / "m" / "teacher_w4_e2_seed0.pt").is_file()
+    assert not (tmp_path / "random-ipc-2__teacher__seed0.csv").exists()
 
 
 def test_the_teachers_are_kept_beside_the_records_so_that_every_machine_reads_the_same_one():

@@ -20,7 +20,8 @@ all 10,000 test images:
   beside the records (``teacher_w32_e20_seed<s>.pt``, about 90 KB, committed) for that seed's teacher-label
   students, so that every point of a teacher-label curve comes from one teacher on every machine. A seed whose
   teacher is not there (it was never committed) trains it again, and then recomputes that seed's teacher-label
-  curves at every step count, never mixing two teachers in one curve.
+  curves at every step count (their old records are removed as soon as the new teacher is saved), never mixing
+  two teachers in one curve.
 
 Example:
     >>> Plan().students()[:2]
@@ -173,6 +174,9 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, models_dir:
                 t_file.parent.mkdir(parents=True, exist_ok=True)
                 torch.save(teacher.state_dict(), t_file)
                 new_teacher = True
+                for c, lb in jobs:   # the curves of a lost teacher go: a run cut short redoes them whole later
+                    if lb == "teacher":
+                        record_file(c, lb, seed, root).unlink(missing_ok=True)
             else:
                 teacher = None
                 if labels == "teacher":
