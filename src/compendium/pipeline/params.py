@@ -198,8 +198,10 @@ def stage_params(section: str, path: Path | str | None = None, scale: str | None
     problem naming its key (without the section) and the fix.
 
     The result also holds ``scale``: every notebook's parameters cell declares it. For the project's own
-    ``params.yaml`` (``path`` None), a key changed since the last commit that the selected scale sets again is an
-    error naming the key to set instead (:func:`shadowed`)."""
+    ``params.yaml`` at the scale it selects (``path`` and ``scale`` None, as ``dvc repro`` and ``dvc exp run`` run a
+    stage), a key changed since the last commit that the selected scale sets again is an error naming the key to
+    set instead (:func:`shadowed`); a forced scale (the faithful runner, a test) reads the base values as the
+    ``cpu`` scale's, which they are."""
     params = load(path)
     if scale is not None:
         params[SCALE_KEY] = scale
@@ -210,7 +212,7 @@ def stage_params(section: str, path: Path | str | None = None, scale: str | None
     values = {SCALE_KEY: params[SCALE_KEY], **resolve(params, section)}
     check = getattr(stage_module(section), "check", None)
     problems = check(values) if check is not None else []
-    if path is None:   # the project's own params.yaml: an override the scale would shadow is an error
+    if path is None and scale is None:   # the project's params.yaml at its own scale: a shadowed override is an error
         problems += shadowed(params, section, committed_params())
     if values.get("device") == "cuda" and not torch.cuda.is_available():
         problems.append("device: 'cuda' is requested but this machine has no CUDA device; use 'auto' or 'cpu'")
