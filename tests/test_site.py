@@ -170,7 +170,7 @@ def test_a_manual_page_keeps_links_between_manual_pages_and_names_the_repository
 
 
 def test_the_home_page_names_the_central_verdicts_and_the_manual():
-    central = "<!-- verdicts:start -->\n- **ReLA**: Table 1, “A beats B”: **holds**.\n<!-- verdicts:end -->"
+    central = ["- **ReLA**: Table 1, “A beats B”: **holds**."]
     page = site.home_page(_ledger(), ["rela_budget"], manual={"scales": "Scales and profiles"}, central=central)
     assert "## The central claims" in page and "- **ReLA**: Table 1, “A beats B”: **holds**." in page
     assert "<!--" not in page and "[Scales and profiles](manual/scales.md)" in page and ":caption: Manual" in page

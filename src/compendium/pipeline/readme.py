@@ -14,13 +14,12 @@ which rewrites the block in place.
 from __future__ import annotations
 
 import json
-import re
 import sys
 
 import pandas as pd
 
 from compendium.core import paths
-from compendium.pipeline import paper_estimate, summary, timings
+from compendium.pipeline import paper_estimate, site, summary, timings
 from compendium.verdicts import ledger
 from compendium.verdicts import registry as claims_registry
 from compendium.core.tables import markdown_table
@@ -100,36 +99,9 @@ def block(claims: pd.DataFrame, headlines: dict, minutes: dict[str, float], scra
     return "\n".join(lines)
 
 
-def _why_not_tested(condition: str) -> str:
-    """The first unmet precondition of a row's condition, in a few words."""
-    m = re.search(r"asks (\S+) matched seeds", condition)
-    if condition.startswith("under-powered") and m:
-        return f"under-powered: the power plan asks {m.group(1)} matched seeds"
-    first = condition.split(" unmet")[0].strip()
-    return f"{first} unmet" if first and first != condition.strip() else (first or "see its row")
-
-
 def verdict_lines(claims: pd.DataFrame, registry: claims_registry.Registry, papers: list[str]) -> str:
-    """Per paper (in ``papers``' order, then any other), one line with the verdict of each of its central claims
-    (the registry's ``headline: true``) in words; a claim this scale does not test says why (its first unmet
-    precondition) and what its own seeds gave."""
-    rows = claims.set_index("id")
-    heads = [d for d in registry.declarations if d.headline and d.id in rows.index]
-    order = [p for p in papers if any(d.paper == p for d in heads)] + sorted({d.paper for d in heads} - set(papers))
-    lines = [VERDICTS_START]
-    for paper in order:
-        parts = []
-        for d in (d for d in heads if d.paper == paper):
-            r = rows.loc[d.id]
-            text = f"{d.location}, “{d.claim}”: **{r['verdict']}**"
-            if r["tested"] != "yes":
-                seeds = str(r["seeds"])
-                n = "" if ":" in seeds else f"{len([s for s in seeds.split(',') if s.strip()])} "   # arms' own seed lists
-                own = f"; on its {n}seeds: {r['verdict_all_seeds']}" if r["verdict_all_seeds"] else ""
-                text += f" ({_why_not_tested(str(r['condition']))}{own})"
-            parts.append(text)
-        lines.append(f"- **{paper}**: " + "; ".join(parts) + ".")
-    return "\n".join(lines + [VERDICTS_END])
+    """The README's central-verdicts block: :func:`compendium.pipeline.site.central_verdicts` between its markers."""
+    return "\n".join([VERDICTS_START, *site.central_verdicts(claims, registry, papers), VERDICTS_END])
 
 
 def read_ledger() -> pd.DataFrame:
@@ -151,8 +123,6 @@ def rendered() -> str:
 
 def rendered_verdicts() -> str:
     """The verdicts block as the committed ledger and the claims registry render it."""
-    from compendium.pipeline import site   # the papers' order, as the site lists them
-
     return verdict_lines(read_ledger(), claims_registry.load(), list(site.PAPERS))
 
 

@@ -40,9 +40,11 @@ import nbformat
 import pandas as pd
 
 from compendium.core import paths
+from compendium.core.stats import t_interval
 from compendium.pipeline import summary, timings
 from compendium.verdicts import claims
 from compendium.verdicts import ledger as claims_ledger
+from compendium.verdicts import registry as claims_registry
 
 #: The papers in the order the home page lists them, each with a one-line description and the
 #: figure (stage, file stem) its page shows first.
@@ -332,9 +334,9 @@ def _headlines_md(headlines: dict | None, paper: str | None = None) -> list[str]
 
 def home_page(ledger: pd.DataFrame, stages: list[str], headlines: dict | None = None,
               minutes: dict[str, float] | None = None, manual: dict[str, str] | None = None,
-              central: str = "", faithful: bool = False) -> str:
+              central: list[str] | None = None, faithful: bool = False) -> str:
     """The home page; ``manual``: the manual's pages, name -> title; ``central``: the central claims' verdicts
-    (:func:`compendium.pipeline.readme.verdict_lines`, as the README's first screen)."""
+    (:func:`central_verdicts`, as the README's first screen)."""
     s = claims_ledger.summary(ledger)
     tested = int((ledger["tested"] == "yes").sum())
     scales = ", ".join(sorted(set(ledger["scale"]))) or "-"
@@ -347,8 +349,7 @@ def home_page(ledger: pd.DataFrame, stages: list[str], headlines: dict | None = 
              "[The full ledger](ledger.md) lists every row"
              + ("; [the faithful ledger](faithful.md) those of the stages run at the papers' iteration counts so far."
                 if faithful else "."), "",
-             *(["## The central claims", "", *[ln for ln in central.splitlines() if not ln.startswith("<!--")], ""]
-               if central else []),
+             *(["## The central claims", "", *central, ""] if central else []),
              "## Every claim, per paper", "", _md_table(s), "", *_headlines_md(headlines)]
     if minutes:
         lines += [f"The stages' notebooks ran {sum(minutes.values()):.0f} min in all (each stage at its last run).", ""]
@@ -377,8 +378,6 @@ def forest_rows(rows: pd.DataFrame, evidence: dict[str, dict]) -> pd.DataFrame:
     there, as :func:`ledger_html` numbers them) that has evidence: the paired
     differences' mean and 95% t interval in the claim's units and in units of its smallest effect of interest
     (``ratio_*``; empty where the claim has none), with the claim's verdict."""
-    from compendium.core.stats import t_interval
-
     out = []
     for n, (_, r) in enumerate(rows.iterrows(), start=1):
         ev = evidence.get(r["id"])
@@ -478,6 +477,38 @@ def ledger_page(ledger: pd.DataFrame, anchored: Collection[str] | None = None) -
                       "```{raw} html", ledger_html(ledger, anchored=anchored), "```", ""])
 
 
+def _why_not_tested(condition: str) -> str:
+    """The first unmet precondition of a row's condition, in a few words."""
+    m = re.search(r"asks (\S+) matched seeds", condition)
+    if condition.startswith("under-powered") and m:
+        return f"under-powered: the power plan asks {m.group(1)} matched seeds"
+    first = condition.split(" unmet")[0].strip()
+    return f"{first} unmet" if first and first != condition.strip() else (first or "see its row")
+
+
+def central_verdicts(claims: pd.DataFrame, registry: claims_registry.Registry, papers: list[str]) -> list[str]:
+    """Per paper (in ``papers``' order, then any other), one Markdown line with the verdict of each of its central
+    claims (the registry's ``headline: true``) in words; a claim this scale does not test says why (its first unmet
+    precondition) and what its own seeds gave. The README's first screen and the home page show them."""
+    rows = claims.set_index("id")
+    heads = [d for d in registry.declarations if d.headline and d.id in rows.index]
+    order = [p for p in papers if any(d.paper == p for d in heads)] + sorted({d.paper for d in heads} - set(papers))
+    lines = []
+    for paper in order:
+        parts = []
+        for d in (d for d in heads if d.paper == paper):
+            r = rows.loc[d.id]
+            text = f"{d.location}, “{d.claim}”: **{r['verdict']}**"
+            if r["tested"] != "yes":
+                seeds = str(r["seeds"])
+                n = "" if ":" in seeds else f"{len([s for s in seeds.split(',') if s.strip()])} "   # arms' own seed lists
+                own = f"; on its {n}seeds: {r['verdict_all_seeds']}" if r["verdict_all_seeds"] else ""
+                text += f" ({_why_not_tested(str(r['condition']))}{own})"
+            parts.append(text)
+        lines.append(f"- **{paper}**: " + "; ".join(parts) + ".")
+    return lines
+
+
 def faithful_page(ledger: pd.DataFrame, minutes: dict[str, float]) -> str:
     """The faithful profile's ledger (``reports/faithful/claims.csv``) beside the default one: the rows of the stages
     that have run at ``scale: faithful`` so far, with each stage's measured minutes."""
@@ -534,10 +565,7 @@ def write_source(src: Path, reports: Path, docs: Path | None = None) -> list[str
         for name, text in manual.items():
             (src / "manual" / f"{name}.md").write_text(manual_page(text, list(manual)))
     manual = {name: text.splitlines()[0].lstrip("# ").strip() for name, text in manual.items()}
-    from compendium.pipeline import readme   # the README's verdict lines (it reads this module's PAPERS)
-    from compendium.verdicts import registry
-
-    central = readme.verdict_lines(ledger, registry.load(), list(PAPERS)) if "id" in ledger.columns else ""
+    central = central_verdicts(ledger, claims_registry.load(), list(PAPERS)) if "id" in ledger.columns else []
     (src / "index.md").write_text(home_page(ledger, stages, headlines, timings.minutes(reports), manual, central,
                                             faithful=(reports / "faithful" / "claims.csv").is_file()))
     (src / "ledger.md").write_text(ledger_page(ledger, anchored))
