@@ -63,3 +63,15 @@ def test_the_evaluation_effect_and_the_gap_it_explains():
     assert abs(dc["gap"] - 12.0) < 1e-9 and abs(dc["evaluation effect (coresets)"] - 6.5) < 1e-9   # random, herding
     assert abs(dc["left after the evaluation"] - 5.5) < 1e-9 and dc["measured on"] == "herding, random"
     assert g.loc[("DC", 50), "measured on"] == "no coreset record yet"
+
+
+def test_the_pipelines_dc_and_dsa_numbers_are_read_where_the_run_has_them():
+    import pandas as pd
+
+    classic = pd.DataFrame({"method": ["random", "DC", "DSA"], "ipc 1": ["38.4 ± 1.2", "**<u>43.1 ± 2.5</u>**", ""],
+                            "ipc 10": ["67.8", "70.3 ± 0.5", "72.1 ± 0.3"]})   # a smoke run: no ipc 50
+    assert D.pipeline_numbers(classic) == {"DC": {1: 43.1, 10: 70.3}, "DSA": {10: 72.1}}
+    assert D.pipeline_numbers(pd.DataFrame()) == {}
+    g = D.gap_table(D.evaluation_effect(pd.DataFrame(columns=["method", "ipc", "seed", "test acc"]),
+                                        pd.DataFrame(columns=["method", "ipc", "acc"])), D.pipeline_numbers(classic))
+    assert len(g) == 6 and g["gap"].isna().sum() == 3     # the ipcs the run did not have stay empty

@@ -28,12 +28,14 @@ Example:
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import torch
+from scipy import stats
 
 from compendium.core import data, models, paths
 from compendium.core.probe import extract_features
@@ -151,8 +153,6 @@ def evaluation_effect(records: pd.DataFrame, pipeline: pd.DataFrame) -> pd.DataF
     """Per coreset method and images per class: how much DC's evaluation adds to the pipeline's on the same kind of
     set, mean(DC's protocol) − mean(the pipeline's evaluation) in points with a Welch 95% interval (the two choose
     their images from different pools, so the seeds are not paired). ``pipeline``: method, ipc, acc in [0, 1]."""
-    from scipy import stats
-
     rows = []
     for (m, i), g in records.groupby(["method", "ipc"], sort=True):
         p = 100 * pipeline[(pipeline["method"] == m) & (pipeline["ipc"] == i)]["acc"].astype(float)
@@ -168,7 +168,24 @@ def evaluation_effect(records: pd.DataFrame, pipeline: pd.DataFrame) -> pd.DataF
             lo, hi = d - h, d + h
         rows.append({"method": m, "images per class": int(i), "seeds (DC's protocol / pipeline)": f"{len(a)} / {len(p)}",
                      "DC's protocol − the pipeline's evaluation": d, "low": lo, "high": hi})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["method", "images per class", "seeds (DC's protocol / pipeline)",
+                                       "DC's protocol − the pipeline's evaluation", "low", "high"])
+
+
+def pipeline_numbers(classic: pd.DataFrame) -> dict[str, dict[int, float]]:
+    """DC's and DSA's numbers in the pipeline's classic table (``dd_tables``' ``classic``: a ``method`` column and an
+    ``ipc N`` column per images-per-class setting the run had), per method and ipc; a method or ipc the run did not
+    have is left out."""
+    rows = classic.set_index("method") if "method" in classic.columns else pd.DataFrame()
+    return {m: {i: v for i in by_ipc if f"ipc {i}" in rows.columns
+                for v in [_leading_number(rows.loc[m, f"ipc {i}"])] if v is not None}
+            for m, by_ipc in PAPER.items() if m in rows.index}
+
+
+def _leading_number(cell) -> float | None:
+    """The mean of a printed cell (``"70.3 ± 0.5"`` → 70.3; markup ignored); None for an empty one."""
+    m = re.search(r"[-+]?\d+(?:\.\d+)?", re.sub(r"<[^>]+>|\*", "", str(cell)))
+    return float(m.group()) if m else None
 
 
 def gap_table(effects: pd.DataFrame, ours: dict[str, dict[int, float]]) -> pd.DataFrame:
