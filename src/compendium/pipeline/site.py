@@ -566,23 +566,24 @@ def write_source(src: Path, reports: Path, docs: Path | None = None) -> list[str
             (src / "manual" / f"{name}.md").write_text(manual_page(text, list(manual)))
     manual = {name: text.splitlines()[0].lstrip("# ").strip() for name, text in manual.items()}
     central = central_verdicts(ledger, claims_registry.load(), list(PAPERS)) if "id" in ledger.columns else []
-    (src / "index.md").write_text(home_page(ledger, stages, headlines, timings.minutes(reports), manual, central,
-                                            faithful=(reports / "faithful" / "claims.csv").is_file()))
-    (src / "ledger.md").write_text(ledger_page(ledger, anchored))
     faithful_file = reports / "faithful" / "claims.csv"
+    (src / "index.md").write_text(home_page(ledger, stages, headlines, timings.minutes(reports), manual, central,
+                                            faithful=faithful_file.is_file()))
+    (src / "ledger.md").write_text(ledger_page(ledger, anchored))
     if faithful_file.is_file():
         (src / "faithful.md").write_text(faithful_page(pd.read_csv(faithful_file, dtype=str, keep_default_na=False),
                                                        timings.minutes(reports / "faithful")))
     ev_file = reports / paths.TABLES / "claims_ledger" / "evidence.csv"
     evidence = ({r["id"]: json.loads(r["evidence"]) for _, r in pd.read_csv(ev_file, dtype=str).iterrows()}
                 if ev_file.is_file() else {})
+    import matplotlib.pyplot as plt   # the forest plots' figures are closed once saved
+
     for p in set(ledger["paper"]):
         fig = forest_plot(forest_rows(ledger[ledger["paper"] == p], evidence), f"{p}: effects of its comparisons") \
             if evidence and "id" in ledger.columns else None
         if fig is not None:
             (src / "_figures" / "forest").mkdir(parents=True, exist_ok=True)
             fig.savefig(src / "_figures" / "forest" / f"{slug(p)}.png", dpi=110)
-            import matplotlib.pyplot as plt
             plt.close(fig)
         (src / "papers" / f"{slug(p)}.md").write_text(paper_page(p, ledger, reports / paths.FIGURES, headlines, plan, anchored,
                                                                  sources, forest=fig is not None))
