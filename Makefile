@@ -71,11 +71,11 @@ faithful: setup
 
 # the family metrics, then the parameters and metrics that differ between experiments
 # the families' verdict counts and headlines (one screen wide), then what the workspace changed against the last
-# commit, cell by cell (reports/summary/results.json too), then the experiments' changed parameters and metrics
+# commit, cell by cell (reports/summary/results.json too), then the experiments side by side (one row per changed key)
 results: setup
 	$(BIN)/dvc metrics show $(foreach f,rela labelled unrolled ssdd theory,reports/summary/$(f).json)
 	$(BIN)/dvc metrics diff
-	$(BIN)/dvc exp show --no-pager --only-changed --drop '^(src|notebooks|build|data|models)/|^data$$|requirements|reports/(tables|notebooks|claims|figures|metrics)|headlines.json'
+	$(BIN)/python -m compendium.pipeline.compare
 
 test: setup
 	$(BIN)/python -m pytest
