@@ -455,10 +455,13 @@ def paper_page(paper: str, ledger: pd.DataFrame, figures: Path, headlines: dict 
              *_headlines_md(headlines, paper), *_plan_md(plan, paper)]
     fig = figures / fig_stage / f"{fig_stem}.png"
     if fig.is_file():
-        lines += [f"```{{figure}} ../_figures/{fig_stage}/{fig_stem}.png", f":alt: {fig_stem}", "",
-                  f"From the [{fig_stage}](../stages/{_stage_doc(fig_stage, sources)}) stage.", "```", ""]
+        lines += [f"```{{figure}} ../_figures/{fig_stage}/{fig_stem}.png", f":alt: {fig_stem}",
+                  ":width: 100%", "",
+                  f"From the [{fig_stage}](../stages/{_stage_doc(fig_stage, sources)}) stage (click for full size).",
+                  "```", ""]
     if forest:
-        lines += ["## Effects", "", f"```{{figure}} ../_figures/forest/{slug(paper)}.png", ":alt: forest plot", "",
+        lines += ["## Effects", "", f"```{{figure}} ../_figures/forest/{slug(paper)}.png", ":alt: forest plot",
+                  ":width: 100%", "",
                   "Each comparison's paired effect over matched seeds, in units of its smallest effect of interest, "
                   "coloured by its verdict (the claims in the table below, in the same order).", "```", ""]
     shown = [c for c in LEDGER_SHOWN if c != "paper"]
