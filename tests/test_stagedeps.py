@@ -82,3 +82,16 @@ def test_timings_are_declared_outputs_that_no_stage_depends_on():
 def _code(stage: str) -> str:
     nb = nbformat.read(paths.NOTEBOOKS / f"{stage}.ipynb", as_version=4)
     return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+
+
+def test_a_change_to_one_family_stales_only_the_stages_that_run_it():
+    """Editing a ReLA or SSL module (a new arm, a schedule) must not make a theory or labelled-distillation
+    stage stale: the runner and the shared schemas import no family's code."""
+    for stage in stagedeps.notebook_stages():
+        if stage.startswith(("theory_", "dd_", "data_")):
+            wings = {f.split("/")[2] for f in stagedeps.stage_sources(stage) if f.count("/") >= 3}
+            assert not wings & {"rela", "ssl"}, f"{stage} runs ReLA / SSL code: {sorted(wings)}"
+        if stage.startswith(("theory_", "rela_", "priors", "data_")):
+            assert not any("/distill/" in f for f in stagedeps.stage_sources(stage)), stage
+    runner = stagedeps.stage_sources("data_overview")
+    assert not any(f"/{w}/" in f for f in runner for w in ("rela", "ssl", "distill", "theory")), runner

@@ -47,6 +47,8 @@ def schemas() -> dict[str, dict[str, Param]]:
     """Every stage's schema, discovered from ``compendium.pipeline.schemas.<module>``."""
     out: dict[str, dict[str, Param]] = {}
     for info in sorted(pkgutil.iter_modules(stage_schemas.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):   # shared by several stages' schemas, not a stage's own
+            continue
         mod = importlib.import_module(f"{stage_schemas.__name__}.{info.name}")
         out[mod.SECTION] = mod.SCHEMA
     return out
@@ -56,7 +58,7 @@ def stage_module(section: str):
     """The schema module of a stage, ``compendium.pipeline.schemas.<section>`` (it may also declare ``DATA``,
     the datasets it reads, and ``check``, its checks across keys)."""
     name = f"{stage_schemas.__name__}.{section}"
-    if not section.isidentifier() or importlib.util.find_spec(name) is None:
+    if not section.isidentifier() or section.startswith("_") or importlib.util.find_spec(name) is None:
         raise ParamsError(f"no stage named {section!r}; known: {sorted(schemas())}")
     mod = importlib.import_module(name)
     if mod.SECTION != section:

@@ -2,24 +2,15 @@
 ``SCHEMA`` (its keys, see :class:`compendium.pipeline.spec.Param`) and ``DATA`` (the shipped datasets it
 reads, checked before the notebook starts); optionally ``check(values) -> list[str]``, the stage's
 checks across keys on the resolved values (each problem names its key and the fix), also run before
-the notebook starts."""
+the notebook starts.
+
+What every stage shares lives here and imports no family's code, so that a change to one family's library
+stales only the stages that run it; what only the ReLA stages share (their SSL methods, lambda schedules and
+priors, read from the ReLA and SSL wings) is in :mod:`compendium.pipeline.schemas._rela`. A module whose
+name starts with ``_`` is shared, not a stage's."""
 
 from compendium.core import data
 from compendium.pipeline.spec import Param
-from compendium.rela.priors import spec_problem
-from compendium.rela import scaled_switch
-from compendium.rela.schedule import ADAPTIVE
-from compendium.ssl.methods import METHODS as SSL_METHODS
-
-METHODS = tuple(SSL_METHODS)   # the SSL methods the trainer knows, in its order
-LAMBDA_SCHEDULES = ADAPTIVE    # the lambda schedules a stage may choose (the others are ablation arms)
-SCHEDULES = (*LAMBDA_SCHEDULES, scaled_switch.NAME)   # + the camera-ready switch with EMAs scaled to the run
-
-
-
-def priors_param(doc: str) -> Param:
-    """A stage's list of ReLA priors: each one a prior spec (:func:`compendium.rela.priors.spec_problem`)."""
-    return Param("list[str]", doc, nonempty=True, validate=spec_problem)
 
 
 #: The largest seed a stage accepts: 2**31 - 1, which NumPy, PyTorch and Python's random all take.

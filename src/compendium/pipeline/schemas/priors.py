@@ -1,5 +1,6 @@
 from compendium.core import data
-from compendium.pipeline.schemas import DATASET, PROTOCOL, SEED_MAX, priors_param
+from compendium.pipeline.schemas import DATASET, PROTOCOL, SEED_MAX
+from compendium.pipeline.schemas._rela import priors_param
 from compendium.pipeline.spec import Param
 
 SECTION = "priors"

@@ -1,4 +1,5 @@
-from compendium.pipeline.schemas import DATASET, PROTOCOL, SCHEDULES, SEED_MAX, priors_param
+from compendium.pipeline.schemas import DATASET, PROTOCOL, SEED_MAX
+from compendium.pipeline.schemas._rela import SCHEDULES, priors_param
 from compendium.pipeline.spec import Param
 
 SECTION = "rela_budget"

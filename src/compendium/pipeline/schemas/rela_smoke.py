@@ -1,4 +1,5 @@
-from compendium.pipeline.schemas import LAMBDA_SCHEDULES, METHODS, SEED_MAX, priors_param
+from compendium.pipeline.schemas import SEED_MAX
+from compendium.pipeline.schemas._rela import LAMBDA_SCHEDULES, METHODS, priors_param
 from compendium.pipeline.spec import Param
 
 SECTION = "rela_smoke"
