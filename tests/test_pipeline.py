@@ -105,11 +105,12 @@ def test_whole_pipeline_at_smoke_scale_in_a_copy(tmp_path):
                            text=True, timeout=900)
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert set(timings.read(reports)) == set(stagedeps.notebook_stages(proj / "dvc.yaml"))
+    status = _dvc(["status", "--json"], proj, env).stdout   # what a rerun would act on, named if it reruns anything
     t0 = time.perf_counter()
     r2 = _dvc(["repro"], proj, env)
     assert (proj / "reports" / "metrics" / "data_overview.json").is_file()
     second = time.perf_counter() - t0
-    assert r2.returncode == 0 and "Running stage" not in r2.stdout, r2.stdout
+    assert r2.returncode == 0 and "Running stage" not in r2.stdout, f"dvc status before the rerun: {status}\n{r2.stdout}"
     print(f"smoke dvc repro: first {first:.1f} s, second {second:.1f} s")
     assert second < 30
     # the results site the pipeline built, opened page by page in headless Chromium
