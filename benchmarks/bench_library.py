@@ -23,7 +23,6 @@ import resource
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import torch
 
@@ -62,12 +61,24 @@ def step_flops(width: int, batch: int) -> float:
 
 def ours(images, width, batch, steps, compile_):
     m = student(width)
-    cfg = train.PretrainConfig(epochs=1, batch_size=batch, budget=min(1.0, steps * batch / len(images)), device="cpu",
-                               compile=compile_, log_prefix="ours")
+    cfg = train.PretrainConfig(
+        epochs=1,
+        batch_size=batch,
+        budget=min(1.0, steps * batch / len(images)),
+        device="cpu",
+        compile=compile_,
+        log_prefix="ours",
+    )
     views = augment.preset("byol", size=28)
     if compile_:  # compile outside the timed epoch
-        train.pretrain(student(width), images[: 4 * batch], train.PretrainConfig(epochs=1, batch_size=batch, device="cpu",
-                       compile=True, log_prefix="warm-up"), views, MEAN, STD)
+        train.pretrain(
+            student(width),
+            images[: 4 * batch],
+            train.PretrainConfig(epochs=1, batch_size=batch, device="cpu", compile=True, log_prefix="warm-up"),
+            views,
+            MEAN,
+            STD,
+        )
     h = train.pretrain(m, images, cfg, views, MEAN, STD)
     return h.epochs[0]["images"] / h.epochs[0]["seconds"]
 
@@ -77,9 +88,17 @@ class _PILDataset(torch.utils.data.Dataset):
         import torchvision.transforms as T
 
         self.images = images
-        view = T.Compose([T.RandomResizedCrop(28), T.RandomHorizontalFlip(),
-                          T.RandomApply([T.ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8), T.RandomGrayscale(0.2),
-                          T.RandomSolarize(128, p=0.1), T.ToTensor(), T.Normalize((MEAN,), (STD,))])
+        view = T.Compose(
+            [
+                T.RandomResizedCrop(28),
+                T.RandomHorizontalFlip(),
+                T.RandomApply([T.ColorJitter(0.4, 0.4, 0.2, 0.1)], p=0.8),
+                T.RandomGrayscale(0.2),
+                T.RandomSolarize(128, p=0.1),
+                T.ToTensor(),
+                T.Normalize((MEAN,), (STD,)),
+            ]
+        )
         self.view = view
 
     def __len__(self):
@@ -95,8 +114,14 @@ class _PILDataset(torch.utils.data.Dataset):
 def lightly_style(images, width, batch, steps, workers=2):
     m = student(width)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-3, weight_decay=0.01)
-    loader = torch.utils.data.DataLoader(_PILDataset(images), batch_size=batch, shuffle=True, num_workers=workers,
-                                         drop_last=True, persistent_workers=False)
+    loader = torch.utils.data.DataLoader(
+        _PILDataset(images),
+        batch_size=batch,
+        shuffle=True,
+        num_workers=workers,
+        drop_last=True,
+        persistent_workers=False,
+    )
     it = iter(loader)
     next(it)  # workers started
     t, n = time.perf_counter(), 0
@@ -118,14 +143,28 @@ def memory_child(n_images: int, store: bool, width: int) -> None:
     reps = -(-n_images // len(base))
     images = base.repeat(reps, 1, 1, 1)[:n_images].contiguous()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    p = priors.load("rand:convnet", student_kwargs=dict(in_channels=1, image_size=28, width=width, depth=3, norm="batch",
-                                                         global_pool=False), mean=(MEAN,), std=(STD,))
+    p = priors.load(
+        "rand:convnet",
+        student_kwargs=dict(in_channels=1, image_size=28, width=width, depth=3, norm="batch", global_pool=False),
+        mean=(MEAN,),
+        std=(STD,),
+    )
     t = targets.make_targets(p, images, 32, batch_size=512, store_features=store)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"n": n_images, "store_features": store, "rss_before_mb": before / 2**20,
-                      "peak_mb": peak / 2**20, "growth_mb": (peak - before) / 2**20,
-                      "output_mb": t.values.numel() * 4 / 2**20, "feature_dim": p.feature_dim,
-                      "seconds": t.seconds["total"]}))
+    print(
+        json.dumps(
+            {
+                "n": n_images,
+                "store_features": store,
+                "rss_before_mb": before / 2**20,
+                "peak_mb": peak / 2**20,
+                "growth_mb": (peak - before) / 2**20,
+                "output_mb": t.values.numel() * 4 / 2**20,
+                "feature_dim": p.feature_dim,
+                "seconds": t.seconds["total"],
+            }
+        )
+    )
 
 
 def memory_runs(args) -> list[dict]:
@@ -133,8 +172,20 @@ def memory_runs(args) -> list[dict]:
     mem = []
     for n in (60000, 600000):
         for store in (False, True):
-            r = subprocess.run([sys.executable, __file__, "--memory-child", str(n), "1" if store else "0",
-                                "--mem-width", str(args.mem_width)], capture_output=True, text=True, check=True)
+            r = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--memory-child",
+                    str(n),
+                    "1" if store else "0",
+                    "--mem-width",
+                    str(args.mem_width),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             mem.append(json.loads(r.stdout.strip().splitlines()[-1]))
             print(mem[-1], flush=True)
     return mem
@@ -174,15 +225,22 @@ def main() -> None:
     print(json.dumps(out, indent=1), flush=True)
 
     # 2. target generation vs one epoch (flattened Conv-3 features, 288-d, as a ReLA-D prior)
-    p = priors.load("rand:convnet", student_kwargs=dict(in_channels=1, image_size=28, width=args.width, depth=3,
-                                                         norm="batch", global_pool=False), mean=(MEAN,), std=(STD,))
+    p = priors.load(
+        "rand:convnet",
+        student_kwargs=dict(in_channels=1, image_size=28, width=args.width, depth=3, norm="batch", global_pool=False),
+        mean=(MEAN,),
+        std=(STD,),
+    )
     t = targets.make_targets(p, images, 32, batch_size=512)
     epoch_s = len(images) / best
     out["targets_seconds"] = t.seconds["total"]
     out["epoch_seconds_at_best_throughput"] = epoch_s
     out["targets_over_epoch"] = t.seconds["total"] / epoch_s
-    print(f"targets {t.seconds['total']:.1f} s for {len(images)} images; one BYOL epoch {epoch_s:.1f} s "
-          f"-> ratio {out['targets_over_epoch']:.2f}", flush=True)
+    print(
+        f"targets {t.seconds['total']:.1f} s for {len(images)} images; one BYOL epoch {epoch_s:.1f} s "
+        f"-> ratio {out['targets_over_epoch']:.2f}",
+        flush=True,
+    )
 
     out["memory"] = memory_runs(args)
     dest = paths.BUILD / "benchmarks" / "bench_library.json"

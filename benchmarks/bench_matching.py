@@ -20,21 +20,35 @@ from compendium.core import data
 from compendium.distill.matching import dsa, synthesis
 
 
-def seconds_per_iteration(method: str, width: int, iterations: int, *, ipc: int = 10, loops=(10, 50),
-                          batch_real: int = 64) -> float:
+def seconds_per_iteration(
+    method: str, width: int, iterations: int, *, ipc: int = 10, loops=(10, 50), batch_real: int = 64
+) -> float:
     tr = data.load_fashion_mnist("train")
     mean, std = (data.FASHION_MNIST_MEAN,), (data.FASHION_MNIST_STD,)
     common = dict(arch_kwargs={"width": width, "depth": 3, "norm": "instance"}, batch_real=batch_real, seed=0)
     if method == "dm":
+
         def run(n):
             return synthesis.dm_synthesize(tr.images, tr.labels, ipc, 10, mean, std, iterations=n, **common)
     else:
         strategy = dsa.default_strategy("fashion-mnist") if method == "dsa" else None
 
         def run(n):
-            return synthesis.dc_synthesize(tr.images, tr.labels, ipc, 10, mean, std, iterations=n, outer_loop=loops[0],
-                                           inner_loop=loops[1], dsa_strategy=strategy, **common)
-    run(1)   # warm-up: data to float, allocator, kernels
+            return synthesis.dc_synthesize(
+                tr.images,
+                tr.labels,
+                ipc,
+                10,
+                mean,
+                std,
+                iterations=n,
+                outer_loop=loops[0],
+                inner_loop=loops[1],
+                dsa_strategy=strategy,
+                **common,
+            )
+
+    run(1)  # warm-up: data to float, allocator, kernels
     t0 = time.perf_counter()
     run(iterations)
     return (time.perf_counter() - t0) / iterations
@@ -54,7 +68,10 @@ def main(argv=None) -> None:
             n = args.iterations * (25 if m == "dm" else 1)
             s = seconds_per_iteration(m, w, n)
             loops = "-" if m == "dm" else "(10, 50)"
-            print(f"| {m.upper()} | {w} | {loops} | {s:.3f} | {s * 1000 / 3600:.2f} h | {s * 20000 / 3600:.2f} h |", flush=True)
+            print(
+                f"| {m.upper()} | {w} | {loops} | {s:.3f} | {s * 1000 / 3600:.2f} h | {s * 20000 / 3600:.2f} h |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -35,33 +35,70 @@ from compendium.distill.unrolled import dd_experiment as experiment
 from compendium.pipeline import params
 from compendium.pipeline.checks import unrolled as checks
 
-KEYS = ("seed", "arch", "init", "size", "steps", "epochs", "batch_real", "lr_img", "lr_label", "lr_lr", "init_lr",
-        "label_own", "sl_sizes", "sl_epochs", "similar_groups", "poison_attacked", "poison_target", "poison_size",
-        "poison_iterations", "poison_lr", "fixed_seeds", "sl_seeds", "sl_random_seeds", "regimes", "plateau_every",
-        "min_iterations")
+KEYS = (
+    "seed",
+    "arch",
+    "init",
+    "size",
+    "steps",
+    "epochs",
+    "batch_real",
+    "lr_img",
+    "lr_label",
+    "lr_lr",
+    "init_lr",
+    "label_own",
+    "sl_sizes",
+    "sl_epochs",
+    "similar_groups",
+    "poison_attacked",
+    "poison_target",
+    "poison_size",
+    "poison_iterations",
+    "poison_lr",
+    "fixed_seeds",
+    "sl_seeds",
+    "sl_random_seeds",
+    "regimes",
+    "plateau_every",
+    "min_iterations",
+)
 
 
-def run(cap: int, workers: int, sl_cap: int | None = None, only: list[str] | None = None, no_stop: bool = False,
-        **override) -> dict:
+def run(
+    cap: int, workers: int, sl_cap: int | None = None, only: list[str] | None = None, no_stop: bool = False, **override
+) -> dict:
     """The loops of ``dd_unrolled`` at ``cpu`` settings (``override``: other values of :data:`KEYS`), the four
     regimes capped at ``cap`` and the sizes study at ``sl_cap`` (default ``cap``); ``only``: these runs."""
     p = {**params.stage_params("dd_unrolled", scale="cpu"), **override}
     if no_stop:
         p.update(plateau_every=0, min_iterations=0)
     d = experiment.load_splits(p["seed"], p["val_n"], p["test_n"], p["dataset"], p["data_root"])
-    pools = experiment.pretrain_pools(d, arch=p["arch"], init=p["init"], pool_size=p["pool_size"], pool_eval=p["pool_eval"],
-                                      pretrain_steps=p["pretrain_steps"], poison_pool=p["poison_pool"],
-                                      ref_steps=p["ref_steps"], workers=workers, device="cpu")
-    names, calls = experiment.distill_calls(d, pools, iterations=cap, sl_iterations=sl_cap or cap, device="cpu",
-                                            **{k: p[k] for k in KEYS})
+    pools = experiment.pretrain_pools(
+        d,
+        arch=p["arch"],
+        init=p["init"],
+        pool_size=p["pool_size"],
+        pool_eval=p["pool_eval"],
+        pretrain_steps=p["pretrain_steps"],
+        poison_pool=p["poison_pool"],
+        ref_steps=p["ref_steps"],
+        workers=workers,
+        device="cpu",
+    )
+    names, calls = experiment.distill_calls(
+        d, pools, iterations=cap, sl_iterations=sl_cap or cap, device="cpu", **{k: p[k] for k in KEYS}
+    )
     keep = [i for i, n in enumerate(names) if n != "poison" and (not only or n in only)]
     if only and len(keep) != len(only):
         raise SystemExit(f"--only: no run named {sorted(set(only) - set(names))}; the runs: {names}")
     t0 = time.perf_counter()
     res = run_calls([calls[i] for i in keep], workers=workers)
     print(f"{len(keep)} runs in {time.perf_counter() - t0:.0f} s")
-    return {names[i]: {"iterations": len(r.loss_trace), "seconds": r.seconds, "curve": [float(x) for x in r.loss_trace]}
-            for i, r in zip(keep, res)}
+    return {
+        names[i]: {"iterations": len(r.loss_trace), "seconds": r.seconds, "curve": [float(x) for x in r.loss_trace]}
+        for i, r in zip(keep, res)
+    }
 
 
 def first_stop(curve: list[float], every: int, min_steps: int) -> tuple[int, bool] | None:
@@ -91,22 +128,27 @@ def left_after(curve: list[float], n: int) -> str:
     if len(curve) < 150 or n < 15:
         return ""
     first, last = float(np.mean(curve[:50])), float(np.mean(curve[-100:]))
-    at = float(np.mean(curve[n - max(3, n // 5):n]))
+    at = float(np.mean(curve[n - max(3, n // 5) : n]))
     return "" if first == last else f", then {(at - last) / (first - last):.0%} more"
 
 
 def table(runs: dict, every: int = 0, min_steps: int = 0) -> str:
     """One row per run; with ``every`` > 0 a "first stop" column (:func:`first_stop`)."""
     stop = every > 0
-    lines = ["| run | steps | seconds | plateau | trend per window (share of the decrease) | collapse |"
-             + (" first stop |" if stop else ""), "|---|---:|---:|---|---|---|" + ("---|" if stop else "")]
+    lines = [
+        "| run | steps | seconds | plateau | trend per window (share of the decrease) | collapse |"
+        + (" first stop |" if stop else ""),
+        "|---|---:|---:|---|---|---|" + ("---|" if stop else ""),
+    ]
     for name, v in runs.items():
         c = v["curve"]
         ti, rise = plateau.trend_interval(c), checks.rise_above_best(c)
         trend = "n/a" if ti is None else f"{ti[0]:+.1%} ± {ti[1]:.1%}"
         rise_s = "n/a" if rise is None else ("yes" if rise > checks.COLLAPSE_RISE else "no") + f" ({rise:.0%})"
-        row = (f"| {name} | {v['iterations']:,} | {v['seconds']:.0f} | {'yes' if plateau.is_plateau(c) else 'no'} "
-               f"| {trend} | {rise_s} |")
+        row = (
+            f"| {name} | {v['iterations']:,} | {v['seconds']:.0f} | {'yes' if plateau.is_plateau(c) else 'no'} "
+            f"| {trend} | {rise_s} |"
+        )
         if stop:
             fs = first_stop(c, every, min_steps)
             row += " never |" if fs is None else f" {fs[0]:,}{' (a collapse)' if fs[1] else ''}{left_after(c, fs[0])} |"
@@ -122,7 +164,9 @@ def main() -> None:
     ap.add_argument("--sl-cap", type=int, help="cap of the sizes study's runs (default --cap)")
     ap.add_argument("--lr-img", type=float, help="image rate (default: the cpu profile's)")
     ap.add_argument("--init-lr", type=float, help="initial inner step size (default: the cpu profile's)")
-    ap.add_argument("--only", nargs="+", metavar="RUN", help='these runs only (names as the stage gives them: "DD random")')
+    ap.add_argument(
+        "--only", nargs="+", metavar="RUN", help='these runs only (names as the stage gives them: "DD random")'
+    )
     ap.add_argument("--no-stop", action="store_true", help="plateau stop off: every curve runs to its cap")
     ap.add_argument("--table", type=Path, help="print the table of a saved run instead of running")
     ap.add_argument("--stop-from", type=int, help="the first-stop column's min_iterations (default: the cpu profile's)")

@@ -46,16 +46,30 @@ def run(target: Path, venv: Path | None, log: Path) -> int:
     if venv is not None:
         shutil.copytree(venv, target / ".venv", symlinks=True)
     subprocess.run(["make", "setup"], cwd=target, check=True)
-    env = {**os.environ, "PATH": f"{target / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": str(target / "src"), "DVC_NO_ANALYTICS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        **os.environ,
+        "PATH": f"{target / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(target / "src"),
+        "DVC_NO_ANALYTICS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     with open(log, "w") as fh:
         fh.write(f"{START} {time.time():.0f}\n")
         fh.flush()
-        rc = subprocess.run([str(target / ".venv" / "bin" / "python"), "-m", "dvc", "repro"], cwd=target, env=env,
-                            stdout=fh, stderr=subprocess.STDOUT).returncode
+        rc = subprocess.run(
+            [str(target / ".venv" / "bin" / "python"), "-m", "dvc", "repro"],
+            cwd=target,
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+        ).returncode
         fh.write(f"{END} {time.time():.0f} rc {rc}\n")
-    subprocess.run([str(target / ".venv" / "bin" / "python"), "-m", "compendium.pipeline.timings"], cwd=target,
-                   env=env, check=False)
+    subprocess.run(
+        [str(target / ".venv" / "bin" / "python"), "-m", "compendium.pipeline.timings"],
+        cwd=target,
+        env=env,
+        check=False,
+    )
     return rc
 
 
@@ -83,41 +97,66 @@ def summarize(target: Path, logs: list[Path], note: str = "") -> dict:
     parts = [parse_log(log.read_text()) for log in logs]
     if parts[-1]["rc"] != 0:
         raise SystemExit(f"the last part ended with exit status {parts[-1]['rc']}: resume it before summarizing")
-    minutes = {k: float(v["minutes"]) for k, v in
-               json.loads((target / "reports" / "stage_minutes.json").read_text()).items()}
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=target, capture_output=True,
-                            text=True).stdout.strip()
+    minutes = {
+        k: float(v["minutes"]) for k, v in json.loads((target / "reports" / "stage_minutes.json").read_text()).items()
+    }
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=target, capture_output=True, text=True
+    ).stdout.strip()
     discarded = sum(p.get("failed_seconds", 0.0) for p in parts) / 60
     wall = sum(p["end"] - p["start"] for p in parts) / 60 - discarded
-    rec = {"commit": commit, "rc": parts[-1]["rc"], "wall_minutes": round(wall, 1),
-           "notebook_minutes": round(sum(minutes.values()), 1),
-           "other_minutes": round(wall - sum(minutes.values()), 1),
-           "parts": len(parts), "failed_attempts": [f"{p['failed_stage']} ({p['failed_seconds'] / 60:.1f} min, not counted)"
-                                                  for p in parts if "failed_stage" in p],
-           "stages_run": len({s for p in parts for s in p["stages"]}), "notebook_stages": len(minutes),
-           "longest_stage": max(minutes, key=minutes.get), "longest_stage_minutes": max(minutes.values()),
-           "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(parts[0]["start"])),
-           "machine": f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}, Python {sys.version.split()[0]}",
-           "stage_minutes": dict(sorted(minutes.items(), key=lambda kv: -kv[1]))}
+    rec = {
+        "commit": commit,
+        "rc": parts[-1]["rc"],
+        "wall_minutes": round(wall, 1),
+        "notebook_minutes": round(sum(minutes.values()), 1),
+        "other_minutes": round(wall - sum(minutes.values()), 1),
+        "parts": len(parts),
+        "failed_attempts": [
+            f"{p['failed_stage']} ({p['failed_seconds'] / 60:.1f} min, not counted)"
+            for p in parts
+            if "failed_stage" in p
+        ],
+        "stages_run": len({s for p in parts for s in p["stages"]}),
+        "notebook_stages": len(minutes),
+        "longest_stage": max(minutes, key=minutes.get),
+        "longest_stage_minutes": max(minutes.values()),
+        "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(parts[0]["start"])),
+        "machine": f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}, Python "
+        f"{sys.version.split()[0]}",
+        "stage_minutes": dict(sorted(minutes.items(), key=lambda kv: -kv[1])),
+    }
     if note:
         rec["note"] = note
     return rec
 
 
 def markdown(rec: dict) -> str:
-    lines = ["# `dvc repro` from scratch", "",
-             f"A fresh clone of {rec['commit']} with an empty DVC cache, every stage run once, started "
-             f"{rec['started']} on {rec['machine']}; written by `python benchmarks/repro_from_scratch.py`."
-             + (f" {rec['note']}" if rec.get("note") else " Nothing else ran on the machine."), "",
-             "| | minutes |", "|---|---:|",
-             f"| `dvc repro`, wall time (exit status {rec['rc']}, {rec['stages_run']} stages"
-             + (f"; {rec['parts']} parts, resumed after {', '.join(rec['failed_attempts'])}" if rec["failed_attempts"]
-                else f"; {rec['parts']} parts" if rec["parts"] > 1 else "")
-             + f") | {rec['wall_minutes']:.1f} |",
-             f"| the {rec['notebook_stages']} notebooks (papermill's durations) | {rec['notebook_minutes']:.1f} |",
-             f"| the rest (DVC's checks and hashing, notebook cleaning, kernel start-up) | {rec['other_minutes']:.1f} |",
-             f"| longest stage: `{rec['longest_stage']}` | {rec['longest_stage_minutes']:.1f} |", "",
-             "| stage | minutes |", "|---|---:|"]
+    lines = [
+        "# `dvc repro` from scratch",
+        "",
+        f"A fresh clone of {rec['commit']} with an empty DVC cache, every stage run once, started "
+        f"{rec['started']} on {rec['machine']}; written by `python benchmarks/repro_from_scratch.py`."
+        + (f" {rec['note']}" if rec.get("note") else " Nothing else ran on the machine."),
+        "",
+        "| | minutes |",
+        "|---|---:|",
+        f"| `dvc repro`, wall time (exit status {rec['rc']}, {rec['stages_run']} stages"
+        + (
+            f"; {rec['parts']} parts, resumed after {', '.join(rec['failed_attempts'])}"
+            if rec["failed_attempts"]
+            else f"; {rec['parts']} parts"
+            if rec["parts"] > 1
+            else ""
+        )
+        + f") | {rec['wall_minutes']:.1f} |",
+        f"| the {rec['notebook_stages']} notebooks (papermill's durations) | {rec['notebook_minutes']:.1f} |",
+        f"| the rest (DVC's checks and hashing, notebook cleaning, kernel start-up) | {rec['other_minutes']:.1f} |",
+        f"| longest stage: `{rec['longest_stage']}` | {rec['longest_stage_minutes']:.1f} |",
+        "",
+        "| stage | minutes |",
+        "|---|---:|",
+    ]
     lines += [f"| `{k}` | {v:.2f} |" for k, v in rec["stage_minutes"].items()]
     return "\n".join(lines) + "\n"
 

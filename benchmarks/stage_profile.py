@@ -24,7 +24,7 @@ import pandas as pd
 from compendium.pipeline import timings
 
 ROOT = Path(__file__).resolve().parents[1]
-KIND_COLUMNS = ("method", "arch", "student", "schedule", "labels")   # what tells runs apart, where present
+KIND_COLUMNS = ("method", "arch", "student", "schedule", "labels")  # what tells runs apart, where present
 
 
 def kind_of(frame: pd.DataFrame) -> pd.Series:
@@ -38,7 +38,7 @@ def kind_of(frame: pd.DataFrame) -> pd.Series:
     for c in KIND_COLUMNS:
         if c in frame:
             col = frame[c].astype(str)
-            if c == "schedule" and "prior" in frame:   # a plain run has no λ schedule
+            if c == "schedule" and "prior" in frame:  # a plain run has no λ schedule
                 col = col.where(frame["prior"].fillna("").astype(bool), "")
             parts.append(col)
     if not parts:
@@ -58,9 +58,18 @@ def stage_rows(stage: str, minutes: float, workers: int) -> list[dict]:
         t = t[t["steps"].fillna(0) > 0]
         for kind, g in t.groupby(kind_of(t)):
             sec, steps = float(g["train seconds"].sum()), int(g["steps"].sum())
-            rows.append({"stage": stage, "table": csv.stem, "kind": kind, "runs": len(g), "steps": steps,
-                         "s/step": sec / steps if steps else float("nan"), "train s": sec,
-                         "share of stage": sec / (60 * minutes * workers) if minutes else float("nan")})
+            rows.append(
+                {
+                    "stage": stage,
+                    "table": csv.stem,
+                    "kind": kind,
+                    "runs": len(g),
+                    "steps": steps,
+                    "s/step": sec / steps if steps else float("nan"),
+                    "train s": sec,
+                    "share of stage": sec / (60 * minutes * workers) if minutes else float("nan"),
+                }
+            )
     return rows
 
 
@@ -71,8 +80,10 @@ def ledger_counts(ledger: pd.DataFrame) -> pd.DataFrame:
     out = {}
     for st, g in led.groupby("stage"):
         c = g[g["comparison"]]
-        out[st] = {"ledger rows (tested / all)": f"{int(g['tested'].sum())} / {len(g)}",
-                   "comparisons (tested / all)": f"{int(c['tested'].sum())} / {len(c)}" if len(c) else "–"}
+        out[st] = {
+            "ledger rows (tested / all)": f"{int(g['tested'].sum())} / {len(g)}",
+            "comparisons (tested / all)": f"{int(c['tested'].sum())} / {len(c)}" if len(c) else "–",
+        }
     return pd.DataFrame.from_dict(out, orient="index")
 
 
@@ -85,17 +96,31 @@ def main() -> None:
     total = sum(minutes.values())
     rows = [r for s, m in minutes.items() for r in stage_rows(s, m, args.workers)]
     prof = pd.DataFrame(rows)
-    stages = pd.DataFrame([{"stage": s, "minutes": m, "share of the pipeline": m / total}
-                           for s, m in sorted(minutes.items(), key=lambda kv: -kv[1])])
+    stages = pd.DataFrame(
+        [
+            {"stage": s, "minutes": m, "share of the pipeline": m / total}
+            for s, m in sorted(minutes.items(), key=lambda kv: -kv[1])
+        ]
+    )
     counts = ledger_counts(pd.read_csv(ROOT / "reports" / "claims.csv"))
     stages = stages.join(counts, on="stage").fillna({c: "–" for c in counts.columns})
-    lines = ["# Per-stage profile", "",
-             f"Each stage's last run at scale `{head['scale']}` ({total:.1f} min of notebooks on 2 cores; "
-             f"`reports/{timings.FILE}`); written by `python benchmarks/stage_profile.py`.", "", "## Minutes per stage", "",
-             stages.to_markdown(index=False, floatfmt=".2f"), "", "## Runs that log steps and training seconds", "",
-             "`share of stage`: training seconds summed over the runs / (stage seconds x "
-             f"{args.workers} workers).", "",
-             prof.to_markdown(index=False, floatfmt=".3f") if len(prof) else "(none)", ""]
+    lines = [
+        "# Per-stage profile",
+        "",
+        f"Each stage's last run at scale `{head['scale']}` ({total:.1f} min of notebooks on 2 cores; "
+        f"`reports/{timings.FILE}`); written by `python benchmarks/stage_profile.py`.",
+        "",
+        "## Minutes per stage",
+        "",
+        stages.to_markdown(index=False, floatfmt=".2f"),
+        "",
+        "## Runs that log steps and training seconds",
+        "",
+        f"`share of stage`: training seconds summed over the runs / (stage seconds x {args.workers} workers).",
+        "",
+        prof.to_markdown(index=False, floatfmt=".3f") if len(prof) else "(none)",
+        "",
+    ]
     out = ROOT / "benchmarks" / "stage_profile.md"
     out.write_text("\n".join(lines))
     print(f"wrote {out.relative_to(ROOT)}: {len(stages)} stages, {len(prof)} run kinds")

@@ -68,7 +68,9 @@ def tiny_data(tmp_path):
 
 def benchmark_script(name: str):
     """A script of ``benchmarks/`` imported as a module (they are scripts, not a package)."""
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(
+        name, Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
@@ -85,7 +87,8 @@ def real_data_available() -> bool:
 
 requires_data = pytest.mark.skipif(
     not real_data_available() and not os.environ.get("CI"),
-    reason="data/ not set up (run `make setup`); in CI this is an error, not a skip")
+    reason="data/ not set up (run `make setup`); in CI this is an error, not a skip",
+)
 
 
 def write_fake_cifar100(root, per_class_train: int = 2, per_class_test: int = 1, seed: int = 0):
@@ -99,14 +102,23 @@ def write_fake_cifar100(root, per_class_train: int = 2, per_class_test: int = 1,
     rng = np.random.default_rng(seed)
     for name, per in (("train", per_class_train), ("test", per_class_test)):
         fine = [c for c in range(100) for _ in range(per)]
-        batch = {"filenames": [f"{name}_{i}.png" for i in range(len(fine))], "batch_label": name,
-                 "data": rng.integers(0, 256, (len(fine), 3072), dtype=np.uint8),
-                 "fine_labels": fine, "coarse_labels": [c // 5 for c in fine]}
+        batch = {
+            "filenames": [f"{name}_{i}.png" for i in range(len(fine))],
+            "batch_label": name,
+            "data": rng.integers(0, 256, (len(fine), 3072), dtype=np.uint8),
+            "fine_labels": fine,
+            "coarse_labels": [c // 5 for c in fine],
+        }
         with open(d / name, "wb") as f:
             pickle.dump(batch, f)
     with open(d / "meta", "wb") as f:
-        pickle.dump({"fine_label_names": [f"fine{i}" for i in range(100)],
-                     "coarse_label_names": [f"coarse{i}" for i in range(20)]}, f)
+        pickle.dump(
+            {
+                "fine_label_names": [f"fine{i}" for i in range(100)],
+                "coarse_label_names": [f"coarse{i}" for i in range(20)],
+            },
+            f,
+        )
     return Path(root)
 
 
@@ -123,8 +135,12 @@ def write_fake_cifar10(root, per_class_train: int = 2, per_class_test: int = 1, 
     parts = {f"data_batch_{i + 1}": train[i::5] for i in range(5)}
     parts["test_batch"] = [c for c in range(10) for _ in range(per_class_test)]
     for name, labels in parts.items():
-        batch = {"batch_label": name, "labels": labels, "filenames": [f"{name}_{i}.png" for i in range(len(labels))],
-                 "data": rng.integers(0, 256, (len(labels), 3072), dtype=np.uint8)}
+        batch = {
+            "batch_label": name,
+            "labels": labels,
+            "filenames": [f"{name}_{i}.png" for i in range(len(labels))],
+            "data": rng.integers(0, 256, (len(labels), 3072), dtype=np.uint8),
+        }
         with open(d / name, "wb") as f:
             pickle.dump(batch, f)
     with open(d / "batches.meta", "wb") as f:
@@ -167,8 +183,9 @@ def write_fake_tiny_imagenet(root, classes: int = 4, per_class: int = 2, val: in
     for w in wnids:
         _write_jpegs(d / "train" / w / "images", [f"{w}_{i}.JPEG" for i in range(per_class)], 64, g)
     _write_jpegs(d / "val" / "images", [f"val_{i}.JPEG" for i in range(val)], 64, g)
-    (d / "val" / "val_annotations.txt").write_text("".join(f"val_{i}.JPEG\t{wnids[i % classes]}\t0\t0\t8\t8\n"
-                                                           for i in range(val)))
+    (d / "val" / "val_annotations.txt").write_text(
+        "".join(f"val_{i}.JPEG\t{wnids[i % classes]}\t0\t0\t8\t8\n" for i in range(val))
+    )
     (d / "wnids.txt").write_text("\n".join(wnids) + "\n")
     return Path(root)
 

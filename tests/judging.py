@@ -22,7 +22,9 @@ class Judged:
     def __getattr__(self, name):
         v = getattr(self._module, name)
         if callable(v) and not isinstance(v, type):
+
             def call(*a, **k):
                 return judge(v(*a, **k))
+
             return call
         return v

@@ -1,4 +1,3 @@
-
 import pytest
 import torch
 
@@ -13,7 +12,9 @@ def test_full_crop_without_flip_is_the_identity():
     x = _x()
     y = A.random_resized_crop(x, scale=(1.0, 1.0), ratio=(1.0, 1.0), generator=torch.Generator().manual_seed(1))
     assert torch.allclose(y, x, atol=1e-5)
-    f = A.random_resized_crop(x, scale=(1.0, 1.0), ratio=(1.0, 1.0), flip_p=1.0, generator=torch.Generator().manual_seed(1))
+    f = A.random_resized_crop(
+        x, scale=(1.0, 1.0), ratio=(1.0, 1.0), flip_p=1.0, generator=torch.Generator().manual_seed(1)
+    )
     assert torch.allclose(f, x.flip(-1), atol=1e-5)
 
 
@@ -32,7 +33,9 @@ def test_crop_areas_follow_the_scale_range():
 def test_crop_is_a_zoom_of_the_input():
     x = torch.zeros(1, 1, 20, 20)
     x[..., :, 10:] = 1.0  # right half white
-    y = A.random_resized_crop(x.expand(500, 1, 20, 20).clone(), scale=(0.2, 0.5), generator=torch.Generator().manual_seed(3))
+    y = A.random_resized_crop(
+        x.expand(500, 1, 20, 20).clone(), scale=(0.2, 0.5), generator=torch.Generator().manual_seed(3)
+    )
     assert y.shape == (500, 1, 20, 20) and float(y.min()) >= 0 and float(y.max()) <= 1
     assert 0.3 < float(y.mean()) < 0.7
 

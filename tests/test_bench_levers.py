@@ -20,12 +20,24 @@ def test_quick_run_has_every_lever_but_the_compile(tmp_path):
     out = tmp_path / "levers.json"
     rows = mod.main(["--quick", "--out", str(out)])
     got = [(r["lever"], r["arm"]) for r in rows]
-    assert got == [("compile", "eager"), ("recovery_batch", "one batch of 10"), ("recovery_batch", "one batch of 100"),
-                   ("recovery_layout", "contiguous"), ("recovery_layout", "channels_last"),
-                   ("avg_pool", "contiguous"), ("avg_pool", "channels_last"),
-                   ("avg_pool", "contiguous"), ("avg_pool", "channels_last")] + [("cpu_bf16", "fp32"), ("cpu_bf16", "bf16 autocast")] * 3
-    assert [r["config"].split(",")[0] for r in rows if r["lever"] == "cpu_bf16"] == ["byol step"] * 2 + ["simclr step"] * 2 + [
-        "supervised step"] * 2
+    assert (
+        got
+        == [
+            ("compile", "eager"),
+            ("recovery_batch", "one batch of 10"),
+            ("recovery_batch", "one batch of 100"),
+            ("recovery_layout", "contiguous"),
+            ("recovery_layout", "channels_last"),
+            ("avg_pool", "contiguous"),
+            ("avg_pool", "channels_last"),
+            ("avg_pool", "contiguous"),
+            ("avg_pool", "channels_last"),
+        ]
+        + [("cpu_bf16", "fp32"), ("cpu_bf16", "bf16 autocast")] * 3
+    )
+    assert [r["config"].split(",")[0] for r in rows if r["lever"] == "cpu_bf16"] == ["byol step"] * 2 + [
+        "simclr step"
+    ] * 2 + ["supervised step"] * 2
     assert all(math.isfinite(r["ms"]) and r["ms"] > 0 for r in rows)
     batch = {r["arm"]: r for r in rows if r["lever"] == "recovery_batch"}
     assert batch["one batch of 100"]["ms_per_10_images"] == pytest.approx(batch["one batch of 100"]["ms"] / 10)

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 def _bench():
     spec = importlib.util.spec_from_file_location("bench_steps", SCRIPT)
     mod = importlib.util.module_from_spec(spec)
-    sys.modules["bench_steps"] = mod   # dataclasses look their module up
+    sys.modules["bench_steps"] = mod  # dataclasses look their module up
     spec.loader.exec_module(mod)
     return mod
 
@@ -62,11 +62,18 @@ def test_failing_case_is_a_row(monkeypatch):
 
 
 def test_no_pipeline_only_imports():
-    code = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('b', sys.argv[1]); "
-            "m = importlib.util.module_from_spec(spec); sys.modules['b'] = m; spec.loader.exec_module(m); "
-            "m.import_library(); print(m.forbidden_modules())")
-    r = subprocess.run([sys.executable, "-c", code, str(SCRIPT)], capture_output=True, text=True, check=True,
-                       env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"})
+    code = (
+        "import importlib.util, sys; spec = importlib.util.spec_from_file_location('b', sys.argv[1]); "
+        "m = importlib.util.module_from_spec(spec); sys.modules['b'] = m; spec.loader.exec_module(m); "
+        "m.import_library(); print(m.forbidden_modules())"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(SCRIPT)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
+    )
     assert r.stdout.strip().splitlines()[-1] == "[]"
 
 
@@ -75,7 +82,7 @@ def test_count_isolates_one_steps_operators_and_flops(tmp_path):
     torch = bench.torch
     a, b = torch.randn(64, 32), torch.randn(32, 16)
 
-    def run(n):   # a set-up matmul, then one matmul and one add per step
+    def run(n):  # a set-up matmul, then one matmul and one add per step
         x = a @ b
         for _ in range(n):
             x = (a @ b) + x
@@ -83,7 +90,7 @@ def test_count_isolates_one_steps_operators_and_flops(tmp_path):
 
     case = bench.Case("toy", "cpu", "toy", "", run)
     ops, flops = bench.count(case)
-    assert (ops, flops) == (2, 2 * 64 * 32 * 16)   # aten.mm + aten.add; the FLOP counter counts the matmul only
+    assert (ops, flops) == (2, 2 * 64 * 32 * 16)  # aten.mm + aten.add; the FLOP counter counts the matmul only
     rows = bench.count_all(["dd"], ["cpu"], quick=True, out=tmp_path / "c.json", printer=lambda s: None)
-    assert rows[0]["ops_per_step"] > 1000 and rows[0]["flops_per_step"] > 0      # DD's unrolled step: many operators
+    assert rows[0]["ops_per_step"] > 1000 and rows[0]["flops_per_step"] > 0  # DD's unrolled step: many operators
     assert json.loads((tmp_path / "c.json").read_text()) == rows

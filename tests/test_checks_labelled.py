@@ -1,5 +1,6 @@
 """compendium.pipeline.checks.labelled: the regime preconditions of the labelled-distillation comparisons, computed
 from synthetic records, met and unmet, and the rows they give."""
+
 import doctest
 import math
 
@@ -17,6 +18,7 @@ from compendium.verdicts import claims, ledger, rule
 from compendium.distill import records as R
 from compendium.pipeline.checks import labelled as _L
 from judging import Judged
+
 L = Judged(_L)
 
 MEAN, STD = (0.5,), (0.25,)
@@ -33,8 +35,9 @@ def _set(images, labels, idx, shift_grey=0.0, **params):
     """A set that started from ``images[idx]`` and moved by ``shift_grey`` grey levels on every pixel."""
     idx = torch.as_tensor(idx)
     x = to_float(images[idx], MEAN, STD) + shift_grey / (255.0 * STD[0])
-    return DistilledSet(x, labels[idx].clone(), int(labels.max()) + 1, MEAN, STD, "m",
-                        params={"init_index": idx.tolist(), **params})
+    return DistilledSet(
+        x, labels[idx].clone(), int(labels.max()) + 1, MEAN, STD, "m", params={"init_index": idx.tolist(), **params}
+    )
 
 
 def test_displacement_is_the_rms_change_in_grey_levels():
@@ -61,7 +64,10 @@ def test_init_set_gives_the_starting_images_and_their_prefix():
     wrong.labels = torch.tensor([1, 1, 2])
     with pytest.raises(ValueError, match="labels"):
         R.init_set(wrong, images, labels)
-    assert len(R.ceiling_set(images, labels, 5, MEAN, STD)) == 5 and len(R.ceiling_set(images, labels, 99, MEAN, STD)) == 18
+    assert (
+        len(R.ceiling_set(images, labels, 5, MEAN, STD)) == 5
+        and len(R.ceiling_set(images, labels, 99, MEAN, STD)) == 18
+    )
 
 
 def test_loss_curves_of_every_family():
@@ -80,36 +86,57 @@ def test_set_facts_read_back_from_the_tables_are_the_sets_own(tmp_path):
     """A judge stage reads what a set stage recorded: keys of any shape (strings, ints, floats) and the facts
     round-trip through the CSV files exactly."""
     images, labels = _real()
-    sets = {("sweep", "dwa", "decoupled", 0.11): _set(images, labels, [0, 1, 2], 2.5, iterations=30, loss_curve=[3.0, 2.0]),
-            ("grid", 0, 0.0): _set(images, labels, [3, 4, 5], 0.0, iterations=1000, loss_trace=[0.9, 0.8, 0.7]),
-            ("inv", "sre2l"): _set(images, labels, [0, 1, 2], loss_curve=[1.0 / 3.0])}
-    sets[("inv", "sre2l")].params["init_index"] = None   # from noise: no displacement
+    sets = {
+        ("sweep", "dwa", "decoupled", 0.11): _set(images, labels, [0, 1, 2], 2.5, iterations=30, loss_curve=[3.0, 2.0]),
+        ("grid", 0, 0.0): _set(images, labels, [3, 4, 5], 0.0, iterations=1000, loss_trace=[0.9, 0.8, 0.7]),
+        ("inv", "sre2l"): _set(images, labels, [0, 1, 2], loss_curve=[1.0 / 3.0]),
+    }
+    sets[("inv", "sre2l")].params["init_index"] = None  # from noise: no displacement
     want = R.set_facts(sets, images)
-    assert want[("sweep", "dwa", "decoupled", 0.11)].iterations == 30 and want[("grid", 0, 0.0)].curve == (0.9, 0.8, 0.7)
-    for name, df in (("regime", R.regime_table(sets, images, ["part"])), ("loss_curves", R.curves_table(sets, ["part"]))):
+    assert want[("sweep", "dwa", "decoupled", 0.11)].iterations == 30 and want[("grid", 0, 0.0)].curve == (
+        0.9,
+        0.8,
+        0.7,
+    )
+    for name, df in (
+        ("regime", R.regime_table(sets, images, ["part"])),
+        ("loss_curves", R.curves_table(sets, ["part"])),
+    ):
         df.to_csv(tmp_path / f"{name}.csv", index=False)
     got = R.facts_from_tables(pd.read_csv(tmp_path / "regime.csv"), pd.read_csv(tmp_path / "loss_curves.csv"))
     assert list(got) == list(want)
     for k in want:
         assert got[k].iterations == want[k].iterations and got[k].curve == want[k].curve
-        assert got[k].displacement == want[k].displacement or (math.isnan(got[k].displacement) and math.isnan(want[k].displacement))
-    st = R.settings_table(ipc=10, lambdas=[0.01, 0.11], cells=[("convnet", "mlp", 10)], spread={"dwa": np.float64(0.25)}, pool=None)
+        assert got[k].displacement == want[k].displacement or (
+            math.isnan(got[k].displacement) and math.isnan(want[k].displacement)
+        )
+    st = R.settings_table(
+        ipc=10, lambdas=[0.01, 0.11], cells=[("convnet", "mlp", 10)], spread={"dwa": np.float64(0.25)}, pool=None
+    )
     st.to_csv(tmp_path / "settings.csv", index=False)
     back = R.read_settings(pd.read_csv(tmp_path / "settings.csv", dtype=str, keep_default_na=False))
-    assert back == {"ipc": 10, "lambdas": [0.01, 0.11], "cells": [["convnet", "mlp", 10]], "spread": {"dwa": 0.25}, "pool": None}
+    assert back == {
+        "ipc": 10,
+        "lambdas": [0.01, 0.11],
+        "cells": [["convnet", "mlp", 10]],
+        "spread": {"dwa": 0.25},
+        "pool": None,
+    }
 
 
 def test_matching_regime_needs_the_iterations_or_a_moved_set_above_its_init():
     init = {0: 0.70, 1: 0.71, 2: 0.72}
-    near = {0: 0.705, 1: 0.712, 2: 0.718}   # within a point of its initialisation: still the real images
-    above = {0: 0.76, 1: 0.765, 2: 0.775}   # 5.5-6 points above its init on every seed: the interval clears 1
-    assert not L.matching_regime("DC", 10, 1000, 5.0, near, init).met        # the paper's 1,000 iterations, not above its init
-    assert L.matching_regime("DC", 10, 10, 5.0, above, init).met             # moved and beats its init
+    near = {0: 0.705, 1: 0.712, 2: 0.718}  # within a point of its initialisation: still the real images
+    above = {0: 0.76, 1: 0.765, 2: 0.775}  # 5.5-6 points above its init on every seed: the interval clears 1
+    assert not L.matching_regime(
+        "DC", 10, 1000, 5.0, near, init
+    ).met  # the paper's 1,000 iterations, not above its init
+    assert L.matching_regime("DC", 10, 10, 5.0, above, init).met  # moved and beats its init
     p = L.matching_regime("DC", 10, 10, 5.0, near, init)
     assert not p.met and "1,000 outer iterations" in p.needs and "10 of 1,000" in p.measured
-    assert not L.matching_regime("DC", 10, 10, 0.5, above, init).met        # did not move measurably
-    assert not L.matching_regime("DM", 10, 25, 5.0, above, {}).met           # its init was not evaluated
-    assert not L.matching_regime("DM", 10, 20000, 0.0, near, init).met      # every method must beat where it started
+    assert not L.matching_regime("DC", 10, 10, 0.5, above, init).met  # did not move measurably
+    assert not L.matching_regime("DM", 10, 25, 5.0, above, {}).met  # its init was not evaluated
+    assert not L.matching_regime("DM", 10, 20000, 0.0, near, init).met  # every method must beat where it started
     assert L.matching_regime("DM", 10, 20000, 0.0, above, init).met
 
 
@@ -119,9 +146,9 @@ def test_sre2l_regime_needs_a_set_above_one_real_image_per_class():
     falling = [10.0 - i for i in range(10)]
     noise = {0: 0.18, 1: 0.17, 2: 0.20}
     good = {0: 0.60, 1: 0.61, 2: 0.62}
-    assert not L.sre2l_regime(10, 30, flat, noise, real1).met                 # plateaued, still noise
-    assert L.sre2l_regime(10, 30, flat, good, real1).met                      # plateaued and above the floor
-    assert not L.sre2l_regime(10, 30, falling, good, real1).met               # neither 1,000 iterations nor a plateau
+    assert not L.sre2l_regime(10, 30, flat, noise, real1).met  # plateaued, still noise
+    assert L.sre2l_regime(10, 30, flat, good, real1).met  # plateaued and above the floor
+    assert not L.sre2l_regime(10, 30, falling, good, real1).met  # neither 1,000 iterations nor a plateau
     assert L.sre2l_regime(10, 1000, falling, good, real1).met
     assert "1,000 recovery iterations" in L.sre2l_regime(10, 30, flat, noise, real1).needs
 
@@ -153,8 +180,12 @@ def test_merge_ceiling_and_synthesis_seeds():
     # at the ceiling: met only where every effect of the cell is decided (its interval excludes zero)
     assert L.ceiling_cells("c", {"x": ({"a": a, "b": b}, [resolved])}, top, "n").met
     p = L.ceiling_cells("c", {"x": ({"a": a, "b": b}, [resolved]), "y": ({"a": a}, [unresolved])}, top, "n")
-    assert not p.met and "x: 71.3%, at it, difference resolved" in p.measured and "y: 71.3%, at it, difference unresolved" in p.measured
-    assert not L.ceiling_cells("c", {"x": ({"a": a}, [])}, top, "n").met   # no effect measured: nothing resolved
+    assert (
+        not p.met
+        and "x: 71.3%, at it, difference resolved" in p.measured
+        and "y: 71.3%, at it, difference unresolved" in p.measured
+    )
+    assert not L.ceiling_cells("c", {"x": ({"a": a}, [])}, top, "n").met  # no effect measured: nothing resolved
     assert not L.ceiling_cells("c", {"x": ({"a": a}, [None])}, top, "n").met
     # a non-inferiority claim: decided against its margin
     close = claims.Effect.paired("c", a, {0: 0.705, 1: 0.72, 2: 0.705})
@@ -169,20 +200,29 @@ def test_evaluation_records_and_same_evaluation():
     d = _set(images, labels, [0, 1, 2])
     base = E.EvalConfig(steps=5, batch_size=4, label_mode="hard")
     dsa = base.replace(augmentation="dsa", dsa=runner.dsa_eval_augment)
-    jobs = [runner.Job({"method": m, "ipc": 1}, d, cfg, s) for m, cfg in (("DC", base), ("DSA", dsa), ("random", base))
-            for s in (0, 1)]
+    jobs = [
+        runner.Job({"method": m, "ipc": 1}, d, cfg, s)
+        for m, cfg in (("DC", base), ("DSA", dsa), ("random", base))
+        for s in (0, 1)
+    ]
     ev = R.evaluation_table(jobs, 100)
     assert len(ev) == 3 and "temperature" not in ev.columns and set(ev["test_n"]) == {"100"}
-    assert L.same_evaluation("e", ev, {"DC": {"method": "DC", "ipc": 1}, "random": {"method": "random", "ipc": 1}}, "n").met
+    assert L.same_evaluation(
+        "e", ev, {"DC": {"method": "DC", "ipc": 1}, "random": {"method": "random", "ipc": 1}}, "n"
+    ).met
     p = L.same_evaluation("e", ev, {"DC": {"method": "DC", "ipc": 1}, "DSA": {"method": "DSA", "ipc": 1}}, "n")
     assert not p.met and "augmentation" in p.measured
     assert not L.same_evaluation("e", ev, {"DC": {"method": "DC", "ipc": 1}, "x": {"method": "x", "ipc": 1}}, "n").met
 
 
 def test_per_seed_matches_numbers_and_strings():
-    df = pd.DataFrame([{"part": "continual", "set": "dwa", "task": 1.0, "seed": 0, "acc": 0.5},
-                       {"part": "grid", "set": "12 / 0.015", "task": float("nan"), "seed": 0, "acc": 0.6},
-                       {"part": "continual", "set": "dwa", "task": 1.0, "seed": 1, "acc": 0.7}])
+    df = pd.DataFrame(
+        [
+            {"part": "continual", "set": "dwa", "task": 1.0, "seed": 0, "acc": 0.5},
+            {"part": "grid", "set": "12 / 0.015", "task": float("nan"), "seed": 0, "acc": 0.6},
+            {"part": "continual", "set": "dwa", "task": 1.0, "seed": 1, "acc": 0.7},
+        ]
+    )
     assert L.per_seed(df, part="continual", set="dwa", task=1) == {0: 0.5, 1: 0.7}
     assert L.per_seed(df, part="grid", set="12 / 0.015") == {0: 0.6}
     with pytest.raises(ValueError, match="several rows"):
@@ -200,7 +240,9 @@ def _records(sre2l_acc=0.18, dc_gain=0.002, seeds=(0, 1, 2), ceiling=0.80):
 
     def add(stage, m, i, st, lab, acc, cfg="teacher"):
         for s in seeds:
-            rows.append({"method": m, "ipc": i, "student": st, "labels": lab, "seed": s, "acc": acc + noise[s], "stage": stage})
+            rows.append(
+                {"method": m, "ipc": i, "student": st, "labels": lab, "seed": s, "acc": acc + noise[s], "stage": stage}
+            )
         ev.append({"method": m, "ipc": str(i), "student": st, "labels": lab, "augmentation": cfg, "stage": stage})
 
     for st in ("convnet", "resnet18"):
@@ -222,19 +264,28 @@ def _records(sre2l_acc=0.18, dc_gain=0.002, seeds=(0, 1, 2), ceiling=0.80):
             add("dd_matching", R.init_name(m), i, "convnet", "hard", 0.62, "dsa" if m == "DSA" else "crop_flip")
             reg.append({"method": m, "ipc": i, "iterations": 10, "init": "real", "displacement": 4.0})
         add("dd_matching", R.DC_DSA_EVAL, i, "convnet", "hard", 0.62 + dc_gain, "dsa")
-        reg += [{"method": "sre2l", "ipc": i, "iterations": 30, "init": "noise", "displacement": float("nan")},
-                {"method": "dwa", "ipc": i, "iterations": 30, "init": "real", "displacement": 20.0}]
+        reg += [
+            {"method": "sre2l", "ipc": i, "iterations": 30, "init": "noise", "displacement": float("nan")},
+            {"method": "dwa", "ipc": i, "iterations": 30, "init": "real", "displacement": 20.0},
+        ]
         cur += [{"method": "sre2l", "ipc": i, "point": p, "loss": max(3.0 - p, 0.5)} for p in range(30)]
     krr = []
     for k in ("fc", "rbf"):
         for s in seeds:
-            krr += [{"set": "random real, one-hot", "kernel": k, "ipc": 1, "seed": s, "KRR test acc": 0.50 + noise[s]},
-                    {"set": f"KIP {k}", "kernel": k, "ipc": 1, "seed": s, "KRR test acc": 0.68 + noise[s] / 2},
-                    {"set": f"KIP {k} p=0.5", "kernel": k, "ipc": 1, "seed": s, "KRR test acc": 0.6},
-                    {"set": f"LS {k}", "kernel": k, "ipc": 1, "seed": s, "KRR test acc": 0.45 - noise[s]}]
+            krr += [
+                {"set": "random real, one-hot", "kernel": k, "ipc": 1, "seed": s, "KRR test acc": 0.50 + noise[s]},
+                {"set": f"KIP {k}", "kernel": k, "ipc": 1, "seed": s, "KRR test acc": 0.68 + noise[s] / 2},
+                {"set": f"KIP {k} p=0.5", "kernel": k, "ipc": 1, "seed": s, "KRR test acc": 0.6},
+                {"set": f"LS {k}", "kernel": k, "ipc": 1, "seed": s, "KRR test acc": 0.45 - noise[s]},
+            ]
             reg.append({"method": f"KIP {k}", "kernel": k, "ipc": 1, "seed": s, "iterations": 50, "displacement": 9.0})
-    return {"results": pd.DataFrame(rows), "evaluation": pd.DataFrame(ev), "regime": pd.DataFrame(reg),
-            "loss_curves": pd.DataFrame(cur), "krr": pd.DataFrame(krr)}
+    return {
+        "results": pd.DataFrame(rows),
+        "evaluation": pd.DataFrame(ev),
+        "regime": pd.DataFrame(reg),
+        "loss_curves": pd.DataFrame(cur),
+        "krr": pd.DataFrame(krr),
+    }
 
 
 def _ladder_at(rec, acc):
@@ -256,9 +307,15 @@ def test_tables_claims_are_not_tested_where_the_methods_are_out_of_their_regime(
     for loc in ("Table 1; abstract", "Table 5 SRe2L"):
         assert rows[loc].verdict == claims.NOT_TESTED and "SRe2L in its regime" in rows[loc].condition
     dc = rows["DC results (ipc 10, 50)"]  # ipc 1 is dd_dc_arch's row
-    assert dc.verdict == claims.NOT_TESTED and "DC: 1,000 outer iterations" in dc.condition and "ipc 1: " not in dc.effect
+    assert (
+        dc.verdict == claims.NOT_TESTED and "DC: 1,000 outer iterations" in dc.condition and "ipc 1: " not in dc.effect
+    )
     dsa = rows["DSA results (ipc 10, 50)"]  # ipc 1 ("comparable or worse") is dd_dc_arch's row
-    assert dsa.verdict == claims.NOT_TESTED and "one evaluation: met" in dsa.preconditions and dsa.claim == "DSA beats DC at 10 and 50 ipc"
+    assert (
+        dsa.verdict == claims.NOT_TESTED
+        and "one evaluation: met" in dsa.preconditions
+        and dsa.claim == "DSA beats DC at 10 and 50 ipc"
+    )
     # DWA in its regime (moved, 5 points above its real images), 3 seeds, room below the ceiling: tested
     t3 = rows["Table 3"]
     assert t3.tested == "yes" and t3.verdict == claims.HOLDS, t3.condition
@@ -297,11 +354,13 @@ def test_arms_of_different_datasets_are_not_compared(tmp_path):
     assert same["DC results (ipc 10, 50)"].verdict == claims.HOLDS
     mixed = L.load_records(tmp_path, datasets={"dd_matching": "cifar10", "dd_inversion": "cifar100"})
     rows = _by_location(L.tables_claims(mixed))
-    dc = rows["DC results (ipc 10, 50)"]   # DC (dd_matching, CIFAR-10) against dd_coresets' coresets (Fashion-MNIST)
+    dc = rows["DC results (ipc 10, 50)"]  # DC (dd_matching, CIFAR-10) against dd_coresets' coresets (Fashion-MNIST)
     assert dc.verdict == claims.NOT_TESTED and "dataset" in dc.condition, dc.condition
-    t1 = "Table 1; abstract"   # DWA against SRe2L, both dd_inversion's: one dataset
+    t1 = "Table 1; abstract"  # DWA against SRe2L, both dd_inversion's: one dataset
     assert rows[t1].verdict == same[t1].verdict == claims.FAILS
-    assert rows["Table 3"].verdict == claims.NOT_TESTED and "dataset" in rows["Table 3"].condition  # its ceiling: dd_coresets'
+    assert (
+        rows["Table 3"].verdict == claims.NOT_TESTED and "dataset" in rows["Table 3"].condition
+    )  # its ceiling: dd_coresets'
 
 
 def test_dwa_table1_is_judged_at_the_papers_ipcs():
@@ -315,7 +374,7 @@ def test_dwa_table1_is_judged_at_the_papers_ipcs():
     t1 = rows["Table 1; abstract"]
     assert t1.tested == "yes" and t1.verdict == claims.HOLDS and "(10;" in t1.check, (t1.condition, t1.check)
     t5 = rows["Table 5 SRe2L"]
-    assert t5.tested == "yes" and t5.verdict == claims.HOLDS, t5.condition   # ReLA 0.62 against SRe2L 0.60
+    assert t5.tested == "yes" and t5.verdict == claims.HOLDS, t5.condition  # ReLA 0.62 against SRe2L 0.60
     assert "ipc 1:" not in t5.effect and "convnet ipc 10" in t5.effect and "resnet18 ipc 10" in t5.effect
     assert "convnet ipc 1 shown, not judged (SRe2L not in its regime: 30 of 1,000 recovery iterations" in t5.ours
     assert "SRe2L in its regime (convnet, ipc 10): met" in t5.preconditions and "shown, not judged" in t5.check
@@ -353,35 +412,84 @@ def test_rela_table5_has_one_row_per_baseline_under_one_evaluation():
     ev = rec["evaluation"]
     rec["evaluation"] = ev.assign(augmentation=ev["augmentation"].where(ev["method"] != R.RELA, "steps 75"))
     rded = next(r for r in L.tables_claims(rec) if r.claim == "ReLA beats RDED at equal ipc")
-    assert rded.verdict == claims.NOT_TESTED and "one evaluation (convnet, with its ceiling): UNMET" in rded.preconditions
+    assert (
+        rded.verdict == claims.NOT_TESTED and "one evaluation (convnet, with its ceiling): UNMET" in rded.preconditions
+    )
 
 
 def _with_gvbsm(acc, iterations=4000):
     """:func:`_records` plus dd_inversion's G-VBSM sets at ``acc`` (every ipc and student, 3 seeds)."""
     rec = _records()
-    rows = [{"method": "gvbsm", "ipc": i, "student": st, "labels": "teacher", "seed": s, "acc": acc, "stage": "dd_inversion"}
-            for st in ("convnet", "resnet18") for i in (1, 10) for s in (0, 1, 2)]
-    ev = [{"method": "gvbsm", "ipc": str(i), "student": st, "labels": "teacher", "augmentation": "teacher",
-           "stage": "dd_inversion"} for st in ("convnet", "resnet18") for i in (1, 10)]
+    rows = [
+        {
+            "method": "gvbsm",
+            "ipc": i,
+            "student": st,
+            "labels": "teacher",
+            "seed": s,
+            "acc": acc,
+            "stage": "dd_inversion",
+        }
+        for st in ("convnet", "resnet18")
+        for i in (1, 10)
+        for s in (0, 1, 2)
+    ]
+    ev = [
+        {
+            "method": "gvbsm",
+            "ipc": str(i),
+            "student": st,
+            "labels": "teacher",
+            "augmentation": "teacher",
+            "stage": "dd_inversion",
+        }
+        for st in ("convnet", "resnet18")
+        for i in (1, 10)
+    ]
     rec["results"] = pd.concat([rec["results"], pd.DataFrame(rows)], ignore_index=True)
     rec["evaluation"] = pd.concat([rec["evaluation"], pd.DataFrame(ev)], ignore_index=True)
-    rec["regime"] = pd.concat([rec["regime"], pd.DataFrame([{"method": "gvbsm", "ipc": i, "iterations": iterations,
-                                                              "init": "noise", "displacement": float("nan")} for i in (1, 10)])])
-    rec["loss_curves"] = pd.concat([rec["loss_curves"], pd.DataFrame(
-        [{"method": "gvbsm", "ipc": i, "point": p, "loss": 2.0} for i in (1, 10) for p in range(30)])])
+    rec["regime"] = pd.concat(
+        [
+            rec["regime"],
+            pd.DataFrame(
+                [
+                    {
+                        "method": "gvbsm",
+                        "ipc": i,
+                        "iterations": iterations,
+                        "init": "noise",
+                        "displacement": float("nan"),
+                    }
+                    for i in (1, 10)
+                ]
+            ),
+        ]
+    )
+    rec["loss_curves"] = pd.concat(
+        [
+            rec["loss_curves"],
+            pd.DataFrame([{"method": "gvbsm", "ipc": i, "point": p, "loss": 2.0} for i in (1, 10) for p in range(30)]),
+        ]
+    )
     return rec
 
 
 def test_rela_against_gvbsm_needs_gvbsm_in_its_regime():
     # G-VBSM at its 4,000 iterations and above one real image per class (0.50): judged, ReLA (0.62) below it fails
     row = _by_location(L.tables_claims(_with_gvbsm(0.70)))["Table 5 G-VBSM"]
-    assert row.tested == "yes" and row.verdict == claims.FAILS and "G-VBSM in its regime (convnet): met (ipc 1: 4,000 of 4,000" in row.preconditions
+    assert (
+        row.tested == "yes"
+        and row.verdict == claims.FAILS
+        and "G-VBSM in its regime (convnet): met (ipc 1: 4,000 of 4,000" in row.preconditions
+    )
     # below one real image per class: not tested, whatever ReLA's margin
     row = _by_location(L.tables_claims(_with_gvbsm(0.30)))["Table 5 G-VBSM"]
     assert row.verdict == claims.NOT_TESTED and "G-VBSM in its regime" in row.condition and "4,000" in row.condition
     # short of 4,000 iterations without a plateau: not in its regime either
     rec = _with_gvbsm(0.70, iterations=30)
-    rec["loss_curves"] = rec["loss_curves"].assign(loss=lambda c: c["loss"].where(c["method"] != "gvbsm", 3.0 - c["point"] / 10))
+    rec["loss_curves"] = rec["loss_curves"].assign(
+        loss=lambda c: c["loss"].where(c["method"] != "gvbsm", 3.0 - c["point"] / 10)
+    )
     row = _by_location(L.tables_claims(rec))["Table 5 G-VBSM"]
     assert row.verdict == claims.NOT_TESTED and "30 of 4,000 recovery iterations" in row.preconditions
 
@@ -389,10 +497,30 @@ def test_rela_against_gvbsm_needs_gvbsm_in_its_regime():
 def _with_inversion_ceiling(acc, cfg="teacher", seeds=(0, 1, 2)):
     """:func:`_records` plus dd_inversion's own ceiling (the ladder's schedule) at ``acc``, evaluated with ``cfg``."""
     rec = _records()
-    rows = [{"method": R.CEILING, "ipc": 0, "student": st, "labels": "teacher", "seed": s, "acc": acc, "stage": "dd_inversion"}
-            for st in ("convnet", "resnet18") for s in seeds]
-    ev = [{"method": R.CEILING, "ipc": "0", "student": st, "labels": "teacher", "augmentation": cfg, "stage": "dd_inversion"}
-          for st in ("convnet", "resnet18")]
+    rows = [
+        {
+            "method": R.CEILING,
+            "ipc": 0,
+            "student": st,
+            "labels": "teacher",
+            "seed": s,
+            "acc": acc,
+            "stage": "dd_inversion",
+        }
+        for st in ("convnet", "resnet18")
+        for s in seeds
+    ]
+    ev = [
+        {
+            "method": R.CEILING,
+            "ipc": "0",
+            "student": st,
+            "labels": "teacher",
+            "augmentation": cfg,
+            "stage": "dd_inversion",
+        }
+        for st in ("convnet", "resnet18")
+    ]
     rec["results"] = pd.concat([rec["results"], pd.DataFrame(rows)], ignore_index=True)
     rec["evaluation"] = pd.concat([rec["evaluation"], pd.DataFrame(ev)], ignore_index=True)
     return rec
@@ -405,13 +533,16 @@ def test_the_ladder_uses_the_ceiling_of_its_own_schedule():
     t3 = _by_location(L.tables_claims(rec))["Table 3"]
     assert t3.verdict == claims.NOT_TESTED and "ceiling 70.0%" in t3.condition
     rec = _ladder_at(_with_inversion_ceiling(0.80), 0.71)
-    assert _by_location(L.tables_claims(rec))["Table 3"].verdict == claims.INCONCLUSIVE   # room, no difference
+    assert _by_location(L.tables_claims(rec))["Table 3"].verdict == claims.INCONCLUSIVE  # room, no difference
     assert _by_location(L.tables_claims(_with_inversion_ceiling(0.80)))["Table 3"].verdict == claims.HOLDS
     # a ceiling evaluated otherwise than the ladder: not tested
     t3 = _by_location(L.tables_claims(_with_inversion_ceiling(0.80, cfg="other")))["Table 3"]
     assert t3.verdict == claims.NOT_TESTED and "with its ceiling" in t3.condition
     # the other rows keep dd_coresets' ceiling (no "several rows per seed")
-    assert _by_location(L.tables_claims(_with_inversion_ceiling(0.70)))["DC results (ipc 10, 50)"].verdict == claims.NOT_TESTED
+    assert (
+        _by_location(L.tables_claims(_with_inversion_ceiling(0.70)))["DC results (ipc 10, 50)"].verdict
+        == claims.NOT_TESTED
+    )
 
 
 def test_rela_table5_judges_a_cell_at_the_ceiling_only_where_its_difference_is_resolved():
@@ -420,7 +551,10 @@ def test_rela_table5_judges_a_cell_at_the_ceiling_only_where_its_difference_is_r
     rec = _with_inversion_ceiling(0.63)
     rded = _by_location(L.tables_claims(rec))["Table 5 RDED"]
     assert rded.tested == "yes" and rded.verdict == claims.HOLDS, rded.condition
-    assert "clear of the convnet student's ceiling: met (ceiling 63.0%; ipc 1: 62.0%, at it, difference resolved" in rded.preconditions
+    assert (
+        "clear of the convnet student's ceiling: met (ceiling 63.0%; ipc 1: 62.0%, at it, difference resolved"
+        in rded.preconditions
+    )
     assert "one evaluation (convnet, with its ceiling): met" in rded.preconditions
     # RDED level with ReLA, seed by seed off its noise: a difference whose interval covers zero at the ceiling
     r = rec["results"]
@@ -438,17 +572,28 @@ def test_rela_table5_judges_a_cell_at_the_ceiling_only_where_its_difference_is_r
 
 def test_dc_arch_claims_need_dc_in_its_regime():
     images, labels = _real()
-    sets = {v: _set(images, labels, [0, 1, 2, 3, 4, 5], 4.0, iterations=10) for v in ("default", "leaky_relu", "max_pool", "batch_norm")}
+    sets = {
+        v: _set(images, labels, [0, 1, 2, 3, 4, 5], 4.0, iterations=10)
+        for v in ("default", "leaky_relu", "max_pool", "batch_norm")
+    }
     acc = {"default": 0.71, "leaky_relu": 0.72, "max_pool": 0.69, "batch_norm": 0.70}
 
     def res(gain):
-        return pd.DataFrame([{"variant": v, "set": name, "seed": s, "acc": a + (gain if name == "DC" else 0) + 0.001 * s}
-                             for v, a in acc.items() for name in ("DC", R.init_name("DC")) for s in (0, 1, 2)])
+        return pd.DataFrame(
+            [
+                {"variant": v, "set": name, "seed": s, "acc": a + (gain if name == "DC" else 0) + 0.001 * s}
+                for v, a in acc.items()
+                for name in ("DC", R.init_name("DC"))
+                for s in (0, 1, 2)
+            ]
+        )
 
-    rows = L.dc_arch_claims(res(0.002), R.set_facts(sets, images), ipc=2)[:3]  # the fourth: DC's Table 1 cell, no coresets given
+    rows = L.dc_arch_claims(res(0.002), R.set_facts(sets, images), ipc=2)[
+        :3
+    ]  # the fourth: DC's Table 1 cell, no coresets given
     assert len(rows) == 3 and all(r.verdict == claims.NOT_TESTED for r in rows)
     assert all("DC: 1,000 outer iterations" in r.condition for r in rows)
-    rows = L.dc_arch_claims(res(0.05), R.set_facts(sets, images), ipc=2)   # moved and 5 points above its real images
+    rows = L.dc_arch_claims(res(0.05), R.set_facts(sets, images), ipc=2)  # moved and 5 points above its real images
     assert [r.verdict for r in rows] == [claims.HOLDS] * 3 + [claims.NOT_TESTED]
 
 
@@ -459,8 +604,13 @@ def test_dc_arch_judges_dcs_table1_cell_against_the_coresets():
 
     def res(dc, herding, seeds=(0, 1, 2)):
         accs = {"DC": dc, R.init_name("DC"): 0.55, "random": 0.50, "herding (teacher)": herding}
-        return pd.DataFrame([{"variant": "default", "set": n, "seed": s, "acc": a + 0.002 * s * (n == "DC")}
-                             for n, a in accs.items() for s in seeds])
+        return pd.DataFrame(
+            [
+                {"variant": "default", "set": n, "seed": s, "acc": a + 0.002 * s * (n == "DC")}
+                for n, a in accs.items()
+                for s in seeds
+            ]
+        )
 
     def row(*a, **kw):
         out = L.dc_arch_claims(res(*a, **kw), R.set_facts(sets, images), ipc=1, coresets=cs, pool_n=20000)
@@ -468,13 +618,19 @@ def test_dc_arch_judges_dcs_table1_cell_against_the_coresets():
 
     r = row(0.70, 0.60)
     assert r.verdict == claims.HOLDS and "20,000 real images" in r.ours and "DC − herding (teacher)" in r.effect
-    assert row(0.70, 0.75).verdict == claims.CONDITIONAL   # beats random, not herding
-    assert row(0.45, 0.60).verdict == claims.NOT_TESTED   # below its own real images (0.55): out of its regime
+    assert row(0.70, 0.75).verdict == claims.CONDITIONAL  # beats random, not herding
+    assert row(0.45, 0.60).verdict == claims.NOT_TESTED  # below its own real images (0.55): out of its regime
     assert row(0.70, 0.60, seeds=(0, 1)).verdict == claims.NOT_TESTED
-    sets["default"].params["iterations"] = 10   # 10 of 1,000 iterations, under 1 point above its real images: not in regime
+    sets["default"].params["iterations"] = (
+        10  # 10 of 1,000 iterations, under 1 point above its real images: not in regime
+    )
     assert row(0.555, 0.50).verdict == claims.NOT_TESTED
-    (r,) = [r for r in L.dc_arch_claims(res(0.7, 0.6), R.set_facts(sets, images), ipc=1) if r.location.startswith("DC results")]
-    assert r.verdict == claims.NOT_TESTED and "`coresets` is empty" in r.preconditions   # no coresets: said, not dropped
+    (r,) = [
+        r
+        for r in L.dc_arch_claims(res(0.7, 0.6), R.set_facts(sets, images), ipc=1)
+        if r.location.startswith("DC results")
+    ]
+    assert r.verdict == claims.NOT_TESTED and "`coresets` is empty" in r.preconditions  # no coresets: said, not dropped
 
 
 def test_a_comparison_without_one_of_its_arms_is_not_tested():
@@ -493,43 +649,106 @@ def test_dc_arch_judges_dsa_at_one_ipc_as_comparable_or_worse():
     def row(dsa_acc, dsa_iterations=1000, seeds=(0, 1, 2)):
         dsa.params["iterations"] = dsa_iterations
         accs = {"DC": 0.68, R.init_name("DC"): 0.55, "DSA": dsa_acc, R.init_name("DSA"): 0.56, R.DC_DSA_EVAL: 0.69}
-        res = pd.DataFrame([{"variant": "default", "set": n, "seed": s, "acc": a + 0.001 * s * (n == "DSA")}
-                            for n, a in accs.items() for s in seeds])
+        res = pd.DataFrame(
+            [
+                {"variant": "default", "set": n, "seed": s, "acc": a + 0.001 * s * (n == "DSA")}
+                for n, a in accs.items()
+                for s in seeds
+            ]
+        )
         out = L.dc_arch_claims(res, R.set_facts(sets, images), ipc=1, dsa=R.set_facts({0: dsa}, images)[0])
         return next(r for r in out if r.location == "DSA results (ipc 1)")
 
-    r = row(0.69)   # DSA = DC under DSA's augmentation: comparable
-    assert r.verdict == claims.HOLDS and r.claim == "DSA is comparable to or worse than DC at 1 ipc" and "DC − DSA" in r.effect
-    assert row(0.60).verdict == claims.HOLDS           # worse
-    assert row(0.75).verdict == claims.FAILS           # 6 points better
+    r = row(0.69)  # DSA = DC under DSA's augmentation: comparable
+    assert (
+        r.verdict == claims.HOLDS
+        and r.claim == "DSA is comparable to or worse than DC at 1 ipc"
+        and "DC − DSA" in r.effect
+    )
+    assert row(0.60).verdict == claims.HOLDS  # worse
+    assert row(0.75).verdict == claims.FAILS  # 6 points better
     assert row(0.69, seeds=(0, 1)).verdict == claims.NOT_TESTED
-    assert row(0.565, dsa_iterations=10).verdict == claims.NOT_TESTED   # 10 iterations, under a point above its real images
-    assert not any(r.paper == "DSA" for r in L.dc_arch_claims(pd.DataFrame(
-        [{"variant": "default", "set": "DC", "seed": s, "acc": 0.6} for s in (0, 1, 2)]), R.set_facts(sets, images), ipc=1))
+    assert (
+        row(0.565, dsa_iterations=10).verdict == claims.NOT_TESTED
+    )  # 10 iterations, under a point above its real images
+    assert not any(
+        r.paper == "DSA"
+        for r in L.dc_arch_claims(
+            pd.DataFrame([{"variant": "default", "set": "DC", "seed": s, "acc": 0.6} for s in (0, 1, 2)]),
+            R.set_facts(sets, images),
+            ipc=1,
+        )
+    )
 
 
 def test_table4_has_one_row_per_distilling_model():
     images, labels = _real()
     d = _set(images, labels, [0, 1, 2, 3, 4, 5], 40.0, iterations=1000, ipc=2)
-    sre2l = DistilledSet(d.images, d.labels, 3, MEAN, STD, "sre2l", params={"init_index": None, "iterations": 1000,
-                                                                             "loss_curve": [3.0, 2.0, 1.5, 1.4, 1.4, 1.4]})
+    sre2l = DistilledSet(
+        d.images,
+        d.labels,
+        3,
+        MEAN,
+        STD,
+        "sre2l",
+        params={"init_index": None, "iterations": 1000, "loss_curve": [3.0, 2.0, 1.5, 1.4, 1.4, 1.4]},
+    )
     rows = []
     for b, gain in (("convnet", 0.10), ("resnet18", 0.10)):
         for a in ("convnet", "resnet18"):
             for s in (0, 1, 2):
-                rows += [{"method": "dwa", "distilled by": b, "student": a, "ipc": 2, "seed": s, "acc": 0.7 + gain + 0.002 * s},
-                         {"method": "sre2l", "distilled by": b, "student": a, "ipc": 2, "seed": s,
-                          "acc": (0.7 if b == "convnet" else 0.3) + 0.001 * s}]
+                rows += [
+                    {
+                        "method": "dwa",
+                        "distilled by": b,
+                        "student": a,
+                        "ipc": 2,
+                        "seed": s,
+                        "acc": 0.7 + gain + 0.002 * s,
+                    },
+                    {
+                        "method": "sre2l",
+                        "distilled by": b,
+                        "student": a,
+                        "ipc": 2,
+                        "seed": s,
+                        "acc": (0.7 if b == "convnet" else 0.3) + 0.001 * s,
+                    },
+                ]
         for s in (0, 1, 2):
-            rows += [{"method": R.REAL_INIT, "distilled by": b, "student": "convnet", "ipc": i, "seed": s,
-                      "acc": 0.5 if i == 1 else 0.75} for i in (1, 2)]
+            rows += [
+                {
+                    "method": R.REAL_INIT,
+                    "distilled by": b,
+                    "student": "convnet",
+                    "ipc": i,
+                    "seed": s,
+                    "acc": 0.5 if i == 1 else 0.75,
+                }
+                for i in (1, 2)
+            ]
     cells = [(b, a, 2) for b in ("convnet", "resnet18") for a in ("convnet", "resnet18")]
     sets = {(m, b, 2): (sre2l if m == "sre2l" else d) for m in ("sre2l", "dwa") for b in ("convnet", "resnet18")}
-    evals = pd.DataFrame([{"method": m, "distilled by": b, "student": a, "ipc": "2", "augmentation": "crop_flip"}
-                          for m in ("sre2l", "dwa") for b, a, _ in cells])
-    out = {r.location: r for r in L.crossarch_claims(pd.DataFrame(rows), evals, R.set_facts(sets, images), ipc=2,
-                                                     matrix_methods=[], matrix_archs=["mlp", "convnet"],
-                                                     table4=cells, table9=[])}
+    evals = pd.DataFrame(
+        [
+            {"method": m, "distilled by": b, "student": a, "ipc": "2", "augmentation": "crop_flip"}
+            for m in ("sre2l", "dwa")
+            for b, a, _ in cells
+        ]
+    )
+    out = {
+        r.location: r
+        for r in L.crossarch_claims(
+            pd.DataFrame(rows),
+            evals,
+            R.set_facts(sets, images),
+            ipc=2,
+            matrix_methods=[],
+            matrix_archs=["mlp", "convnet"],
+            table4=cells,
+            table9=[],
+        )
+    }
     by_conv, by_r18 = out["Table 4 (distilled by ConvNet)"], out["Table 4 (distilled by ResNet-18)"]
     assert "convnet→resnet18" in by_conv.effect and "resnet18→" not in by_conv.effect
     assert by_conv.verdict == claims.HOLDS, by_conv.condition
@@ -537,14 +756,26 @@ def test_table4_has_one_row_per_distilling_model():
     assert "by convnet" not in by_r18.preconditions and "ConvNet-128-distilled" in by_conv.paper_numbers
     # the run leaves out the ResNet-18 and ViT-BN teachers (cross_teachers: []): their rows name the setting
     conv_only = [c for c in cells if c[0] == "convnet"]
-    out = {r.location: r for r in L.crossarch_claims(pd.DataFrame(rows), evals, R.set_facts(sets, images), ipc=2,
-                                                     matrix_methods=[], matrix_archs=["mlp", "convnet"],
-                                                     table4=conv_only, table9=conv_only)}
+    out = {
+        r.location: r
+        for r in L.crossarch_claims(
+            pd.DataFrame(rows),
+            evals,
+            R.set_facts(sets, images),
+            ipc=2,
+            matrix_methods=[],
+            matrix_archs=["mlp", "convnet"],
+            table4=conv_only,
+            table9=conv_only,
+        )
+    }
     assert out["Table 4 (distilled by ConvNet)"].verdict == claims.HOLDS
     for loc in ("Table 4 (distilled by ResNet-18)", "Table 9"):
         assert out[loc].verdict == claims.NOT_TESTED and "`cross_teachers` leaves out" in out[loc].condition, loc
     assert "ResNet-18, ViT-BN" in out["Table 9"].condition
-    assert "(ipc [2])" in out["Table 4 (distilled by ResNet-18)"].check   # the table's ipcs, though the block did not run
+    assert (
+        "(ipc [2])" in out["Table 4 (distilled by ResNet-18)"].check
+    )  # the table's ipcs, though the block did not run
 
 
 # --------------------------------------------------------------------------- dd_crossarch's DC row
@@ -554,13 +785,42 @@ def _crossarch(t2_iterations, conv_gain, seeds=(0, 1, 2), init_acc=0.6):
     images, labels = _real()
     t2 = _set(images, labels, [0, 1, 2], 4.0, iterations=t2_iterations)
     archs = ["mlp", "lenet", "convnet", "resnet18"]
-    rows = [{"method": R.DC_TABLE2, "distilled by": "convnet", "student": a, "ipc": 1, "seed": s,
-             "acc": 0.6 + (0 if a == "mlp" else conv_gain) + 0.002 * s} for a in archs for s in seeds]
-    rows += [{"method": R.init_name(R.DC_TABLE2), "distilled by": "convnet", "student": "convnet", "ipc": 1, "seed": s,
-              "acc": init_acc + 0.001 * s} for s in seeds]
+    rows = [
+        {
+            "method": R.DC_TABLE2,
+            "distilled by": "convnet",
+            "student": a,
+            "ipc": 1,
+            "seed": s,
+            "acc": 0.6 + (0 if a == "mlp" else conv_gain) + 0.002 * s,
+        }
+        for a in archs
+        for s in seeds
+    ]
+    rows += [
+        {
+            "method": R.init_name(R.DC_TABLE2),
+            "distilled by": "convnet",
+            "student": "convnet",
+            "ipc": 1,
+            "seed": s,
+            "acc": init_acc + 0.001 * s,
+        }
+        for s in seeds
+    ]
     res = pd.DataFrame(rows)
-    out = L.crossarch_claims(res, pd.DataFrame(), R.set_facts({(R.DC_TABLE2, "convnet", 1): t2}, images), ipc=10, matrix_methods=["dc"],
-                             matrix_archs=archs, table4=[], table9=[], table2_archs=archs, table2_ipc=1)
+    out = L.crossarch_claims(
+        res,
+        pd.DataFrame(),
+        R.set_facts({(R.DC_TABLE2, "convnet", 1): t2}, images),
+        ipc=10,
+        matrix_methods=["dc"],
+        matrix_archs=archs,
+        table4=[],
+        table9=[],
+        table2_archs=archs,
+        table2_ipc=1,
+    )
     return next(r for r in out if r.location == "cross-architecture")
 
 
@@ -582,29 +842,49 @@ def test_dd_tables_judges_a_set_stage_from_its_tables_as_from_memory(tmp_path):
     """dd_dc_arch records its results, its sets' facts and its settings; the rows set_stage_claims reads back
     from those files are the rows judged from the objects in memory."""
     images, labels = _real()
-    sets = {v: _set(images, labels, [0, 1, 2, 3, 4, 5], g, iterations=1000) for v, g in (("default", 4.0), ("max_pool", 3.0))}
+    sets = {
+        v: _set(images, labels, [0, 1, 2, 3, 4, 5], g, iterations=1000)
+        for v, g in (("default", 4.0), ("max_pool", 3.0))
+    }
     dsa = _set(images, labels, [0, 1, 2, 3, 4, 5], 5.0, iterations=1000)
-    accs = {("default", "DC"): 0.70, ("default", R.init_name("DC")): 0.55, ("max_pool", "DC"): 0.66,
-            ("max_pool", R.init_name("DC")): 0.54, ("default", "random"): 0.5, ("default", "DSA"): 0.69,
-            ("default", R.init_name("DSA")): 0.56, ("default", R.DC_DSA_EVAL): 0.70}
-    res = pd.DataFrame([{"variant": v, "set": n, "seed": s, "acc": a + 0.001 * s * (n == "DC") + 1 / 600}
-                        for (v, n), a in accs.items() for s in (0, 1, 2)])
+    accs = {
+        ("default", "DC"): 0.70,
+        ("default", R.init_name("DC")): 0.55,
+        ("max_pool", "DC"): 0.66,
+        ("max_pool", R.init_name("DC")): 0.54,
+        ("default", "random"): 0.5,
+        ("default", "DSA"): 0.69,
+        ("default", R.init_name("DSA")): 0.56,
+        ("default", R.DC_DSA_EVAL): 0.70,
+    }
+    res = pd.DataFrame(
+        [
+            {"variant": v, "set": n, "seed": s, "acc": a + 0.001 * s * (n == "DC") + 1 / 600}
+            for (v, n), a in accs.items()
+            for s in (0, 1, 2)
+        ]
+    )
     folder = tmp_path / "dd_dc_arch"
     folder.mkdir()
 
-    class Rep:   # writes as compendium.pipeline.report.Reporter.table does
+    class Rep:  # writes as compendium.pipeline.report.Reporter.table does
         def table(self, df, name, float_format="%.4g"):
             df.to_csv(folder / f"{name}.csv", index=False, float_format=float_format)
 
     rep = Rep()
-    rep.table(res, "results", float_format=R.EXACT)   # as the stage writes what its judge reads
-    pd.testing.assert_frame_equal(pd.read_csv(folder / "results.csv"), res)   # exactly: 457/600 is no 4-digit number
-    R.record_sets(rep, {**{("DC", v): d for v, d in sets.items()}, ("DSA", "default"): dsa}, images, ["method", "variant"])
+    rep.table(res, "results", float_format=R.EXACT)  # as the stage writes what its judge reads
+    pd.testing.assert_frame_equal(pd.read_csv(folder / "results.csv"), res)  # exactly: 457/600 is no 4-digit number
+    R.record_sets(
+        rep, {**{("DC", v): d for v, d in sets.items()}, ("DSA", "default"): dsa}, images, ["method", "variant"]
+    )
     rep.table(R.settings_table(ipc=1, coresets=["random"], pool_n=20000), "settings")
-    want = L.dc_arch_claims(res, R.set_facts(sets, images), ipc=1, coresets=["random"], pool_n=20000,
-                            dsa=R.set_facts({0: dsa}, images)[0])
+    want = L.dc_arch_claims(
+        res, R.set_facts(sets, images), ipc=1, coresets=["random"], pool_n=20000, dsa=R.set_facts({0: dsa}, images)[0]
+    )
     got = L.set_stage_claims(tmp_path, ["dd_dc_arch"])
-    assert [ledger.to_frame([r]).to_dict("records") for r in got] == [ledger.to_frame([r]).to_dict("records") for r in want]
+    assert [ledger.to_frame([r]).to_dict("records") for r in got] == [
+        ledger.to_frame([r]).to_dict("records") for r in want
+    ]
     assert {r.verdict for r in got} >= {claims.HOLDS} and any(r.paper == "DSA" for r in got)
     (folder / "settings.csv").unlink()
     with pytest.raises(FileNotFoundError, match="dvc repro -s dd_dc_arch"):

@@ -11,6 +11,7 @@ from compendium.pipeline import paper_tables as PT
 from compendium.pipeline import stagedeps
 from compendium.pipeline.checks import rela as _CR
 from judging import Judged
+
 CR = Judged(_CR)
 from compendium.rela import records as RR
 from compendium.rela import schedule as rela_schedule
@@ -19,9 +20,23 @@ RAND, STRONG = "rand", "trained:priors/fmnist_supervised.pt"
 
 
 def _row(seed, probe, prior="", budget=0.1, untrained=False, steps=138, switch=None, schedule="switch", w=0.0, **kw):
-    return {"arm": kw.pop("arm", "x"), "seed": seed, "probe": probe, "prior": prior, "budget": budget, "untrained": untrained,
-            "steps": 0 if untrained else steps, "switch step": switch, "schedule": schedule, "w": w, "train seconds": 1.0,
-            "budget_mode": "dynamic", "order": "code", "transfer_trainable": True, **kw}
+    return {
+        "arm": kw.pop("arm", "x"),
+        "seed": seed,
+        "probe": probe,
+        "prior": prior,
+        "budget": budget,
+        "untrained": untrained,
+        "steps": 0 if untrained else steps,
+        "switch step": switch,
+        "schedule": schedule,
+        "w": w,
+        "train seconds": 1.0,
+        "budget_mode": "dynamic",
+        "order": "code",
+        "transfer_trainable": True,
+        **kw,
+    }
 
 
 def test_min_switch_steps_is_algorithm_1_on_a_flat_loss():
@@ -34,26 +49,27 @@ def test_min_switch_steps_is_algorithm_1_on_a_flat_loss():
 
 
 def test_ssl_phase_steps_from_the_records():
-    assert RR.ssl_phase_steps(_row(0, 0.7)) == 138                                   # plain BYOL: every step
-    assert RR.ssl_phase_steps(_row(0, 0.7, prior=RAND)) == 0                           # switch never fired
+    assert RR.ssl_phase_steps(_row(0, 0.7)) == 138  # plain BYOL: every step
+    assert RR.ssl_phase_steps(_row(0, 0.7, prior=RAND)) == 0  # switch never fired
     assert RR.ssl_phase_steps(_row(0, 0.7, prior=RAND, steps=4000, switch=1000)) == 3000
     assert RR.ssl_phase_steps(_row(0, 0.7, prior=RAND, schedule="first", w=0.2, switch=28)) == 110
     assert RR.ssl_phase_steps(_row(0, 0.7, prior=RAND, schedule="v1")) == 138
     assert RR.ssl_phase_steps(_row(0, 0.7, prior=RAND, schedule="constant", w=1.0)) == 0
     assert RR.ssl_phase_steps(_row(0, 0.7, prior=RAND, schedule="constant", w=0.4)) == 138
-    assert RR.ssl_phase_steps({**_row(0, 0.7), "prior": float("nan")}) == 138          # prior read back from CSV
+    assert RR.ssl_phase_steps({**_row(0, 0.7), "prior": float("nan")}) == 138  # prior read back from CSV
 
 
 def test_ssl_phase_ran_met_and_unmet():
     never = pd.DataFrame([_row(s, 0.75, prior=RAND) for s in range(3)])
     p = CR.ssl_phase_ran(never)
     assert not p.met and "fired in 0 of 3" in p.measured and "3,900" in p.needs and "138" in p.needs
-    assert p.measured.startswith("the camera-ready switch: ")   # the ledger names the switch the arms ran
+    assert p.measured.startswith("the camera-ready switch: ")  # the ledger names the switch the arms ran
     fired = pd.DataFrame([_row(s, 0.75, prior=RAND, steps=3900, switch=1200 + s) for s in range(3)])
     assert CR.ssl_phase_ran(fired).met
-    one_late = pd.DataFrame([_row(0, 0.75, prior=RAND, steps=3900, switch=1200),
-                             _row(1, 0.75, prior=RAND, steps=3900, switch=3900)])
-    assert not CR.ssl_phase_ran(one_late).met   # fired on the last step: no SSL step ran
+    one_late = pd.DataFrame(
+        [_row(0, 0.75, prior=RAND, steps=3900, switch=1200), _row(1, 0.75, prior=RAND, steps=3900, switch=3900)]
+    )
+    assert not CR.ssl_phase_ran(one_late).met  # fired on the last step: no SSL step ran
     assert not CR.ssl_phase_ran(never.iloc[:0]).met
 
 
@@ -61,7 +77,7 @@ def test_above_untrained_uses_matched_seeds():
     byol = {0: 0.70, 1: 0.65, 2: 0.70}
     un = {0: 0.70, 1: 0.68, 2: 0.69, 3: 0.10}
     p = CR.above_untrained("BYOL above", {"BYOL 10%": (byol, un)})
-    assert not p.met and "NOT above" in p.measured and "seeds 0,1,2" in p.measured   # seed 3 (BYOL absent) ignored
+    assert not p.met and "NOT above" in p.measured and "seeds 0,1,2" in p.measured  # seed 3 (BYOL absent) ignored
     assert CR.above_untrained("BYOL above", {"BYOL 10%": ({0: 0.72, 2: 0.71}, un)}).met
     assert not CR.above_untrained("BYOL above", {"BYOL": ({5: 0.9}, un)}).met
 
@@ -75,8 +91,12 @@ def _budget_runs(seeds=(0, 1, 2), fired=False, byol10=0.66, steps=138):
             st = steps if b == 0.1 else 5 * steps
             sw = (st // 3) if fired else None
             rows.append(_row(s, (byol10 if b == 0.1 else 0.71) + 0.002 * s, budget=b, steps=st))
-            rows.append(_row(s, 0.73 + 0.003 * s + (0.02 if b == 0.5 else 0), prior=RAND, budget=b, steps=st, switch=sw))
-            rows.append(_row(s, 0.76 + 0.002 * s + (0.02 if b == 0.5 else 0), prior=STRONG, budget=b, steps=st, switch=sw))
+            rows.append(
+                _row(s, 0.73 + 0.003 * s + (0.02 if b == 0.5 else 0), prior=RAND, budget=b, steps=st, switch=sw)
+            )
+            rows.append(
+                _row(s, 0.76 + 0.002 * s + (0.02 if b == 0.5 else 0), prior=STRONG, budget=b, steps=st, switch=sw)
+            )
     return pd.DataFrame(rows)
 
 
@@ -85,8 +105,16 @@ def _by_location(rows):
 
 
 def test_budget_claims_not_tested_without_the_ssl_phase_and_tested_with_it():
-    kw = dict(priors=[RAND, STRONG], budgets=[0.1, 0.5], same=STRONG, cross=RAND, headline=0.1, gap_goal=0.9,
-              cost_goal=0.5, strength={"Rand.": 0.70, "strong (supervised)": 0.80})
+    kw = dict(
+        priors=[RAND, STRONG],
+        budgets=[0.1, 0.5],
+        same=STRONG,
+        cross=RAND,
+        headline=0.1,
+        gap_goal=0.9,
+        cost_goal=0.5,
+        strength={"Rand.": 0.70, "strong (supervised)": 0.80},
+    )
     rows = _by_location(CR.budget_claims(_budget_runs(byol10=0.70), **kw))
     for r in rows.values():
         assert r.verdict == claims.NOT_TESTED and "SSL phase" in r.condition
@@ -94,32 +122,39 @@ def test_budget_claims_not_tested_without_the_ssl_phase_and_tested_with_it():
     rows = _by_location(CR.budget_claims(_budget_runs(fired=True, byol10=0.70, steps=4000), **kw))
     assert rows["Table 1"].verdict == claims.HOLDS and rows["Table 1"].seeds == "0,1,2"
     assert rows["Table 1 (Rand. column)"].verdict == claims.HOLDS
-    assert rows["Fig. 4c"].verdict == claims.HOLDS             # strong beats Rand. at every budget
-    assert rows["Table 1 (CF-10, 10%)"].verdict == claims.HOLDS   # ReLA 76 vs BYOL 70, BYOL* 74: closes > 90%
+    assert rows["Fig. 4c"].verdict == claims.HOLDS  # strong beats Rand. at every budget
+    assert rows["Table 1 (CF-10, 10%)"].verdict == claims.HOLDS  # ReLA 76 vs BYOL 70, BYOL* 74: closes > 90%
     assert "ReLA-only" not in rows["Table 1 (CF-10, 10%)"].ours
-    assert rows["abstract; Table 1 (IN-1K, CF10-T, 50%)"].verdict == claims.HOLDS   # Rand. at 50%: 75 vs BYOL* 74
+    assert rows["abstract; Table 1 (IN-1K, CF10-T, 50%)"].verdict == claims.HOLDS  # Rand. at 50%: 75 vs BYOL* 74
     runs = _budget_runs(fired=True, byol10=0.70, steps=4000)
     cell = (runs["prior"] == RAND) & (runs["budget"] == 0.1)
-    runs.loc[cell, "probe"] = 0.71 + 0.002 * runs.loc[cell, "seed"]   # ReLA 71 vs BYOL 70, BYOL* 74: a quarter of the gap
+    runs.loc[cell, "probe"] = (
+        0.71 + 0.002 * runs.loc[cell, "seed"]
+    )  # ReLA 71 vs BYOL 70, BYOL* 74: a quarter of the gap
     kw["same"] = RAND
     assert _by_location(CR.budget_claims(runs, **kw))["Table 1 (CF-10, 10%)"].verdict == claims.FAILS
     # BYOL at 10% below the untrained network: not tested even with the SSL phase
     rows = _by_location(CR.budget_claims(_budget_runs(fired=True, byol10=0.60, steps=4000), **kw))
-    assert rows["Table 1"].verdict == claims.NOT_TESTED and "BYOL above the untrained network unmet" in rows["Table 1"].condition
+    assert (
+        rows["Table 1"].verdict == claims.NOT_TESTED
+        and "BYOL above the untrained network unmet" in rows["Table 1"].condition
+    )
 
 
 def test_half_cost_claim_reads_the_cost_goal_cell_outside_the_grid():
     runs = _budget_runs(fired=True, byol10=0.70, steps=4000)
-    grid_only = runs[~((runs["budget"] == 0.5) & (runs["prior"] != RAND))]   # the 50% cell of Rand. alone, no BYOL 50%
+    grid_only = runs[~((runs["budget"] == 0.5) & (runs["prior"] != RAND))]  # the 50% cell of Rand. alone, no BYOL 50%
     r = CR.half_cost_claim(grid_only, RAND, STRONG, [0.1], 0.5)
-    assert r.tested == "yes" and r.verdict == claims.HOLDS and r.seeds == "0,1,2"   # Rand. at 50%: 75 vs BYOL* 74
+    assert r.tested == "yes" and r.verdict == claims.HOLDS and r.seeds == "0,1,2"  # Rand. at 50%: 75 vs BYOL* 74
     r = CR.half_cost_claim(runs[runs["budget"] != 0.5], RAND, STRONG, [0.1], 0.5)
     assert r.verdict == claims.NOT_TESTED and "the 50% cell of the cross-dataset prior unmet" in r.condition
 
 
 def test_gap_closures_and_cost_use_matched_seeds():
     runs = _budget_runs(byol10=0.70, fired=True, steps=4000)
-    runs = pd.concat([runs, pd.DataFrame([_row(9, 0.10), _row(9, 0.99, prior=RAND, steps=4000, switch=100)])])  # no BYOL*
+    runs = pd.concat(
+        [runs, pd.DataFrame([_row(9, 0.10), _row(9, 0.99, prior=RAND, steps=4000, switch=100)])]
+    )  # no BYOL*
     g = RR.gap_closures(runs, [RAND], [0.1], label=PT.prior_label)
     assert g.loc[0, "seeds"] == "0-2" and g.loc[0, "ReLA-only seeds"] == 0
     assert g.loc[0, "gap closure (ours)"] == pytest.approx((0.733 - 0.702) / (0.741 - 0.702))
@@ -132,15 +167,19 @@ def test_gap_closures_and_cost_use_matched_seeds():
 def test_gap_closure_and_matching_budget_only_from_runs_with_an_ssl_phase():
     runs = _budget_runs(byol10=0.70, fired=True, steps=4000)
     cell = (runs["prior"] == RAND) & (runs["budget"] == 0.1) & (runs["seed"] == 1)
-    runs.loc[cell, "switch step"] = None             # seed 1's Rand. run at 10% never switched: ReLA only
+    runs.loc[cell, "switch step"] = None  # seed 1's Rand. run at 10% never switched: ReLA only
     g = RR.gap_closures(runs, [RAND], [0.1], label=PT.prior_label)
     assert g.loc[0, "seeds"] == "0,2" and g.loc[0, "ReLA-only seeds"] == 1
-    assert g.loc[0, "gap closure (ours)"] == pytest.approx((0.733 - 0.702) / (0.741 - 0.702))   # seeds 0 and 2
+    assert g.loc[0, "gap closure (ours)"] == pytest.approx((0.733 - 0.702) / (0.741 - 0.702))  # seeds 0 and 2
     cost = RR.cost_table(runs, [RAND], [0.1, 0.5], label=PT.prior_label).set_index("arm")
     assert cost.loc["+ReLA Rand.", "seeds"] == "0,2"
-    none = _budget_runs(byol10=0.70)                 # no run switched: no closure, no matching budget
+    none = _budget_runs(byol10=0.70)  # no run switched: no closure, no matching budget
     assert pd.isna(RR.gap_closures(none, [RAND], [0.1], label=PT.prior_label).loc[0, "gap closure (ours)"])
-    assert pd.isna(RR.cost_table(none, [RAND], [0.1, 0.5], label=PT.prior_label).set_index("arm").loc["+ReLA Rand.", "matching budget"])
+    assert pd.isna(
+        RR.cost_table(none, [RAND], [0.1, 0.5], label=PT.prior_label)
+        .set_index("arm")
+        .loc["+ReLA Rand.", "matching budget"]
+    )
 
 
 def test_the_scaled_switch_counts_as_a_switch():
@@ -148,7 +187,7 @@ def test_the_scaled_switch_counts_as_a_switch():
     assert RR.ssl_phase_steps(row) == 3500
     pre = CR.ssl_phase_ran(pd.DataFrame([row, _row(1, 0.7, prior=RAND, steps=4000, schedule="switch_scaled")]))
     assert not pre.met and "fired in 1 of 2 runs" in pre.measured
-    assert "scaled to the run (our variant, switch_scaled): the switch fired" in pre.measured   # the variant is stated
+    assert "scaled to the run (our variant, switch_scaled): the switch fired" in pre.measured  # the variant is stated
 
 
 def test_transport_claim_over_seeds():
@@ -174,7 +213,7 @@ def _arch_runs(fired, mobile_byol):
 def test_arch_claims_need_byol_above_the_untrained_student():
     students = {"convnet": "ConvNet", "mobilenet_v2": "MobileNet-V2"}
     assert CR.arch_claims(_arch_runs(True, 0.40), students, [RAND, STRONG])[0].verdict == claims.HOLDS
-    r = CR.arch_claims(_arch_runs(True, 0.15), students, [RAND, STRONG])[0]   # BYOL near chance, below untrained
+    r = CR.arch_claims(_arch_runs(True, 0.15), students, [RAND, STRONG])[0]  # BYOL near chance, below untrained
     assert r.verdict == claims.NOT_TESTED and "MobileNet-V2 BYOL 15.1" in r.condition and "NOT above" in r.condition
     assert CR.arch_claims(_arch_runs(False, 0.40), students, [RAND, STRONG])[0].verdict == claims.NOT_TESTED
 
@@ -185,7 +224,9 @@ def test_methods_claims_rand_row_is_non_inferiority():
         rows.append(_row(s, 0.69, untrained=True, method="byol"))
         for m in ("simclr", "moco"):
             rows.append(_row(s, 0.72 + 0.001 * s, method=m, steps=4000))
-            rows.append(_row(s, 0.718 + 0.0015 * s, method=m, prior=RAND, steps=4000, switch=1000))   # -0.2 points: no harm
+            rows.append(
+                _row(s, 0.718 + 0.0015 * s, method=m, prior=RAND, steps=4000, switch=1000)
+            )  # -0.2 points: no harm
             rows.append(_row(s, 0.75 + 0.002 * s, method=m, prior=STRONG, steps=4000, switch=1000))
     out = _by_location(CR.methods_claims(pd.DataFrame(rows), {"simclr": "SimCLR", "moco": "MoCo"}, [RAND, STRONG]))
     assert out["Table 3 (CLIP-RN50 row)"].verdict == claims.HOLDS
@@ -200,8 +241,18 @@ def _ablation_runs(seeds=(0, 1, 2), static_gain=0.01, strong_slope=0.02, weak_sl
         for p, slope in ((RAND, weak_slope), (STRONG, strong_slope)):
             noise = 0.003 * s
             rows.append(_row(s, 0.75 + noise, prior=p, steps=4000 if fired else 138, switch=1000 if fired else None))
-            rows.append({**_row(s, 0.75 + noise - static_gain, prior=p, steps=4000 if fired else 138,
-                                switch=1000 if fired else None), "budget_mode": "static"})
+            rows.append(
+                {
+                    **_row(
+                        s,
+                        0.75 + noise - static_gain,
+                        prior=p,
+                        steps=4000 if fired else 138,
+                        switch=1000 if fired else None,
+                    ),
+                    "budget_mode": "static",
+                }
+            )
             for lam in (0.2, 1.0):
                 rows.append(_row(s, 0.74 + slope * lam + noise, prior=p, schedule="constant", w=lam))
             for w, sw in ((0.2, 28), (0.8, 110)):
@@ -210,19 +261,33 @@ def _ablation_runs(seeds=(0, 1, 2), static_gain=0.01, strong_slope=0.02, weak_sl
 
 
 def test_ablation_claims():
-    rows = _by_location(CR.ablation_claims(_ablation_runs(), [RAND, STRONG], [0.2, 1.0], [0.0, 0.2, 0.8, 1.0], epochs=3))
+    rows = _by_location(
+        CR.ablation_claims(_ablation_runs(), [RAND, STRONG], [0.2, 1.0], [0.0, 0.2, 0.8, 1.0], epochs=3)
+    )
     assert rows["Fig. 4a"].verdict == claims.HOLDS and "ReLA loss alone" in rows["Fig. 4a"].ours
     assert rows["Fig. 4b"].verdict == claims.NOT_TESTED and "λ switch fired" in rows["Fig. 4b"].condition
     assert rows["Fig. 4b; v1 Fig. 4b"].verdict == claims.HOLDS
-    rows = _by_location(CR.ablation_claims(_ablation_runs(static_gain=-0.01, strong_slope=-0.02, weak_slope=0.02),
-                                           [RAND, STRONG], [0.2, 1.0], [0.0, 0.2, 0.8, 1.0], epochs=3))
+    rows = _by_location(
+        CR.ablation_claims(
+            _ablation_runs(static_gain=-0.01, strong_slope=-0.02, weak_slope=0.02),
+            [RAND, STRONG],
+            [0.2, 1.0],
+            [0.0, 0.2, 0.8, 1.0],
+            epochs=3,
+        )
+    )
     assert rows["Fig. 4a"].verdict == claims.FAILS and rows["Fig. 4b; v1 Fig. 4b"].verdict == claims.FAILS
-    one = _by_location(CR.ablation_claims(_ablation_runs(seeds=(0,)), [RAND, STRONG], [0.2, 1.0], [0.0, 0.2, 0.8, 1.0], epochs=3))
-    assert one["Fig. 4b; v1 Fig. 4b"].verdict == claims.NOT_TESTED   # an argmax on one seed is not a verdict
-    assert CR.ablation_claims(_ablation_runs(), [RAND, STRONG], [0.2, 1.0], [0.0, 0.2, 0.8, 1.0], epochs=1)[0].verdict \
-        == claims.NOT_TESTED   # one epoch: the dynamic subset is never redrawn
-    fired = _by_location(CR.ablation_claims(_ablation_runs(fired=True), [RAND, STRONG], [0.2, 1.0], [0.0, 0.2, 0.8, 1.0],
-                                            epochs=3))
+    one = _by_location(
+        CR.ablation_claims(_ablation_runs(seeds=(0,)), [RAND, STRONG], [0.2, 1.0], [0.0, 0.2, 0.8, 1.0], epochs=3)
+    )
+    assert one["Fig. 4b; v1 Fig. 4b"].verdict == claims.NOT_TESTED  # an argmax on one seed is not a verdict
+    assert (
+        CR.ablation_claims(_ablation_runs(), [RAND, STRONG], [0.2, 1.0], [0.0, 0.2, 0.8, 1.0], epochs=1)[0].verdict
+        == claims.NOT_TESTED
+    )  # one epoch: the dynamic subset is never redrawn
+    fired = _by_location(
+        CR.ablation_claims(_ablation_runs(fired=True), [RAND, STRONG], [0.2, 1.0], [0.0, 0.2, 0.8, 1.0], epochs=3)
+    )
     assert fired["Fig. 4b"].tested == "yes" and "ReLA loss alone" not in fired["Fig. 4a"].ours
 
 
@@ -242,37 +307,62 @@ def test_the_ledger_judges_each_rela_stage_from_its_tables_as_from_memory(tmp_pa
     the check gives on the runs in memory (probes such as 0.7330000000000001 survive the round trip)."""
     budget = _budget_runs(byol10=0.70, fired=True, steps=4000)
     variant = budget[(budget["prior"] == STRONG) & (budget["budget"] == 0.1)].assign(arm="x [switch]", probe=0.1)
-    per_seed = pd.DataFrame([{"seed": s, "student": st, "out": 0.7 + 0.01 * s, "in": 0.66 + 0.003 * s, "probe": 0.7}
-                             for s in (0, 1, 2) for st in ("BYOL 10%", "+ReLA 10%")])
+    per_seed = pd.DataFrame(
+        [
+            {"seed": s, "student": st, "out": 0.7 + 0.01 * s, "in": 0.66 + 0.003 * s, "probe": 0.7}
+            for s in (0, 1, 2)
+            for st in ("BYOL 10%", "+ReLA 10%")
+        ]
+    )
     strength = {PT.prior_label(RAND): 0.31, PT.prior_label(STRONG): 0.8912345678901234}
-    bkw = dict(priors=[RAND, STRONG], budgets=[0.1, 0.5], same=STRONG, cross=RAND, headline=0.1, gap_goal=0.9,
-               cost_goal=0.5)
-    _write_stage(tmp_path / "rela_budget", {"runs": pd.concat([budget, variant]), "transport_per_seed": per_seed},
-                 {**{k: v for k, v in bkw.items() if k != "gap_goal"}, "strength": strength})   # as the stage records
+    bkw = dict(
+        priors=[RAND, STRONG], budgets=[0.1, 0.5], same=STRONG, cross=RAND, headline=0.1, gap_goal=0.9, cost_goal=0.5
+    )
+    _write_stage(
+        tmp_path / "rela_budget",
+        {"runs": pd.concat([budget, variant]), "transport_per_seed": per_seed},
+        {**{k: v for k, v in bkw.items() if k != "gap_goal"}, "strength": strength},
+    )  # as the stage records
     students = {"convnet": "ConvNet", "mobilenet_v2": "MobileNet-V2"}
     arch = _arch_runs(True, 0.40)
     _write_stage(tmp_path / "rela_arch", {"runs": arch}, dict(students=students, priors=[RAND, STRONG]))
     mrows = [_row(s, 0.69, untrained=True, method="byol") for s in range(3)]
-    mrows += [_row(s, 0.72 + 0.001 * s, method=m, prior=p, steps=4000, switch=1000 if p else None)
-              for s in range(3) for m in ("simclr", "moco") for p in ("", RAND, STRONG)]
+    mrows += [
+        _row(s, 0.72 + 0.001 * s, method=m, prior=p, steps=4000, switch=1000 if p else None)
+        for s in range(3)
+        for m in ("simclr", "moco")
+        for p in ("", RAND, STRONG)
+    ]
     methods = pd.DataFrame(mrows)
-    _write_stage(tmp_path / "rela_methods", {"runs": methods}, dict(methods={"simclr": "SimCLR", "moco": "MoCo"},
-                                                                   priors=[RAND, STRONG]))
+    _write_stage(
+        tmp_path / "rela_methods",
+        {"runs": methods},
+        dict(methods={"simclr": "SimCLR", "moco": "MoCo"}, priors=[RAND, STRONG]),
+    )
     abl = _ablation_runs(fired=True)
     akw = dict(priors=[RAND, STRONG], lambdas=[0.2, 1.0], fractions=[0.0, 0.2, 0.8, 1.0], epochs=3, schedule="switch")
     _write_stage(tmp_path / "rela_ablations", {"runs": abl}, akw)
     g = per_seed.groupby("seed")
-    want = {"rela_budget": CR.budget_claims(budget, strength=strength, **bkw)
-            + [CR.transport_claim(g["out"].mean().to_dict(), g["in"].mean().to_dict(), PT.prior_label(STRONG),
-                                  strength[PT.prior_label(STRONG)],
-                                  {k: dict(zip(d["seed"], d["probe"])) for k, d in per_seed.groupby("student")})],
-            "rela_arch": CR.arch_claims(arch, students, [RAND, STRONG]),
-            "rela_methods": CR.methods_claims(methods, {"simclr": "SimCLR", "moco": "MoCo"}, [RAND, STRONG]),
-            "rela_ablations": CR.ablation_claims(abl, akw["priors"], akw["lambdas"], akw["fractions"], 3,
-                                                 schedule="switch")}
+    want = {
+        "rela_budget": CR.budget_claims(budget, strength=strength, **bkw)
+        + [
+            CR.transport_claim(
+                g["out"].mean().to_dict(),
+                g["in"].mean().to_dict(),
+                PT.prior_label(STRONG),
+                strength[PT.prior_label(STRONG)],
+                {k: dict(zip(d["seed"], d["probe"])) for k, d in per_seed.groupby("student")},
+            )
+        ],
+        "rela_arch": CR.arch_claims(arch, students, [RAND, STRONG]),
+        "rela_methods": CR.methods_claims(methods, {"simclr": "SimCLR", "moco": "MoCo"}, [RAND, STRONG]),
+        "rela_ablations": CR.ablation_claims(
+            abl, akw["priors"], akw["lambdas"], akw["fractions"], 3, schedule="switch"
+        ),
+    }
     assert any(r.tested == "yes" for rows in want.values() for r in rows)
     for stage, rows in want.items():
-        got = CR.rela_stage_claims(tmp_path, [stage], gap_goal=0.9)   # the judge's own parameter
+        got = CR.rela_stage_claims(tmp_path, [stage], gap_goal=0.9)  # the judge's own parameter
         assert ledger.to_frame(got).to_dict("records") == ledger.to_frame(rows).to_dict("records"), stage
     (tmp_path / "rela_arch" / "runs.csv").unlink()
     with pytest.raises(FileNotFoundError, match="dvc repro -s rela_arch"):
@@ -294,13 +384,36 @@ def test_settings_read_back_exactly(tmp_path):
 
 
 def test_table1_rows_state_what_the_ssl_phase_adds_to_the_prior_alone():
-    split = pd.DataFrame([
-        {"prior": "CF10-T*", "budget": "10%", "seeds": 6, "+ReLA": 80.0, "prior alone (λ = 1)": 79.0, "BYOL": 75.0,
-         "SSL-phase share of +ReLA": 0.5, "prior alone − BYOL": 4.0, "prior alone − BYOL, 95% interval": "[+3.0, +5.0]",
-         "+ReLA − prior alone": 1.0, "+ReLA − prior alone, 95% interval": "[-0.5, +2.5]"},
-        {"prior": "Rand.", "budget": "10%", "seeds": 6, "+ReLA": 74.0, "prior alone (λ = 1)": 70.0, "BYOL": 75.0,
-         "SSL-phase share of +ReLA": 0.8, "prior alone − BYOL": -5.0, "prior alone − BYOL, 95% interval": "[-6.0, -4.0]",
-         "+ReLA − prior alone": 4.0, "+ReLA − prior alone, 95% interval": "[+3.0, +5.0]"}])
+    split = pd.DataFrame(
+        [
+            {
+                "prior": "CF10-T*",
+                "budget": "10%",
+                "seeds": 6,
+                "+ReLA": 80.0,
+                "prior alone (λ = 1)": 79.0,
+                "BYOL": 75.0,
+                "SSL-phase share of +ReLA": 0.5,
+                "prior alone − BYOL": 4.0,
+                "prior alone − BYOL, 95% interval": "[+3.0, +5.0]",
+                "+ReLA − prior alone": 1.0,
+                "+ReLA − prior alone, 95% interval": "[-0.5, +2.5]",
+            },
+            {
+                "prior": "Rand.",
+                "budget": "10%",
+                "seeds": 6,
+                "+ReLA": 74.0,
+                "prior alone (λ = 1)": 70.0,
+                "BYOL": 75.0,
+                "SSL-phase share of +ReLA": 0.8,
+                "prior alone − BYOL": -5.0,
+                "prior alone − BYOL, 95% interval": "[-6.0, -4.0]",
+                "+ReLA − prior alone": 4.0,
+                "+ReLA − prior alone, 95% interval": "[+3.0, +5.0]",
+            },
+        ]
+    )
     row = claims.Claim("ReLA", "camera-ready", "Table 1 (Rand. column)", "c", "k", "inconclusive", ours="x")
     out = _CR.with_prior_split(row, split, ("CF10-T*", "10%"))
     assert "Rand. 10%: prior alone − BYOL -5.0 [-6.0, -4.0], +ReLA − prior alone +4.0 [+3.0, +5.0]" in out.ours

@@ -1,5 +1,6 @@
 """compendium.pipeline.checks.ssdd: preconditions from synthetic runs (met and unmet), paired effects over
 matched seeds only, and the ledger rows of ssdd_eval."""
+
 import math
 
 import numpy as np
@@ -8,6 +9,7 @@ import pandas as pd
 from compendium.verdicts import claims
 from compendium.pipeline.checks import ssdd as _C
 from judging import Judged
+
 C = Judged(_C)
 
 MAIN_SEEDS, AB_SEEDS = [0, 1, 2, 3, 4], [0, 1, 2]
@@ -22,30 +24,65 @@ def _falling(n=100):
 
 
 def _rec(method, steps=100, losses=None, **kw):
-    r = {"method": method, "steps": steps, "losses": losses if losses is not None else (_plateau(steps) if steps else []),
-         "augmentation": "rotation" if method == "ssdd" else "none", "approx": "", "hidden": 0, "approx_mse": float("nan"),
-         "floats": 7840, "budget": 7840, "m": 10, "pairs": 10, "seconds": 1.0, "peak_mb": 1.0}
+    r = {
+        "method": method,
+        "steps": steps,
+        "losses": losses if losses is not None else (_plateau(steps) if steps else []),
+        "augmentation": "rotation" if method == "ssdd" else "none",
+        "approx": "",
+        "hidden": 0,
+        "approx_mse": float("nan"),
+        "floats": 7840,
+        "budget": 7840,
+        "m": 10,
+        "pairs": 10,
+        "seconds": 1.0,
+        "peak_mb": 1.0,
+    }
     return {**r, **kw}
 
 
 def _sets(losses=None):
     q = dict(approx="q", hidden=4)
-    s = {"SSDD": _rec("ssdd", losses=losses, **q), "SSDD / same": _rec("ssdd", losses=losses, approx="same"),
-         "SSDD / bias": _rec("ssdd", losses=losses, approx="bias"), C.T0: _rec("ssdd", 0, **q),
-         "KRR-ST": _rec("krr_st", losses=losses), "Random": _rec("random", 0), "KMeans": _rec("kmeans", 0),
-         "SSDD no augmentation": _rec("ssdd", losses=losses, augmentation="none"),
-         "SSDD jigsaw": _rec("ssdd", losses=losses, augmentation="jigsaw"),
-         "SSDD init real": _rec("ssdd", losses=losses, **q), "SSDD init random": _rec("ssdd", losses=losses, **q),
-         "SSDD N=5": _rec("ssdd", losses=losses, **q), "KRR-ST N=5": _rec("krr_st", losses=losses), "Random N=5": _rec("random", 0),
-         "Random teacher=rand": _rec("random", 0)}
+    s = {
+        "SSDD": _rec("ssdd", losses=losses, **q),
+        "SSDD / same": _rec("ssdd", losses=losses, approx="same"),
+        "SSDD / bias": _rec("ssdd", losses=losses, approx="bias"),
+        C.T0: _rec("ssdd", 0, **q),
+        "KRR-ST": _rec("krr_st", losses=losses),
+        "Random": _rec("random", 0),
+        "KMeans": _rec("kmeans", 0),
+        "SSDD no augmentation": _rec("ssdd", losses=losses, augmentation="none"),
+        "SSDD jigsaw": _rec("ssdd", losses=losses, augmentation="jigsaw"),
+        "SSDD init real": _rec("ssdd", losses=losses, **q),
+        "SSDD init random": _rec("ssdd", losses=losses, **q),
+        "SSDD N=5": _rec("ssdd", losses=losses, **q),
+        "KRR-ST N=5": _rec("krr_st", losses=losses),
+        "Random N=5": _rec("random", 0),
+        "Random teacher=rand": _rec("random", 0),
+    }
     return s
 
 
 # accuracy of each set (fractions); SSDD the best, the untrained student below all
-LEVEL = {"untrained": 0.50, "Random": 0.60, "KMeans": 0.61, "KRR-ST": 0.63, C.T0: 0.58, "SSDD": 0.68,
-         "SSDD / same": 0.62, "SSDD / bias": 0.63, "SSDD no augmentation": 0.65, "SSDD jigsaw": 0.66,
-         "SSDD init real": 0.60, "SSDD init random": 0.45, "SSDD N=5": 0.67, "KRR-ST N=5": 0.61, "Random N=5": 0.58,
-         "Random teacher=rand": 0.55}
+LEVEL = {
+    "untrained": 0.50,
+    "Random": 0.60,
+    "KMeans": 0.61,
+    "KRR-ST": 0.63,
+    C.T0: 0.58,
+    "SSDD": 0.68,
+    "SSDD / same": 0.62,
+    "SSDD / bias": 0.63,
+    "SSDD no augmentation": 0.65,
+    "SSDD jigsaw": 0.66,
+    "SSDD init real": 0.60,
+    "SSDD init random": 0.45,
+    "SSDD N=5": 0.67,
+    "KRR-ST N=5": 0.61,
+    "Random N=5": 0.58,
+    "Random teacher=rand": 0.55,
+}
 MAIN = {"untrained", "Random", "KMeans", "KRR-ST", C.T0, "SSDD"}
 
 
@@ -55,9 +92,15 @@ def _results(level=LEVEL, main_seeds=MAIN_SEEDS, ab_seeds=AB_SEEDS, jitter=0.002
     rng = np.random.default_rng(0)
     rows = []
     for name, v in level.items():
-        for s in (main_seeds if name in MAIN else ab_seeds):
-            rows.append({"set": name, "arch": "convnet", "seed": s,
-                         "acc fashion-mnist": v + jitter * rng.standard_normal() + (seed_shift if s < 2 else 0.0)})
+        for s in main_seeds if name in MAIN else ab_seeds:
+            rows.append(
+                {
+                    "set": name,
+                    "arch": "convnet",
+                    "seed": s,
+                    "acc fashion-mnist": v + jitter * rng.standard_normal() + (seed_shift if s < 2 else 0.0),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -70,25 +113,40 @@ def _noisy():
 
 
 def _teacher(t=0.80, u=0.60):
-    return pd.DataFrame([{"network": "Barlow Twins teacher", "features": "flattened (144-d, its targets)", "fashion-mnist": t + 0.1},
-                         {"network": "untrained (same architecture)", "features": "flattened (144-d)", "fashion-mnist": u + 0.1},
-                         {"network": "Barlow Twins teacher", "features": "globally pooled (16-d)", "fashion-mnist": t},
-                         {"network": "untrained (same architecture)", "features": "globally pooled (16-d)", "fashion-mnist": u}])
+    return pd.DataFrame(
+        [
+            {"network": "Barlow Twins teacher", "features": "flattened (144-d, its targets)", "fashion-mnist": t + 0.1},
+            {"network": "untrained (same architecture)", "features": "flattened (144-d)", "fashion-mnist": u + 0.1},
+            {"network": "Barlow Twins teacher", "features": "globally pooled (16-d)", "fashion-mnist": t},
+            {"network": "untrained (same architecture)", "features": "globally pooled (16-d)", "fashion-mnist": u},
+        ]
+    )
 
 
 def _untrained(u=0.60, spread=(-0.01, 0.0, 0.01, -0.005, 0.005)):
     """ssdd_teacher's probes of untrained networks of the teacher's architecture, one per seed (flattened at
     ``u`` + 0.1, pooled at ``u``, each seed off by its ``spread``)."""
-    return pd.DataFrame([{"seed": s, "features": f, "fashion-mnist": u + off + d}
-                         for f, off in (("flattened (144-d)", 0.1), ("globally pooled (16-d)", 0.0))
-                         for s, d in enumerate(spread)])
+    return pd.DataFrame(
+        [
+            {"seed": s, "features": f, "fashion-mnist": u + off + d}
+            for f, off in (("flattened (144-d)", 0.1), ("globally pooled (16-d)", 0.0))
+            for s, d in enumerate(spread)
+        ]
+    )
 
 
 def _run(results=None, sets=None, teacher=None, untrained=None, **kw):
-    return C.Run(results if results is not None else _results(), sets if sets is not None else _sets(),
-                 teacher if teacher is not None else _teacher(), budget_n=10, budgets=[5, 10], archs=["convnet"],
-                 cross_methods=["Random", "KMeans", "KRR-ST", "SSDD"],
-                 untrained_probe=untrained if untrained is not None else _untrained(), **kw)
+    return C.Run(
+        results if results is not None else _results(),
+        sets if sets is not None else _sets(),
+        teacher if teacher is not None else _teacher(),
+        budget_n=10,
+        budgets=[5, 10],
+        archs=["convnet"],
+        cross_methods=["Random", "KMeans", "KRR-ST", "SSDD"],
+        untrained_probe=untrained if untrained is not None else _untrained(),
+        **kw,
+    )
 
 
 def _by_location(rows):
@@ -124,7 +182,7 @@ def test_beats_initialisation_pairs_each_set_with_its_start():
 
 
 def test_teacher_well_above_uses_the_spread_of_untrained_networks_of_its_architecture():
-    p = C.teacher_well_above(_run(teacher=_teacher(0.80, 0.60)))   # targets 90% against 70% ± 0.8
+    p = C.teacher_well_above(_run(teacher=_teacher(0.80, 0.60)))  # targets 90% against 70% ± 0.8
     assert p.met and "its targets (flattened features): teacher 90.0% vs untrained 70.0%" in p.measured
     assert "globally pooled features: 80.0% vs 60.0%" in p.measured
     # untrained targets 70% ± 3.2 points over 5 seeds: a 4-point gap is within z·σ·√(1 + 1/5) ≈ 5.7 points
@@ -136,7 +194,7 @@ def test_teacher_well_above_uses_the_spread_of_untrained_networks_of_its_archite
     assert not C.teacher_well_above(_run(teacher=pd.DataFrame(columns=["network", "features", "fashion-mnist"]))).met
     assert not C.teacher_well_above(_run(untrained=pd.DataFrame(columns=["seed", "features", "fashion-mnist"]))).met
     p = C.teacher_well_above(_run(untrained=_untrained(spread=(0.0,))))
-    assert not p.met and "no noise estimate" in p.measured   # one untrained network: no spread to measure against
+    assert not p.met and "no noise estimate" in p.measured  # one untrained network: no spread to measure against
 
 
 def test_above_untrained_met_and_unmet():
@@ -171,7 +229,7 @@ def test_an_outer_loop_far_from_its_regime_leaves_every_distillation_row_unteste
 
 
 def test_a_weak_teacher_leaves_every_row_untested():
-    wide = _untrained(spread=(-0.04, -0.02, 0.0, 0.02, 0.04))   # 4 points over targets spread 3.2 points
+    wide = _untrained(spread=(-0.04, -0.02, 0.0, 0.02, 0.04))  # 4 points over targets spread 3.2 points
     for r in C.rows(_run(teacher=_teacher(0.64, 0.60), untrained=wide)):
         assert r.verdict == claims.NOT_TESTED
         assert "teacher's probe well above" in r.condition
@@ -199,8 +257,11 @@ def test_rows_without_their_arms_are_not_tested():
 
 def test_cross_architecture_row_pairs_per_seed_against_the_best_baseline():
     res = _results()
-    extra = [{"set": n, "arch": "vgg11", "seed": s, "acc fashion-mnist": v + 0.01 * s}
-             for n, v in (("SSDD", 0.7), ("Random", 0.65), ("KRR-ST", 0.66), ("KMeans", 0.6), ("untrained", 0.5)) for s in (0, 1, 2)]
+    extra = [
+        {"set": n, "arch": "vgg11", "seed": s, "acc fashion-mnist": v + 0.01 * s}
+        for n, v in (("SSDD", 0.7), ("Random", 0.65), ("KRR-ST", 0.66), ("KMeans", 0.6), ("untrained", 0.5))
+        for s in (0, 1, 2)
+    ]
     run = _run(pd.concat([res, pd.DataFrame(extra)], ignore_index=True))
     run.archs = ["convnet", "vgg11"]
     row = _by_location(C.rows(run))["Table 1"]
@@ -226,8 +287,18 @@ def test_set_records_reads_target_sets():
     import torch
 
     from compendium.distill.ssdd import TargetSet
-    ts = TargetSet(torch.zeros(2, 1, 4, 4), torch.zeros(2, 3), "ssdd", 32, {"steps": 7, "budget": 40, "augmentation": "rotation"},
-                   0, 1.5, 2.0, {"name": "SSDD", "m": 1, "losses": [1.0, 0.5], "approx": "q", "hidden": 4, "approx_mse": 0.1})
+
+    ts = TargetSet(
+        torch.zeros(2, 1, 4, 4),
+        torch.zeros(2, 3),
+        "ssdd",
+        32,
+        {"steps": 7, "budget": 40, "augmentation": "rotation"},
+        0,
+        1.5,
+        2.0,
+        {"name": "SSDD", "m": 1, "losses": [1.0, 0.5], "approx": "q", "hidden": 4, "approx_mse": 0.1},
+    )
     r = C.set_records({"SSDD": ts})["SSDD"]
     assert r["steps"] == 7 and r["losses"] == [1.0, 0.5] and C.approx_key(r) == "q4" and r["pairs"] == 2
 
@@ -258,7 +329,7 @@ def test_metrics_means_per_set_and_arch_converse_plateau_and_seconds():
 
 
 def test_claims_frame_has_one_row_per_claim():
-    rows = _C.rows(_run())   # as the stage writes them: evidence, decided by the claims ledger
+    rows = _C.rows(_run())  # as the stage writes them: evidence, decided by the claims ledger
     df = _C.claims_frame(rows)
     assert list(df.columns) == ["location", "effects", "unmet regime checks"] and len(df) == len(rows)
     assert df["effects"].iloc[0] == "; ".join(e.text() for e in claims.Evidence.from_json(rows[0].evidence).effects)

@@ -1,4 +1,5 @@
 """compendium.pipeline.checks.unrolled: the unrolled family's preconditions and claim rows on synthetic runs."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -8,15 +9,18 @@ from compendium.pipeline import stagedeps
 from compendium.verdicts import claims, ledger, rule
 from compendium.pipeline.checks import unrolled as _CU
 from judging import Judged
+
 CU = Judged(_CU)
 
-FLAT = [2.3, 1.5, 1.2] + [1.0] * 37          # reached a plateau
-FALLING = list(np.linspace(2.3, 1.0, 40))    # still decreasing
+FLAT = [2.3, 1.5, 1.2] + [1.0] * 37  # reached a plateau
+FALLING = list(np.linspace(2.3, 1.0, 40))  # still decreasing
 
 
 def curve_table(runs: dict) -> pd.DataFrame:
-    return pd.DataFrame([{"run": r, "iteration": i, "loss": v} for r, c in runs.items() for i, v in enumerate(c)],
-                        columns=["run", "iteration", "loss"])
+    return pd.DataFrame(
+        [{"run": r, "iteration": i, "loss": v} for r, c in runs.items() for i, v in enumerate(c)],
+        columns=["run", "iteration", "loss"],
+    )
 
 
 def by_claim(rows, text):
@@ -76,8 +80,18 @@ def unrolled_inputs(curve, dd_gain=0.1, attacked=(0.9, 0.85, 0.8)):
 
     def add(exp, regime, method, M, vals, ids=None, grouped=None):
         for i, v in enumerate(vals):
-            rows.append({"experiment": exp, "regime": regime, "method": method, "M": M, "seed": 0,
-                         "theta": (ids or thetas)[i], "acc": v, "acc grouped": np.nan if grouped is None else grouped[i]})
+            rows.append(
+                {
+                    "experiment": exp,
+                    "regime": regime,
+                    "method": method,
+                    "M": M,
+                    "seed": 0,
+                    "theta": (ids or thetas)[i],
+                    "acc": v,
+                    "acc grouped": np.nan if grouped is None else grouped[i],
+                }
+            )
 
     base = 0.4 + 0.05 * rng.standard_normal(4)
     for b in CU.DD_BASELINES:
@@ -98,17 +112,34 @@ def unrolled_inputs(curve, dd_gain=0.1, attacked=(0.9, 0.85, 0.8)):
                 add("sizes", r, "random real", m, [0.2] * len(ids), ids)
     add("similar", "random", "separate", 10, [0.3] * 4, grouped=[0.3, 0.31, 0.29, 0.3])
     add("similar", "random", "shared", 10, [0.3] * 4, grouped=[0.35, 0.36, 0.33, 0.34])
-    poison = pd.DataFrame([{"network": n, "data": d, "acc on K": 0.0, "K predicted as T": kt, "acc on other classes": o}
-                           for n, a in enumerate(attacked)
-                           for d, kt, o in (("before", 0.05, 0.77), ("DD poison (1 step)", a, 0.75))])
-    runs = ["DD random", "DD random_pretrained", "DD fixed", "poison", "SLDD M=5 random", "SLDD M=5 fixed",
-            "SLDD M=10 fixed", "SLDD M=10 random", "DD M=10 fixed", "DD M=10 random", "SLDD M=10 random shared"]
+    poison = pd.DataFrame(
+        [
+            {"network": n, "data": d, "acc on K": 0.0, "K predicted as T": kt, "acc on other classes": o}
+            for n, a in enumerate(attacked)
+            for d, kt, o in (("before", 0.05, 0.77), ("DD poison (1 step)", a, 0.75))
+        ]
+    )
+    runs = [
+        "DD random",
+        "DD random_pretrained",
+        "DD fixed",
+        "poison",
+        "SLDD M=5 random",
+        "SLDD M=5 fixed",
+        "SLDD M=10 fixed",
+        "SLDD M=10 random",
+        "DD M=10 fixed",
+        "DD M=10 random",
+        "SLDD M=10 random shared",
+    ]
     return pd.DataFrame(rows), poison, curve_table({r: curve for r in runs})
 
 
 def unrolled(curve, **kw):
     acc, poison, curves = unrolled_inputs(curve, **kw)
-    return CU.dd_unrolled_claims(acc, poison, curves, size=100, steps=10, epochs=2, sl_sizes=[5, 10], sl_epochs=3, m_sim=10)
+    return CU.dd_unrolled_claims(
+        acc, poison, curves, size=100, steps=10, epochs=2, sl_sizes=[5, 10], sl_epochs=3, m_sim=10
+    )
 
 
 def test_dd_unrolled_tested_only_in_the_regime():
@@ -142,19 +173,54 @@ def test_dd_unrolled_poisoning_per_network():
 def labels_inputs(gain=0.03, seeds=(0, 1, 2)):
     rows = []
     for s in seeds:
-        for base, lab, v in (("within", "LD-RR", 0.70), ("within", "true labels", 0.67), ("within", "LD second-order", 0.5),
-                             ("cross", "LD-RR", 0.48), ("cross", "LD second-order", 0.2), ("cross", "digit k -> class k", 0.1)):
-            rows.append({"base": base, "labels": lab, "student": "lenet", "optimizer": "adam", "mult": 1.0, "seed": s,
-                         "acc": v + (gain - 0.03 if lab == "LD-RR" else 0) + 0.002 * s})
+        for base, lab, v in (
+            ("within", "LD-RR", 0.70),
+            ("within", "true labels", 0.67),
+            ("within", "LD second-order", 0.5),
+            ("cross", "LD-RR", 0.48),
+            ("cross", "LD second-order", 0.2),
+            ("cross", "digit k -> class k", 0.1),
+        ):
+            rows.append(
+                {
+                    "base": base,
+                    "labels": lab,
+                    "student": "lenet",
+                    "optimizer": "adam",
+                    "mult": 1.0,
+                    "seed": s,
+                    "acc": v + (gain - 0.03 if lab == "LD-RR" else 0) + 0.002 * s,
+                }
+            )
         for st, opt in (("mlp", "adam"), ("lenet", "sgd")):
             for lab, v in (("LD-RR", 0.7), ("true labels", 0.69)):
-                rows.append({"base": "within", "labels": lab, "student": st, "optimizer": opt, "mult": 1.0, "seed": s,
-                             "acc": v + 0.003 * s})
+                rows.append(
+                    {
+                        "base": "within",
+                        "labels": lab,
+                        "student": st,
+                        "optimizer": opt,
+                        "mult": 1.0,
+                        "seed": s,
+                        "acc": v + 0.003 * s,
+                    }
+                )
         for m in (0.5, 2.0):
             for lab, v in (("LD-RR", 0.70), ("true labels", 0.60 if m == 0.5 else 0.68)):
-                rows.append({"base": "within", "labels": lab, "student": "lenet", "optimizer": "adam", "mult": m, "seed": s,
-                             "acc": v + 0.001 * s})
-    runs = pd.DataFrame([{"base": b, "variant": v, "steps": 200} for b in ("within", "cross") for v in ("rr", "second_order")])
+                rows.append(
+                    {
+                        "base": "within",
+                        "labels": lab,
+                        "student": "lenet",
+                        "optimizer": "adam",
+                        "mult": m,
+                        "seed": s,
+                        "acc": v + 0.001 * s,
+                    }
+                )
+    runs = pd.DataFrame(
+        [{"base": b, "variant": v, "steps": 200} for b in ("within", "cross") for v in ("rr", "second_order")]
+    )
     return pd.DataFrame(rows), runs
 
 
@@ -192,8 +258,9 @@ def test_dd_labels_two_seeds_are_not_tested():
     res, runs = labels_inputs(seeds=(0, 1))
     flat = curve_table({f"{v} {b}": FLAT for b in ("within", "cross") for v in ("rr", "second_order")})
     rows = CU.dd_labels_claims(res, runs, flat, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0])
-    assert all(r.verdict == claims.NOT_TESTED and ("matched seeds" in r.condition or "DD / SLDD" in r.condition)
-               for r in rows)
+    assert all(
+        r.verdict == claims.NOT_TESTED and ("matched seeds" in r.condition or "DD / SLDD" in r.condition) for r in rows
+    )
 
 
 # --- dd_text --------------------------------------------------------------------------------------------
@@ -203,8 +270,21 @@ def text_inputs(reps=(0, 1, 2)):
     rows = []
 
     def add(method, arch, init, theta0, seed, rep, acc, set_="TDD"):
-        rows.append({"method": method, "distilled with": arch, "init": init, "ipc": 1, "rep": rep, "set": set_,
-                     "protocol": "schedule", "theta0": theta0, "learner": arch, "seed": seed, "acc": acc})
+        rows.append(
+            {
+                "method": method,
+                "distilled with": arch,
+                "init": init,
+                "ipc": 1,
+                "rep": rep,
+                "set": set_,
+                "protocol": "schedule",
+                "theta0": theta0,
+                "learner": arch,
+                "seed": seed,
+                "acc": acc,
+            }
+        )
 
     for rep in reps:
         for arch, drop in (("textconvnet", 0.05), ("bilstm", 0.15)):
@@ -215,17 +295,25 @@ def text_inputs(reps=(0, 1, 2)):
                 add("TDD", arch, "random", "fresh", s, rep, 0.45 - drop + 0.01 * rep + 0.001 * s)
                 add("random real", arch, "random", "fresh", s, rep, 0.2 + 0.01 * s)
         add("DD (hard labels)", "textconvnet", "fixed", "fixed", 0, rep, 0.44 + 0.01 * rep, "DD (hard labels)")
-    runs = [f"{m} {a} {i} ipc1 rep{r}" for r in reps for a in ("textconvnet", "bilstm") for i in ("fixed", "random")
-            for m in ("TDD",)] + [f"DD textconvnet fixed ipc1 rep{r}" for r in reps]
+    runs = [
+        f"{m} {a} {i} ipc1 rep{r}"
+        for r in reps
+        for a in ("textconvnet", "bilstm")
+        for i in ("fixed", "random")
+        for m in ("TDD",)
+    ] + [f"DD textconvnet fixed ipc1 rep{r}" for r in reps]
     return pd.DataFrame(rows), curve_table({r: FLAT for r in runs})
 
 
 def text(budget_lstm=60, reps=(0, 1, 2)):
     res, curves = text_inputs(reps)
-    budget = {"textconvnet": {"outer iterations": 60, "epochs": 5, "real batch": 64, "lr0": 0.3},
-              "bilstm": {"outer iterations": budget_lstm, "epochs": 5, "real batch": 64, "lr0": 1.0}}
-    return CU.dd_text_claims(res, curves, budget, ipc0=1, classes=6, archs=["textconvnet", "bilstm"],
-                             inits=["fixed", "random"], dd_hard=True)
+    budget = {
+        "textconvnet": {"outer iterations": 60, "epochs": 5, "real batch": 64, "lr0": 0.3},
+        "bilstm": {"outer iterations": budget_lstm, "epochs": 5, "real batch": 64, "lr0": 1.0},
+    }
+    return CU.dd_text_claims(
+        res, curves, budget, ipc0=1, classes=6, archs=["textconvnet", "bilstm"], inits=["fixed", "random"], dd_hard=True
+    )
 
 
 def test_dd_text_recurrent_drop_needs_a_shared_budget():
@@ -249,15 +337,17 @@ def test_dd_text_judges_only_cells_whose_random_real_baseline_trains():
     at_chance = (res["method"] == "random real") & (res["distilled with"] == "bilstm") & (res["init"] == "random")
     res.loc[at_chance, "acc"] = 0.16  # the Bi-LSTM's random real sentences at chance (1/6)
     budget = {a: {"outer iterations": 60, "epochs": 5, "real batch": 64, "lr0": 0.3} for a in ("textconvnet", "bilstm")}
-    rows = CU.dd_text_claims(res, curves, budget, ipc0=1, classes=6, archs=["textconvnet", "bilstm"],
-                             inits=["fixed", "random"], dd_hard=True)
+    rows = CU.dd_text_claims(
+        res, curves, budget, ipc0=1, classes=6, archs=["textconvnet", "bilstm"], inits=["fixed", "random"], dd_hard=True
+    )
     row = by_claim(rows, "(random init)")
     assert row.tested == "yes" and "bilstm" not in row.effect and "textconvnet ipc1" in row.effect
     assert "bilstm ipc1 shown, not judged" in row.ours
     assert by_claim(rows, "(fixed init)").effect.count("ipc1") == 2  # both learners' baselines train there
     res.loc[(res["method"] == "random real") & (res["init"] == "random"), "acc"] = 0.16  # no baseline trains
-    rows = CU.dd_text_claims(res, curves, budget, ipc0=1, classes=6, archs=["textconvnet", "bilstm"],
-                             inits=["fixed", "random"], dd_hard=True)
+    rows = CU.dd_text_claims(
+        res, curves, budget, ipc0=1, classes=6, archs=["textconvnet", "bilstm"], inits=["fixed", "random"], dd_hard=True
+    )
     row = by_claim(rows, "(random init)")
     assert row.verdict == claims.NOT_TESTED and "train above chance unmet (0 of 2 cells)" in row.condition
 
@@ -267,22 +357,50 @@ def test_dd_text_judges_only_cells_whose_random_real_baseline_trains():
 
 def gtn_inputs(curve, proxy_seeds=(0,)):
     runs, curves = [], {}
-    for wn, cur, acc, vol in (("WN", "full", 0.65, 0.1), ("no WN", "full", 0.60, 0.3), ("WN", "shuffled", 0.5, 0.1),
-                              ("WN", "noise", 0.55, 0.1)):
+    for wn, cur, acc, vol in (
+        ("WN", "full", 0.65, 0.1),
+        ("no WN", "full", 0.60, 0.3),
+        ("WN", "shuffled", 0.5, 0.1),
+        ("WN", "noise", 0.55, 0.1),
+    ):
         for s in (0, 1, 2):
-            runs.append({"weight norm": wn, "curriculum": cur, "meta seed": s, "acc": acc + 0.003 * s, "init acc": 0.1,
-                         "volatility": vol + 0.01 * s})
+            runs.append(
+                {
+                    "weight norm": wn,
+                    "curriculum": cur,
+                    "meta seed": s,
+                    "acc": acc + 0.003 * s,
+                    "init acc": 0.1,
+                    "volatility": vol + 0.01 * s,
+                }
+            )
             curves[f"{wn} {cur} {s}"] = curve
-    nas = pd.DataFrame([{"proxy": p, "seed": s, "rho": r + 0.01 * s, "top1 gt acc": 0.85, "time fraction": 0.01}
-                        for p, r in (("random", 0.6), ("DC", 0.7), ("DSA", 0.8), ("GTN", 0.5)) for s in proxy_seeds])
+    nas = pd.DataFrame(
+        [
+            {"proxy": p, "seed": s, "rho": r + 0.01 * s, "top1 gt acc": 0.85, "time fraction": 0.01}
+            for p, r in (("random", 0.6), ("DC", 0.7), ("DSA", 0.8), ("GTN", 0.5))
+            for s in proxy_seeds
+        ]
+    )
     sets = {"DC": {"iterations": 10, "loss_trace": FALLING}, "DSA": {"iterations": 10, "loss_trace": FALLING}}
     return pd.DataFrame(runs), {0: 0.6, 1: 0.61, 2: 0.6}, curve_table(curves), nas, sets
 
 
 def gtn(curve, gt_epochs=0.16, proxy_seeds=(0,)):
     runs, real, curves, nas, sets = gtn_inputs(curve, proxy_seeds)
-    return CU.dd_gtn_claims(runs, real, curves, nas, sets, gt_epochs=gt_epochs, inner_steps=5, inner_batch=20,
-                            learner="w8", nas_n=24, proxy_ipc=10)
+    return CU.dd_gtn_claims(
+        runs,
+        real,
+        curves,
+        nas,
+        sets,
+        gt_epochs=gt_epochs,
+        inner_steps=5,
+        inner_batch=20,
+        learner="w8",
+        nas_n=24,
+        proxy_ipc=10,
+    )
 
 
 def test_dd_gtn_meta_learning_rows():
@@ -310,8 +428,20 @@ def test_dd_gtn_time_fraction_needs_the_papers_training_lengths(monkeypatch):
     sets = {k: {"iterations": 1000, "loss_trace": FALLING} for k in sets}
 
     def row():
-        rows = CU.dd_gtn_claims(runs, real, curves, nas, sets, gt_epochs=10, inner_steps=5, inner_batch=20, learner="w8",
-                                nas_n=24, proxy_ipc=10, proxy_steps=300)
+        rows = CU.dd_gtn_claims(
+            runs,
+            real,
+            curves,
+            nas,
+            sets,
+            gt_epochs=10,
+            inner_steps=5,
+            inner_batch=20,
+            learner="w8",
+            nas_n=24,
+            proxy_ipc=10,
+            proxy_steps=300,
+        )
         return by_claim(rows, "1.2%")
 
     # a converged ground truth alone: the ratio follows our chosen schedules, so the row tests nothing
@@ -332,7 +462,9 @@ def mnemonics(adjust, iterations=10, curve=FLAT, seeds=(0, 1, 2)):
     res, gains, _ = _mn_main(seeds)
     traces = curve_table({f"seed {s} phase {i}": curve for s in seeds for i in range(5)})
     sets = {m: {"iterations": 10, "loss_trace": FALLING} for m in ("dc", "dsa")}
-    return CU.dd_mnemonics_claims(res, gains, traces, sets, mn_iterations=iterations, mn_adjust_iterations=adjust, setting="s")
+    return CU.dd_mnemonics_claims(
+        res, gains, traces, sets, mn_iterations=iterations, mn_adjust_iterations=adjust, setting="s"
+    )
 
 
 def test_dd_mnemonics_needs_the_whole_method():
@@ -356,15 +488,35 @@ def test_dd_mnemonics_distilled_memories_need_their_own_regime():
 
 def test_dd_mnemonics_judges_dc_and_dsa_on_the_converged_memory_pass():
     seeds = (0, 1, 2)
-    mem = pd.DataFrame([{"method": m, "seed": s, "avg incremental acc": a + 0.003 * s, "forgetting": 0.2}
-                        for s in seeds for m, a in (("herding", 0.50, ), ("dc", 0.56), ("dsa", 0.53), ("none", 0.30))])
+    mem = pd.DataFrame(
+        [
+            {"method": m, "seed": s, "avg incremental acc": a + 0.003 * s, "forgetting": 0.2}
+            for s in seeds
+            for m, a in (
+                (
+                    "herding",
+                    0.50,
+                ),
+                ("dc", 0.56),
+                ("dsa", 0.53),
+                ("none", 0.30),
+            )
+        ]
+    )
     conv = {m: {"iterations": 1000, "loss_trace": FALLING, "ipc": 1} for m in ("dc", "dsa")}
 
     def rows(memory_res, params=conv):
         base = mnemonics(adjust=20)  # the main pass alone: its DC / DSA sets at 10 of 1,000 iterations
-        got = CU.dd_mnemonics_claims(*_mn_main(), {m: {"iterations": 10, "loss_trace": FALLING} for m in ("dc", "dsa")},
-                                     mn_iterations=10, mn_adjust_iterations=20, setting="s", memory_res=memory_res,
-                                     memory_params=params, memory_setting="memory 1")
+        got = CU.dd_mnemonics_claims(
+            *_mn_main(),
+            {m: {"iterations": 10, "loss_trace": FALLING} for m in ("dc", "dsa")},
+            mn_iterations=10,
+            mn_adjust_iterations=20,
+            setting="s",
+            memory_res=memory_res,
+            memory_params=params,
+            memory_setting="memory 1",
+        )
         # the Mnemonics rows do not change with the second pass
         for text in ("highest average incremental accuracy", "lowest forgetting", "grows with the number of phases"):
             assert by_claim(got, text) == by_claim(base, text)
@@ -379,17 +531,35 @@ def test_dd_mnemonics_judges_dc_and_dsa_on_the_converged_memory_pass():
     low.loc[low["method"] == "herding", "avg incremental acc"] = 0.2
     assert by_claim(rows(low), "more data-efficient memory").verdict == claims.NOT_TESTED
     # unconverged sets in the second pass are still caught
-    assert by_claim(rows(mem, {m: {"iterations": 10, "loss_trace": FALLING, "ipc": 1} for m in ("dc", "dsa")}),
-                    "more data-efficient memory").verdict == claims.NOT_TESTED
+    assert (
+        by_claim(
+            rows(mem, {m: {"iterations": 10, "loss_trace": FALLING, "ipc": 1} for m in ("dc", "dsa")}),
+            "more data-efficient memory",
+        ).verdict
+        == claims.NOT_TESTED
+    )
     # a second pass without DC leaves the rows on the main pass
     assert "10 of 1,000" in by_claim(rows(mem[mem["method"] != "dc"]), "more data-efficient memory").condition
 
 
 def _mn_main(seeds=(0, 1, 2)):
-    res = pd.DataFrame([{"method": m, "seed": s, "avg incremental acc": a + 0.002 * s, "forgetting": f}
-                        for s in seeds for m, a, f in (("mnemonics", 0.7, 0.1), ("random", 0.65, 0.2), ("herding", 0.66, 0.2),
-                                                       ("dc", 0.68, 0.15), ("dsa", 0.69, 0.15), ("none", 0.4, 0.5))])
-    gains = pd.DataFrame([{"phases": p, "seed": s, "gain": g + 0.001 * s} for s in seeds for p, g in ((6, 0.05), (2, 0.01))])
+    res = pd.DataFrame(
+        [
+            {"method": m, "seed": s, "avg incremental acc": a + 0.002 * s, "forgetting": f}
+            for s in seeds
+            for m, a, f in (
+                ("mnemonics", 0.7, 0.1),
+                ("random", 0.65, 0.2),
+                ("herding", 0.66, 0.2),
+                ("dc", 0.68, 0.15),
+                ("dsa", 0.69, 0.15),
+                ("none", 0.4, 0.5),
+            )
+        ]
+    )
+    gains = pd.DataFrame(
+        [{"phases": p, "seed": s, "gain": g + 0.001 * s} for s in seeds for p, g in ((6, 0.05), (2, 0.01))]
+    )
     traces = curve_table({f"seed {s} phase {i}": FLAT for s in seeds for i in range(5)})
     return res, gains, traces
 
@@ -402,8 +572,7 @@ def _write_stage(folder, tables: dict, settings: dict):
     folder.mkdir(parents=True)
     for name, df in tables.items():
         if df is not None:
-            df.to_csv(folder / f"{name}.csv", index=False,
-                      float_format="%.4g" if name in CURVE_TABLES else R.EXACT)
+            df.to_csv(folder / f"{name}.csv", index=False, float_format="%.4g" if name in CURVE_TABLES else R.EXACT)
     R.settings_table(**settings).to_csv(folder / "settings.csv", index=False)
 
 
@@ -414,39 +583,110 @@ def test_the_ledger_judges_each_notes_stage_from_its_tables_as_from_memory(tmp_p
     """Every stage of the family, written to disk as its notebook writes it and read back by claims_ledger, gives the
     rows the check gives on the objects in memory."""
     acc, poison, curves = unrolled_inputs(FLAT)
-    _write_stage(tmp_path / "dd_unrolled", {"per_theta": acc, "poisoning": poison, "outer_loss": curves},
-                 dict(size=100, steps=10, epochs=2, sl_sizes=[5, 10], sl_epochs=3, m_sim=10, attacked="K", target="T"))
+    _write_stage(
+        tmp_path / "dd_unrolled",
+        {"per_theta": acc, "poisoning": poison, "outer_loss": curves},
+        dict(size=100, steps=10, epochs=2, sl_sizes=[5, 10], sl_epochs=3, m_sim=10, attacked="K", target="T"),
+    )
     res, runs = labels_inputs()
     flat = curve_table({f"{v} {b}": FLAT for b in ("within", "cross") for v in ("rr", "second_order")})
-    _write_stage(tmp_path / "dd_labels", {"results": res, "distillation": runs, "target_loss": flat},
-                 dict(arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0], classes=10))
+    _write_stage(
+        tmp_path / "dd_labels",
+        {"results": res, "distillation": runs, "target_loss": flat},
+        dict(arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0], classes=10),
+    )
     tres, tcurves = text_inputs()
-    budget = {"textconvnet": {"outer iterations": 60, "epochs": 5, "real batch": 64, "lr0": 0.3},
-              "bilstm": {"outer iterations": 60, "epochs": 5, "real batch": 64, "lr0": 1.0}}
-    _write_stage(tmp_path / "dd_text", {"results": tres, "outer_loss": tcurves},
-                 dict(budget=budget, ipc0=1, classes=6, archs=["textconvnet", "bilstm"], inits=["fixed", "random"],
-                      dd_hard=True))
+    budget = {
+        "textconvnet": {"outer iterations": 60, "epochs": 5, "real batch": 64, "lr0": 0.3},
+        "bilstm": {"outer iterations": 60, "epochs": 5, "real batch": 64, "lr0": 1.0},
+    }
+    _write_stage(
+        tmp_path / "dd_text",
+        {"results": tres, "outer_loss": tcurves},
+        dict(
+            budget=budget, ipc0=1, classes=6, archs=["textconvnet", "bilstm"], inits=["fixed", "random"], dd_hard=True
+        ),
+    )
     gruns, real, gcurves, nas, sets = gtn_inputs(FLAT, (0, 1, 2))
-    _write_stage(tmp_path / "dd_gtn", {"gtn_runs": gruns, "meta_loss": gcurves, "nas_summary": nas},
-                 dict(real=real, gt_epochs=10.0, proxy_sets=sets, inner_steps=5, inner_batch=20, learner="w8", nas_n=24,
-                      proxy_ipc=10, proxy_steps=300))
+    _write_stage(
+        tmp_path / "dd_gtn",
+        {"gtn_runs": gruns, "meta_loss": gcurves, "nas_summary": nas},
+        dict(
+            real=real,
+            gt_epochs=10.0,
+            proxy_sets=sets,
+            inner_steps=5,
+            inner_batch=20,
+            learner="w8",
+            nas_n=24,
+            proxy_ipc=10,
+            proxy_steps=300,
+        ),
+    )
     mres, gains, traces = _mn_main()
-    mem = pd.DataFrame([{"method": m, "seed": s, "avg incremental acc": a + 0.003 * s, "forgetting": 0.2}
-                        for s in (0, 1, 2) for m, a in (("herding", 0.50), ("dc", 0.56), ("dsa", 0.53), ("none", 0.30))])
+    mem = pd.DataFrame(
+        [
+            {"method": m, "seed": s, "avg incremental acc": a + 0.003 * s, "forgetting": 0.2}
+            for s in (0, 1, 2)
+            for m, a in (("herding", 0.50), ("dc", 0.56), ("dsa", 0.53), ("none", 0.30))
+        ]
+    )
     sp = {m: {"iterations": 10, "loss_trace": FALLING} for m in ("dc", "dsa")}
     mp = {m: {"iterations": 1000, "loss_trace": FALLING, "ipc": 1} for m in ("dc", "dsa")}
-    _write_stage(tmp_path / "dd_mnemonics", {"results": mres, "phases": gains, "exemplar_loss": traces, "results_dc_arch": mem},
-                 dict(set_params=sp, mn_iterations=10, mn_adjust_iterations=20, setting="s", memory_params=mp,
-                      memory_setting="memory 1"))
-    want = {"dd_unrolled": CU.dd_unrolled_claims(acc, poison, curves, size=100, steps=10, epochs=2, sl_sizes=[5, 10],
-                                                 sl_epochs=3, m_sim=10),
-            "dd_labels": CU.dd_labels_claims(res, runs, flat, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0]),
-            "dd_text": CU.dd_text_claims(tres, tcurves, budget, ipc0=1, classes=6, archs=["textconvnet", "bilstm"],
-                                         inits=["fixed", "random"], dd_hard=True),
-            "dd_gtn": CU.dd_gtn_claims(gruns, real, gcurves, nas, sets, gt_epochs=10.0, inner_steps=5, inner_batch=20,
-                                       learner="w8", nas_n=24, proxy_ipc=10, proxy_steps=300),
-            "dd_mnemonics": CU.dd_mnemonics_claims(mres, gains, traces, sp, mn_iterations=10, mn_adjust_iterations=20,
-                                                   setting="s", memory_res=mem, memory_params=mp, memory_setting="memory 1")}
+    _write_stage(
+        tmp_path / "dd_mnemonics",
+        {"results": mres, "phases": gains, "exemplar_loss": traces, "results_dc_arch": mem},
+        dict(
+            set_params=sp,
+            mn_iterations=10,
+            mn_adjust_iterations=20,
+            setting="s",
+            memory_params=mp,
+            memory_setting="memory 1",
+        ),
+    )
+    want = {
+        "dd_unrolled": CU.dd_unrolled_claims(
+            acc, poison, curves, size=100, steps=10, epochs=2, sl_sizes=[5, 10], sl_epochs=3, m_sim=10
+        ),
+        "dd_labels": CU.dd_labels_claims(res, runs, flat, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0]),
+        "dd_text": CU.dd_text_claims(
+            tres,
+            tcurves,
+            budget,
+            ipc0=1,
+            classes=6,
+            archs=["textconvnet", "bilstm"],
+            inits=["fixed", "random"],
+            dd_hard=True,
+        ),
+        "dd_gtn": CU.dd_gtn_claims(
+            gruns,
+            real,
+            gcurves,
+            nas,
+            sets,
+            gt_epochs=10.0,
+            inner_steps=5,
+            inner_batch=20,
+            learner="w8",
+            nas_n=24,
+            proxy_ipc=10,
+            proxy_steps=300,
+        ),
+        "dd_mnemonics": CU.dd_mnemonics_claims(
+            mres,
+            gains,
+            traces,
+            sp,
+            mn_iterations=10,
+            mn_adjust_iterations=20,
+            setting="s",
+            memory_res=mem,
+            memory_params=mp,
+            memory_setting="memory 1",
+        ),
+    }
     for stage, rows in want.items():
         got = CU.notes_stage_claims(tmp_path, [stage])
         assert ledger.to_frame(got).to_dict("records") == ledger.to_frame(rows).to_dict("records"), stage

@@ -11,8 +11,9 @@ from compendium.verdicts.claims import Claim
 
 
 def _row(**kw):
-    base = dict(paper="ReLA", version="camera-ready", location="Thm 1", claim="c", check="mc",
-                verdict="holds", ours="0.1")
+    base = dict(
+        paper="ReLA", version="camera-ready", location="Thm 1", claim="c", check="mc", verdict="holds", ours="0.1"
+    )
     base.update(kw)
     return Claim(**base)
 
@@ -78,7 +79,7 @@ def test_effect_interval_and_mde_match_a_paired_t_test():
     # the paired t-test rejects exactly when the interval excludes zero
     assert (stats.ttest_1samp(d, 0).pvalue < 0.05) == (lo > 0)
     # at a true effect equal to the MDE, a one-sided t at the same level has power 0.8 (noncentral t)
-    nc = e.mde / (e.sd / 3 ** 0.5)
+    nc = e.mde / (e.sd / 3**0.5)
     crit = stats.t.ppf(0.975, 2)
     assert 1 - stats.nct.cdf(crit, 2, nc) == pytest.approx(0.8, abs=1e-6)
     with pytest.raises(ValueError, match="share no seed"):
@@ -93,7 +94,7 @@ def decide(effects, pre=(), **kw):
 
 def test_decide_gives_each_verdict():
     big = [0.10, 0.11, 0.09]
-    V = "verdict_all_seeds"   # three seeds: decided on all of them, not replicated
+    V = "verdict_all_seeds"  # three seeds: decided on all of them, not replicated
     assert decide(_eff(big))[V] == claims.HOLDS
     assert decide(_eff([-x for x in big]))[V] == claims.FAILS
     assert decide(_eff([0.02, -0.01, 0.03]))[V] == claims.INCONCLUSIVE
@@ -112,9 +113,12 @@ def test_decide_gives_each_verdict():
 
 def test_decide_refuses_a_verdict_outside_the_regime():
     big = [0.10, 0.11, 0.09]
-    pre = [claims.reached("DC outer iterations", 10, 1000, "DC: 1,000 outer iterations", "{:.0f}"),
-           claims.above("baseline above untrained", {0: 0.70, 1: 0.71, 2: 0.70}, {0: 0.60, 1: 0.60, 2: 0.61},
-                        "more BYOL steps")]
+    pre = [
+        claims.reached("DC outer iterations", 10, 1000, "DC: 1,000 outer iterations", "{:.0f}"),
+        claims.above(
+            "baseline above untrained", {0: 0.70, 1: 0.71, 2: 0.70}, {0: 0.60, 1: 0.60, 2: 0.61}, "more BYOL steps"
+        ),
+    ]
     kw = decide(_eff(big), pre)
     assert kw["verdict"] == claims.NOT_TESTED and kw["tested"] == "no"
     assert "DC: 1,000 outer iterations" in kw["condition"] and "10 of 1000" in kw["condition"]
@@ -142,7 +146,11 @@ def test_decide_is_inconclusive_when_disjoint_seed_halves_disagree():
     # "every" over two effects, halves agreeing with the pooled verdict keep it
     kw = decide(_eff([0.10, 0.11, 0.09, 0.02, 0.01, 0.03]))
     assert kw["verdict"] == claims.INCONCLUSIVE and "not replicated" in kw["condition"]
-    assert (kw["verdict_seeds_a"], kw["verdict_seeds_b"], kw["replication"]) == ("holds", "inconclusive", "not replicated")
+    assert (kw["verdict_seeds_a"], kw["verdict_seeds_b"], kw["replication"]) == (
+        "holds",
+        "inconclusive",
+        "not replicated",
+    )
 
 
 def test_preconditions_are_computed_from_the_run():
@@ -151,11 +159,14 @@ def test_preconditions_are_computed_from_the_run():
     falling = [1.0 - 0.01 * t for t in range(50)]
     assert not claims.plateaued("loss plateau", falling, "more steps").met
     assert not claims.plateaued("loss plateau", [1.0, 0.9], "more steps").met
-    p = claims.same_evaluation("one evaluation", {"DSA": {"aug": "dsa", "steps": 75}, "DC": {"aug": None, "steps": 75}},
-                               "evaluate DC and DSA with the same augmentation")
+    p = claims.same_evaluation(
+        "one evaluation",
+        {"DSA": {"aug": "dsa", "steps": 75}, "DC": {"aug": None, "steps": 75}},
+        "evaluate DC and DSA with the same augmentation",
+    )
     assert not p.met and "aug" in p.measured and "steps" not in p.measured
-    assert claims.below_ceiling("headroom", {0: .70, 1: .71, 2: .70}, 0.90, 0.05, "x").met
-    assert not claims.below_ceiling("headroom", {0: .88, 1: .87, 2: .88}, 0.90, 0.05, "x").met
+    assert claims.below_ceiling("headroom", {0: 0.70, 1: 0.71, 2: 0.70}, 0.90, 0.05, "x").met
+    assert not claims.below_ceiling("headroom", {0: 0.88, 1: 0.87, 2: 0.88}, 0.90, 0.05, "x").met
 
 
 def test_plateau_sees_a_noisy_trend_and_a_noisy_floor():
@@ -174,12 +185,19 @@ def test_the_early_stop_and_the_precondition_share_one_plateau_test():
     from compendium.core import plateau
 
     rng = np.random.default_rng(1)
-    curves = [np.r_[np.linspace(2, 1.3, 40), 1.3 + rng.normal(0, 0.01, 60)], 1.45 - 0.0013 * np.arange(100),
-              [1.0, 0.9], [float("nan")] * 3 + [1.0 / (1 + t) for t in range(30)]]
+    curves = [
+        np.r_[np.linspace(2, 1.3, 40), 1.3 + rng.normal(0, 0.01, 60)],
+        1.45 - 0.0013 * np.arange(100),
+        [1.0, 0.9],
+        [float("nan")] * 3 + [1.0 / (1 + t) for t in range(30)],
+    ]
     for c in curves:
         assert plateau.is_plateau(c) == claims.plateaued("p", c, "x").met
-    assert plateau.trend_ratio([1.0, 0.9, 0.8]) is None and claims.plateaued("p", [1.0, 0.9], "x").measured == "2 points logged"
-    assert not plateau.is_plateau(curves[0], rel_tol=0.0)   # the tolerance is the caller's to tighten
+    assert (
+        plateau.trend_ratio([1.0, 0.9, 0.8]) is None
+        and claims.plateaued("p", [1.0, 0.9], "x").measured == "2 points logged"
+    )
+    assert not plateau.is_plateau(curves[0], rel_tol=0.0)  # the tolerance is the caller's to tighten
 
 
 def test_the_plateau_is_an_equivalence_test_on_the_remaining_trend():
@@ -209,7 +227,7 @@ def test_the_early_stop_tests_the_plateau_every_so_many_steps_from_a_minimum():
     assert doctest.testmod(plateau).failed == 0
     flat = [2.0 - min(i, 20) / 20 for i in range(100)]
     assert plateau.stop_at_plateau(flat[:60], 10, 50) and not plateau.stop_at_plateau(flat[:59], 10, 50)
-    assert not plateau.stop_at_plateau(flat[:40], 10, 50)                       # before min_steps
+    assert not plateau.stop_at_plateau(flat[:40], 10, 50)  # before min_steps
     assert not plateau.stop_at_plateau([1.0 - 0.01 * i for i in range(60)], 10)  # still falling
     with pytest.raises(ValueError):
         plateau.stop_at_plateau(flat, -1)

@@ -51,11 +51,14 @@ def test_loaders_on_tiny_files(tiny_data, monkeypatch):
         data.load_fashion_mnist("val", root=tiny_data)
 
 
-@pytest.mark.parametrize("damage,needle", [
-    ("delete", "is missing"),
-    ("truncate", "is truncated"),
-    ("flip", "is corrupted"),
-])
+@pytest.mark.parametrize(
+    "damage,needle",
+    [
+        ("delete", "is missing"),
+        ("truncate", "is truncated"),
+        ("flip", "is corrupted"),
+    ],
+)
 def test_damaged_files_give_one_clear_error(tiny_data, monkeypatch, damage, needle):
     _manifest_for(tiny_data, monkeypatch)
     f = tiny_data / "fashion-mnist/train-images-idx3-ubyte"
@@ -96,8 +99,10 @@ def _write_cifar(root, name, n_train, n_test, classes, label_key, meta_key, fold
     d.mkdir(parents=True)
     rng = np.random.default_rng(0)
     for fname, n in files(n_train, n_test):
-        batch = {"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
-                 label_key: list(rng.integers(0, len(classes), n))}
+        batch = {
+            "data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
+            label_key: list(rng.integers(0, len(classes), n)),
+        }
         with open(d / fname, "wb") as f:
             pickle.dump(batch, f)
     with open(d / ("batches.meta" if name == "cifar10" else "meta"), "wb") as f:
@@ -105,17 +110,34 @@ def _write_cifar(root, name, n_train, n_test, classes, label_key, meta_key, fold
 
 
 def test_cifar10_and_cifar100_in_their_pickle_format(tmp_path):
-    _write_cifar(tmp_path, "cifar10", 10, 4, [f"c{i}" for i in range(10)], "labels", "label_names",
-                 "cifar-10-batches-py",
-                 lambda a, b: [(f"data_batch_{i}", 2) for i in range(1, 6)] + [("test_batch", 4)])
+    _write_cifar(
+        tmp_path,
+        "cifar10",
+        10,
+        4,
+        [f"c{i}" for i in range(10)],
+        "labels",
+        "label_names",
+        "cifar-10-batches-py",
+        lambda a, b: [(f"data_batch_{i}", 2) for i in range(1, 6)] + [("test_batch", 4)],
+    )
     tr = data.load_cifar10(tmp_path, "train", verify_md5=False)
     assert tr.images.shape == (10, 3, 32, 32) and tr.images.dtype == torch.uint8 and len(tr.classes) == 10
     assert data.load_cifar10(tmp_path, "test", verify_md5=False).images.shape[0] == 4
     # the official md5 check is on by default: these files are not the official ones
     with pytest.raises(data.DataError, match="cifar-10-batches-py"):
         data.load_cifar10(tmp_path, "train")
-    _write_cifar(tmp_path, "cifar100", 6, 3, [f"f{i}" for i in range(100)], "fine_labels", "fine_label_names",
-                 "cifar-100-python", lambda a, b: [("train", 6), ("test", 3)])
+    _write_cifar(
+        tmp_path,
+        "cifar100",
+        6,
+        3,
+        [f"f{i}" for i in range(100)],
+        "fine_labels",
+        "fine_label_names",
+        "cifar-100-python",
+        lambda a, b: [("train", 6), ("test", 3)],
+    )
     c100 = data.load_cifar100(tmp_path, "train", verify_md5=False)
     assert c100.images.shape == (6, 3, 32, 32) and c100.num_classes == 100
     with pytest.raises(data.DataError):
@@ -124,6 +146,7 @@ def test_cifar10_and_cifar100_in_their_pickle_format(tmp_path):
 
 def _write_image(path, h, w, seed):
     from torchvision.io import write_jpeg
+
     path.parent.mkdir(parents=True, exist_ok=True)
     g = torch.Generator().manual_seed(seed)
     write_jpeg(torch.randint(0, 256, (3, h, w), dtype=torch.uint8, generator=g), str(path))

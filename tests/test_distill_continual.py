@@ -29,7 +29,9 @@ def test_seen_view_keeps_only_seen_classes_and_renumbers():
     assert v.num_classes == 2 and len(v) == 6
     assert torch.equal(v.labels, torch.where(y[(y == 2) | (y == 0)] == 2, 0, 1))
     assert torch.allclose(v.soft_labels.sum(1), torch.ones(6))
-    assert torch.allclose(v.soft_labels[:, 0] / v.soft_labels[:, 1], soft[(y == 2) | (y == 0)][:, 2] / soft[(y == 2) | (y == 0)][:, 0])
+    assert torch.allclose(
+        v.soft_labels[:, 0] / v.soft_labels[:, 1], soft[(y == 2) | (y == 0)][:, 2] / soft[(y == 2) | (y == 0)][:, 0]
+    )
     logits = torch.randn(3, 4)
     assert torch.equal(t(logits), logits[:, [2, 0]])  # the teacher sees only the seen classes, in order
     with pytest.raises(ValueError, match="distinct"):

@@ -9,6 +9,7 @@ def covering_radius(x: torch.Tensor, centres: torch.Tensor) -> float:
     """max_i min_j ||x_i - x_centres[j]||: the k-center objective (Sener & Savarese 2018, eq. 3)."""
     return float(torch.cdist(x.double(), x[centres].double()).min(1).values.max())
 
+
 MEAN, STD = (0.3,), (0.35,)
 
 
@@ -35,6 +36,7 @@ def _running_mean_error(x, order):
 
 # ---------------------------------------------------------------------------------------------- herding
 
+
 def test_herding_1d_toy_order_by_hand():
     # mean 3.2. k=1: 3 (closest). k=2: want 2*3.2-3 = 3.4 -> 2. k=3: 9.6-5 = 4.6 -> 1 (|3.6| < |5.4|).
     # k=4: 12.8-6 = 6.8 -> 10 (|3.2| < |6.8|), not 0 as "closest to the mean first" would give. k=5: 0.
@@ -53,10 +55,11 @@ def test_herding_error_bound_and_beats_random():
     radius = (x.double() - x.double().mean(0)).norm(dim=1).max()
     # ||k mu - S_k||^2 grows by at most R^2 a step (a remaining sample with w.(x - mu) >= 0 always exists)
     assert (err <= radius / k.sqrt() + 1e-9).all()
-    assert err[-1] < 1e-9                        # the full pool's mean is the mean
+    assert err[-1] < 1e-9  # the full pool's mean is the mean
     assert err[9] < err[0] / 4 and err[49] < err[9]  # non-increasing on a coarse scale
-    rand = torch.stack([_running_mean_error(x, torch.randperm(300, generator=torch.Generator().manual_seed(s)))
-                        for s in range(20)]).mean(0)
+    rand = torch.stack(
+        [_running_mean_error(x, torch.randperm(300, generator=torch.Generator().manual_seed(s))) for s in range(20)]
+    ).mean(0)
     assert (err[:50] < rand[:50]).all()
 
 
@@ -66,7 +69,7 @@ def test_herding_indices_per_class_and_normalize():
     idx = cs.herding_indices(f, labels, 4, 3)
     for c in range(3):
         members = (labels == c).nonzero().flatten()
-        assert idx[4 * c:4 * c + 4].tolist() == members[cs.herding_order(f[members], 4)].tolist()
+        assert idx[4 * c : 4 * c + 4].tolist() == members[cs.herding_order(f[members], 4)].tolist()
     # normalize=True is herding on the unit-norm features (iCaRL)
     fn = f / f.norm(dim=1, keepdim=True)
     assert torch.equal(cs.herding_indices(f, labels, 4, 3, normalize=True), cs.herding_indices(fn, labels, 4, 3))
@@ -77,6 +80,7 @@ def test_herding_feature_fn_module_and_callable_match_given_features():
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 5))
     from compendium.core.probe import extract_features
+
     f = extract_features(net, imgs, MEAN, STD)
     a = cs.herding(f, labels, 3, imgs, 3, MEAN, STD)
     b = cs.herding(None, labels, 3, imgs, 3, MEAN, STD, feature_fn=net)
@@ -86,6 +90,7 @@ def test_herding_feature_fn_module_and_callable_match_given_features():
 
 
 # ---------------------------------------------------------------------------------------------- k-center
+
 
 def test_k_center_matches_brute_force_farthest_point():
     g = torch.Generator().manual_seed(3)
@@ -104,8 +109,9 @@ def test_k_center_radius_not_worse_than_random():
     x = torch.randn(200, 2, generator=g)
     for k in (5, 10, 20):
         r = covering_radius(x, cs.k_center_order(x, k))
-        rand = [covering_radius(x, torch.randperm(200, generator=torch.Generator().manual_seed(s))[:k])
-                for s in range(20)]
+        rand = [
+            covering_radius(x, torch.randperm(200, generator=torch.Generator().manual_seed(s))[:k]) for s in range(20)
+        ]
         assert r <= min(rand), (k, r, min(rand))
     # k = n covers everything; duplicates of a point are never chosen twice
     dup = torch.cat([x[:5], x[:5]])
@@ -115,17 +121,20 @@ def test_k_center_radius_not_worse_than_random():
 
 # ---------------------------------------------------------------------------------------------- forgetting
 
+
 def test_count_forgetting_events_by_hand():
     T, F = True, False
-    h = torch.tensor([
-        # ex0 learned, never forgotten; ex1 forgotten twice; ex2 never learned; ex3 forgotten once (at the end);
-        # ex4 learned late (F->T is learning, not forgetting)
-        [T, T, F, T, F],
-        [T, F, F, T, F],
-        [T, T, F, T, F],
-        [T, F, F, T, T],
-        [T, T, F, F, T],
-    ])
+    h = torch.tensor(
+        [
+            # ex0 learned, never forgotten; ex1 forgotten twice; ex2 never learned; ex3 forgotten once (at the end);
+            # ex4 learned late (F->T is learning, not forgetting)
+            [T, T, F, T, F],
+            [T, F, F, T, F],
+            [T, T, F, T, F],
+            [T, F, F, T, T],
+            [T, T, F, F, T],
+        ]
+    )
     assert cs.count_forgetting_events(h).tolist() == [0, 2, 5, 1, 0]
     # a single presentation: no transitions; never-learned still ranks highest
     assert cs.count_forgetting_events(torch.tensor([[True, False]])).tolist() == [0, 1]
@@ -138,11 +147,12 @@ def test_top_score_indices_takes_maxima_with_seeded_ties():
     scores = torch.tensor([1, 5, 5, 5, 0, 2, 3, 3, 3, 3, 9, 0])
     picks = {tuple(cs.top_score_indices(scores, labels, 2, 2, seed=s).tolist()) for s in range(12)}
     for p in picks:
-        assert set(p[:2]) <= {1, 2, 3} and len(set(p[:2])) == 2    # two of the three 5s
-        assert p[2] == 10 and p[3] in {6, 7, 8, 9}                  # the 9 first, then one of the 3s
-    assert len(picks) > 1                                            # ties really are broken by the seed
-    assert torch.equal(cs.top_score_indices(scores, labels, 2, 2, seed=5),
-                       cs.top_score_indices(scores, labels, 2, 2, seed=5))
+        assert set(p[:2]) <= {1, 2, 3} and len(set(p[:2])) == 2  # two of the three 5s
+        assert p[2] == 10 and p[3] in {6, 7, 8, 9}  # the 9 first, then one of the 3s
+    assert len(picks) > 1  # ties really are broken by the seed
+    assert torch.equal(
+        cs.top_score_indices(scores, labels, 2, 2, seed=5), cs.top_score_indices(scores, labels, 2, 2, seed=5)
+    )
 
 
 def test_forgetting_history_trains_seeded_and_selection_uses_it():
@@ -167,6 +177,7 @@ def test_forgetting_history_trains_seeded_and_selection_uses_it():
 
 
 # ---------------------------------------------------------------------------------------------- k-means
+
 
 def test_kmeans_ipc1_is_class_mean_and_set_holds_centroids():
     imgs, labels = _data()
@@ -231,6 +242,7 @@ def test_kmeans_nearest_and_class_average_splits():
 
 
 # ---------------------------------------------------------------------------------------------- every method
+
 
 @pytest.mark.parametrize("name", sorted(cs.METHODS))
 @pytest.mark.parametrize("ipc", [1, 3])

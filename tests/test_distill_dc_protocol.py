@@ -7,11 +7,11 @@ import torch
 from compendium.distill import dc_protocol as D
 from compendium.distill import evaluate as E
 from compendium.distill import regime
-from test_distill_regime import toy  # noqa: F401  (the study's toy image sets, a fixture)
+from test_distill_regime import toy  # noqa: F401, F811  (the study's toy image sets, a fixture)
 
 
 @pytest.fixture
-def dc_toy(toy, tmp_path):
+def dc_toy(toy, tmp_path):  # noqa: F811  (pytest passes the fixture imported above)
     """The labelled regime study's toy image sets, a feature network and a tiny plan."""
     net = E.build_student(regime.teacher_config(regime.Plan(), 1), (1, 28, 28), 10, seed=0)
     torch.save(net.state_dict(), tmp_path / "net.pt")
@@ -20,8 +20,17 @@ def dc_toy(toy, tmp_path):
 
 def test_the_papers_evaluation_is_dcs_protocol_on_the_official_network():
     cfg = D.eval_config(D.Plan())
-    assert (cfg.optimizer, cfg.lr, cfg.momentum, cfg.weight_decay, cfg.batch_size, cfg.epochs, cfg.schedule,
-            cfg.augmentation, cfg.label_mode) == ("sgd", 0.01, 0.9, 5e-4, 256, 300, "step", "none", "hard")
+    assert (
+        cfg.optimizer,
+        cfg.lr,
+        cfg.momentum,
+        cfg.weight_decay,
+        cfg.batch_size,
+        cfg.epochs,
+        cfg.schedule,
+        cfg.augmentation,
+        cfg.label_mode,
+    ) == ("sgd", 0.01, 0.9, 5e-4, 256, 300, "step", "none", "hard")
     assert cfg.arch_kwargs == dict(width=128, depth=3, norm="instance", pooling="avg", first_padding=3)
 
 
@@ -33,10 +42,15 @@ def test_every_coreset_is_one_record_written_as_it_finishes_and_a_second_call_ru
     assert rec["test acc"].between(0, 1).all() and set(rec["test images"]) == {50}
     assert D.run_pieces(plan, root=tmp / "rec", net_file=tmp / "net.pt") == []
     t = D.summary(rec, pd.DataFrame([{"method": "random", "ipc": 1, "acc": 0.5}]))
-    assert list(t.columns[:5]) == ["method", "images per class", "seeds", "ours, DC's protocol",
-                                   "ours, the pipeline's evaluation"]
+    assert list(t.columns[:5]) == [
+        "method",
+        "images per class",
+        "seeds",
+        "ours, DC's protocol",
+        "ours, the pipeline's evaluation",
+    ]
     assert t.set_index(["method", "images per class"]).loc[("random", 1), "ours, the pipeline's evaluation"] == "50.0"
-    assert t[t["images per class"] == 2]["paper: DC"].isna().all()   # the papers print no number at 2 per class
+    assert t[t["images per class"] == 2]["paper: DC"].isna().all()  # the papers print no number at 2 per class
     assert D.summary(rec[rec["ipc"] == 1])["paper: DSA"].tolist() == [70.6] * 3
 
 
@@ -50,17 +64,27 @@ def test_a_missing_feature_network_is_named_before_any_training(dc_toy):
 def test_the_evaluation_effect_and_the_gap_it_explains():
     import pandas as pd
 
-    rec = pd.DataFrame([{"method": m, "ipc": 10, "seed": s, "test acc": a + 0.01 * s}
-                        for m, a in (("random", 0.74), ("herding", 0.77), ("k_center", 0.64)) for s in range(3)])
-    pipe = pd.DataFrame([{"method": m, "ipc": 10, "acc": a + 0.01 * s}
-                         for m, a in (("random", 0.68), ("herding", 0.70), ("k_center", 0.39)) for s in range(3)])
+    rec = pd.DataFrame(
+        [
+            {"method": m, "ipc": 10, "seed": s, "test acc": a + 0.01 * s}
+            for m, a in (("random", 0.74), ("herding", 0.77), ("k_center", 0.64))
+            for s in range(3)
+        ]
+    )
+    pipe = pd.DataFrame(
+        [
+            {"method": m, "ipc": 10, "acc": a + 0.01 * s}
+            for m, a in (("random", 0.68), ("herding", 0.70), ("k_center", 0.39))
+            for s in range(3)
+        ]
+    )
     e = D.evaluation_effect(rec, pipe)
     r = e.set_index("method")
     assert abs(r.loc["random", "DC's protocol − the pipeline's evaluation"] - 6.0) < 1e-9
     assert r.loc["herding", "low"] < 7.0 < r.loc["herding", "high"]
     g = D.gap_table(e, {"DC": {10: 70.3}, "DSA": {10: 72.1}}).set_index(["method", "images per class"])
     dc = g.loc[("DC", 10)]
-    assert abs(dc["gap"] - 12.0) < 1e-9 and abs(dc["evaluation effect (coresets)"] - 6.5) < 1e-9   # random, herding
+    assert abs(dc["gap"] - 12.0) < 1e-9 and abs(dc["evaluation effect (coresets)"] - 6.5) < 1e-9  # random, herding
     assert abs(dc["left after the evaluation"] - 5.5) < 1e-9 and dc["measured on"] == "herding, random"
     assert g.loc[("DC", 50), "measured on"] == "no coreset record yet"
 
@@ -68,10 +92,19 @@ def test_the_evaluation_effect_and_the_gap_it_explains():
 def test_the_pipelines_dc_and_dsa_numbers_are_read_where_the_run_has_them():
     import pandas as pd
 
-    classic = pd.DataFrame({"method": ["random", "DC", "DSA"], "ipc 1": ["38.4 ± 1.2", "**<u>43.1 ± 2.5</u>**", ""],
-                            "ipc 10": ["67.8", "70.3 ± 0.5", "72.1 ± 0.3"]})   # a smoke run: no ipc 50
+    classic = pd.DataFrame(
+        {
+            "method": ["random", "DC", "DSA"],
+            "ipc 1": ["38.4 ± 1.2", "**<u>43.1 ± 2.5</u>**", ""],
+            "ipc 10": ["67.8", "70.3 ± 0.5", "72.1 ± 0.3"],
+        }
+    )  # a smoke run: no ipc 50
     assert D.pipeline_numbers(classic) == {"DC": {1: 43.1, 10: 70.3}, "DSA": {10: 72.1}}
     assert D.pipeline_numbers(pd.DataFrame()) == {}
-    g = D.gap_table(D.evaluation_effect(pd.DataFrame(columns=["method", "ipc", "seed", "test acc"]),
-                                        pd.DataFrame(columns=["method", "ipc", "acc"])), D.pipeline_numbers(classic))
-    assert len(g) == 6 and g["gap"].isna().sum() == 3     # the ipcs the run did not have stay empty
+    g = D.gap_table(
+        D.evaluation_effect(
+            pd.DataFrame(columns=["method", "ipc", "seed", "test acc"]), pd.DataFrame(columns=["method", "ipc", "acc"])
+        ),
+        D.pipeline_numbers(classic),
+    )
+    assert len(g) == 6 and g["gap"].isna().sum() == 3  # the ipcs the run did not have stay empty

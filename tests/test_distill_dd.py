@@ -15,7 +15,7 @@ def _toy(n=400, seed=0, classes=3):
     y = torch.arange(n) % classes
     x = 0.3 * torch.randn((n, 1, 28, 28), generator=g)
     for c in range(classes):
-        x[y == c, :, 4 + 8 * c:10 + 8 * c, :] += 2.0
+        x[y == c, :, 4 + 8 * c : 10 + 8 * c, :] += 2.0
     return x, y
 
 
@@ -48,7 +48,9 @@ def test_samplers():
     k = next(iter(a))
     assert not torch.equal(a[k], b[k]) and torch.equal(a[k], a2[k])
     pool = D.pool_init([p0, U.initial_params(D.classifier(1))], seed=0)
-    assert {id(pool(i)) for i in range(20)} == {id(x) for x in pool.__closure__[1].cell_contents} or len({id(pool(i)) for i in range(20)}) == 2
+    assert {id(pool(i)) for i in range(20)} == {id(x) for x in pool.__closure__[1].cell_contents} or len(
+        {id(pool(i)) for i in range(20)}
+    ) == 2
     with pytest.raises(ValueError):
         D.sampler_for("fixed_pretrained", pool=[])
     with pytest.raises(ValueError):
@@ -76,14 +78,14 @@ def test_config_errors():
 
 def test_plateau_stop_checks_every_k_steps_with_the_claims_test():
     plateaued = claims.plateaued
-    flat = [2.0 - 1.0 * min(i, 20) / 20 for i in range(60)]      # falls for 20 steps, then flat
+    flat = [2.0 - 1.0 * min(i, 20) / 20 for i in range(60)]  # falls for 20 steps, then flat
     falling = [2.0 - i / 60 for i in range(60)]
     on = D.DDConfig(plateau_every=10, min_iterations=30)
     assert plateaued("x", flat, "n").met and not plateaued("x", falling, "n").met
-    assert D.plateau_reached(flat[:60], on) and not D.plateau_reached(flat[:59], on)      # only every 10th step
-    assert not D.plateau_reached(flat[:20], on)                                             # before min_iterations
+    assert D.plateau_reached(flat[:60], on) and not D.plateau_reached(flat[:59], on)  # only every 10th step
+    assert not D.plateau_reached(flat[:20], on)  # before min_iterations
     assert not D.plateau_reached(falling, on)
-    assert not D.plateau_reached(flat, D.DDConfig())                                        # off by default
+    assert not D.plateau_reached(flat, D.DDConfig())  # off by default
     with pytest.raises(ValueError, match="plateau_every"):
         D._check(D.DDConfig(size=10, steps=1, plateau_every=-1), 10)
 
@@ -96,7 +98,9 @@ def test_distill_stops_at_a_plateau_within_its_cap():
     r = D.distill(net, D.fixed_init(theta), x, y, D.DDConfig(**cfg, plateau_every=10, min_iterations=20), num_classes=3)
     n = len(r.loss_trace)
     assert 20 <= n < 400 and n % 10 == 0 and D.plateau_reached(r.loss_trace, D.DDConfig(plateau_every=10))
-    r_cap = D.distill(net, D.fixed_init(theta), x, y, D.DDConfig(**dict(cfg, iterations=15), plateau_every=10), num_classes=3)
+    r_cap = D.distill(
+        net, D.fixed_init(theta), x, y, D.DDConfig(**dict(cfg, iterations=15), plateau_every=10), num_classes=3
+    )
     assert len(r_cap.loss_trace) <= 15
 
 
@@ -108,8 +112,8 @@ def test_dd_learns_images_and_rates_and_is_deterministic():
     cfg = D.DDConfig(size=6, steps=2, epochs=2, iterations=25, batch_real=64, lr_img=0.1, init_lr=0.05)
     r = D.distill(net, D.fixed_init(theta), x, y, cfg, num_classes=3)
     assert r.lrs.shape == (4,) and (r.lrs > 0).all()
-    assert not torch.allclose(r.lrs, torch.full((4,), 0.05))          # the step sizes were learned
-    assert sum(r.loss_trace[-5:]) / 5 < r.loss_trace[0] - 0.3          # the outer loss fell
+    assert not torch.allclose(r.lrs, torch.full((4,), 0.05))  # the step sizes were learned
+    assert sum(r.loss_trace[-5:]) / 5 < r.loss_trace[0] - 0.3  # the outer loss fell
     xt, yt = _toy(300, seed=1)
     acc = D.accuracy(net, D.train_with(net, theta, r.images, r.targets, r.lrs, 2, 2), xt, yt)
     noise_acc = D.accuracy(net, D.train_with(net, theta, torch.randn(6, 1, 28, 28), r.labels, r.lrs, 2, 2), xt, yt)
@@ -127,7 +131,7 @@ def test_distill_and_fit_run_on_their_device(request):
     moves = request.getfixturevalue("module_moves")  # recorded from here on
     r = D.distill(D.classifier(0, num_classes=3), D.fixed_init(theta), x, y, cfg, num_classes=3, device="cpu")
     fitted = D.fit(D.classifier(0, num_classes=3), theta, x, y, steps=3, batch=16, device="cpu")
-    assert [m[1] for m in moves] == ["cpu", "cpu"], moves   # the learner of the unroll, then the fitted network
+    assert [m[1] for m in moves] == ["cpu", "cpu"], moves  # the learner of the unroll, then the fitted network
     assert r.loss_trace == ref.loss_trace and torch.equal(r.targets, ref.targets) and r.images.device.type == "cpu"
     assert all(torch.equal(fitted[k], ref_fit[k]) for k in ref_fit)
 
@@ -137,11 +141,11 @@ def test_sldd_learns_labels_as_distributions():
     net = D.classifier(0, num_classes=3)
     theta = U.initial_params(D.classifier(0, num_classes=3, init="xavier"))
     cfg = D.DDConfig(size=2, steps=1, epochs=2, iterations=15, batch_real=64, learn_labels=True, lr_label=0.1)
-    r = D.distill(net, D.fixed_init(theta), x, y, cfg, num_classes=3)   # 2 images for 3 classes: only with labels
+    r = D.distill(net, D.fixed_init(theta), x, y, cfg, num_classes=3)  # 2 images for 3 classes: only with labels
     assert r.targets.shape == (2, 3) and r.targets.is_floating_point()
     assert torch.allclose(r.targets.sum(1), torch.ones(2)) and (r.targets >= 0).all()
     start = D.label_init(r.labels, 3, "separate", 0.9)
-    assert (r.targets - start).abs().max() > 0.01                      # the labels moved
+    assert (r.targets - start).abs().max() > 0.01  # the labels moved
     assert sum(r.loss_trace[-3:]) / 3 < r.loss_trace[0]
 
 
@@ -154,8 +158,8 @@ def test_poisoning_objective_targets_the_mapped_labels():
     cfg = D.DDConfig(size=3, steps=1, epochs=1, iterations=30, batch_real=96, lr_img=0.05, init_lr=0.01)
     r = D.distill(net, D.fixed_init(trained), x, y, cfg, num_classes=3, relabel=lambda t: D.poison_map(t, 0, 1))
     after = D.predict(net, D.train_with(net, trained, r.images, r.targets, r.lrs, 1, 1), xt)
-    assert (after[yt == 0] == 1).float().mean() > 0.5                  # class 0 now predicted as 1
-    assert (after[yt == 2] == 2).float().mean() > 0.8                  # class 2 kept
+    assert (after[yt == 0] == 1).float().mean() > 0.5  # class 0 now predicted as 1
+    assert (after[yt == 2] == 2).float().mean() > 0.8  # class 2 kept
 
 
 def test_knn_accuracy():

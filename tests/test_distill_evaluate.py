@@ -10,7 +10,7 @@ from torch import nn
 from compendium.distill import evaluate as E
 from compendium.distill import sets
 
-C, S = 4, 8          # classes, image side
+C, S = 4, 8  # classes, image side
 MEAN, STD = (0.3,), (0.4,)
 
 
@@ -37,8 +37,16 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _cfg(**kw):
-    base = dict(arch="convnet", arch_kwargs={"width": 8, "depth": 2, "norm": "none"}, steps=40, batch_size=8,
-                lr=1e-2, augmentation="none", device="cpu", eval_batch_size=256)
+    base = dict(
+        arch="convnet",
+        arch_kwargs={"width": 8, "depth": 2, "norm": "none"},
+        steps=40,
+        batch_size=8,
+        lr=1e-2,
+        augmentation="none",
+        device="cpu",
+        eval_batch_size=256,
+    )
     return E.EvalConfig(**{**base, **kw})
 
 
@@ -129,7 +137,7 @@ def test_teacher_sees_the_same_augmented_batch_as_the_student():
 
 def test_soft_mode_learns_the_stored_soft_labels():
     d = _set()
-    shifted = (d.labels + 1) % C          # soft labels that contradict the hard ones
+    shifted = (d.labels + 1) % C  # soft labels that contradict the hard ones
     soft = torch.full((len(d), C), 0.1 / (C - 1))
     soft[torch.arange(len(d)), shifted] = 0.9
     d = d.with_soft_labels(soft, "contradicting")
@@ -154,10 +162,10 @@ def test_kd_loss_is_the_kl_divergence_and_t2_scales():
 def test_distillation_ratio_and_size_on_hand_numbers():
     assert E.distillation_ratio(0.45, 0.9) == pytest.approx(0.5)
     sizes, accs = [100, 10, 50, 500], [0.80, 0.40, 0.72, 0.88]
-    assert E.distillation_size(sizes, accs, 0.9, 80) == 50      # 0.72 >= 0.8 * 0.9 exactly
-    assert E.distillation_size(sizes, accs, 0.9, 85) == 100     # 0.765 <= 0.80
+    assert E.distillation_size(sizes, accs, 0.9, 80) == 50  # 0.72 >= 0.8 * 0.9 exactly
+    assert E.distillation_size(sizes, accs, 0.9, 85) == 100  # 0.765 <= 0.80
     assert E.distillation_size(sizes, accs, 0.9, 40) == 10
-    assert E.distillation_size(sizes, accs, 0.9, 99) is None    # 0.891 > 0.88
+    assert E.distillation_size(sizes, accs, 0.9, 99) is None  # 0.891 > 0.88
     with pytest.raises(ValueError):
         E.distillation_ratio(0.5, 0.0)
     with pytest.raises(ValueError):
@@ -215,7 +223,7 @@ def test_steps_and_epochs_count_optimiser_steps():
     r = E.evaluate(d, TEST_X, TEST_Y, cfg)
     assert r["steps"] == 9 == E.total_steps(20, cfg) and calls == [8, 8, 4] * 3 and r["epochs"] == 3
     calls.clear()
-    r = E.evaluate(d, TEST_X, TEST_Y, cfg.replace(steps=7, batch_size=32))   # batch larger than the set
+    r = E.evaluate(d, TEST_X, TEST_Y, cfg.replace(steps=7, batch_size=32))  # batch larger than the set
     assert r["steps"] == 7 and calls == [32] * 7
     calls.clear()
     r = E.evaluate(d, TEST_X, TEST_Y, cfg.replace(epochs=2, batch_size=128))  # "400 epochs x batch 128"
@@ -255,8 +263,12 @@ def test_random_crop_is_a_window_of_the_padded_image():
     padded = F.pad(x - fill, (p,) * 4) + fill
     offsets = set()
     for i in range(b):
-        hits = [(oy, ox) for oy in range(2 * p + 1) for ox in range(2 * p + 1)
-                if torch.equal(out[i], padded[i, :, oy:oy + 5, ox:ox + 5])]
+        hits = [
+            (oy, ox)
+            for oy in range(2 * p + 1)
+            for ox in range(2 * p + 1)
+            if torch.equal(out[i], padded[i, :, oy : oy + 5, ox : ox + 5])
+        ]
         assert len(hits) == 1
         offsets.add(hits[0])
     assert len(offsets) > 3  # offsets differ between images
@@ -297,8 +309,7 @@ def test_seed_summary_and_upper_bound():
     assert E.cell_text(0.8234, 0.0041) == "82.3 ± 0.4"
     assert E.cell_text(0.8234, 0.0, n=1) == "82.3" and E.cell_text(0.8234, 0.0041, n=2) == "82.3 ± 0.4"
     x, y = _toy(30, 7)
-    ub = E.whole_dataset_upper_bound(x, y, TEST_X, TEST_Y, cfg.replace(steps=40, label_mode="soft"), mean=MEAN,
-                                     std=STD)
+    ub = E.whole_dataset_upper_bound(x, y, TEST_X, TEST_Y, cfg.replace(steps=40, label_mode="soft"), mean=MEAN, std=STD)
     assert ub["final_acc"] == 1.0 and ub["label_mode"] == "hard" and ub["n_train"] == 120
 
 
@@ -316,8 +327,13 @@ def test_presets_and_record():
     import json
 
     dwa = E.preset("dwa", temperature=20.0)
-    assert (dwa.label_mode, dwa.mixup_alpha, dwa.temperature, dwa.epochs, dwa.batch_size) == ("teacher", 0.8, 20.0,
-                                                                                               400, 128)
+    assert (dwa.label_mode, dwa.mixup_alpha, dwa.temperature, dwa.epochs, dwa.batch_size) == (
+        "teacher",
+        0.8,
+        20.0,
+        400,
+        128,
+    )
     assert E.preset("dc").optimizer == "sgd" and E.preset("dwa_steps").steps == 3000
     for name in ("dc", "dwa", "dwa_steps"):
         E.validate_config(E.preset(name))

@@ -14,7 +14,9 @@ TINY = {"width": 4, "depth": 1, "norm": "instance"}
 
 
 def _tiny_gtn(**kw):
-    args = dict(steps=3, batch_size=10, noise_dim=4, hidden=16, weight_norm=True, curriculum="full", init_lr=0.05, seed=0)
+    args = dict(
+        steps=3, batch_size=10, noise_dim=4, hidden=16, weight_norm=True, curriculum="full", init_lr=0.05, seed=0
+    )
     args.update(kw)
     return G.GTN(**args)
 
@@ -29,11 +31,11 @@ def test_wn_linear_weight_is_g_v_over_norm_and_invariant_to_scaling_v():
         layer.g.copy_(torch.tensor([[0.5], [2.0], [-1.0]]))
     expected = layer.g * layer.v / layer.v.norm(dim=1, keepdim=True)
     assert torch.allclose(layer.weight, expected)
-    assert torch.allclose(layer.weight.norm(dim=1), layer.g.abs().flatten())   # ||W_i|| = |g_i|
+    assert torch.allclose(layer.weight.norm(dim=1), layer.g.abs().flatten())  # ||W_i|| = |g_i|
     x = torch.randn(4, 5)
     out = layer(x)
     with torch.no_grad():
-        layer.v.mul_(7.3)                     # the direction is all that V carries
+        layer.v.mul_(7.3)  # the direction is all that V carries
     assert torch.allclose(layer(x), out, atol=1e-6)
 
 
@@ -50,7 +52,7 @@ def test_wn_linear_starts_as_a_default_linear_and_generator_has_g_and_v():
     assert not any(n.endswith(".g") for n, _ in plain.named_parameters())
     x = gen(torch.randn(5, 4), torch.arange(5))
     assert x.shape == (5, 1, 28, 28)
-    pix = x * gen.std + gen.mean                 # normalised output of pixels in (0, 1)
+    pix = x * gen.std + gen.mean  # normalised output of pixels in (0, 1)
     assert pix.min() > 0 and pix.max() < 1
 
 
@@ -74,7 +76,7 @@ def test_curriculum_variants_give_the_right_inputs():
     ins = full.inputs(torch.Generator().manual_seed(0))
     assert len(ins) == T
     for t, (z, y) in enumerate(ins):
-        assert torch.equal(z, full.z[t]) and torch.equal(y, torch.arange(10))   # in order, balanced labels
+        assert torch.equal(z, full.z[t]) and torch.equal(y, torch.arange(10))  # in order, balanced labels
     # shuffled (all): a permutation of the same (z, y) pairs, in a different order
     sh = G.Curriculum(T, B, d, 10, "shuffled", seed=1)
     assert torch.equal(sh.z, full.z)
@@ -119,7 +121,9 @@ def test_meta_loss_is_the_unrolled_training_and_plain_sgd_matches_it():
     batches = G.gtn_batches(gtn)
     learner = G.make_learner(TINY, seed=2, weight_norm=True)
     p = U.unroll(learner, U.initial_params(learner), batches, gtn.lr.detach().expand(3), momentum=gtn.momentum.item())
-    trained = G.train_learner(G.make_learner(TINY, seed=2, weight_norm=True), batches, gtn.lr.item(), gtn.momentum.item())
+    trained = G.train_learner(
+        G.make_learner(TINY, seed=2, weight_norm=True), batches, gtn.lr.item(), gtn.momentum.item()
+    )
     for name, t in trained.named_parameters():
         assert torch.allclose(p[name], t, atol=1e-5), name
 
@@ -131,7 +135,7 @@ def test_one_meta_step_lowers_the_meta_loss():
     g = torch.Generator().manual_seed(1)
     x = torch.randn(40, 1, 28, 28, generator=g)
     y = torch.arange(40) % 10
-    x = x + 2.0 * (y.view(-1, 1, 1, 1).float() / 9 - 0.5)   # a learnable signal
+    x = x + 2.0 * (y.view(-1, 1, 1, 1).float() / 9 - 0.5)  # a learnable signal
     learner = G.make_learner(TINY, seed=3, weight_norm=True)
     before = G.meta_step(gtn, opt, learner, x, y, torch.Generator())
     after = G.meta_loss(gtn, learner, x, y, torch.Generator()).item()
@@ -144,12 +148,16 @@ def test_meta_train_is_seeded_and_counts_divergence():
     g = torch.Generator().manual_seed(0)
     imgs = torch.randint(0, 256, (60, 1, 28, 28), dtype=torch.uint8, generator=g)
     labels = torch.arange(60) % 10
-    cfg = G.GTNConfig(steps=2, batch_size=10, noise_dim=4, hidden=16, iterations=3, real_batch=20, learners=[TINY], seed=4)
+    cfg = G.GTNConfig(
+        steps=2, batch_size=10, noise_dim=4, hidden=16, iterations=3, real_batch=20, learners=[TINY], seed=4
+    )
     a = G.meta_train(imgs, labels, cfg, (D.FASHION_MNIST_MEAN,), (D.FASHION_MNIST_STD,))
     b = G.meta_train(imgs, labels, cfg, (D.FASHION_MNIST_MEAN,), (D.FASHION_MNIST_STD,))
     assert a["meta_loss"] == b["meta_loss"] and len(a["meta_loss"]) == 3 and a["diverged"] == 0
     # a threshold below chance marks every step diverged, and nothing is stepped on
-    bad = G.meta_train(imgs, labels, G.GTNConfig(**{**cfg.__dict__, "diverge_factor": 0.01, "iterations": 2}), (0.5,), (0.5,))
+    bad = G.meta_train(
+        imgs, labels, G.GTNConfig(**{**cfg.__dict__, "diverge_factor": 0.01, "iterations": 2}), (0.5,), (0.5,)
+    )
     assert bad["diverged"] == 2 and math.isclose(bad["lr"], cfg.init_lr, rel_tol=1e-6)
     with pytest.raises(ValueError, match="curriculum"):
         G.meta_train(imgs, labels, G.GTNConfig(curriculum="x"), (0.5,), (0.5,))
@@ -159,13 +167,22 @@ def test_meta_train_runs_the_gtn_and_each_learner_on_its_device(request):
     g = torch.Generator().manual_seed(0)
     imgs = torch.randint(0, 256, (60, 1, 28, 28), dtype=torch.uint8, generator=g)
     labels = torch.arange(60) % 10
-    cfg = G.GTNConfig(steps=2, batch_size=10, noise_dim=4, hidden=16, iterations=3, real_batch=20, learners=[TINY],
-                      curriculum="noise", seed=4)
+    cfg = G.GTNConfig(
+        steps=2,
+        batch_size=10,
+        noise_dim=4,
+        hidden=16,
+        iterations=3,
+        real_batch=20,
+        learners=[TINY],
+        curriculum="noise",
+        seed=4,
+    )
     ref = G.meta_train(imgs, labels, cfg, (0.5,), (0.5,))
     moves = request.getfixturevalue("module_moves")  # recorded from here on
     out = G.meta_train(imgs, labels, cfg, (0.5,), (0.5,), device="cpu")
     assert moves.count(("GTN", "cpu")) == 1 and len([m for m in moves if m[1] == "cpu" and m[0] != "GTN"]) == 3, moves
-    assert out["meta_loss"] == ref["meta_loss"]   # every draw on the CPU: a device changes none
+    assert out["meta_loss"] == ref["meta_loss"]  # every draw on the CPU: a device changes none
     assert next(out["gtn"].parameters()).device.type == "cpu"
 
 
@@ -173,7 +190,9 @@ def test_meta_train_stops_at_the_plateau_test(monkeypatch):
     g = torch.Generator().manual_seed(0)
     imgs = torch.randint(0, 256, (60, 1, 28, 28), dtype=torch.uint8, generator=g)
     labels = torch.arange(60) % 10
-    cfg = G.GTNConfig(steps=2, batch_size=10, noise_dim=4, hidden=16, iterations=9, real_batch=20, learners=[TINY], seed=4)
+    cfg = G.GTNConfig(
+        steps=2, batch_size=10, noise_dim=4, hidden=16, iterations=9, real_batch=20, learners=[TINY], seed=4
+    )
     seen = []
 
     def stop(curve, every, min_steps):  # the claims' test, stood in for: stop at the first test from step 4 on
@@ -183,7 +202,9 @@ def test_meta_train_stops_at_the_plateau_test(monkeypatch):
     monkeypatch.setattr(G.plateau, "stop_at_plateau", stop)
     full = G.meta_train(imgs, labels, cfg, (0.5,), (0.5,))
     assert len(full["meta_loss"]) == 9 and seen[-1] == (9, 0, 0)
-    cut = G.meta_train(imgs, labels, G.GTNConfig(**{**cfg.__dict__, "plateau_every": 2, "min_iterations": 3}), (0.5,), (0.5,))
+    cut = G.meta_train(
+        imgs, labels, G.GTNConfig(**{**cfg.__dict__, "plateau_every": 2, "min_iterations": 3}), (0.5,), (0.5,)
+    )
     assert len(cut["meta_loss"]) == 4 and cut["meta_loss"] == full["meta_loss"][:4]  # the same run, cut
     with pytest.raises(ValueError, match="plateau_every"):
         G.meta_train(imgs, labels, G.GTNConfig(**{**cfg.__dict__, "plateau_every": -1}), (0.5,), (0.5,))

@@ -33,9 +33,9 @@ def test_patch_statistics_are_those_of_each_4x4_position():
     m, v = G._patch_stats(x)
     assert m.shape == v.shape == (6,)
     for k, (i, j) in enumerate((i, j) for i in range(2) for j in range(3)):
-        p = x[:, :, 4 * i:4 * i + 4, 4 * j:4 * j + 4]
+        p = x[:, :, 4 * i : 4 * i + 4, 4 * j : 4 * j + 4]
         assert torch.allclose(m[k], p.mean()) and torch.allclose(v[k], p.var(unbiased=False), atol=1e-6)
-    y = torch.randn(2, 1, 6, 6)   # resized to 8 x 8 first, as the code's div_four_mul
+    y = torch.randn(2, 1, 6, 6)  # resized to 8 x 8 first, as the code's div_four_mul
     assert torch.allclose(G._patch_stats(y)[0], G._patch_stats(F.interpolate(y, (8, 8), mode="bilinear"))[0])
 
 
@@ -55,7 +55,7 @@ def test_conv_statistics_in_one_batch_are_the_conv_inputs_statistics():
         assert torch.allclose(s["var"], inp.var((0, 2, 3), unbiased=False), atol=1e-5)
         assert torch.allclose(s["patch_mean"], G._patch_stats(inp)[0], atol=1e-6)
     halves = G.conv_statistics(net, x, (0.5,), (0.5,), batch_size=4, crop_padding=0, flip=False)
-    assert torch.allclose(halves[0]["mean"], stats[0]["mean"], atol=1e-6)   # size-weighted batch means
+    assert torch.allclose(halves[0]["mean"], stats[0]["mean"], atol=1e-6)  # size-weighted batch means
 
 
 def test_the_statistics_are_moving_averages_with_the_current_batchs_gradient():
@@ -95,11 +95,11 @@ def test_dropped_convolutions_contribute_nothing():
 
 
 def test_the_spectrum_term_vanishes_on_a_flat_spectrum():
-    eye = torch.eye(4).view(4, 1, 2, 2) * 3.0      # orthogonal images of equal norm: one eigenvalue, 9, four times
+    eye = torch.eye(4).view(4, 1, 2, 2) * 3.0  # orthogonal images of equal norm: one eigenvalue, 9, four times
     y = torch.zeros(4, dtype=torch.long)
     assert abs(float(G.spectrum_loss(eye, y, 4.0))) < 1e-6
     x = torch.randn(6, 1, 4, 4, generator=torch.Generator().manual_seed(1)).requires_grad_(True)
-    y2 = torch.tensor([0, 0, 0, 1, 1, 2])          # class 2 has one image: no term
+    y2 = torch.tensor([0, 0, 0, 1, 1, 2])  # class 2 has one image: no term
     loss = G.spectrum_loss(x, y2, 4.0)
     assert float(loss) > 0
     loss.backward()
@@ -112,17 +112,17 @@ def test_recovery_uses_the_backbones_in_turn_and_keeps_pixels_valid():
     stats = [G.conv_statistics(n, x, (0.5,), (0.5,)) for n in nets]
     calls = []
     hs = [n.register_forward_hook(lambda mod, inp, out, i=i: calls.append(i)) for i, n in enumerate(nets)]
-    d = G.gvbsm_synthesize(nets, stats, x, y, 3, (0.5,), (0.5,), iterations=3, batch_size=4, seed=5,
-                           dataset="cifar10")
+    d = G.gvbsm_synthesize(nets, stats, x, y, 3, (0.5,), (0.5,), iterations=3, batch_size=4, seed=5, dataset="cifar10")
     for h in hs:
         h.remove()
     assert d.labels.tolist() == [0, 0, 0, 1, 1, 1] and d.images.shape == (6, 1, 8, 8) and d.dataset == "cifar10"
-    assert calls[:6] == [0, 1, 0, 1, 0, 1]         # two batches (4 + 2 images) x 3 iterations, in turn
-    assert d.images.min() >= -1.0 - 1e-6 and d.images.max() <= 1.0 + 1e-6   # (0 - 0.5) / 0.5 .. (1 - 0.5) / 0.5
+    assert calls[:6] == [0, 1, 0, 1, 0, 1]  # two batches (4 + 2 images) x 3 iterations, in turn
+    assert d.images.min() >= -1.0 - 1e-6 and d.images.max() <= 1.0 + 1e-6  # (0 - 0.5) / 0.5 .. (1 - 0.5) / 0.5
     assert d.soft_labels.shape == (6, 2) and torch.allclose(d.soft_labels.sum(1), torch.ones(6))
     assert d.params["iterations"] == 3 and len(d.params["loss_curve"]) == 3 and d.params["jitter"] == 8
-    again = G.gvbsm_synthesize(nets, stats, x, y, 3, (0.5,), (0.5,), iterations=3, batch_size=4, seed=5,
-                               dataset="cifar10")
-    assert torch.equal(d.images, again.images)     # seeded
+    again = G.gvbsm_synthesize(
+        nets, stats, x, y, 3, (0.5,), (0.5,), iterations=3, batch_size=4, seed=5, dataset="cifar10"
+    )
+    assert torch.equal(d.images, again.images)  # seeded
     with pytest.raises(ValueError, match="one per backbone"):
         G.gvbsm_synthesize(nets, stats[:1], x, y, 1, (0.5,), (0.5,), iterations=1)

@@ -19,10 +19,20 @@ def tiny_net(c_in: int = 2, size: int = 8, classes: int = 3, seed: int = 0, dtyp
     """Conv-BN2d-ReLU x2, pool, Linear-BN1d-ReLU-Linear with non-trivial running statistics, eval mode."""
     with torch.random.fork_rng():
         torch.manual_seed(seed)
-        net = nn.Sequential(nn.Conv2d(c_in, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
-                            nn.Conv2d(4, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.AvgPool2d(2),
-                            nn.Flatten(), nn.Linear(4 * (size // 2) ** 2, 6), nn.BatchNorm1d(6), nn.ReLU(),
-                            nn.Linear(6, classes))
+        net = nn.Sequential(
+            nn.Conv2d(c_in, 4, 3, padding=1),
+            nn.BatchNorm2d(4),
+            nn.ReLU(),
+            nn.Conv2d(4, 4, 3, padding=1),
+            nn.BatchNorm2d(4),
+            nn.ReLU(),
+            nn.AvgPool2d(2),
+            nn.Flatten(),
+            nn.Linear(4 * (size // 2) ** 2, 6),
+            nn.BatchNorm1d(6),
+            nn.ReLU(),
+            nn.Linear(6, classes),
+        )
         for m in net.modules():
             if isinstance(m, nn.modules.batchnorm._BatchNorm):
                 m.running_mean.normal_(0, 0.2)
@@ -155,8 +165,9 @@ def test_directed_adjustment_bounded_ascends_and_leaves_teacher_alone():
     adj, norm = inv.weight_adjustment(net, x, y, rho=rho, K=12, mode="directed")
     assert 0.5 * rho < norm <= rho * (1 + 1e-5)
     assert _ce(adj, x, y) > _ce(net, x, y) + 1e-3
-    rnd, rnorm = inv.weight_adjustment(net, x, y, rho=rho, K=12, mode="random",
-                                       generator=torch.Generator().manual_seed(0))
+    rnd, rnorm = inv.weight_adjustment(
+        net, x, y, rho=rho, K=12, mode="random", generator=torch.Generator().manual_seed(0)
+    )
     assert rnorm == pytest.approx(rho, rel=1e-5)
     assert _ce(adj, x, y) - _ce(net, x, y) > _ce(rnd, x, y) - _ce(net, x, y)  # directed beats a random direction
     for k, v in net.state_dict().items():
@@ -196,8 +207,17 @@ def test_recover_lowers_ce_plus_bn_and_respects_the_pixel_range():
     y = torch.arange(3)
     x0 = torch.randn(3, 2, 8, 8, generator=torch.Generator().manual_seed(0))
     lo, hi = inv.pixel_bounds(MEAN, STD)
-    rec = inv.recover(net, x0, y, iterations=40, lr=0.25, r_bn=0.01, jitter=0, clip_range=(lo, hi),
-                      generator=torch.Generator().manual_seed(0))
+    rec = inv.recover(
+        net,
+        x0,
+        y,
+        iterations=40,
+        lr=0.25,
+        r_bn=0.01,
+        jitter=0,
+        clip_range=(lo, hi),
+        generator=torch.Generator().manual_seed(0),
+    )
     assert rec.history.shape == (40, 4) and rec.delta_norm == 0.0
     start = x0.clamp(lo.view(1, -1, 1, 1), hi.view(1, -1, 1, 1))
     assert _objective(net, rec.images, y) < 0.6 * _objective(net, start, y)  # independent re-evaluation
@@ -221,8 +241,16 @@ def test_recover_is_deterministic_and_weight_adjustment_stays_on_a_copy():
     before = copy.deepcopy(net.state_dict())
     y = torch.arange(3)
     x0 = torch.randn(3, 2, 8, 8, generator=torch.Generator().manual_seed(1))
-    kw = dict(iterations=5, lr=0.05, jitter=2, flip=True, weight_adjust="directed", rho=0.1, K=4,
-              clip_range=inv.pixel_bounds(MEAN, STD))
+    kw = dict(
+        iterations=5,
+        lr=0.05,
+        jitter=2,
+        flip=True,
+        weight_adjust="directed",
+        rho=0.1,
+        K=4,
+        clip_range=inv.pixel_bounds(MEAN, STD),
+    )
     a = inv.recover(net, x0, y, generator=torch.Generator().manual_seed(9), **kw)
     b = inv.recover(net, x0, y, generator=torch.Generator().manual_seed(9), **kw)
     c = inv.recover(net, x0, y, generator=torch.Generator().manual_seed(8), **kw)
@@ -243,8 +271,10 @@ def test_recover_is_deterministic_and_weight_adjustment_stays_on_a_copy():
 
 def _real(classes=3, per_class=6, size=8, c=2, seed=0):
     g = torch.Generator().manual_seed(seed)
-    return (torch.randint(0, 256, (classes * per_class, c, size, size), generator=g, dtype=torch.uint8),
-            torch.arange(classes).repeat(per_class))
+    return (
+        torch.randint(0, 256, (classes * per_class, c, size, size), generator=g, dtype=torch.uint8),
+        torch.arange(classes).repeat(per_class),
+    )
 
 
 def test_sre2l_and_dwa_sets_have_ipc_per_class_and_record_params(tmp_path):
@@ -315,10 +345,13 @@ def test_rded_quadrants_are_crops_of_distinct_real_images_of_the_class():
         used = []
         for r in (0, 4):
             for q in (0, 4):
-                cell = img[:, r:r + 4, q:q + 4]
+                cell = img[:, r : r + 4, q : q + 4]
                 assert torch.allclose(cell, cell[:, :1, :1].expand_as(cell), atol=1e-5)  # a constant crop
-                match = [j for j in torch.nonzero(yu == c).flatten().tolist()
-                         if torch.allclose(real[j, :, 0, 0], cell[:, 0, 0], atol=1e-4)]
+                match = [
+                    j
+                    for j in torch.nonzero(yu == c).flatten().tolist()
+                    if torch.allclose(real[j, :, 0, 0], cell[:, 0, 0], atol=1e-4)
+                ]
                 assert len(match) == 1  # it is a crop of an image of the right class
                 used.append(match[0])
         assert len(set(used)) == 4
@@ -334,8 +367,8 @@ def test_rded_keeps_the_observer_preferred_crops():
     best = sel.candidate_ce.min(0).values
     rejected = torch.ones(10, dtype=torch.bool)
     rejected[sel.source] = False
-    assert sel.scores.max() <= best[rejected].min()       # chosen images beat the rejected ones
-    assert torch.equal(sel.scores, best[sel.source])       # each chosen crop is its image's best candidate
+    assert sel.scores.max() <= best[rejected].min()  # chosen images beat the rejected ones
+    assert torch.equal(sel.scores, best[sel.source])  # each chosen crop is its image's best candidate
     assert torch.all(sel.scores[:-1] <= sel.scores[1:])
     with torch.no_grad():  # the scores are the observer's CE of the returned crops
         ce = F.cross_entropy(net(sel.crops), torch.full((4,), 1), reduction="none")

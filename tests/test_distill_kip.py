@@ -10,7 +10,7 @@ from compendium.distill import kernel as kip
 from compendium.distill import sets
 from compendium.distill.sets import DistilledSet
 
-W_STD, B_STD = 1.5, 0.5   # away from the defaults so that a dropped bias or weight scale shows
+W_STD, B_STD = 1.5, 0.5  # away from the defaults so that a dropped bias or weight scale shows
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -20,7 +20,7 @@ def _inputs(n=3, d=5, seed=0):
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(n, d, generator=g, dtype=torch.float64)
     if n >= 3:
-        x[2] = 0.9 * x[0] + 0.3 * x[1]   # a strongly correlated pair (small angle)
+        x[2] = 0.9 * x[0] + 0.3 * x[1]  # a strongly correlated pair (small angle)
     return x
 
 
@@ -31,7 +31,7 @@ def _wide_nets_autograd(x, depth, width, draws, seed):
     sum_l (df/dh_l(x) . df/dh_l(z)) (w^2 a_(l-1)(x).a_(l-1)(z) / fan_in + b^2), df/dh_l from autograd."""
     g = torch.Generator().manual_seed(seed)
     n, d = x.shape
-    x0 = x.float().requires_grad_(True)          # so that autograd records the forward graph
+    x0 = x.float().requires_grad_(True)  # so that autograd records the forward graph
     a, fan, pres, acts, fans = x0.expand(draws, n, d), d, [], [], []
     for layer in range(depth + 1):
         out = width if layer < depth else 1
@@ -42,21 +42,22 @@ def _wide_nets_autograd(x, depth, width, draws, seed):
         pre = W_STD / math.sqrt(fan) * torch.bmm(a, w) + B_STD * b
         pres.append(pre)
         a, fan = torch.relu(pre), width
-    f = pres[-1][..., 0]                                   # [draws, n]
+    f = pres[-1][..., 0]  # [draws, n]
     last = acts[-1].detach()
-    nngp = (W_STD ** 2 * torch.bmm(last, last.transpose(1, 2)) / width + B_STD ** 2).mean(0)
+    nngp = (W_STD**2 * torch.bmm(last, last.transpose(1, 2)) / width + B_STD**2).mean(0)
     deltas = [torch.autograd.grad(f[:, i].sum(), pres, retain_graph=True) for i in range(n)]
     ntk = torch.zeros(n, n)
     for i in range(n):
         for j in range(n):
             for layer in range(depth + 1):
-                gg = (deltas[i][layer][:, i] * deltas[j][layer][:, j]).sum(-1)              # [draws]
-                aa = (acts[layer][:, i].detach() * acts[layer][:, j].detach()).sum(-1)      # [draws]
-                ntk[i, j] += (gg * (W_STD ** 2 * aa / fans[layer] + B_STD ** 2)).mean()
+                gg = (deltas[i][layer][:, i] * deltas[j][layer][:, j]).sum(-1)  # [draws]
+                aa = (acts[layer][:, i].detach() * acts[layer][:, j].detach()).sum(-1)  # [draws]
+                ntk[i, j] += (gg * (W_STD**2 * aa / fans[layer] + B_STD**2)).mean()
     return nngp.double(), ntk.double()
 
 
 # ---------------------------------------------------------------------------------------------- kernels
+
 
 def test_fc_depth1_closed_form_and_special_values():
     x = _inputs(4, 6)
@@ -64,7 +65,7 @@ def test_fc_depth1_closed_form_and_special_values():
     x[3, 0] = 1.0
     nngp, ntk = kip.fc_nngp_ntk(x, None, depth=1, w_std=W_STD, b_std=B_STD)
     # closed form of one hidden layer (Cho & Saul arc-cosine kernels of degree 1 and 0), written out
-    w2, b2, d = W_STD ** 2, B_STD ** 2, x.shape[1]
+    w2, b2, d = W_STD**2, B_STD**2, x.shape[1]
     s0 = w2 * (x @ x.T) / d + b2
     q = torch.diagonal(s0)
     c = (s0 / torch.sqrt(q[:, None] * q[None, :])).clamp(-1, 1)
@@ -80,7 +81,7 @@ def test_fc_depth1_closed_form_and_special_values():
     e = torch.eye(2, dtype=torch.float64)
     n2, t2 = kip.fc_nngp_ntk(e, None, depth=1, w_std=1.0, b_std=0.0)
     assert n2[0, 1].item() == pytest.approx(0.5 / (2 * math.pi), rel=1e-9)
-    assert t2[0, 1].item() == pytest.approx(0.5 / (2 * math.pi), rel=1e-9)   # + (1/4) * 0
+    assert t2[0, 1].item() == pytest.approx(0.5 / (2 * math.pi), rel=1e-9)  # + (1/4) * 0
     # depth 0 is the first dense layer alone (NNGP = NTK = the linear kernel)
     n0, t0 = kip.fc_nngp_ntk(x, None, depth=0, w_std=W_STD, b_std=B_STD)
     torch.testing.assert_close(n0, s0)
@@ -94,7 +95,7 @@ def test_fc_kernels_match_wide_random_relu_networks(depth, width, draws):
     nngp, ntk = kip.fc_nngp_ntk(x, x, depth=depth, w_std=W_STD, b_std=B_STD)
     for emp, ref in ((emp_nngp, nngp), (emp_ntk, ntk)):
         scale = torch.sqrt(torch.diagonal(ref)[:, None] * torch.diagonal(ref)[None, :])
-        assert ((emp - ref).abs() / scale).max() < 0.03      # errors relative to sqrt(K_ii K_jj)
+        assert ((emp - ref).abs() / scale).max() < 0.03  # errors relative to sqrt(K_ii K_jj)
     # the NTK is not the NNGP (the check above could tell them apart)
     assert ((ntk - nngp).abs() / ntk).max() > 0.2
 
@@ -102,7 +103,7 @@ def test_fc_kernels_match_wide_random_relu_networks(depth, width, draws):
 def _reference_fc(x, z, depth, w_std, b_std):
     """The same recursion written plainly, differentiated by autograd (z=None: Gram)."""
     zz = x if z is None else z
-    w2, b2, d = w_std ** 2, b_std ** 2, x.shape[1]
+    w2, b2, d = w_std**2, b_std**2, x.shape[1]
     s = w2 * (x @ zz.T) / d + b2
     qx, qz = w2 * (x * x).sum(1) / d + b2, w2 * (zz * zz).sum(1) / d + b2
     t = s
@@ -124,8 +125,10 @@ def test_fc_kernel_gradients_match_autograd_reference(gram):
     g_out = torch.randn(6, 6 if gram else 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     for pick in (0, 1):
         grads = []
-        for fn in (lambda a, b: kip.fc_nngp_ntk(a, b, 3, W_STD, B_STD, want_ntk=pick == 1),
-                   lambda a, b: _reference_fc(a, b, 3, W_STD, B_STD)):
+        for fn in (
+            lambda a, b: kip.fc_nngp_ntk(a, b, 3, W_STD, B_STD, want_ntk=pick == 1),
+            lambda a, b: _reference_fc(a, b, 3, W_STD, B_STD),
+        ):
             xa, za = x.clone().requires_grad_(True), z.clone().requires_grad_(True)
             out = fn(xa, None if gram else za)[pick]
             (out * g_out).sum().backward()
@@ -137,14 +140,13 @@ def test_fc_kernel_gradients_match_autograd_reference(gram):
         if not gram:
             torch.testing.assert_close(grads[0][2], grads[1][2])
     xa, za = x.clone().requires_grad_(True), z.clone().requires_grad_(True)
-    assert torch.autograd.gradcheck(lambda a, b: kip.fc_nngp_ntk(a, None if gram else b, 2, W_STD, B_STD),
-                                    (xa, za))
+    assert torch.autograd.gradcheck(lambda a, b: kip.fc_nngp_ntk(a, None if gram else b, 2, W_STD, B_STD), (xa, za))
 
 
 @pytest.mark.parametrize("name", ["fc", "nngp", "rbf"])
 def test_kernels_symmetric_psd_and_gram_matches_explicit(name):
     x = _inputs(12, 20, seed=3)
-    x[5] = x[4]                                    # an exact duplicate: finite values and gradients
+    x[5] = x[4]  # an exact duplicate: finite values and gradients
     k = kip.make_kernel(name, depth=3, gamma=0.7)
     gram, explicit = k(x), k(x, x)
     torch.testing.assert_close(gram, gram.T)
@@ -177,6 +179,7 @@ def test_kernel_bad_input():
 
 
 # -------------------------------------------------------------------------------------------------- KRR
+
 
 def test_krr_predict_ridge_convention_and_interpolation():
     x, xt = _inputs(8, 6, seed=4), _inputs(5, 6, seed=5)
@@ -222,7 +225,7 @@ def test_label_solve_is_the_least_squares_optimum():
     assert grad.abs().max() < 1e-9
     one_hot = kip.centred_one_hot(torch.arange(6) % 3, 3, torch.float64)
     assert loss.item() <= kip.kip_loss(xs, one_hot, xt, yt, k, 1e-3).item()
-    for _ in range(3):   # and no nearby labels do better
+    for _ in range(3):  # and no nearby labels do better
         other = ys + 1e-2 * torch.randn(ys.shape, dtype=torch.float64)
         assert loss.item() < kip.kip_loss(xs, other, xt, yt, k, 1e-3).item()
 
@@ -239,6 +242,7 @@ def test_krr_accuracy_matches_manual_predictions():
 
 
 # ------------------------------------------------------------------------------------------- synthesis
+
 
 def _toy(n_per_class=30, classes=3, size=8, noise_seed=0):
     """uint8 [N, 1, size, size] images: a fixed random template per class plus pixel noise."""
@@ -260,13 +264,14 @@ def _held_out_loss(ds, images, labels, kernel="fc", depth=2):
 @pytest.mark.parametrize("kernel,learn_labels", [("fc", False), ("rbf", True)])
 def test_kip_decreases_held_out_loss(kernel, learn_labels):
     images, labels = _toy()
-    held_images, held_labels = _toy(n_per_class=20, noise_seed=1)   # same classes, unseen images
+    held_images, held_labels = _toy(n_per_class=20, noise_seed=1)  # same classes, unseen images
     kw = dict(kernel=kernel, depth=2, target_batch=30, lr=0.02, seed=3, learn_labels=learn_labels)
     start = kip.kip_synthesize(images, labels, 2, 3, MEAN, STD, iterations=0, **kw)
     end = kip.kip_synthesize(images, labels, 2, 3, MEAN, STD, iterations=40, **kw)
     torch.testing.assert_close(torch.tensor(start.params["init_index"]), torch.tensor(end.params["init_index"]))
-    assert _held_out_loss(end, held_images, held_labels, kernel) < 0.9 * _held_out_loss(start, held_images,
-                                                                                        held_labels, kernel)
+    assert _held_out_loss(end, held_images, held_labels, kernel) < 0.9 * _held_out_loss(
+        start, held_images, held_labels, kernel
+    )
     trace = end.params["loss_trace"]
     assert trace[-1][1] < trace[0][1]
     assert end.method == "kip" and end.ipc == 2 and end.images.shape == (6, 1, 8, 8)
@@ -289,9 +294,9 @@ def test_kip_p_freezes_exactly_the_corrupted_coordinates():
     end = kip.kip_synthesize(images, labels, 2, 3, MEAN, STD, iterations=5, **kw)
     k = round(p * d)
     corrupted = (start.images != clean.images).flatten(1)
-    assert corrupted.sum(1).tolist() == [k] * 6           # round(p d) per image, noise-filled
+    assert corrupted.sum(1).tolist() == [k] * 6  # round(p d) per image, noise-filled
     unchanged = (end.images == start.images).flatten(1)
-    assert torch.equal(unchanged, corrupted)               # frozen ones kept, every other one moved
+    assert torch.equal(unchanged, corrupted)  # frozen ones kept, every other one moved
     assert end.method == "kip_p" and end.params["frozen_per_image"] == k
     zero = kip.kip_synthesize(images, labels, 2, 3, MEAN, STD, iterations=0, **{**kw, "corruption": "zero"})
     assert (zero.images.flatten(1) == 0).sum(1).min() >= k
@@ -323,7 +328,7 @@ def test_ls_synthesize_beats_one_hot_on_its_targets():
     ds = kip.ls_synthesize(images, labels, 2, 3, MEAN, STD, kernel="fc", depth=1, reg=1e-4, target_size=60)
     assert ds.method == "kip_ls" and torch.equal(ds.images, kip.normalise(images[ds.source_index], MEAN, STD))
     g = torch.Generator().manual_seed(0)
-    kip.class_balanced_index(labels, 2, 3, g)                    # replay the support draw
+    kip.class_balanced_index(labels, 2, 3, g)  # replay the support draw
     t_idx = kip.class_balanced_index(labels, 20, 3, g)
     xt, yt = kip.normalise(images[t_idx], MEAN, STD), kip.centred_one_hot(labels[t_idx], 3)
     k = kip.make_kernel("fc", depth=1)
@@ -343,8 +348,9 @@ def test_ls_solves_on_its_device(monkeypatch):
 
     monkeypatch.setattr(kip, "label_solve", spy)
     monkeypatch.setattr(torch.Tensor, "cpu", lambda t: torch.zeros(t.shape, dtype=t.dtype) if t.is_meta else t)
-    ds = kip.ls_synthesize(images, labels, 2, 3, MEAN, STD, kernel="fc", depth=1, reg=1e-4, target_size=60,
-                           device="meta")
+    ds = kip.ls_synthesize(
+        images, labels, 2, 3, MEAN, STD, kernel="fc", depth=1, reg=1e-4, target_size=60, device="meta"
+    )
     assert seen == [{"meta"}] and ds.images.device.type == "cpu" and len(ds.labels) == 6
 
 
@@ -372,18 +378,18 @@ def test_float64_option_agrees_with_float32():
     a = kip.kip_synthesize(images, labels, 2, 3, MEAN, STD, **kw)
     b = kip.kip_synthesize(images, labels, 2, 3, MEAN, STD, dtype=torch.float64, **kw)
     assert a.params["dtype"] == "float32" and b.params["dtype"] == "float64" and b.images.dtype == torch.float32
-    moved = (b.images - kip.kip_synthesize(images, labels, 2, 3, MEAN, STD, **{**kw, "iterations": 0}).images)
+    moved = b.images - kip.kip_synthesize(images, labels, 2, 3, MEAN, STD, **{**kw, "iterations": 0}).images
     assert moved.abs().max() > 0.01
     torch.testing.assert_close(a.images, b.images, atol=2e-3, rtol=0)
 
 
 def test_learned_labels_become_soft_labels_only_when_probabilities():
     y = kip.centred_one_hot(torch.tensor([0, 1]), 3)
-    ok = y + torch.tensor([[-0.2, 0.1, 0.1], [0.0, -0.3, 0.3]])       # rows of y + 1/3 stay probabilities
+    ok = y + torch.tensor([[-0.2, 0.1, 0.1], [0.0, -0.3, 0.3]])  # rows of y + 1/3 stay probabilities
     p = kip._as_probabilities(ok, 3)
     torch.testing.assert_close(p, ok + 1 / 3)
-    assert kip._as_probabilities(y * 2, 3) is None                      # negative entries
-    assert kip._as_probabilities(y + 0.1, 3) is None                    # rows no longer sum to 1
+    assert kip._as_probabilities(y * 2, 3) is None  # negative entries
+    assert kip._as_probabilities(y + 0.1, 3) is None  # rows no longer sum to 1
 
 
 def test_normalise_matches_the_shared_format():

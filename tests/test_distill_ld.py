@@ -19,7 +19,7 @@ def test_ridge_solve_equals_normal_equations_and_lstsq():
     lam = 0.7
     W = ld.ridge_solve(Phi, Y, lam)
     primal = torch.linalg.solve(Phi.T @ Phi + lam * torch.eye(5, dtype=torch.float64), Phi.T @ Y)
-    aug = torch.cat([Phi, lam ** 0.5 * torch.eye(5, dtype=torch.float64)])
+    aug = torch.cat([Phi, lam**0.5 * torch.eye(5, dtype=torch.float64)])
     lstsq = torch.linalg.lstsq(aug, torch.cat([Y, torch.zeros(5, 3, dtype=torch.float64)])).solution
     assert W.shape == (5, 3)
     assert torch.allclose(W, primal, atol=1e-10)
@@ -51,7 +51,7 @@ def test_target_loss_gradient_through_rr_solve_matches_finite_differences():
 
     logits = torch.randn(5, 4, generator=g, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(loss, (logits,), eps=1e-6, atol=1e-7)
-    grad, = torch.autograd.grad(loss(logits), logits)
+    (grad,) = torch.autograd.grad(loss(logits), logits)
     assert grad.abs().max() > 1e-4  # a real signal reaches the labels
 
 
@@ -99,7 +99,7 @@ def test_reset_draws_new_weights_and_zero_head():
     a2, _, _ = ld.init_rr_model(1, 28, 10, seed=0, resets=0, arch="mlp", arch_kwargs={"width": 8, "depth": 2})
     pa, pb, pa2 = (torch.cat([p.flatten() for p in m.parameters()]) for m in (a, b, a2))
     assert not torch.allclose(pa, pb)  # a reset re-initialises Theta
-    assert torch.equal(pa, pa2)        # ... reproducibly
+    assert torch.equal(pa, pa2)  # ... reproducibly
     assert Wa.shape == (9, 10) and not Wa.any() and float(sa.detach()) == 1.0 and sa.requires_grad
 
 
@@ -110,9 +110,10 @@ def _toy(n_base=20, n_target=200, seed=0):
     x = torch.randint(0, 60, (n_target, 1, 28, 28), generator=g).to(torch.uint8)
     for c in range(10):
         r, k = divmod(c, 5)
-        x[y == c, :, 4 + 12 * r:12 + 12 * r, 2 + 5 * k:6 + 5 * k] = 250
+        x[y == c, :, 4 + 12 * r : 12 + 12 * r, 2 + 5 * k : 6 + 5 * k] = 250
     mean, std = (0.2,), (0.3,)
     from compendium.core.probe import to_float
+
     return to_float(x[:n_base], mean, std), x, y, mean, std
 
 
@@ -122,22 +123,65 @@ MLP = {"arch": "mlp", "arch_kwargs": {"width": 16, "depth": 2}}
 def test_distill_rr_records_resets_and_gives_valid_moving_labels():
     bx, tu, ty, mean, std = _toy()
     # noisy target batches of 8: the loss stops improving within 40 steps
-    d = ld.distill_rr(bx, tu, ty, 10, mean, std, **MLP, steps=40, inner_batch=10, target_batch=8, patience=3,
-                      window=1, label_lr=0.05, seed=0)
+    d = ld.distill_rr(
+        bx,
+        tu,
+        ty,
+        10,
+        mean,
+        std,
+        **MLP,
+        steps=40,
+        inner_batch=10,
+        target_batch=8,
+        patience=3,
+        window=1,
+        label_lr=0.05,
+        seed=0,
+    )
     s = d.soft_labels
     assert s.shape == (20, 10) and (s >= 0).all() and torch.allclose(s.sum(1), torch.ones(20))
     assert (s - 0.1).abs().max() > 0.05  # the labels moved away from uniform
     T = d.params["times_to_overfit"]
     assert d.params["resets"] >= 1 and len(T) == d.params["resets"] and all(1 <= t <= 40 for t in T)
-    again = ld.distill_rr(bx, tu, ty, 10, mean, std, **MLP, steps=40, inner_batch=10, target_batch=8, patience=3,
-                          window=1, label_lr=0.05, seed=0)
+    again = ld.distill_rr(
+        bx,
+        tu,
+        ty,
+        10,
+        mean,
+        std,
+        **MLP,
+        steps=40,
+        inner_batch=10,
+        target_batch=8,
+        patience=3,
+        window=1,
+        label_lr=0.05,
+        seed=0,
+    )
     assert torch.equal(again.soft_labels, s)  # same seed, same labels
 
 
 def test_rr_labels_learn_the_toy_task():
     bx, tu, ty, mean, std = _toy()
-    d = ld.distill_rr(bx, tu, ty, 10, mean, std, **MLP, steps=60, inner_batch=20, target_batch=64, label_lr=0.1,
-                      alpha=0.2, patience=100, window=5, seed=0)
+    d = ld.distill_rr(
+        bx,
+        tu,
+        ty,
+        10,
+        mean,
+        std,
+        **MLP,
+        steps=60,
+        inner_batch=20,
+        target_batch=64,
+        label_lr=0.1,
+        alpha=0.2,
+        patience=100,
+        window=5,
+        seed=0,
+    )
     # base image i shows class i % 10: the learned labels should put most mass there
     assert (d.soft_labels.argmax(1) == torch.arange(20) % 10).float().mean() >= 0.8
 
@@ -145,13 +189,14 @@ def test_rr_labels_learn_the_toy_task():
 def test_second_order_label_step_lowers_the_outer_loss():
     bx, tu, ty, mean, std = _toy()
     from compendium.core.probe import to_float
+
     xt = to_float(tu[:100], mean, std)
     net = build_network(1, 28, 10, 0, "mlp", {"width": 16, "depth": 2})
     params = initial_params(net)
     logits = ld.uniform_logits(20, 10).requires_grad_()
     lrs = torch.tensor([0.5])
     before = ld.second_order_target_loss(net, params, bx, ld.label_distribution(logits), xt, ty[:100], lrs)
-    grad, = torch.autograd.grad(before, logits)
+    (grad,) = torch.autograd.grad(before, logits)
     assert grad.abs().max() > 0
     with torch.no_grad():
         stepped = logits - 5.0 * grad / grad.norm()
@@ -162,9 +207,12 @@ def test_second_order_label_step_lowers_the_outer_loss():
 def test_second_order_step_reuses_the_inner_gradient_for_the_model_step():
     bx, tu, ty, mean, std = _toy()
     from compendium.core.probe import to_float
+
     xt = to_float(tu[:100], mean, std)
     net = build_network(1, 28, 10, 0, "mlp", {"width": 16, "depth": 2})
-    p_b = ld.label_distribution(ld.uniform_logits(20, 10) + torch.randn(20, 10, generator=torch.Generator().manual_seed(0)))
+    p_b = ld.label_distribution(
+        ld.uniform_logits(20, 10) + torch.randn(20, 10, generator=torch.Generator().manual_seed(0))
+    )
     for lrs in (torch.tensor([0.5]), torch.tensor([0.5, 0.2])):
         loss, grads = ld.second_order_step(net, initial_params(net), bx, p_b, xt, ty[:100], lrs)
         ref = outer_loss(net, unroll(net, initial_params(net), [(bx, p_b)] * len(lrs), lrs), xt, ty[:100])
@@ -176,8 +224,23 @@ def test_second_order_step_reuses_the_inner_gradient_for_the_model_step():
 
 def test_distill_second_order_gives_valid_labels():
     bx, tu, ty, mean, std = _toy()
-    d = ld.distill_second_order(bx, tu, ty, 10, mean, std, **MLP, steps=15, inner_batch=10, target_batch=32,
-                                inner_lr=0.5, label_lr=0.1, patience=2, window=1, seed=0)
+    d = ld.distill_second_order(
+        bx,
+        tu,
+        ty,
+        10,
+        mean,
+        std,
+        **MLP,
+        steps=15,
+        inner_batch=10,
+        target_batch=32,
+        inner_lr=0.5,
+        label_lr=0.1,
+        patience=2,
+        window=1,
+        seed=0,
+    )
     s = d.soft_labels
     assert (s >= 0).all() and torch.allclose(s.sum(1), torch.ones(20)) and (s - 0.1).abs().max() > 0.02
     assert d.method == "ld_second_order" and len(d.params["times_to_overfit"]) == d.params["resets"]

@@ -10,8 +10,7 @@ from compendium.distill.matching.dsa import Draw, DSAParams
 from compendium.distill.sets import DistilledSet
 
 
-def gradient_match_loss(net, real, syn,
-                        kind: str = "ours", create_graph: bool = False):
+def gradient_match_loss(net, real, syn, kind: str = "ours", create_graph: bool = False):
     """The DC objective (eq. 10) written plainly, per class: the reference the synthesis loop must match. DC eq. 10 at one network: sum over classes c of D(grad L(S_c), grad L(T_c)), ``real[c]`` and
     ``syn[c]`` being the (already augmented) batches of class c."""
     if len(real) != len(syn):
@@ -21,6 +20,7 @@ def gradient_match_loss(net, real, syn,
         gr = [g.detach() for g in matching.class_gradients(net, xr, c)]
         total = total + matching.gradient_distance(matching.class_gradients(net, xs, c, create_graph), gr, kind)
     return total
+
 
 TINY = {"width": 8, "depth": 2, "norm": "instance"}
 MEAN, STD = (0.5,), (0.25,)
@@ -62,8 +62,10 @@ def test_distance_reshapes_conv_and_layernorm_per_output_channel():
     ln_a, ln_b = torch.randn(2, 5, 5, generator=g), torch.randn(2, 5, 5, generator=g)
 
     def manual(x, y):
-        return sum(1 - float(torch.dot(x[i].flatten(), y[i].flatten()) / (x[i].norm() * y[i].norm()))
-                   for i in range(x.shape[0]))
+        return sum(
+            1 - float(torch.dot(x[i].flatten(), y[i].flatten()) / (x[i].norm() * y[i].norm()))
+            for i in range(x.shape[0])
+        )
 
     got = matching.gradient_distance([conv_a, ln_a], [conv_b, ln_b]).item()
     assert got == pytest.approx(manual(conv_a, conv_b) + manual(ln_a, ln_b), abs=1e-5)
@@ -78,7 +80,8 @@ def test_distance_zero_symmetric_and_channel_scale_invariant():
     scales = [torch.rand(t.shape[0], generator=g) * 10 + 0.1 for t in a]
     b_scaled = [t * s.view(-1, *[1] * (t.ndim - 1)) for t, s in zip(b, scales)]
     assert matching.gradient_distance(a, b_scaled).item() == pytest.approx(
-        matching.gradient_distance(a, b).item(), abs=1e-4)
+        matching.gradient_distance(a, b).item(), abs=1e-4
+    )
     # a negative channel scale is not invariant: that row's cosine flips sign
     b_neg = [b[0] * -1, b[1], b[2]]
     assert matching.gradient_distance(a, b_neg).item() != pytest.approx(matching.gradient_distance(a, b).item())
@@ -125,7 +128,7 @@ def test_siamese_map_does_not_depend_on_batch_size_and_is_shared_across_the_batc
     out = dsa.augment(same, "rotate", None, 11)
     assert torch.allclose(out, out[:1].expand_as(out))
     indep = dsa.augment_independent(same, "rotate", None, torch.Generator().manual_seed(0))
-    assert not torch.allclose(indep[0], indep[1])   # per-image angles
+    assert not torch.allclose(indep[0], indep[1])  # per-image angles
 
 
 def test_different_seeds_give_different_maps():
@@ -133,9 +136,11 @@ def test_different_seeds_give_different_maps():
     outs = [dsa.augment(x, dsa.DEFAULT_STRATEGY, None, s) for s in range(12)]
     distinct = {tuple(o.flatten()[:50].tolist()) for o in outs}
     assert len(distinct) >= 10
-    fams = {dsa.sample(dsa.DEFAULT_STRATEGY, DSAParams(), 1, (8, 8), torch.Generator().manual_seed(s)).families
-            for s in range(80)}
-    assert fams == {(f,) for f in dsa.FAMILIES}            # single mode: one family per call, all reachable
+    fams = {
+        dsa.sample(dsa.DEFAULT_STRATEGY, DSAParams(), 1, (8, 8), torch.Generator().manual_seed(s)).families
+        for s in range(80)
+    }
+    assert fams == {(f,) for f in dsa.FAMILIES}  # single mode: one family per call, all reachable
 
 
 def test_families_closed_forms():
@@ -157,8 +162,9 @@ def test_families_closed_forms():
     # scale 1 and rotation 0 are the identity; a 90-degree rotation permutes pixels exactly
     assert torch.allclose(dsa.apply(x, one(fams=["scale"], sx=[1.0], sy=[1.0]), p), x, atol=1e-6)
     assert torch.allclose(dsa.apply(x, one(fams=["rotate"], angle=[0.0]), p), x, atol=1e-6)
-    assert torch.allclose(dsa.apply(x, one(fams=["rotate"], angle=[math.pi / 2]), p), torch.rot90(x, 1, (2, 3)),
-                          atol=1e-5)
+    assert torch.allclose(
+        dsa.apply(x, one(fams=["rotate"], angle=[math.pi / 2]), p), torch.rot90(x, 1, (2, 3)), atol=1e-5
+    )
     # colour: brightness, then saturation (channel mean), then contrast (image mean)
     out = dsa.apply(x, one(fams=["color"], brightness=[0.8], saturation=[0.25], contrast=[0.1]), p)
     z = x + 0.3 * p.brightness
@@ -177,8 +183,9 @@ def test_gradients_flow_through_augment():
         assert x.grad is not None and x.grad.abs().sum() > 0
         # affine T: <T(x) - T(0), w> = <x, grad_x <T(x), w>>
         with torch.no_grad():
-            lin = dsa.augment(x, dsa.DEFAULT_STRATEGY, DSAParams(mode="multiple"), seed) - \
-                dsa.augment(torch.zeros_like(x), dsa.DEFAULT_STRATEGY, DSAParams(mode="multiple"), seed)
+            lin = dsa.augment(x, dsa.DEFAULT_STRATEGY, DSAParams(mode="multiple"), seed) - dsa.augment(
+                torch.zeros_like(x), dsa.DEFAULT_STRATEGY, DSAParams(mode="multiple"), seed
+            )
         assert float((lin * w).sum()) == pytest.approx(float((x.detach() * x.grad).sum()), rel=1e-4, abs=1e-4)
 
 
@@ -213,7 +220,7 @@ def _mean_dc_loss(images, x_u8, y, nets=4, dsa_strategy=None):
     for k in range(nets):
         net = networks.build_network(1, 8, 3, 1000 + k, arch_kwargs=TINY)
         real = [_norm(x_u8[y == c]) for c in range(3)]
-        syn = [images[c * ipc:(c + 1) * ipc] for c in range(3)]
+        syn = [images[c * ipc : (c + 1) * ipc] for c in range(3)]
         if dsa_strategy:
             real = [dsa.augment(r, dsa_strategy, None, 50 + k * 3 + c) for c, r in enumerate(real)]
             syn = [dsa.augment(s, dsa_strategy, None, 50 + k * 3 + c) for c, s in enumerate(syn)]
@@ -230,7 +237,7 @@ def test_dc_and_dsa_decrease_the_gradient_matching_loss(strategy):
     before = _mean_dc_loss(start.images, x, y, dsa_strategy=strategy)
     after = _mean_dc_loss(end.images, x, y, dsa_strategy=strategy)
     assert after < 0.9 * before, (before, after)
-    assert len(end.params["loss_trace"]) == 8           # one value per iteration (fewer than 200)
+    assert len(end.params["loss_trace"]) == 8  # one value per iteration (fewer than 200)
 
 
 def test_dc_init_real_output_format_and_params():
@@ -239,7 +246,7 @@ def test_dc_init_real_output_format_and_params():
     assert isinstance(s, DistilledSet) and s.ipc == 10 and s.per_class.tolist() == [10, 10, 10]
     assert s.labels.tolist() == sum([[c] * 10 for c in range(3)], [])
     idx = torch.tensor(s.params["init_index"])
-    assert torch.allclose(s.images, _norm(x[idx]))                      # init='real': S_0 = real images
+    assert torch.allclose(s.images, _norm(x[idx]))  # init='real': S_0 = real images
     assert (y[idx] == s.labels).all() and len(set(idx.tolist())) == 30
     assert (s.params["outer_loop"], s.params["inner_loop"]) == (10, 50)  # the code's get_loops(10)
     assert s.params["arch_kwargs"]["width"] == 8 and s.params["arch_kwargs"]["norm"] == "instance"
@@ -264,8 +271,17 @@ def test_dc_inner_loop_trains_the_network():
     xs, ys = _norm(x), y
     ce = lambda: float(torch.nn.functional.cross_entropy(net(xs), ys).detach())  # noqa: E731
     before = ce()
-    matching._train_on_synthetic(net, torch.optim.SGD(net.parameters(), lr=0.05), xs, ys, 20, 256, None,
-                                 DSAParams(), torch.Generator().manual_seed(0))
+    matching._train_on_synthetic(
+        net,
+        torch.optim.SGD(net.parameters(), lr=0.05),
+        xs,
+        ys,
+        20,
+        256,
+        None,
+        DSAParams(),
+        torch.Generator().manual_seed(0),
+    )
     assert ce() < 0.5 * before
 
 
@@ -274,8 +290,16 @@ def test_dc_batchnorm_statistics_frozen_from_real_data():
     s = _dc(x, y, ipc=1, iterations=1, arch_kwargs={**TINY, "norm": "batch"})
     assert torch.isfinite(s.images).all() and s.params["arch_kwargs"]["norm"] == "batch"
     net = networks.build_network(1, 8, 3, 0, arch_kwargs={**TINY, "norm": "batch"})
-    matching._freeze_batchnorm(net, x, matching.ClassSampler(y, 3), 3, torch.tensor(MEAN).view(1, -1, 1, 1),
-                               torch.tensor(STD).view(1, -1, 1, 1), torch.Generator(), "cpu")
+    matching._freeze_batchnorm(
+        net,
+        x,
+        matching.ClassSampler(y, 3),
+        3,
+        torch.tensor(MEAN).view(1, -1, 1, 1),
+        torch.tensor(STD).view(1, -1, 1, 1),
+        torch.Generator(),
+        "cpu",
+    )
     bns = [m for m in net.modules() if isinstance(m, torch.nn.BatchNorm2d)]
     assert bns and all(not m.training for m in bns) and all(m.num_batches_tracked == 1 for m in bns)
 
@@ -324,9 +348,21 @@ def test_dc_dsa_dm_match_on_the_official_convnet_at_1x28x28(monkeypatch, method)
     if method == "dm":
         out = matching.dm_synthesize(x, y, 1, 3, MEAN, STD, arch_kwargs=tiny, iterations=1, batch_real=4, seed=0)
     else:
-        out = matching.dc_synthesize(x, y, 1, 3, MEAN, STD, arch_kwargs=tiny, iterations=1, outer_loop=1,
-                                     inner_loop=0, batch_real=4, seed=0,
-                                     dsa_strategy="crop_flip" if method == "dsa" else None)
+        out = matching.dc_synthesize(
+            x,
+            y,
+            1,
+            3,
+            MEAN,
+            STD,
+            arch_kwargs=tiny,
+            iterations=1,
+            outer_loop=1,
+            inner_loop=0,
+            batch_real=4,
+            seed=0,
+            dsa_strategy="crop_flip" if method == "dsa" else None,
+        )
     assert built, "the loop built no network"
     for net in built:
         convs = [m for m in net.modules() if isinstance(m, torch.nn.Conv2d)]

@@ -87,9 +87,7 @@ def test_distillation_is_zero_for_the_teacher_itself_and_the_scaled_kl_otherwise
 def test_average_incremental_accuracy_and_forgetting_on_a_hand_made_matrix():
     nan = float("nan")
     # 3 phases: classes {0,1}, then 2, then 3
-    acc = torch.tensor([[0.8, 0.6, nan, nan],
-                        [0.7, 0.5, 0.9, nan],
-                        [0.4, 0.6, 0.3, 1.0]])
+    acc = torch.tensor([[0.8, 0.6, nan, nan], [0.7, 0.5, 0.9, nan], [0.4, 0.6, 0.3, 1.0]])
     seen = [2, 3, 4]
     assert MN.phase_accuracy(acc, seen) == pytest.approx([0.7, 0.7, 0.575])
     assert MN.average_incremental_accuracy(acc, seen) == pytest.approx((0.7 + 0.7 + 0.575) / 3)
@@ -199,8 +197,21 @@ def _run(methods, seed=0, **over):
     x, y = blobs(12, classes=4, seed=5)
     tx, ty = blobs(6, classes=4, seed=6)
     sets = {"dc": (x[::3].clone(), y[::3].clone())}  # 4 per class
-    kw = dict(num_classes=4, base=2, increment=1, memory=3, train_per_class=12, width=4, depth=1, base_steps=6,
-              inc_steps=3, batch=8, mn_iterations=2, mn_inner_steps=1, mn_val_batch=8)
+    kw = dict(
+        num_classes=4,
+        base=2,
+        increment=1,
+        memory=3,
+        train_per_class=12,
+        width=4,
+        depth=1,
+        base_steps=6,
+        inc_steps=3,
+        batch=8,
+        mn_iterations=2,
+        mn_inner_steps=1,
+        mn_val_batch=8,
+    )
     cfg = MN.CILConfig(**{**kw, **over})
     return MN.run_incremental(x, y, tx, ty, methods, cfg, seed, sets, keep_exemplars=True)
 
@@ -210,7 +221,9 @@ def test_run_incremental_shapes_determinism_and_shared_phase_zero():
     for m, acc in r["acc"].items():
         assert acc.shape == (3, 4)
         assert torch.isnan(acc[0, 2:]).all() and torch.isnan(acc[1, 3:]).all() and torch.isfinite(acc[2]).all()
-        assert torch.allclose(acc[0], r["acc"]["random"][0], equal_nan=True)  # phase 0 is the same network for every method
+        assert torch.allclose(
+            acc[0], r["acc"]["random"][0], equal_nan=True
+        )  # phase 0 is the same network for every method
         assert r["aia"][m] == pytest.approx(MN.average_incremental_accuracy(acc, [2, 3, 4]))
     init, opt, lab = r["exemplars"][0]
     assert init.shape == opt.shape == (6, 1, 8, 8) and lab.tolist() == [0, 0, 0, 1, 1, 1]
@@ -233,8 +246,14 @@ def test_run_incremental_validates_before_training():
 
 def test_as_memory_set_renormalises_and_maps_positions():
     img = torch.rand(4, 1, 2, 2)
-    d = DistilledSet(images=(img - 0.5) / 0.25, labels=torch.tensor([0, 1, 2, 2]), num_classes=3, mean=(0.5,),
-                     std=(0.25,), method="x")
+    d = DistilledSet(
+        images=(img - 0.5) / 0.25,
+        labels=torch.tensor([0, 1, 2, 2]),
+        num_classes=3,
+        mean=(0.5,),
+        std=(0.25,),
+        method="x",
+    )
     x, y = MN.as_memory_set(d, [2, 0, 1], 0.3, 0.4)
     assert torch.allclose(x, (img - 0.3) / 0.4, atol=1e-6)
     assert y.tolist() == [1, 2, 0, 0]

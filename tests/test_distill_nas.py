@@ -12,7 +12,7 @@ def test_search_space_is_deterministic_distinct_and_builds():
     codes = nas.search_space(24, seed=0)
     assert codes == nas.search_space(24, seed=0) and codes != nas.search_space(24, seed=1)
     assert len(set(codes)) == 24
-    for k, values in nas.SPACE.items():   # a 24-sample of the 144 still varies every factor
+    for k, values in nas.SPACE.items():  # a 24-sample of the 144 still varies every factor
         assert {nas.parse_code(c)[k] for c in codes} == set(values), k
     x = torch.randn(2, 1, 28, 28)
     for c in codes:
@@ -27,8 +27,13 @@ def test_search_space_is_deterministic_distinct_and_builds():
 
 
 def test_parse_code_rejects_bad_codes():
-    for bad in ("w8-d2-relu-instance", "x8-d2-relu-instance-avg", "w8-d2-tanh-instance-avg", "w8-d9-relu-none-avg",
-                "wA-d2-relu-none-avg"):
+    for bad in (
+        "w8-d2-relu-instance",
+        "x8-d2-relu-instance-avg",
+        "w8-d2-tanh-instance-avg",
+        "w8-d9-relu-none-avg",
+        "wA-d2-relu-none-avg",
+    ):
         with pytest.raises(ValueError):
             nas.parse_code(bad)
 
@@ -50,8 +55,13 @@ def test_spearman_with_ties_matches_a_hand_computed_value_and_scipy():
 def test_proxy_scores_and_bootstrap():
     codes = ["a", "b", "c", "d"]
     gt = [0.5, 0.8, 0.7, 0.6]
-    s = nas.proxy_scores(codes, gt, [0.1, 0.3, 0.4, 0.2])       # picks c: ground-truth rank 2
-    assert s["top1"] == "c" and s["top1 gt rank"] == 2 and np.isclose(s["regret"], 0.1) and np.isclose(s["top1 gt acc"], 0.7)
+    s = nas.proxy_scores(codes, gt, [0.1, 0.3, 0.4, 0.2])  # picks c: ground-truth rank 2
+    assert (
+        s["top1"] == "c"
+        and s["top1 gt rank"] == 2
+        and np.isclose(s["regret"], 0.1)
+        and np.isclose(s["top1 gt acc"], 0.7)
+    )
     assert np.isclose(s["rho"], nas.spearman([0.1, 0.3, 0.4, 0.2], gt))
     g = np.random.default_rng(1)
     gt = g.normal(size=24)

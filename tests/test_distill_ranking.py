@@ -1,5 +1,6 @@
 """DD-Ranking's IOR, HLR and label-robust score (compendium.distill.ranking) and the stage table with paired
 intervals over matched seeds (compendium.pipeline.ranking)."""
+
 import doctest
 import math
 
@@ -41,8 +42,8 @@ def test_ior_hlr_and_score_by_hand():
 
 
 def test_score_spans_zero_to_one_at_the_extremes_and_weights_the_terms():
-    assert ranking.label_robust_score(1.0, 0.0, weight=1.0) == pytest.approx(1.0)   # alpha = 1
-    assert ranking.label_robust_score(0.0, 1.0, weight=0.0) == pytest.approx(0.0)   # alpha = -1
+    assert ranking.label_robust_score(1.0, 0.0, weight=1.0) == pytest.approx(1.0)  # alpha = 1
+    assert ranking.label_robust_score(0.0, 1.0, weight=0.0) == pytest.approx(0.0)  # alpha = -1
     assert ranking.label_robust_score(1.0, -1.0) == pytest.approx(1.0)
     assert ranking.label_robust_score(-1.0, 1.0) == pytest.approx(0.0)
     # w = 0.8 weighs IOR: alpha = 0.8 * 0.2 - 0.2 * 0.3 = 0.1
@@ -55,12 +56,14 @@ def test_score_spans_zero_to_one_at_the_extremes_and_weights_the_terms():
 def test_metrics_work_elementwise_per_seed():
     np.testing.assert_allclose(ranking.ior([0.6, 0.7], [0.5, 0.5]), [0.1, 0.2])
     np.testing.assert_allclose(ranking.hlr(0.8, [0.5, 0.6]), [0.3, 0.2])
-    np.testing.assert_allclose(ranking.label_robust_score([0.1, 0.2], [0.3, 0.2]),
-                               [lrs_by_hand(0.1, 0.3), lrs_by_hand(0.2, 0.2)])
+    np.testing.assert_allclose(
+        ranking.label_robust_score([0.1, 0.2], [0.3, 0.2]), [lrs_by_hand(0.1, 0.3), lrs_by_hand(0.2, 0.2)]
+    )
 
 
-@pytest.mark.parametrize("call", [lambda: ranking.ior(68.4, 60.0), lambda: ranking.hlr(84.1, 0.5),
-                                  lambda: ranking.ior(0.6, 55.0)])
+@pytest.mark.parametrize(
+    "call", [lambda: ranking.ior(68.4, 60.0), lambda: ranking.hlr(84.1, 0.5), lambda: ranking.ior(0.6, 55.0)]
+)
 def test_percentages_are_refused_with_a_clear_error(call):
     with pytest.raises(ValueError, match=r"fractions in \[0, 1\].*percentages\? divide by 100"):
         call()
@@ -73,7 +76,7 @@ def test_scores_of_percentage_differences_and_bad_values_are_refused():
         ranking.ior(-0.1, 0.5)
     with pytest.raises(ValueError, match="finite"):
         ranking.hlr(float("-inf"), 0.5)
-    assert math.isnan(ranking.ior(float("nan"), 0.5))   # a missing arm passes as NaN
+    assert math.isnan(ranking.ior(float("nan"), 0.5))  # a missing arm passes as NaN
 
 
 # --------------------------------------------------------------------------------- pairing over seeds
@@ -83,8 +86,18 @@ def frame(rows):
     return pd.DataFrame(rows, columns=["method", "ipc", "student", "evaluation", "set", "seed", "acc"])
 
 
-def arms(method="m", ipc=1, student="convnet", syn=(.60, .64, .70), rnd=(.50, .50, .52), hard=(.40, .42, .45),
-         full=(.80, .82, .81), seeds=(0, 1, 2), random_seeds=None, full_ipc=0):
+def arms(
+    method="m",
+    ipc=1,
+    student="convnet",
+    syn=(0.60, 0.64, 0.70),
+    rnd=(0.50, 0.50, 0.52),
+    hard=(0.40, 0.42, 0.45),
+    full=(0.80, 0.82, 0.81),
+    seeds=(0, 1, 2),
+    random_seeds=None,
+    full_ipc=0,
+):
     rows = [(method, ipc, student, "teacher", "distilled", s, a) for s, a in zip(seeds, syn)]
     rows += [(method, ipc, student, "hard", "distilled", s, a) for s, a in zip(seeds, hard)]
     rows += [("random real", ipc, student, "teacher", "random", s, a) for s, a in zip(random_seeds or seeds, rnd)]
@@ -97,13 +110,13 @@ def test_matched_runs_pairs_each_seed_by_hand():
     assert runs["seed"].tolist() == [0, 1, 2]
     np.testing.assert_allclose(runs["IOR"], [0.10, 0.14, 0.18])
     np.testing.assert_allclose(runs["HLR"], [0.40, 0.40, 0.36])
-    np.testing.assert_allclose(runs["LRS"], [lrs_by_hand(i, h) for i, h in [(.10, .40), (.14, .40), (.18, .36)]])
+    np.testing.assert_allclose(runs["LRS"], [lrs_by_hand(i, h) for i, h in [(0.10, 0.40), (0.14, 0.40), (0.18, 0.36)]])
     assert set(runs["evaluation"]) == {"teacher"}
 
 
 def test_only_seeds_every_arm_ran_are_paired():
     # the random arm ran seeds 1, 2, 3: seed 0 (no random) and 3 (no syn) are left out
-    runs = ranking.matched_runs(frame(arms(rnd=(.50, .52, .9), random_seeds=(1, 2, 3))))
+    runs = ranking.matched_runs(frame(arms(rnd=(0.50, 0.52, 0.9), random_seeds=(1, 2, 3))))
     assert runs["seed"].tolist() == [1, 2]
     np.testing.assert_allclose(runs["IOR"], [0.64 - 0.50, 0.70 - 0.52])
     with pytest.raises(ValueError, match="share no seed"):
@@ -111,9 +124,11 @@ def test_only_seeds_every_arm_ran_are_paired():
 
 
 def test_arms_are_matched_by_ipc_and_student_never_mixed():
-    ipc10 = [r for r in arms(ipc=10, syn=(.7, .7, .7), rnd=(.6, .6, .6)) if r[4] != "full"]  # one full arm/student
+    ipc10 = [
+        r for r in arms(ipc=10, syn=(0.7, 0.7, 0.7), rnd=(0.6, 0.6, 0.6)) if r[4] != "full"
+    ]  # one full arm/student
     rows = arms(ipc=1, student="convnet") + ipc10
-    rows += arms(ipc=1, student="resnet18", syn=(.3, .3, .3), rnd=(.2, .2, .2), full=(.9, .9, .9))
+    rows += arms(ipc=1, student="resnet18", syn=(0.3, 0.3, 0.3), rnd=(0.2, 0.2, 0.2), full=(0.9, 0.9, 0.9))
     runs = ranking.matched_runs(frame(rows), by=["student"])
     cell = runs.set_index(["ipc", "student", "seed"])
     assert cell.loc[(10, "convnet", 0), "IOR"] == pytest.approx(0.1)
@@ -133,16 +148,19 @@ def test_missing_arms_duplicates_and_percentages_in_the_frame_raise():
     with pytest.raises(ValueError, match=r"\['syn hard'\]"):
         ranking.matched_runs(frame([r for r in arms() if not (r[3] == "hard" and r[4] == "distilled")]))
     with pytest.raises(ValueError, match="more than one row for seed"):
-        ranking.matched_runs(frame(arms() + [("m", 1, "convnet", "teacher", "distilled", 0, .6)]))
+        ranking.matched_runs(frame(arms() + [("m", 1, "convnet", "teacher", "distilled", 0, 0.6)]))
     with pytest.raises(ValueError, match="percentages"):
         ranking.matched_runs(frame(arms(syn=(60.0, 64.0, 70.0))))
     with pytest.raises(ValueError, match="exactly one soft/teacher evaluation"):
-        ranking.matched_runs(frame(arms() + [("m", 1, "convnet", "soft", "distilled", 0, .6)]))
+        ranking.matched_runs(frame(arms() + [("m", 1, "convnet", "soft", "distilled", 0, 0.6)]))
 
 
 def test_a_hard_label_method_gets_ior_on_hard_labels():
-    rows = [("m", 1, "s", "hard", "distilled", 0, .5), ("r", 1, "s", "hard", "random", 0, .4),
-            ("p", 0, "s", "hard", "full", 0, .8)]
+    rows = [
+        ("m", 1, "s", "hard", "distilled", 0, 0.5),
+        ("r", 1, "s", "hard", "random", 0, 0.4),
+        ("p", 0, "s", "hard", "full", 0, 0.8),
+    ]
     runs = ranking.matched_runs(frame(rows))
     assert runs.loc[0, "evaluation"] == "hard"
     assert runs.loc[0, "IOR"] == pytest.approx(0.1) and runs.loc[0, "HLR"] == pytest.approx(0.3)
@@ -160,19 +178,19 @@ def test_table_intervals_are_the_paired_t_intervals_over_matched_seeds():
     hw = stats.t.ppf(0.975, 2) * d.std(ddof=1) / math.sqrt(3)
     assert r["IOR"] == pytest.approx(0.14)
     assert (r["IOR low"], r["IOR high"]) == pytest.approx((0.14 - hw, 0.14 + hw))
-    e = Effect.paired("HLR", {0: .80, 1: .82, 2: .81}, {0: .40, 1: .42, 2: .45})
+    e = Effect.paired("HLR", {0: 0.80, 1: 0.82, 2: 0.81}, {0: 0.40, 1: 0.42, 2: 0.45})
     assert (r["HLR"], r["HLR low"], r["HLR high"]) == pytest.approx((e.mean, *e.interval))
-    assert r["acc syn"] == pytest.approx(np.mean([.60, .64, .70]))
+    assert r["acc syn"] == pytest.approx(np.mean([0.60, 0.64, 0.70]))
     assert r["acc full hard"] == pytest.approx(0.81)
     # the score is the mean of the per-seed scores (DD-Ranking), not the score of the means
-    per_seed = [lrs_by_hand(i, h) for i, h in [(.10, .40), (.14, .40), (.18, .36)]]
+    per_seed = [lrs_by_hand(i, h) for i, h in [(0.10, 0.40), (0.14, 0.40), (0.18, 0.36)]]
     assert r["LRS"] == pytest.approx(np.mean(per_seed))
-    assert r["LRS"] != pytest.approx(lrs_by_hand(0.14, np.mean([.40, .40, .36])), abs=1e-9)
+    assert r["LRS"] != pytest.approx(lrs_by_hand(0.14, np.mean([0.40, 0.40, 0.36])), abs=1e-9)
     assert r["LRS low"] < r["LRS"] < r["LRS high"]
 
 
 def test_one_seed_gives_no_interval():
-    t = pr.ior_hlr_table(frame(arms(syn=(.6,), rnd=(.5,), hard=(.4,), full=(.8,), seeds=(3,))))
+    t = pr.ior_hlr_table(frame(arms(syn=(0.6,), rnd=(0.5,), hard=(0.4,), full=(0.8,), seeds=(3,))))
     assert t.loc[0, "IOR"] == pytest.approx(0.1) and math.isnan(t.loc[0, "IOR low"])
 
 
@@ -184,14 +202,20 @@ def test_jobs_add_hard_random_and_real_pool_arms_on_the_same_seeds():
     labels = torch.arange(10).repeat(30)
     images = torch.randint(0, 256, (300, 1, 8, 8), dtype=torch.uint8, generator=g)
     mean, std = (0.3,), (0.3,)
-    sets = {("sre2l", 1): coresets.random_real(images, labels, 1, 10, mean, std, seed=9),
-            ("dwa", 2): coresets.random_real(images, labels, 2, 10, mean, std, seed=8)}
+    sets = {
+        ("sre2l", 1): coresets.random_real(images, labels, 1, 10, mean, std, seed=9),
+        ("dwa", 2): coresets.random_real(images, labels, 2, 10, mean, std, seed=8),
+    }
     cfg = E.EvalConfig(steps=5, batch_size=8, label_mode="teacher", temperature=4.0)
     teacher = torch.nn.Linear(1, 1)
     jobs = pr.ior_hlr_jobs(sets, {"convnet": cfg}, [0, 1], teacher, images, labels, mean, std)
-    kinds = pd.DataFrame([{**j.key, "seed": j.seed, "mode": j.cfg.label_mode, "teacher": j.teacher is not None,
-                           "n": len(j.dset)} for j in jobs])
-    assert len(jobs) == 2 * 2 + 2 * 2 + 2   # hard per set and seed, random per ipc and seed, the pool per seed
+    kinds = pd.DataFrame(
+        [
+            {**j.key, "seed": j.seed, "mode": j.cfg.label_mode, "teacher": j.teacher is not None, "n": len(j.dset)}
+            for j in jobs
+        ]
+    )
+    assert len(jobs) == 2 * 2 + 2 * 2 + 2  # hard per set and seed, random per ipc and seed, the pool per seed
     hard = kinds[kinds["set"] == "distilled"]
     assert set(hard["mode"]) == {"hard"} and not hard["teacher"].any()
     rnd = kinds[kinds["set"] == "random"]
@@ -207,12 +231,23 @@ def test_jobs_add_hard_random_and_real_pool_arms_on_the_same_seeds():
 
 
 def test_long_frame_keeps_the_methods_own_rows_as_distilled():
-    own = [{"method": "dwa", "ipc": 1, "student": "convnet", "labels": "teacher", "seed": 0, "acc": .6},
-           {"method": R.REAL_INIT, "ipc": 1, "student": "convnet", "labels": "teacher", "seed": 0, "acc": .5}]
-    extra = [{"method": "dwa", "ipc": 1, "student": "convnet", "labels": "hard", "set": "distilled", "seed": 0, "acc": .4},
-             {"method": pr.RANDOM_REAL, "ipc": 1, "student": "convnet", "labels": "teacher", "set": "random", "seed": 0,
-              "acc": .5},
-             {"method": R.CEILING, "ipc": 0, "student": "convnet", "labels": "hard", "set": "full", "seed": 0, "acc": .8}]
+    own = [
+        {"method": "dwa", "ipc": 1, "student": "convnet", "labels": "teacher", "seed": 0, "acc": 0.6},
+        {"method": R.REAL_INIT, "ipc": 1, "student": "convnet", "labels": "teacher", "seed": 0, "acc": 0.5},
+    ]
+    extra = [
+        {"method": "dwa", "ipc": 1, "student": "convnet", "labels": "hard", "set": "distilled", "seed": 0, "acc": 0.4},
+        {
+            "method": pr.RANDOM_REAL,
+            "ipc": 1,
+            "student": "convnet",
+            "labels": "teacher",
+            "set": "random",
+            "seed": 0,
+            "acc": 0.5,
+        },
+        {"method": R.CEILING, "ipc": 0, "student": "convnet", "labels": "hard", "set": "full", "seed": 0, "acc": 0.8},
+    ]
     df = pr.long_frame(own, extra, ["dwa"])
     assert list(df.columns) == ["method", "ipc", "student", "evaluation", "set", "seed", "acc"]
     assert R.REAL_INIT not in set(df["method"])

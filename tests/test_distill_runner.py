@@ -13,19 +13,26 @@ def _toy(n_per_class=6, size=8, seed=0):
     labels = torch.arange(3).repeat_interleave(n_per_class)
     base = torch.zeros(3, 1, size, size)
     for c in range(3):
-        base[c, 0, :, c * size // 3:(c + 1) * size // 3] = 200
+        base[c, 0, :, c * size // 3 : (c + 1) * size // 3] = 200
     images = (base[labels] + 30 * torch.rand(len(labels), 1, size, size, generator=g)).clamp(0, 255).to(torch.uint8)
     return images, labels
 
 
-CFG = E.EvalConfig(arch="convnet", arch_kwargs={"width": 4, "depth": 2, "norm": "batch"}, steps=8, batch_size=6,
-                   augmentation="none", device="cpu")
+CFG = E.EvalConfig(
+    arch="convnet",
+    arch_kwargs={"width": 4, "depth": 2, "norm": "batch"},
+    steps=8,
+    batch_size=6,
+    augmentation="none",
+    device="cpu",
+)
 
 
 def test_teacher_round_trip_and_features(tmp_path):
     x, y = _toy()
-    r = E.whole_dataset_upper_bound(x, y, x, y, CFG.replace(steps=5), 0, mean=(0.3,), std=(0.3,), num_classes=3,
-                                    return_model=True)
+    r = E.whole_dataset_upper_bound(
+        x, y, x, y, CFG.replace(steps=5), 0, mean=(0.3,), std=(0.3,), num_classes=3, return_model=True
+    )
     p = T.save(r["model"], tmp_path / "t.pt", CFG, (1, 8, 8), 3, (0.3,), (0.3,), {"test_acc": r["final_acc"]})
     net, meta = T.load(p)
     z = torch.randn(4, 1, 8, 8)

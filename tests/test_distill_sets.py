@@ -9,8 +9,16 @@ from compendium.distill.sets import DistilledSet, SetError, load_tensors, save_t
 
 def _set(**kw):
     g = torch.Generator().manual_seed(0)
-    base = dict(images=torch.randn(20, 1, 8, 8, generator=g), labels=torch.arange(10).repeat(2), num_classes=10,
-                mean=(0.5,), std=(0.25,), method="test", params={"a": 1}, seed=3)
+    base = dict(
+        images=torch.randn(20, 1, 8, 8, generator=g),
+        labels=torch.arange(10).repeat(2),
+        num_classes=10,
+        mean=(0.5,),
+        std=(0.25,),
+        method="test",
+        params={"a": 1},
+        seed=3,
+    )
     return DistilledSet(**{**base, **kw})
 
 
@@ -20,7 +28,7 @@ def test_round_trip_keeps_everything(tmp_path):
     assert torch.equal(t.images, s.images) and torch.equal(t.labels, s.labels)
     assert torch.allclose(t.soft_labels, s.soft_labels)
     assert (t.method, t.params, t.seed) == ("test", {"a": 1}, 3)
-    assert math.isnan(t.synthesis_seconds) and t.peak_memory_bytes == 0    # not in the file (they vary between runs)
+    assert math.isnan(t.synthesis_seconds) and t.peak_memory_bytes == 0  # not in the file (they vary between runs)
     assert t.ipc == 2 and t.per_class.tolist() == [2] * 10
 
 

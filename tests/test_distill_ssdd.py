@@ -20,7 +20,9 @@ def test_krr_dual_equals_primal_and_ridge_head():
     primal = S.krr_predict_primal(fq, fs, ys, lam_rel=1e-3)
     assert torch.allclose(dual, primal, atol=1e-8)
     # without the bias column, too; and the head fits the synthetic set almost exactly at a tiny lambda
-    assert torch.allclose(S.krr_predict(fq, fs, ys, 1e-3, bias=False), S.krr_predict_primal(fq, fs, ys, 1e-3, bias=False), atol=1e-8)
+    assert torch.allclose(
+        S.krr_predict(fq, fs, ys, 1e-3, bias=False), S.krr_predict_primal(fq, fs, ys, 1e-3, bias=False), atol=1e-8
+    )
     assert torch.allclose(S.krr_predict(fs, fs, ys, 1e-9), ys, atol=1e-5)
 
 
@@ -47,7 +49,9 @@ def test_float_budget_matches_the_spec_arithmetic():
     budget = 100 * 3 * 32 * 32
     assert S.images_for_budget(budget, 200, 200, 768, 512, 3, "q", 4) == 114
     assert S.images_for_budget(budget, 200, 200, 768, 512, 3, "same") == 128
-    assert S.ssdd_floats(114, 200, 200, 768, 512, 3, "q", 4) <= budget < S.ssdd_floats(115, 200, 200, 768, 512, 3, "q", 4)
+    assert (
+        S.ssdd_floats(114, 200, 200, 768, 512, 3, "q", 4) <= budget < S.ssdd_floats(115, 200, 200, 768, 512, 3, "q", 4)
+    )
     # Fashion-MNIST, N = 10, U = V = 20, 14x14 and 128-d: 7,832 of 7,840 floats at m = 20 (spec 6.3)
     assert S.images_for_budget(7840, 20, 20, 196, 128, 3) == 20
     assert S.ssdd_floats(20, 20, 20, 196, 128, 3) == 7832
@@ -197,7 +201,7 @@ def test_distill_runs_the_set_and_every_pool_model_on_its_device(request):
     out = S.distill(s, real, y, _pool_model, S.DistillConfig(**{**cfg.__dict__, "device": "cpu"}))
     # the set out and home again, and each pool model (two at the start, one re-initialised after 3 steps) on it
     assert moves.count(("BasisSet", "cpu")) == 2 and moves.count(("InnerModel", "cpu")) >= 3, moves
-    assert out["losses"] == ref["losses"]   # on the CPU the device changes nothing
+    assert out["losses"] == ref["losses"]  # on the CPU the device changes nothing
 
 
 def test_evaluate_set_trains_and_probes_on_the_pretraining_device(request):
@@ -208,7 +212,7 @@ def test_evaluate_set_trains_and_probes_on_the_pretraining_device(request):
     ref = S.evaluate_set(x, y, "convnet", kw, pre, spec)
     moves = request.getfixturevalue("module_moves")  # recorded from here on
     out = S.evaluate_set(x, y, "convnet", kw, S.PretrainConfig(**{**pre.__dict__, "device": "cpu"}), spec)
-    assert moves == [("Backbone", "cpu"), ("InnerModel", "cpu")], moves   # the student, then it with its head
+    assert moves == [("Backbone", "cpu"), ("InnerModel", "cpu")], moves  # the student, then it with its head
     assert out["acc"] == ref["acc"] and out["final_loss"] == ref["final_loss"]
 
 
@@ -245,8 +249,23 @@ def test_synthesize_fills_the_budget(method):
     real, t = _real(48), _teacher()
     y = t(real)
     teacher = t  # any callable: the teacher's representations of the initial views (C^y_a)
-    job = dict(name=method, method=method, budget=10 * 64, n=10, augmentation="rotation", init="pca", u=6, v=4, s=2,
-               approx=[["q", 2], ["same", 0]], approx_steps=20, steps=2, lr=1e-3, seed=0, count_targets=False)
+    job = dict(
+        name=method,
+        method=method,
+        budget=10 * 64,
+        n=10,
+        augmentation="rotation",
+        init="pca",
+        u=6,
+        v=4,
+        s=2,
+        approx=[["q", 2], ["same", 0]],
+        approx_steps=20,
+        steps=2,
+        lr=1e-3,
+        seed=0,
+        count_targets=False,
+    )
     inner = {"arch": "convnet", "kwargs": dict(in_channels=1, image_size=8, width=4, depth=2, norm="batch")}
     cfg = S.DistillConfig(real_batch=16, pool=S.PoolConfig(size=1, max_steps=3))
     out = S.synthesize(job, real, y, teacher, inner, cfg)

@@ -1,4 +1,5 @@
 """compendium.distill.ssdd.experiments (the ssdd stages' orchestration) and the TargetSet file format."""
+
 import math
 
 import pandas as pd
@@ -13,16 +14,32 @@ from compendium.distill.ssdd import experiments
 
 def _set(name, method="ssdd", n=4, floats=100, losses=(0.5, 0.25), **extra):
     params = {"teacher": "barlow_twins", "n": 10, "budget": 120, "u": 3, "augmentation": "rotation", "steps": 5}
-    return ssdd.TargetSet(torch.randn(n, 1, 8, 8), torch.randn(n, 3), method, floats, params, 0, 0.5, 2.0,
-                          {"name": name, "m": n, "losses": list(losses), **extra})
+    return ssdd.TargetSet(
+        torch.randn(n, 1, 8, 8),
+        torch.randn(n, 3),
+        method,
+        floats,
+        params,
+        0,
+        0.5,
+        2.0,
+        {"name": name, "m": n, "losses": list(losses), **extra},
+    )
 
 
 # --- the set format -----------------------------------------------------------------------------------
 
 
 def test_target_set_round_trip_through_the_one_set_format(tmp_path):
-    ts = _set("SSDD", approx="q", hidden=4, approx_mse=float("nan"), bx=torch.randn(3, 16), by=torch.randn(2, 3),
-              pool_initial_steps=7)
+    ts = _set(
+        "SSDD",
+        approx="q",
+        hidden=4,
+        approx_mse=float("nan"),
+        bx=torch.randn(3, 16),
+        by=torch.randn(2, 3),
+        pool_initial_steps=7,
+    )
     ts.extra["m"] = 4  # a key set twice keeps its first position
     p = ts.save(tmp_path / "ssdd.pt")
     tensors, meta = load_tensors(p, "targets")  # the sets module's format, kind "targets"
@@ -32,7 +49,7 @@ def test_target_set_round_trip_through_the_one_set_format(tmp_path):
     assert list(back.extra) == list(ts.extra) and torch.equal(back.extra["bx"], ts.extra["bx"])
     assert back.extra["losses"] == [0.5, 0.25] and math.isnan(back.extra["approx_mse"])
     assert (back.method, back.floats, back.params, back.seed) == (ts.method, ts.floats, ts.params, ts.seed)
-    assert math.isnan(back.synthesis_seconds) and back.peak_memory_mb == 0.0   # timings stay out of the file
+    assert math.isnan(back.synthesis_seconds) and back.peak_memory_mb == 0.0  # timings stay out of the file
 
 
 def test_target_set_load_rejects_a_set_of_another_kind(tmp_path):
@@ -46,7 +63,9 @@ def test_target_set_load_rejects_a_set_of_another_kind(tmp_path):
 
 def test_pooled_averages_the_feature_map_over_positions():
     torch.manual_seed(0)
-    net = models.build("convnet", in_channels=1, image_size=28, width=8, depth=3, norm="batch", global_pool=False).eval()
+    net = models.build(
+        "convnet", in_channels=1, image_size=28, width=8, depth=3, norm="batch", global_pool=False
+    ).eval()
     x = torch.randn(3, 1, 28, 28)
     f = ssdd.pooled(net)(x)
     assert f.shape == (3, 8)
@@ -57,10 +76,26 @@ def test_pooled_averages_the_feature_map_over_positions():
 
 
 def _plan(**kw):
-    base = dict(budget_n=10, budgets=[5, 10], basis_mult=2, s=2, augmentation="rotation", hidden=4,
-                approx_variants=[("same", 0), ("q", 8)], approx_steps=200, ablation_augmentations=["jigsaw"],
-                ablation_inits=["random"], free_teachers=["rand"], steps=5, lr=1e-3, krrst_lr=1e-4, seed=3,
-                d_img=784, d_xb=196, dims={"barlow_twins": 500, "rand": 15})
+    base = dict(
+        budget_n=10,
+        budgets=[5, 10],
+        basis_mult=2,
+        s=2,
+        augmentation="rotation",
+        hidden=4,
+        approx_variants=[("same", 0), ("q", 8)],
+        approx_steps=200,
+        ablation_augmentations=["jigsaw"],
+        ablation_inits=["random"],
+        free_teachers=["rand"],
+        steps=5,
+        lr=1e-3,
+        krrst_lr=1e-4,
+        seed=3,
+        d_img=784,
+        d_xb=196,
+        dims={"barlow_twins": 500, "rand": 15},
+    )
     return experiments.DistillPlan(**{**base, **kw})
 
 
@@ -99,9 +134,11 @@ def test_missing_teachers():
 
 
 def test_sets_table_and_metrics(tmp_path):
-    made = [_set("SSDD", floats=100, approx="q", hidden=4, approx_mse=0.01),
-            _set("SSDD / ideal", floats=500, approx="ideal", hidden=0, approx_mse=0.0),
-            _set("Random", method="random", floats=120, losses=())]
+    made = [
+        _set("SSDD", floats=100, approx="q", hidden=4, approx_mse=0.01),
+        _set("SSDD / ideal", floats=500, approx="ideal", hidden=0, approx_mse=0.0),
+        _set("Random", method="random", floats=120, losses=()),
+    ]
     df = experiments.sets_table(made)
     assert list(df["set"]) == ["SSDD", "SSDD / ideal", "Random"]
     assert list(df["within budget"]) == [True, False, True] and list(df["approx"]) == ["q4", "ideal", ""]
@@ -136,13 +173,25 @@ def test_load_sets_by_name_and_missing_ones(tmp_path, monkeypatch):
 
 def test_matching_set_relabels_with_the_teacher(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "find_artifact", lambda rel: tmp_path / rel)
-    ds = DistilledSet(torch.randn(2, 1, 4, 4), torch.tensor([0, 1]), 2, (0.5,), (0.25,), "dsa", synthesis_seconds=3.0,
-                      peak_memory_bytes=2 ** 21)
+    ds = DistilledSet(
+        torch.randn(2, 1, 4, 4),
+        torch.tensor([0, 1]),
+        2,
+        (0.5,),
+        (0.25,),
+        "dsa",
+        synthesis_seconds=3.0,
+        peak_memory_bytes=2**21,
+    )
     ds.save(tmp_path / "distilled/matching/dsa_ipc1.pt")
     ts = experiments.matching_set("dsa", 1, lambda x: x.flatten(1)[:, :3] * 2)
     assert torch.equal(ts.targets, ds.images.flatten(1)[:, :3] * 2) and ts.floats == 32
-    assert ts.extra == {"name": "DSA", "m": 2} and ts.peak_memory_mb == 0.0 and ts.params["source"] == "dd_matching dsa ipc 1"
-    assert math.isnan(ts.synthesis_seconds)    # made by dd_matching, whose tables report it
+    assert (
+        ts.extra == {"name": "DSA", "m": 2}
+        and ts.peak_memory_mb == 0.0
+        and ts.params["source"] == "dd_matching dsa ipc 1"
+    )
+    assert math.isnan(ts.synthesis_seconds)  # made by dd_matching, whose tables report it
 
 
 def test_student_kwargs_pool_the_convnet():
@@ -152,16 +201,28 @@ def test_student_kwargs_pool_the_convnet():
 
 
 def test_eval_jobs_order_seeds_and_full_data_epochs():
-    sets = {n: _set(n) for n in ("Random", "SSDD", "SSDD / same", "KRR-ST N=5", "Full data (regression to the teacher)")}
+    sets = {
+        n: _set(n) for n in ("Random", "SSDD", "SSDD / same", "KRR-ST N=5", "Full data (regression to the teacher)")
+    }
     arch = {"convnet": {}, "vgg11": {}}
     pre = ssdd.PretrainConfig(epochs=10)
     jobs = experiments.eval_jobs(sets, arch, pre, ssdd.ProbeSpec(), [0, 1], [0], [5], ["Random", "SSDD"], 2)
     keys = [(k["set"], k["arch"], k["seed"]) for k, _ in jobs]
-    assert keys == [("Random", "convnet", 0), ("Random", "convnet", 1), ("SSDD", "convnet", 0), ("SSDD", "convnet", 1),
-                    ("untrained", "convnet", 0), ("untrained", "convnet", 1),
-                    ("Full data (regression to the teacher)", "convnet", 0), ("Full data (regression to the teacher)", "convnet", 1),
-                    ("KRR-ST N=5", "convnet", 0), ("SSDD / same", "convnet", 0),
-                    ("Random", "vgg11", 5), ("SSDD", "vgg11", 5), ("untrained", "vgg11", 5)]
+    assert keys == [
+        ("Random", "convnet", 0),
+        ("Random", "convnet", 1),
+        ("SSDD", "convnet", 0),
+        ("SSDD", "convnet", 1),
+        ("untrained", "convnet", 0),
+        ("untrained", "convnet", 1),
+        ("Full data (regression to the teacher)", "convnet", 0),
+        ("Full data (regression to the teacher)", "convnet", 1),
+        ("KRR-ST N=5", "convnet", 0),
+        ("SSDD / same", "convnet", 0),
+        ("Random", "vgg11", 5),
+        ("SSDD", "vgg11", 5),
+        ("untrained", "vgg11", 5),
+    ]
     untrained, full = jobs[4][1], jobs[6][1]
     assert untrained[0] is None and untrained[1] is None and untrained[-1] == 0
     assert full[4].epochs == 2 and jobs[0][1][4] is pre and jobs[0][1][0] is sets["Random"].images
@@ -169,8 +230,10 @@ def test_eval_jobs_order_seeds_and_full_data_epochs():
 
 def test_results_table_one_row_per_job():
     jobs = [({"set": "A", "arch": "convnet", "seed": 0}, ()), ({"set": "B", "arch": "convnet", "seed": 1}, ())]
-    results = [{"acc": {"fashion-mnist": 0.5, "digits": 0.7}, "final_loss": 0.1, "seconds": 1.0},
-               {"acc": {"fashion-mnist": 0.6, "digits": 0.8}, "final_loss": float("nan"), "seconds": 2.0}]
+    results = [
+        {"acc": {"fashion-mnist": 0.5, "digits": 0.7}, "final_loss": 0.1, "seconds": 1.0},
+        {"acc": {"fashion-mnist": 0.6, "digits": 0.8}, "final_loss": float("nan"), "seconds": 2.0},
+    ]
     df = experiments.results_table(jobs, results)
     assert list(df.columns) == ["set", "arch", "seed", "acc fashion-mnist", "acc digits", "final loss", "seconds"]
     assert df["acc digits"].tolist() == [0.7, 0.8] and df["seed"].tolist() == [0, 1]
@@ -184,6 +247,8 @@ def test_converse_runs_each_arm_then_the_ssl_phase(monkeypatch):
     kw = dict(in_channels=1, image_size=8, width=4, depth=2, norm="batch", global_pool=True)
     rows = experiments.converse(sets, kw, pre, ssdd.ProbeSpec(), [7], lambda bb, sd: calls.append(sd))
     assert calls == [7, 7, 7] and [r["seed"] for r in rows] == [7, 7, 7]
-    assert [r["arm"] for r in rows][0] == "BYOL from scratch" and rows[1]["arm"].startswith("early phase on the SSDD set")
+    assert [r["arm"] for r in rows][0] == "BYOL from scratch" and rows[1]["arm"].startswith(
+        "early phase on the SSDD set"
+    )
     assert rows[0]["after the early phase"] == 0.0 and rows[0]["fashion-mnist"] == pytest.approx(0.1)
     assert isinstance(pd.DataFrame(rows), pd.DataFrame)

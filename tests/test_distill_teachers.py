@@ -1,4 +1,5 @@
 """compendium.distill.teachers: a teacher file is byte-identical across identical runs (no timings)."""
+
 import pytest
 import torch
 
@@ -31,18 +32,20 @@ def test_a_teacher_record_with_timings_is_refused_naming_the_key(tmp_path):
     with pytest.raises(ValueError, match=r"\['train_seconds'\].*reports/timings/dd_teachers.json"):
         teachers.save(_teacher(), f, CFG, (1, 12, 12), 10, (0.3,), (0.2,), {**RECORD, "train_seconds": 4.9})
     assert not f.exists()
-    assert volatile.volatile_keys({"test_acc": 0.5, "wall time": 1, "info": {"host": "h"}}) == ["wall time", "info.host"]
-
+    assert volatile.volatile_keys({"test_acc": 0.5, "wall time": 1, "info": {"host": "h"}}) == [
+        "wall time",
+        "info.host",
+    ]
 
 
 def test_a_synthesis_runs_on_a_device_copy_in_process_and_on_the_model_itself_in_workers():
     from compendium.distill import teachers as T
 
     net = torch.nn.Sequential(torch.nn.Linear(2, 2))
-    assert T.synthesis_copy(net, "cpu", workers=2) is net          # worker processes: the model, on the CPU
+    assert T.synthesis_copy(net, "cpu", workers=2) is net  # worker processes: the model, on the CPU
     copy_ = T.synthesis_copy(net, "cpu", workers=0)
     assert copy_ is not net and next(copy_.parameters()).device.type == "cpu"
     assert torch.equal(copy_[0].weight, net[0].weight)
     copy_[0].weight.data.zero_()
-    assert net[0].weight.abs().sum() > 0                             # the caller's teacher is untouched
+    assert net[0].weight.abs().sum() > 0  # the caller's teacher is untouched
     assert T.synthesis_device("cpu", workers=0).type == "cpu" and T.synthesis_device("auto", workers=2).type == "cpu"

@@ -26,6 +26,7 @@ def _objective(net, p0, momentum=0.5, **kw):
         p = U.unroll(net, p0, U.dd_batches(x_syn, y_soft, steps=3, epochs=1), lrs, momentum=momentum, **kw)
         _, _, x_real, y_real = _data()
         return U.outer_loss(net, p, x_real, y_real)
+
     return f
 
 

@@ -1,5 +1,6 @@
 """compendium.pipeline.dvcplots: every plot declared with x, y and its series; templates that draw one
 line per arm."""
+
 import json
 import shutil
 import subprocess
@@ -48,9 +49,12 @@ def test_dvc_plots_show_draws_four_arms_as_four_lines(tmp_path):
     subprocess.run([*dvc, "init", "-q"], cwd=tmp_path, check=True)
     (tmp_path / dvcplots.TEMPLATES).mkdir(parents=True, exist_ok=True)
     (tmp_path / dvcplots.TEMPLATES / f"{p.template_name}.json").write_text(json.dumps(dvcplots.template(p)))
-    (tmp_path / "dvc.yaml").write_text(f"plots:\n  - knn:\n      template: {p.template_name}\n      x: epoch\n"
-                                       "      y:\n        k.csv: knn\n")
-    (tmp_path / "k.csv").write_text("arm,epoch,knn\n" + "".join(f"{a},{e},{0.5 + e / 10}\n" for a in "ABCD" for e in range(3)))
+    (tmp_path / "dvc.yaml").write_text(
+        f"plots:\n  - knn:\n      template: {p.template_name}\n      x: epoch\n      y:\n        k.csv: knn\n"
+    )
+    (tmp_path / "k.csv").write_text(
+        "arm,epoch,knn\n" + "".join(f"{a},{e},{0.5 + e / 10}\n" for a in "ABCD" for e in range(3))
+    )
     out = subprocess.run([*dvc, "plots", "show", "--json"], cwd=tmp_path, capture_output=True, text=True, check=True)
     spec = json.loads(out.stdout)["data"]["knn"][0]["content"]
     assert spec["encoding"]["color"]["field"] == "arm" and spec["encoding"]["x"]["field"] == "epoch"
@@ -66,9 +70,10 @@ def test_the_offline_page_inlines_the_libraries_dvcs_page_loads_from_a_cdn(tmp_p
     page = dvcplots.vendored_page(tmp_path)
     assert "{plot_divs}" in page and "{refresh_tag}" in page and "http" not in page.split("<body>")[0]
     assert all(f"window['{n}'] = 1;" in page and f"{n} {v}, from the npm registry" in page for n, v in dvcplots.VEGA)
-    assert "licence * / text" in page   # a licence cannot close the comment it sits in
+    assert "licence * / text" in page  # a licence cannot close the comment it sits in
     # the libraries DVC's own page would load, at the same versions
     from dvc_render.vega import VegaRenderer
+
     for name, version in dvcplots.VEGA:
         assert f"npm/{name}@{version}" in VegaRenderer.SCRIPTS
     (tmp_path / "vega-5.20.2" / "package" / "build" / "vega.min.js").write_text("x = '</script>'")
@@ -85,12 +90,27 @@ def test_dvc_plots_writes_the_committed_offline_page_and_it_draws_without_the_in
     assert "cdn.jsdelivr" not in page and all(f"{n} {v}, from the npm registry" in page for n, v in dvcplots.VEGA)
     assert "html_template = plots-page.html" in (paths.ROOT / ".dvc" / "config").read_text()
     out = tmp_path / "plots"
-    r = subprocess.run([sys.executable, "-m", "dvc", "plots", "show", "reports/plots/data_overview/class_balance_digits.csv",
-                        "-o", str(out)], cwd=paths.ROOT, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dvc",
+            "plots",
+            "show",
+            "reports/plots/data_overview/class_balance_digits.csv",
+            "-o",
+            str(out),
+        ],
+        cwd=paths.ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     html = (out / "index.html").read_text()
     assert "cdn.jsdelivr" not in html and "vega-embed 6.18.2" in html
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=sitecheck.chromium(), args=["--no-sandbox"])
         p = browser.new_page()

@@ -1,4 +1,5 @@
 """The dependency lists agree with each other and with the developer guide's pins."""
+
 import re
 
 import yaml

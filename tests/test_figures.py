@@ -23,32 +23,45 @@ def _close():
 
 
 def _stats(groups, series, n=2):
-    return pd.DataFrame([{"g": g, "s": s, "mean": 0.6 + 0.05 * i + 0.01 * j, "std": 0.02, "count": n}
-                         for i, g in enumerate(groups) for j, s in enumerate(series)])
+    return pd.DataFrame(
+        [
+            {"g": g, "s": s, "mean": 0.6 + 0.05 * i + 0.01 * j, "std": 0.02, "count": n}
+            for i, g in enumerate(groups)
+            for j, s in enumerate(series)
+        ]
+    )
 
 
 def test_paper_table2_and_table3_cells_are_the_printed_ones():
     c2 = PT.table2_cells(["ConvNet", "ViT-Tiny"], ["rand:convnet", "trained:priors/fmnist_supervised.pt"])
-    assert c2[("ViT-Tiny", "Original (BYOL)")] == PT.value(PT.cell("v2_table2", {"Data": "CF-10", "Arch": "ViT T/16"}, "Original"))
+    assert c2[("ViT-Tiny", "Original (BYOL)")] == PT.value(
+        PT.cell("v2_table2", {"Data": "CF-10", "Arch": "ViT T/16"}, "Original")
+    )
     assert ("ViT-Tiny", "+ReLA Rand. (random Conv-3)") in c2
     assert not any(k[0] == "ConvNet" for k in c2)  # no paper row
     assert not any("strong" in k[1] for k in c2)  # its analogue (CLIP-RN50) is no Table 2 column
     c3 = PT.table3_cells(["SimCLR"], ["rand", "trained:priors/fmnist_supervised.pt"])
-    assert c3[("SimCLR", "strong (supervised)")] == PT.value(PT.cell("v2_table3", {"Data": "CF-10", "Variant": "CLIP-RN50"}, "SimCLR"))
+    assert c3[("SimCLR", "strong (supervised)")] == PT.value(
+        PT.cell("v2_table3", {"Data": "CF-10", "Variant": "CLIP-RN50"}, "SimCLR")
+    )
     assert set(c3) == {("SimCLR", "Original"), ("SimCLR", "Rand."), ("SimCLR", "strong (supervised)")}
 
 
 def test_grouped_bars_start_at_zero_with_seed_error_bars_and_paper_ticks():
     groups, series = ["A", "B"], ["x", "y"]
-    fig = rela_plots.grouped_bars(_stats(groups, series), "g", "s", groups, series, paper={("A", "x"): 50.0},
-                                  paper_label="paper (CIFAR-10)")
+    fig = rela_plots.grouped_bars(
+        _stats(groups, series), "g", "s", groups, series, paper={("A", "x"): 50.0}, paper_label="paper (CIFAR-10)"
+    )
     ax = fig.axes[0]
     assert ax.get_ylim()[0] == 0
     assert len(ax.patches) == 4 and all(p.get_y() == 0 for p in ax.patches)
     bars = [c for c in ax.containers if isinstance(c, matplotlib.container.BarContainer)]
     assert len(bars) == 2 and all(c.errorbar is not None for c in bars)
-    ticks = [c for c in ax.collections if isinstance(c, matplotlib.collections.LineCollection) and
-             np.allclose(c.get_segments()[0][:, 1], 50.0)]
+    ticks = [
+        c
+        for c in ax.collections
+        if isinstance(c, matplotlib.collections.LineCollection) and np.allclose(c.get_segments()[0][:, 1], 50.0)
+    ]
     assert len(ticks) == 1
     texts = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "paper (CIFAR-10)" in texts and any("±1 std over seeds" in t for t in texts)
@@ -62,8 +75,16 @@ def _trace():
     rows = []
     for arm in ("Rand.: switch (camera-ready)", "Rand.: v1 continuous", "strong: switch (camera-ready)"):
         for step in range(1, 6):
-            rows.append({"arm": arm, "step": step, "lam": 1.0, "rela_loss": 1.0 / step,
-                         "ssl_loss": np.nan if "switch" in arm else 2.0 / step, "rho": 0.5 if "switch" in arm else np.nan})
+            rows.append(
+                {
+                    "arm": arm,
+                    "step": step,
+                    "lam": 1.0,
+                    "rela_loss": 1.0 / step,
+                    "ssl_loss": np.nan if "switch" in arm else 2.0 / step,
+                    "rho": 0.5 if "switch" in arm else np.nan,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -77,11 +98,22 @@ def test_training_dynamics_has_one_legible_legend_of_schedules_and_priors():
 
 
 def test_learning_curves_legends_are_legible_and_below_the_axes():
-    curves = pd.DataFrame([{"arm": a, "epoch": e, "seed": s, "knn": 0.6 + 0.01 * e}
-                           for a in ("BYOL", "BYOL + ReLA (rand)") for e in (0, 1) for s in (0, 1)])
+    curves = pd.DataFrame(
+        [
+            {"arm": a, "epoch": e, "seed": s, "knn": 0.6 + 0.01 * e}
+            for a in ("BYOL", "BYOL + ReLA (rand)")
+            for e in (0, 1)
+            for s in (0, 1)
+        ]
+    )
     steps = _trace().assign(arm="BYOL + ReLA (rand)", seed=0)
-    results = pd.DataFrame([{"arm": a, "seed": s, "kNN": 0.6, "switch step": 3 if "ReLA" in a else np.nan}
-                            for a in ("untrained", "BYOL", "BYOL + ReLA (rand)") for s in (0, 1)])
+    results = pd.DataFrame(
+        [
+            {"arm": a, "seed": s, "kNN": 0.6, "switch step": 3 if "ReLA" in a else np.nan}
+            for a in ("untrained", "BYOL", "BYOL + ReLA (rand)")
+            for s in (0, 1)
+        ]
+    )
     fig = rela_plots.learning_curves(curves, steps, results, ["BYOL", "BYOL + ReLA (rand)"], [0, 1], budget=0.1)
     for ax in fig.axes[:2]:
         leg = ax.get_legend()
@@ -91,18 +123,31 @@ def test_learning_curves_legends_are_legible_and_below_the_axes():
 
 def test_ablation_panels_bars_from_zero_and_legends_under_the_panels():
     labels, lambdas, fractions, seeds = ["Rand.", "strong"], [0.5, 1.0], [0.0, 0.5, 1.0], [0, 1]
-    names = (["BYOL", "untrained"] + [f"{L}: {v}" for L in labels for v in
-             ("switch, static subset", "adaptive switch", "v1 continuous", "first 50% ReLA")]
-             + [f"{L}: constant λ={lam:g}" for L in labels for lam in lambdas])
+    names = (
+        ["BYOL", "untrained"]
+        + [
+            f"{L}: {v}"
+            for L in labels
+            for v in ("switch, static subset", "adaptive switch", "v1 continuous", "first 50% ReLA")
+        ]
+        + [f"{L}: constant λ={lam:g}" for L in labels for lam in lambdas]
+    )
     runs = pd.DataFrame([{"arm": a, "seed": s, "probe": 0.7 + 0.01 * s} for a in names for s in seeds])
     acc = {(a, s): p for a, s, p in zip(runs["arm"], runs["seed"], runs["probe"])}
     fig = rela_plots.ablation_panels(runs, acc, labels, lambdas, fractions, seeds, budget=0.1)
     assert fig.axes[0].get_ylim()[0] == 0 and "±1 std of 2 seeds" in fig.axes[0].get_title()
     for ax in fig.axes:
         assert min(t.get_fontsize() for t in ax.get_legend().get_texts()) >= 10
-    lean = runs[~runs["arm"].str.endswith("v1 continuous")]   # descriptive arms left out: no v1 line, the rest drawn
-    fig = rela_plots.ablation_panels(lean, {k: v for k, v in acc.items() if not k[0].endswith("v1 continuous")}, labels,
-                                     lambdas, fractions, seeds, budget=0.1)
+    lean = runs[~runs["arm"].str.endswith("v1 continuous")]  # descriptive arms left out: no v1 line, the rest drawn
+    fig = rela_plots.ablation_panels(
+        lean,
+        {k: v for k, v in acc.items() if not k[0].endswith("v1 continuous")},
+        labels,
+        lambdas,
+        fractions,
+        seeds,
+        budget=0.1,
+    )
     texts = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
     assert not any("v1" in t for t in texts) and sum("constant λ" in t for t in texts) == 2
 
@@ -118,15 +163,27 @@ class _Run:
 
 
 def test_probe_bars_start_at_zero_and_tick_the_paper_in_its_panel():
-    fig = distill_plots.probe_bars(_Run(), ["SSDD", "untrained"], ["a", "b"], budget_n=10, paper={"SSDD": 52.4},
-                                   paper_target="a", paper_label="paper (CIFAR-100)")
+    fig = distill_plots.probe_bars(
+        _Run(),
+        ["SSDD", "untrained"],
+        ["a", "b"],
+        budget_n=10,
+        paper={"SSDD": 52.4},
+        paper_target="a",
+        paper_label="paper (CIFAR-100)",
+    )
     a, b = fig.axes[:2]
     assert a.get_xlim()[0] == 0 and b.get_xlim()[0] == 0
     assert all(p.get_x() == 0 for p in a.patches)
-    ticks = [c for c in a.collections if isinstance(c, matplotlib.collections.LineCollection)
-             and np.allclose(c.get_segments()[0][:, 0], 52.4)]
-    assert len(ticks) == 1 and not any(isinstance(c, matplotlib.collections.LineCollection)
-                                       and np.allclose(c.get_segments()[0][:, 0], 52.4) for c in b.collections)
+    ticks = [
+        c
+        for c in a.collections
+        if isinstance(c, matplotlib.collections.LineCollection) and np.allclose(c.get_segments()[0][:, 0], 52.4)
+    ]
+    assert len(ticks) == 1 and not any(
+        isinstance(c, matplotlib.collections.LineCollection) and np.allclose(c.get_segments()[0][:, 0], 52.4)
+        for c in b.collections
+    )
     assert "paper (CIFAR-100)" in [t.get_text() for t in fig.legends[0].get_texts()]
 
 

@@ -23,8 +23,20 @@ def tiny_setup(n=64):
     g = torch.Generator().manual_seed(0)
     images = torch.randint(0, 256, (n, 1, 12, 12), generator=g, dtype=torch.uint8)
     labels = torch.arange(n) % 4
-    return experiment.Setup(images, labels, images[:32], labels[:32], (0.5,), (0.25,), epochs=1, batch_size=16,
-                            head_mult=0.1, probe_epochs=1, num_classes=4, device="cpu")
+    return experiment.Setup(
+        images,
+        labels,
+        images[:32],
+        labels[:32],
+        (0.5,),
+        (0.25,),
+        epochs=1,
+        batch_size=16,
+        head_mult=0.1,
+        probe_epochs=1,
+        num_classes=4,
+        device="cpu",
+    )
 
 
 def _stage(tmp_path, s, *, checkpoint=True, sidecar_kwargs=None, target_file=True, prior_dim=None):
@@ -34,30 +46,48 @@ def _stage(tmp_path, s, *, checkpoint=True, sidecar_kwargs=None, target_file=Tru
     bb = models.build("convnet", **STUDENT)
     if checkpoint:
         priors.save_backbone(bb, ckpt, "convnet", STUDENT, s.mean, s.std, 12)
-        if sidecar_kwargs is not None:   # the sidecar names another architecture than the weights are
+        if sidecar_kwargs is not None:  # the sidecar names another architecture than the weights are
             meta = json.loads(ckpt.with_name("p.pt.json").read_text())
             meta["kwargs"] = {**meta["kwargs"], **sidecar_kwargs}
             ckpt.with_name("p.pt.json").write_text(json.dumps(meta))
     spec = f"trained:{ckpt}"
     if target_file:
         torch.save({"values": torch.randn(len(s.images), bb.feature_dim)}, tmp_path / "t.pt")
-    entry = {"prior": spec, "file": "t.pt", "n": bb.feature_dim, "prior_dim": prior_dim or bb.feature_dim,
-             "order": "code", "seed": 0, "student": STUDENT, "arch": "convnet"}
-    index = targets.write_index(tmp_path / "index.json", dataset="fashion-mnist", mean=s.mean, std=s.std,
-                                indices=list(range(len(s.images))), targets=[entry])
+    entry = {
+        "prior": spec,
+        "file": "t.pt",
+        "n": bb.feature_dim,
+        "prior_dim": prior_dim or bb.feature_dim,
+        "order": "code",
+        "seed": 0,
+        "student": STUDENT,
+        "arch": "convnet",
+    }
+    index = targets.write_index(
+        tmp_path / "index.json",
+        dataset="fashion-mnist",
+        mean=s.mean,
+        std=s.std,
+        indices=list(range(len(s.images))),
+        targets=[entry],
+    )
     return spec, targets.TargetBank(s, index)
 
 
 def _arms(spec):
-    return [experiment.Arm("BYOL", arch_kwargs=KW, budget=0.5),
-            experiment.Arm("ReLA", arch_kwargs=KW, budget=0.5, prior=spec)]
+    return [
+        experiment.Arm("BYOL", arch_kwargs=KW, budget=0.5),
+        experiment.Arm("ReLA", arch_kwargs=KW, budget=0.5, prior=spec),
+    ]
 
 
 @pytest.fixture
 def no_training(monkeypatch):
     """``experiment.run`` records the arms it was asked to train instead of training them."""
     ran = []
-    monkeypatch.setattr(experiment, "run", lambda arm, *a, **k: ran.append(arm.name) or experiment.Result({}, [], None, []))
+    monkeypatch.setattr(
+        experiment, "run", lambda arm, *a, **k: ran.append(arm.name) or experiment.Result({}, [], None, [])
+    )
     return ran
 
 
@@ -73,13 +103,18 @@ def test_good_inputs_pass_and_leave_the_random_state_alone(tmp_path, no_training
     assert no_training == ["BYOL", "ReLA"]
 
 
-@pytest.mark.parametrize("broken", ["missing checkpoint", "missing sidecar", "wrong architecture", "damaged checkpoint",
-                                    "stale targets"])
+@pytest.mark.parametrize(
+    "broken", ["missing checkpoint", "missing sidecar", "wrong architecture", "damaged checkpoint", "stale targets"]
+)
 def test_a_broken_prior_checkpoint_stops_the_stage_before_any_arm_trains(tmp_path, no_training, broken):
     s = tiny_setup()
-    spec, bank = _stage(tmp_path, s, checkpoint=broken != "missing checkpoint",
-                        sidecar_kwargs={"width": 8} if broken == "wrong architecture" else None,
-                        prior_dim=99 if broken == "stale targets" else None)
+    spec, bank = _stage(
+        tmp_path,
+        s,
+        checkpoint=broken != "missing checkpoint",
+        sidecar_kwargs={"width": 8} if broken == "wrong architecture" else None,
+        prior_dim=99 if broken == "stale targets" else None,
+    )
     ckpt = tmp_path / "priors" / "p.pt"
     if broken == "missing sidecar":
         ckpt.with_name("p.pt.json").unlink()
@@ -161,11 +196,22 @@ def test_the_smoke_supervised_prior_learns(one_thread):
     idx = data.subset_indices(len(tr), v["train_n"], v["seed"])
     images, labels = tr.images[idx], tr.labels[idx]
     mean, std = data.normalisation(v["dataset"], images)
-    kw = dict(in_channels=1, image_size=28, width=v["width"], depth=v["depth"], norm=v["norm"], global_pool=v["global_pool"])
+    kw = dict(
+        in_channels=1, image_size=28, width=v["width"], depth=v["depth"], norm=v["norm"], global_pool=v["global_pool"]
+    )
     torch.manual_seed(v["seed"])
     sup = models.build("convnet", **kw)
     test = data.subset_indices(len(te), 2000, 0)
-    records = train.train_classifier(sup, images, labels, tr.num_classes, train.SupervisedConfig(
-        epochs=v["sup_epochs"], batch_size=v["sup_batch_size"], lr=v["sup_lr"], seed=v["seed"], device="cpu"),
-        list(mean), list(std), test=(te.images[test], te.labels[test]))
+    records = train.train_classifier(
+        sup,
+        images,
+        labels,
+        tr.num_classes,
+        train.SupervisedConfig(
+            epochs=v["sup_epochs"], batch_size=v["sup_batch_size"], lr=v["sup_lr"], seed=v["seed"], device="cpu"
+        ),
+        list(mean),
+        list(std),
+        test=(te.images[test], te.labels[test]),
+    )
     assert records[-1]["test_acc"] > 0.3

@@ -43,16 +43,25 @@ def test_ranks_that_disagree_are_named():
 
 def test_a_teacher_trains_under_ddp_in_two_processes():
     x, y = _data()
-    cfg = E.EvalConfig(arch="convnet", arch_kwargs={"width": 8, "depth": 2, "norm": "batch"}, epochs=2, batch_size=16,
-                       lr=1e-3, augmentation="crop_flip", label_mode="hard", eval_every=1, device="cpu")
+    cfg = E.EvalConfig(
+        arch="convnet",
+        arch_kwargs={"width": 8, "depth": 2, "norm": "batch"},
+        epochs=2,
+        batch_size=16,
+        lr=1e-3,
+        augmentation="crop_flip",
+        label_mode="hard",
+        eval_every=1,
+        device="cpu",
+    )
     kw = dict(mean=(0.5,), std=(0.25,), num_classes=4, return_model=True)
     r = launch.call(E.whole_dataset_upper_bound, (x, y, x, y, cfg, 0), kw, nproc=2, timeout=300)
     assert isinstance(r["model"], nn.Module) and 0.0 <= r["final_acc"] <= 1.0
-    assert r["steps"] == 2 * 64 // 16   # the global schedule: each step one batch of 16, 8 images per rank
+    assert r["steps"] == 2 * 64 // 16  # the global schedule: each step one batch of 16, 8 images per rank
     one = E.whole_dataset_upper_bound(x, y, x, y, cfg, 0, **kw)
     assert one["steps"] == r["steps"]
-    assert launch.ranks_agree([one["model"], r["model"]])   # the sharded run is its own, not a copy of one process's
-    with pytest.raises(launch.LaunchError, match="exited"):   # a batch that does not split into the ranks
+    assert launch.ranks_agree([one["model"], r["model"]])  # the sharded run is its own, not a copy of one process's
+    with pytest.raises(launch.LaunchError, match="exited"):  # a batch that does not split into the ranks
         launch.call(E.whole_dataset_upper_bound, (x, y, x, y, cfg.replace(batch_size=15), 0), kw, nproc=2, timeout=300)
 
 
@@ -60,13 +69,18 @@ def test_byol_and_its_prior_file_under_ddp(tmp_path):
     x, _ = _data(n=64, size=16)
     kwargs = dict(in_channels=1, image_size=16, width=8, depth=2, norm="batch", global_pool=True)
     out = tmp_path / "priors" / "byol.pt"
-    record, seconds, loss = launch.call(replicates.train_byol, (x, kwargs, (0.5,), (0.25,)),
-                                        dict(epochs=1, batch_size=16, seed=0, out=out, device="cpu", name="t"),
-                                        nproc=2, timeout=300)
+    record, seconds, loss = launch.call(
+        replicates.train_byol,
+        (x, kwargs, (0.5,), (0.25,)),
+        dict(epochs=1, batch_size=16, seed=0, out=out, device="cpu", name="t"),
+        nproc=2,
+        timeout=300,
+    )
     assert record["epochs"] == 1 and loss == loss and out.is_file()
-    assert json.loads(Path(f"{out}.json").read_text())["train"]["method"] == "byol"   # written by rank 0
+    assert json.loads(Path(f"{out}.json").read_text())["train"]["method"] == "byol"  # written by rank 0
     method = methods.build("barlow_twins", models.build("convnet", **kwargs), head_mult=0.125)
     cfg = train.PretrainConfig(epochs=1, batch_size=16, device="cpu", log_prefix="")
-    r = launch.call(train.pretrained, (method, x, cfg, augment.preset("barlow_twins", size=16), [0.5], [0.25]),
-                    nproc=2, timeout=300)
+    r = launch.call(
+        train.pretrained, (method, x, cfg, augment.preset("barlow_twins", size=16), [0.5], [0.25]), nproc=2, timeout=300
+    )
     assert len(r["history"].epochs) == 1 and isinstance(r["model"].backbone, nn.Module)

@@ -1,5 +1,6 @@
 """The package in one-way wings: each wing imports only from the wings below it, there is no import cycle,
 and no module of the package is imported inside a function (the import block shows every dependency)."""
+
 import ast
 import subprocess
 import sys
@@ -39,8 +40,13 @@ def wing(module: str) -> str | None:
 def imports(path: Path):
     """(imported compendium module, line, inside a function) for every import statement of ``path``."""
     tree = ast.parse(path.read_text())
-    inner = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-             for n in ast.walk(f) if isinstance(n, (ast.Import, ast.ImportFrom))}
+    inner = {
+        id(n)
+        for f in ast.walk(tree)
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for n in ast.walk(f)
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+    }
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
@@ -88,7 +94,7 @@ def test_there_is_no_import_cycle():
         state[m] = 1
         for n in graph[m]:
             if state.get(n) == 1:
-                cycle.extend(stack[stack.index(n):] + [n])
+                cycle.extend(stack[stack.index(n) :] + [n])
                 return True
             if n not in state and visit(n, stack + [n]):
                 return True
@@ -102,9 +108,11 @@ def test_there_is_no_import_cycle():
 def test_importing_a_wing_loads_no_wing_above_it(name):
     """A fresh interpreter imports every module of the wing; no module of a wing it may not use is loaded."""
     mods = [m for m in MODULES if wing(m) == name]
-    code = ("import importlib, sys\n"
-            f"for m in {mods!r}: importlib.import_module(m)\n"
-            "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('compendium.'))))")
+    code = (
+        "import importlib, sys\n"
+        f"for m in {mods!r}: importlib.import_module(m)\n"
+        "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('compendium.'))))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     loaded = {wing(m) for m in r.stdout.split()} - {None}

@@ -7,17 +7,20 @@ from compendium.core import models
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: steady on a busy 2-core machine
 
 
-@pytest.mark.parametrize("name,kw,size", [
-    ("convnet", dict(width=16, depth=3), 28),
-    ("convnet", dict(width=16, depth=3, global_pool=True, norm="batch", pooling="max"), 28),
-    ("convnet", dict(width=8, depth=2, norm="layer", activation="sigmoid", pooling="none"), 16),
-    ("resnet18", dict(width_mult=0.125), 28),
-    ("resnet18", dict(width_mult=0.125, stem="imagenet"), 64),
-    ("resnet50", dict(width_mult=0.0625, stem="small"), 32),
-    ("mobilenet_v2", dict(width_mult=0.25), 28),
-    ("efficientnet_b0", dict(width_mult=0.25), 32),
-    ("vit_tiny", dict(width_mult=0.5, depth=2), 28),
-])
+@pytest.mark.parametrize(
+    "name,kw,size",
+    [
+        ("convnet", dict(width=16, depth=3), 28),
+        ("convnet", dict(width=16, depth=3, global_pool=True, norm="batch", pooling="max"), 28),
+        ("convnet", dict(width=8, depth=2, norm="layer", activation="sigmoid", pooling="none"), 16),
+        ("resnet18", dict(width_mult=0.125), 28),
+        ("resnet18", dict(width_mult=0.125, stem="imagenet"), 64),
+        ("resnet50", dict(width_mult=0.0625, stem="small"), 32),
+        ("mobilenet_v2", dict(width_mult=0.25), 28),
+        ("efficientnet_b0", dict(width_mult=0.25), 32),
+        ("vit_tiny", dict(width_mult=0.5, depth=2), 28),
+    ],
+)
 def test_backbones_map_images_to_feature_dim(name, kw, size):
     torch.manual_seed(0)
     net = models.build(name, in_channels=1, image_size=size, **kw).eval()
@@ -214,12 +217,20 @@ def test_shufflenet_full_width_is_torchvisions():
         models.shufflenet_v2(1, 28, stem_stride=3)
 
 
-@pytest.mark.parametrize("name,kw", [
-    ("alexnet", {}), ("vgg11", {}), ("shufflenet_v2", {}), ("vit_bn", dict(depth=2)),
-])
+@pytest.mark.parametrize(
+    "name,kw",
+    [
+        ("alexnet", {}),
+        ("vgg11", {}),
+        ("shufflenet_v2", {}),
+        ("vit_bn", dict(depth=2)),
+    ],
+)
 def test_width_mult_shrinks_parameter_counts(name, kw):
-    counts = [models.count_parameters(models.build(name, in_channels=1, image_size=28, width_mult=m, **kw))
-              for m in (1.0, 0.5, 0.25)]
+    counts = [
+        models.count_parameters(models.build(name, in_channels=1, image_size=28, width_mult=m, **kw))
+        for m in (1.0, 0.5, 0.25)
+    ]
     assert counts[0] > 2.5 * counts[1] > 2.5 * 2.5 * counts[2]  # ~quadratic in width
 
 
@@ -230,11 +241,18 @@ def test_vit_bn_has_only_batchnorms_with_hookable_running_stats():
     assert not any(isinstance(m, torch.nn.LayerNorm) for m in net.modules())
     bns = [m for m in net.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     assert len(bns) == 3 * depth + 1  # ln_1, ln_2, FFN BN per block, and the encoder's last norm
-    assert len([m for m in models.vit_bn(1, 28, width_mult=0.25, depth=depth, ffn_bn=False).modules()
-                if isinstance(m, models.TokenBatchNorm)]) == 2 * depth + 1
+    assert (
+        len(
+            [
+                m
+                for m in models.vit_bn(1, 28, width_mult=0.25, depth=depth, ffn_bn=False).modules()
+                if isinstance(m, models.TokenBatchNorm)
+            ]
+        )
+        == 2 * depth + 1
+    )
     seen: dict = {}
-    hooks = [m.register_forward_hook(lambda m, i, o: seen.__setitem__(m, models.bn_input_stats(m, i[0])))
-             for m in bns]
+    hooks = [m.register_forward_hook(lambda m, i, o: seen.__setitem__(m, models.bn_input_stats(m, i[0]))) for m in bns]
     for m in bns:
         m.momentum = 1.0  # running stats become exactly this batch's statistics
     x = torch.randn(4, 1, 28, 28)
@@ -296,7 +314,9 @@ def test_every_backbone_pickles(name):
     """Worker processes receive models (teachers) by pickle: no backbone may hold a local class."""
     import pickle
 
-    kw = {"resnet50": {"image_size": 32, "width_mult": 0.0625}, "mlp": {"width": 8}, "convnet": {"width": 4}}.get(name, {})
+    kw = {"resnet50": {"image_size": 32, "width_mult": 0.0625}, "mlp": {"width": 8}, "convnet": {"width": 4}}.get(
+        name, {}
+    )
     if name in ("resnet18", "mobilenet_v2", "efficientnet_b0", "shufflenet_v2", "alexnet", "vgg11"):
         kw = {"width_mult": 0.0625}
     if name in ("vit_tiny", "vit_bn"):
@@ -313,7 +333,7 @@ def test_channels_last_is_avoided_where_onednn_corrupts_the_heap():
     narrow = models.build("resnet18", in_channels=3, image_size=64, width_mult=0.0625, stem_stride=1)
     assert not models.channels_last_safe(narrow, 64, "cpu")
     assert models.channels_last_safe(narrow, 28, "cpu") and models.channels_last_safe(narrow, 64, "cuda")
-    wide = models.build("resnet18", in_channels=3, image_size=64, width_mult=0.25, stem_stride=1)   # 16-channel shortcut
+    wide = models.build("resnet18", in_channels=3, image_size=64, width_mult=0.25, stem_stride=1)  # 16-channel shortcut
     assert models.channels_last_safe(wide, 64, "cpu")
     assert models.channels_last_safe(models.build("convnet", in_channels=3, image_size=64, width=8), 64, "cpu")
 
@@ -325,11 +345,12 @@ def test_resnets_take_the_imagenet_stem_from_128_px_unless_told():
         assert small.body.conv1.kernel_size == (3, 3) and isinstance(small.body.maxpool, torch.nn.Identity)
     # the small stem's stride (the zoo and the students always pass one) has no say over the ImageNet stem
     assert models.resnet18(3, 224, stem_stride=1).body.conv1.stride == (2, 2)
-    assert models.resnet18(3, 64, stem_stride=2).body.conv1.stride == (2, 2)          # Tiny-ImageNet: small stem
-    assert models.resnet18(3, 224, stem="small").body.conv1.kernel_size == (3, 3)      # an explicit stem stands
+    assert models.resnet18(3, 64, stem_stride=2).body.conv1.stride == (2, 2)  # Tiny-ImageNet: small stem
+    assert models.resnet18(3, 224, stem="small").body.conv1.kernel_size == (3, 3)  # an explicit stem stands
     r18 = torchvision.models.resnet18(weights=None)
     assert models.count_parameters(models.resnet18(3, 224)) == _tv_params(r18, r18.fc)
     from compendium.distill import zoo
+
     kw = zoo.arch_kwargs("resnet50", width_mult=1.0, stem_stride=1)
     assert models.build("resnet50", in_channels=3, image_size=224, **kw).body.conv1.kernel_size == (7, 7)
     assert models.build("resnet50", in_channels=3, image_size=32, **kw).body.conv1.kernel_size == (3, 3)

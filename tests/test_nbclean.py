@@ -13,8 +13,23 @@ from compendium.pipeline import nbclean
 
 def test_pipeline_order_reads_the_stage_deps_in_order(tmp_path):
     dvc = tmp_path / "dvc.yaml"
-    dvc.write_text(yaml.safe_dump({"stages": {"clean_notebooks": {"cmd": "x", "deps": [
-        "src/compendium/pipeline/nbclean.py", "notebooks/b.ipynb", "notebooks/a.ipynb", "data"]}}}))
+    dvc.write_text(
+        yaml.safe_dump(
+            {
+                "stages": {
+                    "clean_notebooks": {
+                        "cmd": "x",
+                        "deps": [
+                            "src/compendium/pipeline/nbclean.py",
+                            "notebooks/b.ipynb",
+                            "notebooks/a.ipynb",
+                            "data",
+                        ],
+                    }
+                }
+            }
+        )
+    )
     assert nbclean.pipeline_order(dvc) == ["b", "a"]
 
 
@@ -28,12 +43,15 @@ def test_the_real_stage_lists_every_notebook_upstream_first():
 
 def test_clean_copy_is_the_cli_output_and_drops_outputs(tmp_path):
     got = nbclean.clean("theory_ssdd", tmp_path)
-    want = subprocess.run([sys.executable, *nbclean.STRIP, str(paths.NOTEBOOKS / "theory_ssdd.ipynb")],
-                          capture_output=True, check=True).stdout
+    want = subprocess.run(
+        [sys.executable, *nbclean.STRIP, str(paths.NOTEBOOKS / "theory_ssdd.ipynb")], capture_output=True, check=True
+    ).stdout
     assert got == tmp_path / "theory_ssdd.ipynb" and got.read_bytes() == want
     nb = json.loads(want)
     assert "language_info" not in nb["metadata"]
-    assert all(c.get("outputs", []) == [] and c.get("execution_count") is None for c in nb["cells"] if c["cell_type"] == "code")
+    assert all(
+        c.get("outputs", []) == [] and c.get("execution_count") is None for c in nb["cells"] if c["cell_type"] == "code"
+    )
     assert not list(tmp_path.glob("*.tmp"))
 
 

@@ -12,8 +12,10 @@ from compendium.pipeline import nbrun, params
 
 
 def _notebook(path, cells):
-    nb = new_notebook(cells=[new_code_cell(c) for c in cells],
-                      metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nb = new_notebook(
+        cells=[new_code_cell(c) for c in cells],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+    )
     nb.cells[0].metadata["tags"] = ["parameters"]
     nbformat.write(nb, path)
     return path
@@ -27,11 +29,14 @@ def fake_stage(monkeypatch):
 
 @pytest.mark.slow
 def test_a_good_stage_publishes_everything_at_once(tmp_path, fake_stage):
-    nb = _notebook(tmp_path / "good.ipynb", [
-        "scale = 'cpu'\nx = 0",
-        "import pandas as pd\nfrom compendium.pipeline import report\nrep = report.Reporter('good_stage')\n"
-        "rep.table(pd.DataFrame({'x': [x]}), 't')\nrep.metrics({'x': x})\nprint('x is', x)",
-    ])
+    nb = _notebook(
+        tmp_path / "good.ipynb",
+        [
+            "scale = 'cpu'\nx = 0",
+            "import pandas as pd\nfrom compendium.pipeline import report\nrep = report.Reporter('good_stage')\n"
+            "rep.table(pd.DataFrame({'x': [x]}), 't')\nrep.metrics({'x': x})\nprint('x is', x)",
+        ],
+    )
     out = tmp_path / "reports"
     written = nbrun.run_stage("good_stage", output_root=out, notebook=nb, progress=False)
     assert (out / "metrics/good_stage.json").read_text().strip().endswith("}")
@@ -50,7 +55,10 @@ def test_two_runs_of_one_stage_stage_apart(tmp_path, monkeypatch, fake_stage):
     seen = []
     real = nbrun.tempfile.mkdtemp
     monkeypatch.setattr(nbrun.tempfile, "mkdtemp", lambda **kw: seen.append(real(**kw)) or seen[-1])
-    nb = _notebook(tmp_path / "nb.ipynb", ["x = 1", "from compendium.pipeline import report\nreport.Reporter('good_stage').metrics({'x': x})"])
+    nb = _notebook(
+        tmp_path / "nb.ipynb",
+        ["x = 1", "from compendium.pipeline import report\nreport.Reporter('good_stage').metrics({'x': x})"],
+    )
     for i in range(2):
         nbrun.run_stage("good_stage", output_root=tmp_path / f"out{i}", notebook=nb, progress=False)
     assert len(set(seen)) == 2 and all(paths.BUILD / "staging" in Path(p).parents for p in seen)
@@ -58,11 +66,14 @@ def test_two_runs_of_one_stage_stage_apart(tmp_path, monkeypatch, fake_stage):
 
 @pytest.mark.slow
 def test_a_failing_cell_names_the_cell_and_leaves_no_output(tmp_path, fake_stage):
-    nb = _notebook(tmp_path / "bad.ipynb", [
-        "scale = 'cpu'\nx = 0",
-        "from compendium.pipeline import report\nreport.Reporter('bad_stage').metrics({'x': x})",
-        "raise ValueError('boom in cell three')",
-    ])
+    nb = _notebook(
+        tmp_path / "bad.ipynb",
+        [
+            "scale = 'cpu'\nx = 0",
+            "from compendium.pipeline import report\nreport.Reporter('bad_stage').metrics({'x': x})",
+            "raise ValueError('boom in cell three')",
+        ],
+    )
     out = tmp_path / "reports"
     with pytest.raises(pm.PapermillExecutionError) as e:
         nbrun.run_stage("bad_stage", output_root=out, notebook=nb, progress=False)
@@ -129,11 +140,11 @@ def test_a_second_run_of_a_stage_is_refused_while_the_first_holds_it(tmp_path, m
         with pytest.raises(nbrun.StageLocked, match=rf"already running in process {nbrun.os.getpid()}"):
             with nbrun.stage_lock("s"):
                 pass
-        with nbrun.stage_lock("other"):   # another stage runs beside it
+        with nbrun.stage_lock("other"):  # another stage runs beside it
             pass
     assert not lock.exists()
     lock.parent.mkdir(parents=True, exist_ok=True)
-    lock.write_text("999999999 2026-01-01 00:00:00\n")   # left by a process that is gone
+    lock.write_text("999999999 2026-01-01 00:00:00\n")  # left by a process that is gone
     with nbrun.stage_lock("s"):
         assert lock.read_text().split()[0] == str(nbrun.os.getpid())
 
@@ -144,6 +155,7 @@ def test_bad_params_stop_before_any_kernel(tmp_path, capsys):
     raw["data_overview"]["grid_per_clas"] = 3
     raw["data_overview"]["dpi"] = 999
     import yaml
+
     f.write_text(yaml.safe_dump(raw))
     assert nbrun.main(["data_overview", "--params", str(f), "--output-root", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
@@ -164,25 +176,39 @@ def test_unknown_stage_and_missing_data_are_clear(tmp_path, monkeypatch, capsys)
 @pytest.mark.slow
 def test_data_overview_stage_at_smoke_scale(tmp_path):
     out = tmp_path / "reports"
-    nbrun.run_stage("data_overview", output_root=out, scale="smoke",
-                    notebook=paths.NOTEBOOKS / "data_overview.ipynb", progress=False)
-    for rel in ("html/data_overview.html", "notebooks/data_overview.ipynb", "metrics/data_overview.json",
-                "figures/data_overview/samples_per_class.png", "figures/data_overview/class_balance.pdf",
-                "tables/data_overview/split_sizes.csv", "tables/data_overview/pixel_stats.md",
-                "plots/data_overview/class_balance_fashion_mnist.csv"):
+    nbrun.run_stage(
+        "data_overview",
+        output_root=out,
+        scale="smoke",
+        notebook=paths.NOTEBOOKS / "data_overview.ipynb",
+        progress=False,
+    )
+    for rel in (
+        "html/data_overview.html",
+        "notebooks/data_overview.ipynb",
+        "metrics/data_overview.json",
+        "figures/data_overview/samples_per_class.png",
+        "figures/data_overview/class_balance.pdf",
+        "tables/data_overview/split_sizes.csv",
+        "tables/data_overview/pixel_stats.md",
+        "plots/data_overview/class_balance_fashion_mnist.csv",
+    ):
         assert (out / rel).stat().st_size > 0, rel
     import json
+
     m = json.loads((out / "metrics/data_overview.json").read_text())
     assert m["fashion_mnist"]["train_size"] == 60000 and m["fashion_mnist"]["split_sizes_ok"] is True
 
 
 def test_split_css_moves_the_page_styles_to_one_stylesheet():
-    page = ("<html><head><meta charset='utf-8'><style type='text/css'>a{color:red}</style>"
-            "<style>b{x:1}</style><title>t</title></head><body><style scoped>td{y:2}</style><p>hi</p></body></html>")
+    page = (
+        "<html><head><meta charset='utf-8'><style type='text/css'>a{color:red}</style>"
+        "<style>b{x:1}</style><title>t</title></head><body><style scoped>td{y:2}</style><p>hi</p></body></html>"
+    )
     body, css = nbrun.split_css(page)
     assert css == "a{color:red}\nb{x:1}"
     assert f'<link rel="stylesheet" href="{nbrun.SHARED_CSS}">' in body
-    assert "a{color:red}" not in body and "<style scoped>td{y:2}</style>" in body   # cell styles stay
+    assert "a{color:red}" not in body and "<style scoped>td{y:2}</style>" in body  # cell styles stay
     assert body.index("<link") < body.index("<title>")
     assert nbrun.split_css("<html><body>x</body></html>") == ("<html><body>x</body></html>", "")
 
@@ -191,12 +217,16 @@ def test_split_css_moves_the_page_styles_to_one_stylesheet():
 def test_progress_streams_to_the_console_and_stays_out_of_the_page(tmp_path, fake_stage, capsys):
     """Library progress lines (core.progress.say, from the kernel and from its worker processes) reach
     the runner's console while the stage runs, and neither the executed notebook nor its page holds them."""
-    nb = _notebook(tmp_path / "nb.ipynb", [
-        "x = 1",
-        "from compendium.core.parallel import run_calls\nfrom compendium.core.progress import say\n"
-        "n = 1 + 1\nsay(f'[demo] epoch {n}/2  kernel line')\nrun_calls([(say, (f'[demo] worker {n} line',), {})], workers=1)\n"
-        "print('a result for the page')",
-    ])
+    nb = _notebook(
+        tmp_path / "nb.ipynb",
+        [
+            "x = 1",
+            "from compendium.core.parallel import run_calls\nfrom compendium.core.progress import say\n"
+            "n = 1 + 1\nsay(f'[demo] epoch {n}/2  kernel line')\nrun_calls([(say, (f'[demo] worker {n} line',), {})], "
+            "workers=1)\n"
+            "print('a result for the page')",
+        ],
+    )
     out = tmp_path / "reports"
     nbrun.run_stage("good_stage", output_root=out, notebook=nb, progress=True)
     console = capsys.readouterr().out
@@ -214,11 +244,20 @@ def test_a_stage_that_runs_fewer_seeds_than_the_power_plan_funds_is_refused_befo
 
     from compendium.verdicts import funding
 
-    plan = pd.DataFrame([{"id": "x.claim", "records": "theory_ssdd", "seeds_planned": "80", "funded": funding.FUNDED,
-                          "seeds_key": "problems"}])
+    plan = pd.DataFrame(
+        [
+            {
+                "id": "x.claim",
+                "records": "theory_ssdd",
+                "seeds_planned": "80",
+                "funded": funding.FUNDED,
+                "seeds_key": "problems",
+            }
+        ]
+    )
     monkeypatch.setattr(funding, "read", lambda path=funding.FILE: plan)
     ran = []
-    monkeypatch.setattr(nbrun, "stage_lock", lambda stage: ran.append(stage))   # reached only after the check
+    monkeypatch.setattr(nbrun, "stage_lock", lambda stage: ran.append(stage))  # reached only after the check
     with pytest.raises(params.ParamsError, match=r"theory_ssdd\.problems: 50 seeds, but the committed power plan"):
         nbrun.run_stage("theory_ssdd", output_root=tmp_path, scale="cpu")
     assert ran == []

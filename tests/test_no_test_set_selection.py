@@ -24,14 +24,21 @@ def test_no_tuner_is_given_test_data():
         src = f.read_text()
         if f.suffix == ".ipynb":
             import json
+
             src = "\n".join("".join(c["source"]) for c in json.loads(src)["cells"] if c["cell_type"] == "code")
         for call in _calls(ast.parse(src)):
             seen += 1
-            names = {n.id if isinstance(n, ast.Name) else n.attr for a in [*call.args, *(k.value for k in call.keywords)]
-                     for n in ast.walk(a) if isinstance(n, (ast.Name, ast.Attribute))}
+            names = {
+                n.id if isinstance(n, ast.Name) else n.attr
+                for a in [*call.args, *(k.value for k in call.keywords)]
+                for n in ast.walk(a)
+                if isinstance(n, (ast.Name, ast.Attribute))
+            }
             assert not any("test" in n.lower() for n in names), f"{f}: {ast.unparse(call)}"
-            assert any("val" in n.lower() for n in names), f"{f}: a tuner without a validation split: {ast.unparse(call)}"
-    assert seen >= 2   # both tuners are called somewhere
+            assert any("val" in n.lower() for n in names), (
+                f"{f}: a tuner without a validation split: {ast.unparse(call)}"
+            )
+    assert seen >= 2  # both tuners are called somewhere
 
 
 def test_validation_splits_are_held_out_of_the_training_set():
@@ -41,7 +48,7 @@ def test_validation_splits_are_held_out_of_the_training_set():
 
     for d in (dd_experiment.load_splits(0, 200, 100), gtn_experiment.load_splits(200, 100)):
         fit = d.X_u8 if hasattr(d, "X_u8") else d.fit_x
-        assert len(d.x_val) == 200 and len(fit) + 200 == len(d.tr.labels)   # val and fit partition the training set
+        assert len(d.x_val) == 200 and len(fit) + 200 == len(d.tr.labels)  # val and fit partition the training set
         assert d.x_test.shape[0] == 100 and not torch.equal(d.x_val[:100], d.x_test)
 
 

@@ -1,4 +1,5 @@
 """Notebook hygiene, parameters cells against schemas, and nbval over every notebook."""
+
 import os
 import subprocess
 import sys
@@ -48,8 +49,13 @@ MAX_CODE_LINES = 150
 def code_lines(nb) -> int:
     """Non-blank lines of code cells that are not comments."""
     node = nbformat.read(nb, as_version=4)
-    return sum(1 for c in node.cells if c.cell_type == "code" for ln in c.source.splitlines()
-               if ln.strip() and not ln.strip().startswith("#"))
+    return sum(
+        1
+        for c in node.cells
+        if c.cell_type == "code"
+        for ln in c.source.splitlines()
+        if ln.strip() and not ln.strip().startswith("#")
+    )
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
@@ -67,8 +73,24 @@ def test_notebooks_run_with_their_defaults_under_nbval(tmp_path):
     # in pipeline order (clean_notebooks lists the stages so), so a notebook finds what an upstream one made
     order = nbclean.pipeline_order()
     ordered = sorted(NOTEBOOKS, key=lambda nb: order.index(nb.stem) if nb.stem in order else len(order))
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "--nbval-lax", "--nbval-current-env",
-                        "-p", "no:cacheprovider", "--rootdir", str(paths.ROOT), *map(str, ordered)],
-                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "--nbval-lax",
+            "--nbval-current-env",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(paths.ROOT),
+            *map(str, ordered),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     assert (tmp_path / "out" / "metrics" / "data_overview.json").is_file()

@@ -1,6 +1,7 @@
 """The ``paper`` profile against the papers' own hyper-parameters (``compendium.pipeline.paper_hparams``):
 every recorded key exists, every one resolves to the paper's value or is a recorded gap, and a drifted
 value is caught."""
+
 import copy
 import doctest
 
@@ -20,8 +21,10 @@ def params():
 def drifted(table) -> list[str]:
     """The rows that neither match the paper nor are a recorded gap, each naming stage, key, ours, paper."""
     bad = table[table["status"] == "differs"]
-    return [f"{r.stage}.{r.key}: ours {r.ours!r} at scale paper, the paper {r.paper!r} ({r.source})"
-            for r in bad.itertuples()]
+    return [
+        f"{r.stage}.{r.key}: ours {r.ours!r} at scale paper, the paper {r.paper!r} ({r.source})"
+        for r in bad.itertuples()
+    ]
 
 
 def test_every_recorded_key_is_a_key_of_its_stage(params):
@@ -40,15 +43,20 @@ def test_every_gap_names_a_recorded_stage():
 
 def test_the_paper_profile_matches_the_papers_or_names_the_gap(params):
     problems = drifted(compare(params))
-    assert not problems, ("params.yaml's paper profile differs from the paper where no gap is recorded "
-                          "(restore the value, or add the key to paper_hparams.GAPS with the reason):\n  "
-                          + "\n  ".join(problems))
+    assert not problems, (
+        "params.yaml's paper profile differs from the paper where no gap is recorded "
+        "(restore the value, or add the key to paper_hparams.GAPS with the reason):\n  " + "\n  ".join(problems)
+    )
 
 
 def test_no_recorded_gap_has_closed(params):
     table = compare(params).set_index(["stage", "key"])
-    closed = [f"{stage}.{key}" for stage, gaps in GAPS.items() for key in gaps
-              if key in PAPER_HPARAMS[stage] and table.loc[(stage, key), "status"] == "matches"]
+    closed = [
+        f"{stage}.{key}"
+        for stage, gaps in GAPS.items()
+        for key in gaps
+        if key in PAPER_HPARAMS[stage] and table.loc[(stage, key), "status"] == "matches"
+    ]
     assert not closed, f"these keys now match the paper; remove them from paper_hparams.GAPS: {closed}"
 
 
@@ -60,8 +68,9 @@ def test_a_drifted_value_is_reported_as_differs(params):
     drift[stage].setdefault(OVERRIDES_KEY, {}).setdefault("paper", {})[key] = 999
     rows = compare(drift).set_index(["stage", "key"])
     assert rows.loc[(stage, key), "status"] == "differs"
-    assert drifted(compare(drift)) == [f"{stage}.{key}: ours 999 at scale paper, the paper 1000 "
-                                       f"({PAPER_HPARAMS[stage][key].source})"]
+    assert drifted(compare(drift)) == [
+        f"{stage}.{key}: ours 999 at scale paper, the paper 1000 ({PAPER_HPARAMS[stage][key].source})"
+    ]
     assert compare(params).equals(table), "compare must not change the params it is given"
 
 

@@ -17,8 +17,11 @@ from conftest import params_at, write_fake_imagenet
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-TV = {"resnet18": torchvision.models.resnet18, "mobilenet_v2": torchvision.models.mobilenet_v2,
-      "shufflenet_v2": torchvision.models.shufflenet_v2_x0_5}
+TV = {
+    "resnet18": torchvision.models.resnet18,
+    "mobilenet_v2": torchvision.models.mobilenet_v2,
+    "shufflenet_v2": torchvision.models.shufflenet_v2_x0_5,
+}
 
 
 def _torchvision_file(tmp_path, arch, num_classes=1000, name=None):
@@ -59,8 +62,17 @@ def test_torchvision_teacher_gives_torchvisions_logits(tmp_path, arch):
     with torch.no_grad():
         assert torch.equal(net(x), ref(x))
     # saved as a teacher and loaded back, as every downstream stage reads it
-    teachers.save(net, tmp_path / f"{arch}.pt", cfg, (3, 224, 224), 1000, data.IMAGENET_MEAN, data.IMAGENET_STD,
-                  {"imported": f.name}, "imagenet")
+    teachers.save(
+        net,
+        tmp_path / f"{arch}.pt",
+        cfg,
+        (3, 224, 224),
+        1000,
+        data.IMAGENET_MEAN,
+        data.IMAGENET_STD,
+        {"imported": f.name},
+        "imagenet",
+    )
     back, meta = teachers.load(tmp_path / f"{arch}.pt", "imagenet")
     with torch.no_grad():
         assert torch.equal(back(x), ref(x))
@@ -81,13 +93,20 @@ def test_torchvision_import_refuses_missing_corrupt_and_mismatched_files(tmp_pat
 
 
 def test_the_stage_checks_imported_teachers_before_compute(tmp_path):
-    v = dict(params_at("cpu", "dd_teachers"), dataset="imagenet", data_root="../datasets", teachers=["resnet18"],
-             imported_teachers=["resnet18"], weights_dir=str(tmp_path))
+    v = dict(
+        params_at("cpu", "dd_teachers"),
+        dataset="imagenet",
+        data_root="../datasets",
+        teachers=["resnet18"],
+        imported_teachers=["resnet18"],
+        weights_dir=str(tmp_path),
+    )
     assert any("resnet18-f37072fd.pth is missing" in p for p in dd_teachers.check(v))
     _torchvision_file(tmp_path, "resnet18", name="resnet18-f37072fd.pth")
     assert dd_teachers.check(v) == []
-    assert any(p.startswith("imported_teachers:") and "dataset" in p
-               for p in dd_teachers.check(dict(v, dataset="cifar100")))
+    assert any(
+        p.startswith("imported_teachers:") and "dataset" in p for p in dd_teachers.check(dict(v, dataset="cifar100"))
+    )
     assert any("not in `teachers`" in p for p in dd_teachers.check(dict(v, teachers=["convnet"])))
     assert any(p.startswith("weights_dir:") for p in dd_teachers.check(dict(v, weights_dir="")))
 
@@ -105,14 +124,20 @@ def test_the_dwa_chain_at_224_px_on_a_tiny_imagenet_folder(tmp_path, monkeypatch
     root = write_fake_imagenet(tmp_path, classes=3, per_class=5, val_per_class=2)
     tr, te, MEAN, STD = data.train_test("imagenet", root, resolution=224, train_per_class=4)
     # dd_teachers: torchvision's ResNet-18 (a 3-class head here; ImageNet-1K's has 1,000), under a name of ours
-    monkeypatch.setitem(teachers.TORCHVISION, "resnet18",
-                        dataclasses.replace(teachers.TORCHVISION["resnet18"], file="resnet18_3_classes.pth"))
+    monkeypatch.setitem(
+        teachers.TORCHVISION,
+        "resnet18",
+        dataclasses.replace(teachers.TORCHVISION["resnet18"], file="resnet18_3_classes.pth"),
+    )
     ref, _ = _torchvision_file(tmp_path, "resnet18", num_classes=3, name="resnet18_3_classes.pth")
-    net, acc = teachers.save_imported("resnet18", tmp_path, tmp_path / "t" / "resnet18.pt", te.images, te.labels,
-                                      tr.num_classes, MEAN, STD)
+    net, acc = teachers.save_imported(
+        "resnet18", tmp_path, tmp_path / "t" / "resnet18.pt", te.images, te.labels, tr.num_classes, MEAN, STD
+    )
     teacher, meta = teachers.load(tmp_path / "t" / "resnet18.pt", "imagenet")
-    assert meta["image_shape"] == [3, 224, 224] and meta["record"] == {"imported": "resnet18_3_classes.pth",
-                                                                        "test_acc": acc}
+    assert meta["image_shape"] == [3, 224, 224] and meta["record"] == {
+        "imported": "resnet18_3_classes.pth",
+        "test_acc": acc,
+    }
     assert acc == E.top1_accuracy(ref, te.images, te.labels, MEAN, STD)
     # dd_inversion: SRe2L, DWA (RandomResizedCrop + flip before the 32-px jitter, DWA's Table 8) and RDED at ipc 1
     aug = I.recovery_augmentation("imagenet")
@@ -120,17 +145,27 @@ def test_the_dwa_chain_at_224_px_on_a_tiny_imagenet_folder(tmp_path, monkeypatch
     common = dict(iterations=2, lr=0.25, jitter=32, seed=0, dataset="imagenet", **aug)
     sre2l = I.sre2l_synthesize(teacher, tr.images, tr.labels, 1, MEAN, STD, **common)
     dwa = I.dwa_synthesize(teacher, tr.images, tr.labels, 1, MEAN, STD, **common, rho=0.015, K=2)
-    rded = I.rded_synthesize(tr.images, tr.labels, teacher, 1, MEAN, STD, factor=2, images_per_class=4, seed=0,
-                             dataset="imagenet")
+    rded = I.rded_synthesize(
+        tr.images, tr.labels, teacher, 1, MEAN, STD, factor=2, images_per_class=4, seed=0, dataset="imagenet"
+    )
     for d in (sre2l, dwa, rded):
         assert d.images.shape == (3, 3, 224, 224) and d.dataset == "imagenet" and torch.isfinite(d.images).all()
     dwa.save(tmp_path / "dwa_ipc1.pt")
     # dd_crossarch / dd_dwa: the sets' dataset read back with the same pool and size; a student on teacher labels
     TR, TESTS = runner.datasets_of([DistilledSet.load(tmp_path / "dwa_ipc1.pt", "imagenet")], root, 0, 224, 4)
     assert torch.equal(TR["imagenet"].images, tr.images) and len(TESTS["imagenet"][1]) == 6
-    student = E.EvalConfig(arch="convnet", arch_kwargs={"width": 8, "depth": 3, "norm": "batch"}, steps=1,
-                           batch_size=3, lr=1e-3, augmentation="crop_flip", label_mode="teacher", temperature=20.0,
-                           device="cpu", **E.crop_flip("imagenet", 224))
+    student = E.EvalConfig(
+        arch="convnet",
+        arch_kwargs={"width": 8, "depth": 3, "norm": "batch"},
+        steps=1,
+        batch_size=3,
+        lr=1e-3,
+        augmentation="crop_flip",
+        label_mode="teacher",
+        temperature=20.0,
+        device="cpu",
+        **E.crop_flip("imagenet", 224),
+    )
     rows = runner.evaluate_many([runner.Job({"m": "dwa"}, dwa, student, 0, teacher)], *TESTS["imagenet"], workers=0)
     assert 0.0 <= rows[0]["acc"] <= 1.0
 
@@ -148,12 +183,23 @@ def test_dwas_imagenet_variance_weight_reaches_its_sets_not_the_sweeps():
     from compendium.distill import dwa_experiments as dwa
 
     common = dict(iterations=2, lr=0.25, jitter=32, seed=0, dataset="imagenet", classes_per_batch=100)
-    kw = dict(rho=0.015, K=12, cross_teachers=["resnet18"], cross_ipc=10, cross_ipc_extra=[50], sweep_lambdas=[0.11],
-              sweep_ipc=1, grid_K=[12], grid_rho=[0.015], grid_ipc=1, real_ipcs={1})
+    kw = dict(
+        rho=0.015,
+        K=12,
+        cross_teachers=["resnet18"],
+        cross_ipc=10,
+        cross_ipc_extra=[50],
+        sweep_lambdas=[0.11],
+        sweep_ipc=1,
+        grid_K=[12],
+        grid_rho=[0.015],
+        grid_ipc=1,
+        real_ipcs={1},
+    )
     specs = dwa.synthesis_specs(common, dwa_r_var=2.0, **kw)
     for key in (("dwa", "resnet18"), ("t4", "dwa", 50), ("grid", 12, 0.015), ("grid", 0, 0.0)):
         assert specs[key][3]["r_var"] == 2.0 and specs[key][3]["classes_per_batch"] == 100
     assert specs[("sweep", "dwa", "decoupled", 0.11)][3]["r_var"] == pytest.approx(11.0)  # Fig. 3 sets its own
-    assert "r_var" not in specs[("sre2l", "resnet18")][3]                                   # SRe2L: coupled, r_var 1
+    assert "r_var" not in specs[("sre2l", "resnet18")][3]  # SRe2L: coupled, r_var 1
     default = dwa.synthesis_specs(common, **kw)
     assert default[("dwa", "resnet18")][3]["r_var"] == 11.0  # DWA's CIFAR / Tiny-ImageNet value

@@ -27,6 +27,7 @@ at, _raw = params_at, params_file
 
 # --- the configuration -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("stage", list(SCHEMAS))
 def test_paper_scale_reads_the_papers_dataset(stage):
     v = at("paper", stage)
@@ -60,15 +61,20 @@ def test_a_non_shipped_dataset_needs_data_root_before_any_compute(stage):
 
 def test_fashion_mnist_keeps_its_constants_and_augmentation():
     assert data.normalisation("fashion-mnist", torch.zeros(1, 1, 28, 28, dtype=torch.uint8)) == (
-        (data.FASHION_MNIST_MEAN,), (data.FASHION_MNIST_STD,))
+        (data.FASHION_MNIST_MEAN,),
+        (data.FASHION_MNIST_STD,),
+    )
     default = E.EvalConfig()
     assert E.crop_flip("fashion-mnist", 28) == {"crop_padding": default.crop_padding, "flip": default.flip}
     assert E.crop_flip("cifar10", 32) == {"crop_padding": 4, "flip": True}
     assert E.crop_flip("mnist", 28) == {"crop_padding": 2, "flip": False}
-    assert dsa.default_strategy("mnist") == dsa.DIGIT_STRATEGY and dsa.default_strategy("cifar10") == dsa.DEFAULT_STRATEGY
+    assert (
+        dsa.default_strategy("mnist") == dsa.DIGIT_STRATEGY and dsa.default_strategy("cifar10") == dsa.DEFAULT_STRATEGY
+    )
 
 
 # --- the readers -------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("gz", [True, False])
 def test_mnist_reads_its_distributed_idx_files(tmp_path, gz):
@@ -111,10 +117,19 @@ def test_a_set_of_another_dataset_is_refused(tmp_path):
 
 # --- the paper paths on tiny folders -------------------------------------------------------------------
 
+
 def _student(dataset, tr, steps=2):
-    return E.EvalConfig(arch="convnet", arch_kwargs={"width": 8, "depth": 3, "norm": "batch"}, steps=steps, batch_size=8,
-                        lr=1e-3, augmentation="crop_flip", **E.crop_flip(dataset, tr.images.shape[-1]), label_mode="hard",
-                        device="cpu")
+    return E.EvalConfig(
+        arch="convnet",
+        arch_kwargs={"width": 8, "depth": 3, "norm": "batch"},
+        steps=steps,
+        batch_size=8,
+        lr=1e-3,
+        augmentation="crop_flip",
+        **E.crop_flip(dataset, tr.images.shape[-1]),
+        label_mode="hard",
+        device="cpu",
+    )
 
 
 def test_dd_matching_paper_path_on_a_tiny_cifar10(fake_cifar10):
@@ -140,17 +155,45 @@ def test_dd_matching_paper_path_on_a_tiny_cifar10(fake_cifar10):
 
 def test_dd_kip_paper_path_on_a_tiny_cifar10(fake_cifar10):
     tr, te, MEAN, STD = data.train_test("cifar10", fake_cifar10)
-    kip = kernel.kip_synthesize(tr.images, tr.labels, 1, 10, MEAN, STD, kernel="rbf", gamma=1.0, reg=1e-6, iterations=2,
-                                target_batch=10, lr=0.01, learn_labels=True, seed=0, dataset="cifar10")
-    ls = kernel.ls_synthesize(tr.images, tr.labels, 1, 10, MEAN, STD, kernel="rbf", gamma=1.0, reg=1e-6, target_size=20,
-                              seed=0, dataset="cifar10")
+    kip = kernel.kip_synthesize(
+        tr.images,
+        tr.labels,
+        1,
+        10,
+        MEAN,
+        STD,
+        kernel="rbf",
+        gamma=1.0,
+        reg=1e-6,
+        iterations=2,
+        target_batch=10,
+        lr=0.01,
+        learn_labels=True,
+        seed=0,
+        dataset="cifar10",
+    )
+    ls = kernel.ls_synthesize(
+        tr.images,
+        tr.labels,
+        1,
+        10,
+        MEAN,
+        STD,
+        kernel="rbf",
+        gamma=1.0,
+        reg=1e-6,
+        target_size=20,
+        seed=0,
+        dataset="cifar10",
+    )
     assert kip.images.shape == ls.images.shape == (10, 3, 32, 32) and kip.dataset == ls.dataset == "cifar10"
     x_test = to_float(te.images, MEAN, STD).flatten(1)
     k = kernel.make_kernel(gamma=1.0, name="rbf")
     acc = kernel.krr_accuracy(kip.images.flatten(1), kernel.support_targets(kip), x_test, te.labels, k, 1e-6)
     assert 0.0 <= acc <= 1.0
-    (row,) = runner.evaluate_many([runner.Job({"method": "KIP"}, kip, _student("cifar10", tr), 0, cost=2)],
-                                  te.images, te.labels, workers=0)
+    (row,) = runner.evaluate_many(
+        [runner.Job({"method": "KIP"}, kip, _student("cifar10", tr), 0, cost=2)], te.images, te.labels, workers=0
+    )
     assert 0.0 <= row["acc"] <= 1.0
 
 
@@ -158,11 +201,37 @@ def test_dd_dc_arch_paper_path_on_a_tiny_mnist(fake_mnist, tmp_path):
     tr, te, MEAN, STD = data.train_test("mnist", fake_mnist)
     assert tr.images.shape == (30, 1, 28, 28)
     arch = {"width": 8, "depth": 3, "activation": "leaky_relu", "pooling": "max", "norm": "layer"}
-    dc = synthesis.dc_synthesize(tr.images, tr.labels, 1, 10, MEAN, STD, arch_kwargs=arch, iterations=1, outer_loop=1,
-                                 inner_loop=1, batch_real=2, seed=0, dataset="mnist")
-    ds = synthesis.dc_synthesize(tr.images, tr.labels, 1, 10, MEAN, STD, arch_kwargs=arch, iterations=1, outer_loop=1,
-                                 inner_loop=1, batch_real=2, seed=0, dsa_strategy=dsa.default_strategy("mnist"),
-                                 dataset="mnist")
+    dc = synthesis.dc_synthesize(
+        tr.images,
+        tr.labels,
+        1,
+        10,
+        MEAN,
+        STD,
+        arch_kwargs=arch,
+        iterations=1,
+        outer_loop=1,
+        inner_loop=1,
+        batch_real=2,
+        seed=0,
+        dataset="mnist",
+    )
+    ds = synthesis.dc_synthesize(
+        tr.images,
+        tr.labels,
+        1,
+        10,
+        MEAN,
+        STD,
+        arch_kwargs=arch,
+        iterations=1,
+        outer_loop=1,
+        inner_loop=1,
+        batch_real=2,
+        seed=0,
+        dsa_strategy=dsa.default_strategy("mnist"),
+        dataset="mnist",
+    )
     assert dc.dataset == ds.dataset == "mnist" and "flip" not in ds.params["dsa_strategy"]
     assert dc.params["arch_kwargs"]["first_padding"] == 3  # DC's network on 28-px digits
     # the coresets it compares with must come from the same dataset

@@ -42,27 +42,53 @@ def test_the_schema_names_a_phase_split_that_does_not_fit_and_a_missing_data_roo
 def test_class_incremental_cifar100_with_a_dwa_memory(fake_cifar100):
     tr, te, MEAN, STD = data.train_test("cifar100", fake_cifar100)
     order = list(range(tr.num_classes))
-    idx = torch.arange(0, len(tr), 2)   # one image per class: a stand-in for DWA's set, in another normalisation
+    idx = torch.arange(0, len(tr), 2)  # one image per class: a stand-in for DWA's set, in another normalisation
     dwa = from_real(tr.images, tr.labels, idx, 100, (0.5, 0.5, 0.5), (0.25, 0.25, 0.25), "dwa", dataset="cifar100")
     x, y = MN.as_memory_set(dwa, order, MEAN, STD)
     assert x.shape == (100, 3, 32, 32) and torch.allclose(x, to_float(tr.images[idx], MEAN, STD), atol=1e-5)
-    cfg = MN.CILConfig(num_classes=100, base=50, increment=25, memory=1, train_per_class=2, width=8, depth=2,
-                       base_steps=1, inc_steps=1, batch=16, mn_iterations=1, mn_inner_steps=1, mn_val_batch=16)
+    cfg = MN.CILConfig(
+        num_classes=100,
+        base=50,
+        increment=25,
+        memory=1,
+        train_per_class=2,
+        width=8,
+        depth=2,
+        base_steps=1,
+        inc_steps=1,
+        batch=16,
+        mn_iterations=1,
+        mn_inner_steps=1,
+        mn_val_batch=16,
+    )
     tx, ty = to_float(te.images, MEAN, STD), MN.positions(te.labels, order)
-    (call, args, kw), = X.memory_calls(tr, tx, ty, ["random", "herding", "mnemonics", "dwa", "none"], cfg, [0],
-                                       {"dwa": (x, y)}, order, MEAN, STD, keep_first=True)
+    ((call, args, kw),) = X.memory_calls(
+        tr,
+        tx,
+        ty,
+        ["random", "herding", "mnemonics", "dwa", "none"],
+        cfg,
+        [0],
+        {"dwa": (x, y)},
+        order,
+        MEAN,
+        STD,
+        keep_first=True,
+    )
     out = call(*args, **kw)
-    assert {m: tuple(a.shape) for m, a in out["acc"].items()} == {m: (3, 100) for m in ("random", "herding", "mnemonics",
-                                                                                          "dwa", "none")}
+    assert {m: tuple(a.shape) for m, a in out["acc"].items()} == {
+        m: (3, 100) for m in ("random", "herding", "mnemonics", "dwa", "none")
+    }
     init, opt_x, lab = out["exemplars"][0]
-    fig = figures.mnemonics_exemplars(init, opt_x, lab, [0, 1], ["a", "b"], 1, MEAN, STD)   # colour images
+    fig = figures.mnemonics_exemplars(init, opt_x, lab, [0, 1], ["a", "b"], 1, MEAN, STD)  # colour images
     assert len(fig.axes) == 3
     matplotlib.pyplot.close(fig)
 
 
 def test_a_memory_of_another_dataset_is_refused(tmp_path, monkeypatch):
-    d = from_real(torch.zeros(10, 1, 28, 28, dtype=torch.uint8), torch.arange(10), torch.arange(10), 10, (0.5,), (0.5,),
-                  "dwa")
+    d = from_real(
+        torch.zeros(10, 1, 28, 28, dtype=torch.uint8), torch.arange(10), torch.arange(10), 10, (0.5,), (0.5,), "dwa"
+    )
     d.save(tmp_path / "dwa.pt")
     monkeypatch.setattr(X.paths, "find_artifact", lambda rel: tmp_path / "dwa.pt")
     with pytest.raises(SetError, match="dataset"):

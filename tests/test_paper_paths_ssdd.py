@@ -24,9 +24,10 @@ at, _raw = params_at, params_file
 
 # --- the configuration -------------------------------------------------------------------------------
 
+
 def test_paper_scale_is_the_papers_cifar100_setting():
     t, d, e = at("paper", "ssdd_teacher"), at("paper", "ssdd_distill"), at("paper", "ssdd_eval")
-    assert {t["dataset"], d["dataset"], e["dataset"]} == {"cifar100"}       # Sec. 4: CIFAR-100 source
+    assert {t["dataset"], d["dataset"], e["dataset"]} == {"cifar100"}  # Sec. 4: CIFAR-100 source
     assert t["data_root"] and t["data_root"] == d["data_root"] == e["data_root"]
     # App. A.1: a Barlow Twins ResNet-18 teacher, 512-d representation, on the whole source set
     assert t["arch"] == "resnet18" and t["width"] == 64 and t["lambd"] == 0.005
@@ -42,7 +43,7 @@ def test_paper_scale_is_the_papers_cifar100_setting():
     assert (e["pre_epochs"], e["pre_lr"], e["pre_wd"]) == (1000, 0.1, 0.001) and e["seeds"] == [0, 1, 2]
     assert e["probe_train_n"] == 50_000 and e["probe_test_n"] == 10_000
     plan_uv = min(d["basis_mult"] * d["budget_n"], 3 * (32 // d["s"]) ** 2, 512)
-    assert plan_uv == 200                                                    # Table 5: U = V = 200 at N = 100
+    assert plan_uv == 200  # Table 5: U = V = 200 at N = 100
     for stage, mod in SCHEMAS.items():
         assert mod.check(at("paper", stage)) == [], stage
 
@@ -51,10 +52,12 @@ def test_cpu_default_keys_keep_todays_behaviour():
     t, d, e = at("cpu", "ssdd_teacher"), at("cpu", "ssdd_distill"), at("cpu", "ssdd_eval")
     assert (t["dataset"], t["data_root"], t["arch"]) == ("fashion-mnist", "", "convnet")
     assert (d["dataset"], d["data_root"], e["dataset"], e["data_root"]) == ("fashion-mnist", "", "fashion-mnist", "")
-    assert experiments.teacher_kwargs("convnet", 16) == dict(in_channels=1, image_size=28, width=16, depth=3, norm="batch",
-                                                             global_pool=False)
+    assert experiments.teacher_kwargs("convnet", 16) == dict(
+        in_channels=1, image_size=28, width=16, depth=3, norm="batch", global_pool=False
+    )
     assert experiments.probe_spec(train_n=5000, test_n=2000, low_per_class=10, epochs=20, seed=0) == ssdd.ProbeSpec(
-        train_n=5000, test_n=2000, low_per_class=10, epochs=20, seed=0)
+        train_n=5000, test_n=2000, low_per_class=10, epochs=20, seed=0
+    )
     assert experiments.source_stats() == (experiments.MEAN, experiments.STD)
     inner = experiments.inner_spec(torch.zeros(2, 1, 28, 28), 16)
     assert inner == {"arch": "convnet", "kwargs": dict(in_channels=1, image_size=28, width=16, depth=3, norm="batch")}
@@ -82,6 +85,7 @@ def test_other_paper_checks_name_their_key():
 
 # --- the paper path on a tiny CIFAR-100 --------------------------------------------------------------
 
+
 def test_the_three_stages_paper_path_runs_on_a_tiny_cifar100(fake_cifar100, monkeypatch, tmp_path):
     root, name = fake_cifar100, "cifar100"
     # ssdd_teacher: a ResNet-18 (tiny width) trained with Barlow Twins on the source, its own probe
@@ -92,11 +96,12 @@ def test_the_three_stages_paper_path_runs_on_a_tiny_cifar100(fake_cifar100, monk
     KW = experiments.teacher_kwargs("resnet18", 8, tr.images.shape[1], tr.images.shape[2])
     torch.manual_seed(0)
     bb = models.build("resnet18", **KW)
-    assert bb.feature_dim == 64                                              # 8 x the first-stage width
+    assert bb.feature_dim == 64  # 8 x the first-stage width
     method = ssl_methods.build("barlow_twins", bb, head_mult=0.01, lambd=0.005)
     cfg = train.PretrainConfig(epochs=1, batch_size=32, seed=0, device="cpu", bf16=False, channels_last=False)
-    train.pretrain(method, tr.images[:64], cfg, augment.preset("barlow_twins", size=32, small_images=True),
-                   list(MEAN), list(STD))
+    train.pretrain(
+        method, tr.images[:64], cfg, augment.preset("barlow_twins", size=32, small_images=True), list(MEAN), list(STD)
+    )
     bb = bb.cpu().eval()
     spec = experiments.probe_spec(name, root, train_n=200, test_n=100, low_per_class=1, epochs=1)
     assert spec.targets == ("cifar100",)
@@ -119,10 +124,26 @@ def test_the_three_stages_paper_path_runs_on_a_tiny_cifar100(fake_cifar100, monk
     # ConvNet-3 at 32 px, 3 channels
     inner = experiments.inner_spec(real, 8)
     assert inner["kwargs"]["in_channels"] == 3 and inner["kwargs"]["depth"] == 3
-    plan = experiments.DistillPlan(budget_n=2, budgets=[2], basis_mult=3, s=2, augmentation="rotation", hidden=4,
-                                   approx_variants=[], approx_steps=3, ablation_augmentations=[], ablation_inits=[],
-                                   free_teachers=[], steps=2, lr=1e-3, krrst_lr=1e-4, seed=0, d_img=real[0].numel(),
-                                   d_xb=3 * 16 * 16, dims={"barlow_twins": 64})
+    plan = experiments.DistillPlan(
+        budget_n=2,
+        budgets=[2],
+        basis_mult=3,
+        s=2,
+        augmentation="rotation",
+        hidden=4,
+        approx_variants=[],
+        approx_steps=3,
+        ablation_augmentations=[],
+        ablation_inits=[],
+        free_teachers=[],
+        steps=2,
+        lr=1e-3,
+        krrst_lr=1e-4,
+        seed=0,
+        d_img=real[0].numel(),
+        d_xb=3 * 16 * 16,
+        dims={"barlow_twins": 64},
+    )
     jobs = [experiments.job(plan, "SSDD", "ssdd", 2), experiments.job(plan, "KRR-ST", "krr_st", 2)]
     assert jobs[0]["budget"] == 2 * 3072 and jobs[0]["u"] == 6
     dcfg = ssdd.DistillConfig(steps=2, real_batch=16, pool=ssdd.PoolConfig(size=2, max_steps=3), seed=0)
@@ -141,9 +162,13 @@ def test_the_three_stages_paper_path_runs_on_a_tiny_cifar100(fake_cifar100, monk
     assert full.images.shape == (10, 3, 32, 32) and full.targets.shape == (10, 64)
 
 
-@pytest.mark.parametrize("name, write, size, depth, method, basis_mult", [
-    ("tiny-imagenet", write_fake_tiny_imagenet, 64, 4, "ssdd", 12),   # bases leave m = 31 images of a 48-image pool
-    ("imagenette", write_fake_imagenette, 128, 5, "krr_st", 2)])       # KRR-ST stores its 2 images whole
+@pytest.mark.parametrize(
+    "name, write, size, depth, method, basis_mult",
+    [
+        ("tiny-imagenet", write_fake_tiny_imagenet, 64, 4, "ssdd", 12),  # bases leave m = 31 images of a 48-image pool
+        ("imagenette", write_fake_imagenette, 128, 5, "krr_st", 2),
+    ],
+)  # KRR-ST stores its 2 images whole
 def test_the_distillation_path_at_64_and_128_px(name, write, size, depth, method, basis_mult, tmp_path):
     """SSDD's Tiny-ImageNet (Tables 6, 7) and ImageNette (Table 9) sources: 64 and 128 px, s = 4 and 8 (images to 16 px
     bases), approximation networks of hidden width 16, a 4- and 5-block ConvNet inside and as the student."""
@@ -159,13 +184,30 @@ def test_the_distillation_path_at_64_and_128_px(name, write, size, depth, method
     inner = experiments.inner_spec(real, 8)
     assert inner["kwargs"]["depth"] == depth and inner["kwargs"]["image_size"] == size
     s = size // 16
-    plan = experiments.DistillPlan(budget_n=2, budgets=[2], basis_mult=basis_mult, s=s, augmentation="rotation", hidden=16,
-                                   approx_variants=[], approx_steps=2, ablation_augmentations=[], ablation_inits=[],
-                                   free_teachers=[], steps=2, lr=1e-3, krrst_lr=1e-4, seed=0, d_img=real[0].numel(),
-                                   d_xb=3 * 16 * 16, dims={"barlow_twins": 64})
+    plan = experiments.DistillPlan(
+        budget_n=2,
+        budgets=[2],
+        basis_mult=basis_mult,
+        s=s,
+        augmentation="rotation",
+        hidden=16,
+        approx_variants=[],
+        approx_steps=2,
+        ablation_augmentations=[],
+        ablation_inits=[],
+        free_teachers=[],
+        steps=2,
+        lr=1e-3,
+        krrst_lr=1e-4,
+        seed=0,
+        d_img=real[0].numel(),
+        d_xb=3 * 16 * 16,
+        dims={"barlow_twins": 64},
+    )
     dcfg = ssdd.DistillConfig(steps=2, real_batch=4, pool=ssdd.PoolConfig(size=2, max_steps=2), seed=0)
-    made = experiments.synthesize_all([experiments.job(plan, method, method, 2)], real, targets,
-                                      {"barlow_twins": teacher}, inner, dcfg, workers=0)
+    made = experiments.synthesize_all(
+        [experiments.job(plan, method, method, 2)], real, targets, {"barlow_twins": teacher}, inner, dcfg, workers=0
+    )
     assert made[0].images.shape[1:] == (3, size, size) and made[0].floats <= made[0].params["budget"]
     arch = experiments.student_kwargs(["convnet"], 3, size, width=8)
     assert arch["convnet"]["depth"] == depth and arch["convnet"]["global_pool"]

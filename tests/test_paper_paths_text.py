@@ -22,8 +22,14 @@ def write_fake_corpora(root):
                 (d / f"{i}_1.txt").write_text(f"A {word} film.<br />Really {word} {i}.")
     trec = root / "trec"
     trec.mkdir()
-    lines = ["DESC:manner How did it happen ?", "HUM:ind Who wrote it ?", "LOC:city Where is it ?",
-             "NUM:date When was it ?", "ENTY:animal What animal is it ?", "ABBR:exp What does it stand for ?"]
+    lines = [
+        "DESC:manner How did it happen ?",
+        "HUM:ind Who wrote it ?",
+        "LOC:city Where is it ?",
+        "NUM:date When was it ?",
+        "ENTY:animal What animal is it ?",
+        "ABBR:exp What does it stand for ?",
+    ]
     (trec / "train_5500.label").write_text("\n".join(lines * 2) + "\n", encoding="latin-1")
     (trec / "TREC_10.label").write_text("\n".join(lines) + "\n", encoding="latin-1")
     trees = root / "trees"
@@ -61,8 +67,19 @@ def test_the_corpora_in_their_distributed_formats(tmp_path):
 
 
 def test_the_stage_embeds_a_local_corpus(tmp_path):
-    corp = text_experiment.load_corpus([], max_tokens=48, test_fraction=0.3, entry_std=0.3, length=8, corpus="trec6",
-                                       data_root=str(write_fake_corpora(tmp_path)))
-    assert corp.classes == text.TREC_COARSE and corp.x_tr.shape[:2] == (12, 8) and torch.equal(corp.y_te, torch.tensor([1, 3, 4, 5, 2, 0]))
+    corp = text_experiment.load_corpus(
+        [],
+        max_tokens=48,
+        test_fraction=0.3,
+        entry_std=0.3,
+        length=8,
+        corpus="trec6",
+        data_root=str(write_fake_corpora(tmp_path)),
+    )
+    assert (
+        corp.classes == text.TREC_COARSE
+        and corp.x_tr.shape[:2] == (12, 8)
+        and torch.equal(corp.y_te, torch.tensor([1, 3, 4, 5, 2, 0]))
+    )
     table = text_experiment.corpus_table(corp, max_tokens=48, length=8)
     assert table["train"].tolist() == [2] * 6 and "quotes in file" not in table

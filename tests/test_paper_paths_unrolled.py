@@ -45,9 +45,28 @@ def test_ld_paper_path_on_a_tiny_mnist(fake_mnist):
     tr, te, dg, MEAN, STD, T_X, T_Y, within, cross = ld_experiment.load_bases(1, 20, "mnist", fake_mnist)
     assert tr.name == "mnist" and T_X.shape == (20, 1, 28, 28) and within[0].shape == (10, 1, 28, 28)
     names, calls = ld_experiment.distill_calls(
-        within, cross, T_X, T_Y, MEAN, STD, cross_variants=["rr"], arch="lenet", inner_batch=10, target_batch=8,
-        label_lr=0.01, model_lr=1e-3, patience=5, window=5, rr_steps=2, lam=1.0, alpha=0.01, so_steps=2, inner_lr=0.01,
-        inner_steps=1, dataset="mnist")
+        within,
+        cross,
+        T_X,
+        T_Y,
+        MEAN,
+        STD,
+        cross_variants=["rr"],
+        arch="lenet",
+        inner_batch=10,
+        target_batch=8,
+        label_lr=0.01,
+        model_lr=1e-3,
+        patience=5,
+        window=5,
+        rr_steps=2,
+        lam=1.0,
+        alpha=0.01,
+        so_steps=2,
+        inner_lr=0.01,
+        inner_steps=1,
+        dataset="mnist",
+    )
     assert names == [("within", "rr"), ("within", "second_order"), ("cross", "rr")]
     made = [fn(*args, **kw) for fn, args, kw in calls]
     assert [m.dataset for m in made] == ["mnist", "mnist", "digits->mnist"]

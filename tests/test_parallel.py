@@ -1,4 +1,5 @@
 """The one worker pool (compendium.core.parallel)."""
+
 import math
 import os
 
@@ -19,8 +20,13 @@ def _report(i):
 
 
 def test_results_come_in_call_order_from_single_threaded_workers_with_the_initializer():
-    out = run_calls([(_report, (i,), {}) for i in range(4)], workers=2, costs=[0, 3, 1, 2],
-                    initializer=_remember, initargs=("held",))
+    out = run_calls(
+        [(_report, (i,), {}) for i in range(4)],
+        workers=2,
+        costs=[0, 3, 1, 2],
+        initializer=_remember,
+        initargs=("held",),
+    )
     assert [o[0] for o in out] == [0, 1, 2, 3]
     assert all(o[1] == "held" and o[2] == 1 for o in out)
     assert all(o[3] != os.getpid() for o in out)
@@ -56,11 +62,11 @@ def test_with_a_resume_folder_the_first_failure_in_call_order_is_raised_after_th
 
 
 def _local_result(i):
-    return lambda: i   # does not pickle
+    return lambda: i  # does not pickle
 
 
 def test_calls_that_cannot_be_kept_for_resume_still_run(tmp_path):
-    with pytest.warns(RuntimeWarning, match="without resume"):   # an argument that does not pickle
+    with pytest.warns(RuntimeWarning, match="without resume"):  # an argument that does not pickle
         assert run_calls([(len, ([lambda: 0],), {})], workers=0, resume_dir=tmp_path) == [1]
     with pytest.warns(RuntimeWarning, match="not kept for resume"):
         out = run_calls([(_local_result, (4,), {})], workers=0, resume_dir=tmp_path)

@@ -18,8 +18,14 @@ SCHEMA = {
 }
 GOOD = {
     "scale": "cpu",
-    "train": {"epochs": 10, "lr": 1e-3, "arch": "conv3", "compile": False, "budgets": [0.1, 0.5],
-              "scales": {"smoke": {"epochs": 1}, "paper": {"arch": "resnet18"}}},
+    "train": {
+        "epochs": 10,
+        "lr": 1e-3,
+        "arch": "conv3",
+        "compile": False,
+        "budgets": [0.1, 0.5],
+        "scales": {"smoke": {"epochs": 1}, "paper": {"arch": "resnet18"}},
+    },
 }
 
 
@@ -45,29 +51,35 @@ def test_unknown_key_is_named_with_a_suggestion():
     assert "train.epoch: unknown key" in msg and "did you mean 'epochs'" in msg
 
 
-@pytest.mark.parametrize("key,value,needle", [
-    ("epochs", "ten", "train.epochs: expected int, got str"),
-    ("epochs", True, "train.epochs: expected int, got bool"),
-    ("epochs", 1.5, "train.epochs: expected int, got float"),
-    ("lr", "1e-3", "train.lr: expected float, got str"),
-    ("compile", 1, "train.compile: expected bool"),
-    ("budgets", 0.1, "train.budgets: expected a list of float"),
-    ("budgets", [0.1, "x"], "train.budgets[1]: expected float"),
-    ("budgets", [], "train.budgets: must not be empty"),
-])
+@pytest.mark.parametrize(
+    "key,value,needle",
+    [
+        ("epochs", "ten", "train.epochs: expected int, got str"),
+        ("epochs", True, "train.epochs: expected int, got bool"),
+        ("epochs", 1.5, "train.epochs: expected int, got float"),
+        ("lr", "1e-3", "train.lr: expected float, got str"),
+        ("compile", 1, "train.compile: expected bool"),
+        ("budgets", 0.1, "train.budgets: expected a list of float"),
+        ("budgets", [0.1, "x"], "train.budgets[1]: expected float"),
+        ("budgets", [], "train.budgets: must not be empty"),
+    ],
+)
 def test_wrong_type_is_named(key, value, needle):
     p = copy.deepcopy(GOOD)
     p["train"][key] = value
     assert needle in problems(p)
 
 
-@pytest.mark.parametrize("key,value,needle", [
-    ("epochs", 0, "train.epochs: 0 is below the minimum 1"),
-    ("epochs", 5000, "train.epochs: 5000 is above the maximum 1000"),
-    ("lr", -1.0, "train.lr: -1.0 is below the minimum 0.0"),
-    ("arch", "vgg", "train.arch: 'vgg' is not one of"),
-    ("budgets", [0.1, 2.0], "train.budgets[1]: 2.0 is above the maximum 1.0"),
-])
+@pytest.mark.parametrize(
+    "key,value,needle",
+    [
+        ("epochs", 0, "train.epochs: 0 is below the minimum 1"),
+        ("epochs", 5000, "train.epochs: 5000 is above the maximum 1000"),
+        ("lr", -1.0, "train.lr: -1.0 is below the minimum 0.0"),
+        ("arch", "vgg", "train.arch: 'vgg' is not one of"),
+        ("budgets", [0.1, 2.0], "train.budgets[1]: 2.0 is above the maximum 1.0"),
+    ],
+)
 def test_out_of_range_is_named(key, value, needle):
     p = copy.deepcopy(GOOD)
     p["train"][key] = value
@@ -186,16 +198,29 @@ def test_cuda_on_a_machine_without_it_is_refused_before_compute(tmp_path, monkey
         prm.stage_params("dd_kip", f)
 
 
-@pytest.mark.parametrize("section, key, value, needle", [
-    ("priors", "seed", 0.5, r"priors\.seed: expected int, got float 0\.5"),
-    ("priors", "priors", ["rand", "trainde:priors/fmnist_byol.pt"], r"priors\.priors\[1\]: .*unknown prior kind 'trainde'"),
-    ("rela_arch", "priors", ["rand:resnet99"], r"rela_arch\.priors\[0\]: .*no backbone 'resnet99'"),
-    ("rela_budget", "priors", ["torchvision:resnet18"], r"rela_budget\.priors\[0\]: .*torchvision:<arch>@<weights file>"),
-    ("rela_budget", "weight_decay", float("inf"), r"rela_budget\.weight_decay: inf is not a finite number"),
-    ("rela_budget", "lr", float("nan"), r"rela_budget\.lr: nan is not a finite number"),
-    ("rela_budget", "probe_epochs", 10**9, r"rela_budget\.probe_epochs: 1000000000 is above the maximum"),
-    ("rela_budget", "batch_size", 10**9, r"rela_budget\.batch_size: 1000000000 is above the maximum"),
-])
+@pytest.mark.parametrize(
+    "section, key, value, needle",
+    [
+        ("priors", "seed", 0.5, r"priors\.seed: expected int, got float 0\.5"),
+        (
+            "priors",
+            "priors",
+            ["rand", "trainde:priors/fmnist_byol.pt"],
+            r"priors\.priors\[1\]: .*unknown prior kind 'trainde'",
+        ),
+        ("rela_arch", "priors", ["rand:resnet99"], r"rela_arch\.priors\[0\]: .*no backbone 'resnet99'"),
+        (
+            "rela_budget",
+            "priors",
+            ["torchvision:resnet18"],
+            r"rela_budget\.priors\[0\]: .*torchvision:<arch>@<weights file>",
+        ),
+        ("rela_budget", "weight_decay", float("inf"), r"rela_budget\.weight_decay: inf is not a finite number"),
+        ("rela_budget", "lr", float("nan"), r"rela_budget\.lr: nan is not a finite number"),
+        ("rela_budget", "probe_epochs", 10**9, r"rela_budget\.probe_epochs: 1000000000 is above the maximum"),
+        ("rela_budget", "batch_size", 10**9, r"rela_budget\.batch_size: 1000000000 is above the maximum"),
+    ],
+)
 def test_the_hostile_inputs_of_a_fresh_clone_stop_before_compute_naming_the_key(tmp_path, section, key, value, needle):
     """Each was accepted before, and trained (or deleted checkpoints) before failing or published chance."""
     import yaml
@@ -217,14 +242,14 @@ def test_an_override_that_the_scale_shadows_is_named_with_the_key_to_set_instead
     ref = copy.deepcopy(GOOD)
     run = copy.deepcopy(GOOD)
     run["scale"] = "smoke"
-    run["train"]["epochs"] = 5                       # dvc exp run -S train.epochs=5 at scale smoke
-    run["train"]["lr"] = 0.01                        # not overridden at smoke: it takes effect
+    run["train"]["epochs"] = 5  # dvc exp run -S train.epochs=5 at scale smoke
+    run["train"]["lr"] = 0.01  # not overridden at smoke: it takes effect
     errs = params.shadowed(run, "train", ref)
     assert len(errs) == 1 and errs[0].startswith("epochs: set to 5 (the last commit has 10), but scale 'smoke' sets it")
     assert "set train.scales.smoke.epochs instead" in errs[0]
-    assert params.shadowed(dict(run, scale="cpu"), "train", ref) == []          # cpu: the base values are its own
-    assert params.shadowed(run, "train", None) == []                               # no commit to compare with
-    assert params.shadowed(copy.deepcopy(dict(ref, scale="smoke")), "train", ref) == []   # nothing changed
+    assert params.shadowed(dict(run, scale="cpu"), "train", ref) == []  # cpu: the base values are its own
+    assert params.shadowed(run, "train", None) == []  # no commit to compare with
+    assert params.shadowed(copy.deepcopy(dict(ref, scale="smoke")), "train", ref) == []  # nothing changed
 
 
 def test_the_committed_params_are_read_from_git_and_absent_outside_a_work_tree(tmp_path):
@@ -232,9 +257,12 @@ def test_the_committed_params_are_read_from_git_and_absent_outside_a_work_tree(t
 
     f = tmp_path / "params.yaml"
     f.write_text(yaml.safe_dump(GOOD))
-    assert params.committed_params(f) is None                                   # not a git work tree
-    for cmd in (["init", "-q"], ["add", "params.yaml"],
-                ["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "-m", "x"]):
+    assert params.committed_params(f) is None  # not a git work tree
+    for cmd in (
+        ["init", "-q"],
+        ["add", "params.yaml"],
+        ["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "-m", "x"],
+    ):
         subprocess.run(["git", *cmd], cwd=tmp_path, check=True, capture_output=True)
     f.write_text(yaml.safe_dump(dict(GOOD, scale="smoke")))
-    assert params.committed_params(f)["scale"] == "cpu"                        # the commit's, not the workspace's
+    assert params.committed_params(f)["scale"] == "cpu"  # the commit's, not the workspace's

@@ -1,4 +1,5 @@
 """The DVC pipeline: dvc.lock is current, and the whole pipeline reruns at smoke scale in a copy."""
+
 import os
 import re
 import shutil
@@ -19,15 +20,21 @@ BIN = Path(sys.executable).parent
 
 def _env(tmp_path):
     env = dict(os.environ)
-    env.update({
-        "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
-        "DVC_NO_ANALYTICS": "1",
-        "DVC_SITE_CACHE_DIR": str(tmp_path / "dvc-site"),
-        "DVC_GLOBAL_CONFIG_DIR": str(tmp_path / "dvc-global"),
-        "DVC_SYSTEM_CONFIG_DIR": str(tmp_path / "dvc-system"),
-        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
-        "GIT_CONFIG_NOSYSTEM": "1", "PYTHONDONTWRITEBYTECODE": "1",
-    })
+    env.update(
+        {
+            "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+            "DVC_NO_ANALYTICS": "1",
+            "DVC_SITE_CACHE_DIR": str(tmp_path / "dvc-site"),
+            "DVC_GLOBAL_CONFIG_DIR": str(tmp_path / "dvc-global"),
+            "DVC_SYSTEM_CONFIG_DIR": str(tmp_path / "dvc-system"),
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+    )
     env.pop(paths.OUTPUT_ROOT_ENV, None)
     return env
 
@@ -41,8 +48,9 @@ def _copy_env(tmp_path, proj):
 
 
 def _dvc(args, cwd, env, timeout=1800):
-    return subprocess.run([sys.executable, "-m", "dvc", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "dvc", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def test_committed_dvc_lock_is_up_to_date(tmp_path):
@@ -53,8 +61,16 @@ def test_committed_dvc_lock_is_up_to_date(tmp_path):
 
 
 def _copy_project(dst: Path) -> None:
-    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                           cwd=paths.ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    files = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=paths.ROOT,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for rel in filter(None, files):
         src = paths.ROOT / rel
         if src.is_file():
@@ -67,7 +83,9 @@ def _declared_outputs(root: Path) -> list[Path]:
     from dvc.repo import Repo
 
     with Repo(str(root)) as repo:
-        return [Path(str(o.fs_path)) for s in repo.index.stages for o in s.outs if not str(s.path_in_repo).endswith(".dvc")]
+        return [
+            Path(str(o.fs_path)) for s in repo.index.stages for o in s.outs if not str(s.path_in_repo).endswith(".dvc")
+        ]
 
 
 @requires_data
@@ -96,21 +114,34 @@ def test_whole_pipeline_at_smoke_scale_in_a_copy(tmp_path):
     # nothing lands in reports/ that no stage declares (a tool's side folder, such as myst-nb's jupyter_execute/)
     reports = proj / "reports"
     declared = {o.relative_to(reports).parts[0] for o in outs if o.is_relative_to(reports)}
-    kept = {".gitignore", "faithful", "regime", timings.FILE}   # in git, outside the DVC graph (regime: the studies' records)
+    kept = {
+        ".gitignore",
+        "faithful",
+        "regime",
+        timings.FILE,
+    }  # in git, outside the DVC graph (regime: the studies' records)
     stray = sorted(p.name for p in reports.iterdir() if p.name not in declared | kept)
     assert not stray, f"undeclared products in reports/: {stray}"
     # what `make repro` does after `dvc repro`: the stages' minutes (kept in git) and the site
     for module in ("timings", "site"):
-        r = subprocess.run([sys.executable, "-m", f"compendium.pipeline.{module}"], cwd=proj, env=env, capture_output=True,
-                           text=True, timeout=900)
+        r = subprocess.run(
+            [sys.executable, "-m", f"compendium.pipeline.{module}"],
+            cwd=proj,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert set(timings.read(reports)) == set(stagedeps.notebook_stages(proj / "dvc.yaml"))
-    status = _dvc(["status", "--json"], proj, env).stdout   # what a rerun would act on, named if it reruns anything
+    status = _dvc(["status", "--json"], proj, env).stdout  # what a rerun would act on, named if it reruns anything
     t0 = time.perf_counter()
     r2 = _dvc(["repro"], proj, env)
     assert (proj / "reports" / "metrics" / "data_overview.json").is_file()
     second = time.perf_counter() - t0
-    assert r2.returncode == 0 and "Running stage" not in r2.stdout, f"dvc status before the rerun: {status}\n{r2.stdout}"
+    assert r2.returncode == 0 and "Running stage" not in r2.stdout, (
+        f"dvc status before the rerun: {status}\n{r2.stdout}"
+    )
     print(f"smoke dvc repro: first {first:.1f} s, second {second:.1f} s")
     assert second < 30
     # the results site the pipeline built, opened page by page in headless Chromium
@@ -139,7 +170,7 @@ def test_whole_pipeline_at_smoke_scale_in_a_copy(tmp_path):
     p = yaml.safe_load((clone / "params.yaml").read_text())
     p["dd_kip"]["scales"]["smoke"]["eval_steps"] = p["dd_kip"]["scales"]["smoke"].get("eval_steps", 20) + 1
     (clone / "params.yaml").write_text(yaml.safe_dump(p, sort_keys=False))
-    r6 = _dvc(["repro", "clean_notebooks"], clone, env_c)   # build/ is not in git: the stripped copies, seconds
+    r6 = _dvc(["repro", "clean_notebooks"], clone, env_c)  # build/ is not in git: the stripped copies, seconds
     assert r6.returncode == 0, r6.stdout[-4000:] + r6.stderr[-2000:]
     r6 = _dvc(["repro", "--allow-missing", "summary"], clone, env_c)
     ran = set(re.findall(r"Running stage '([^']+)'", r6.stdout))

@@ -15,7 +15,9 @@ def test_rand_prior_is_seeded_and_keyed_by_seed_and_arch():
     assert torch.equal(a.model(x), b.model(x)) and not torch.equal(a.model(x), c.model(x))
     assert not any(p.requires_grad for p in a.model.parameters()) and not a.model.training
     assert priors.cache_key("rand:convnet", "fmnist", 1) != priors.cache_key("rand:convnet", "fmnist", 2)
-    assert priors.cache_key("rand:convnet", "fmnist", 1, arch="a") != priors.cache_key("rand:convnet", "fmnist", 1, arch="b")
+    assert priors.cache_key("rand:convnet", "fmnist", 1, arch="a") != priors.cache_key(
+        "rand:convnet", "fmnist", 1, arch="b"
+    )
     with pytest.raises(priors.PriorError, match="student's architecture"):
         priors.load("rand")
 
@@ -81,11 +83,18 @@ def test_save_backbone_refuses_timings_and_other_volatile_metadata(tmp_path):
     kw = dict(in_channels=1, image_size=16, width=8, depth=2)
     bb = models.convnet(**kw)
     with pytest.raises(ValueError, match=r"\['seconds'\].*reports/timings/<stage>.json"):
-        priors.save_backbone(bb, tmp_path / "p.pt", "convnet", kw, (0.3,), (0.2,), 16,
-                             train={"method": "byol", "seconds": 12.5})
+        priors.save_backbone(
+            bb, tmp_path / "p.pt", "convnet", kw, (0.3,), (0.2,), 16, train={"method": "byol", "seconds": 12.5}
+        )
     assert not (tmp_path / "p.pt").exists() and not (tmp_path / "p.pt.json").exists()
-    assert volatile.volatile_keys({"epochs": 1, "train_seconds": 2.0, "images/s": 3, "lr": 0.1, "head_mult": 1.0,
-                                 "run": {"hostname": "x", "pid": 1, "started at": {"date": "today"}}}) == \
-        ["train_seconds", "run.hostname", "run.pid", "run.started at.date"]
+    assert volatile.volatile_keys(
+        {
+            "epochs": 1,
+            "train_seconds": 2.0,
+            "images/s": 3,
+            "lr": 0.1,
+            "head_mult": 1.0,
+            "run": {"hostname": "x", "pid": 1, "started at": {"date": "today"}},
+        }
+    ) == ["train_seconds", "run.hostname", "run.pid", "run.started at.date"]
     assert volatile.volatile_keys({"method": "byol", "budget": 1.0, "weight_decay": 0.0, "images": 10}) == []
-

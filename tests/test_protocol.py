@@ -80,13 +80,30 @@ def test_target_bank_reads_the_priors_index(tmp_path):
     s = tiny_setup()
     t = torch.randn(len(s.images), 4)
     torch.save({"values": t}, tmp_path / "t.pt")
-    entry = {"prior": "trained:priors/p.pt", "file": "t.pt", "n": 4, "prior_dim": 8, "order": "code", "seed": 0,
-             "student": {"in_channels": 1, "image_size": 12, **KW}, "arch": "convnet"}
-    targets.write_index(tmp_path / "index.json", dataset="fashion-mnist", mean=(0.5,), std=(0.25,), indices=list(range(len(s.images))), targets=[entry])
+    entry = {
+        "prior": "trained:priors/p.pt",
+        "file": "t.pt",
+        "n": 4,
+        "prior_dim": 8,
+        "order": "code",
+        "seed": 0,
+        "student": {"in_channels": 1, "image_size": 12, **KW},
+        "arch": "convnet",
+    }
+    targets.write_index(
+        tmp_path / "index.json",
+        dataset="fashion-mnist",
+        mean=(0.5,),
+        std=(0.25,),
+        indices=list(range(len(s.images))),
+        targets=[entry],
+    )
     bank = targets.TargetBank(s, tmp_path / "index.json")
     student = experiment.build_student(experiment.Arm("x", arch_kwargs=KW), s)
     assert torch.equal(bank.get("trained:priors/p.pt", student, "convnet", {}, 0), t)
-    targets.write_index(tmp_path / "index.json", dataset="fashion-mnist", mean=(0.5,), std=(0.25,), indices=[0, 1], targets=[entry])
+    targets.write_index(
+        tmp_path / "index.json", dataset="fashion-mnist", mean=(0.5,), std=(0.25,), indices=[0, 1], targets=[entry]
+    )
     with pytest.raises(ValueError, match="for 2 images"):
         targets.TargetBank(s, tmp_path / "index.json")
     with pytest.raises(FileNotFoundError, match="priors"):
@@ -95,8 +112,11 @@ def test_target_bank_reads_the_priors_index(tmp_path):
 
 def test_results_do_not_depend_on_the_number_of_workers():
     s = tiny_setup()
-    arms = [experiment.Arm("b", arch_kwargs=KW, budget=0.5), experiment.Arm("r", arch_kwargs=KW, budget=0.5, prior="rand"),
-            experiment.Arm("u", arch_kwargs=KW, untrained=True)]
+    arms = [
+        experiment.Arm("b", arch_kwargs=KW, budget=0.5),
+        experiment.Arm("r", arch_kwargs=KW, budget=0.5, prior="rand"),
+        experiment.Arm("u", arch_kwargs=KW, untrained=True),
+    ]
     one = experiment.run_many(arms, s, targets.TargetBank(s), workers=1)
     two = experiment.run_many(arms, s, targets.TargetBank(s), workers=2)
     assert [r.row["probe"] for r in one] == [r.row["probe"] for r in two]
@@ -148,8 +168,9 @@ def test_an_arm_reuses_a_prior_trained_exactly_as_it_would_be(tmp_path, monkeypa
     torch.nn.init.constant_(next(bb.parameters()), 0.5)
     spec = "trained:priors/byol_star.pt"
     target = paths.artifacts_out() / "priors" / "byol_star.pt"
-    priors.save_backbone(bb, target, "convnet", arm.student_kwargs(s), s.mean, s.std, 12,
-                    train=experiment.train_record(arm, s))   # a checkpoint's sidecar holds no timings
+    priors.save_backbone(
+        bb, target, "convnet", arm.student_kwargs(s), s.mean, s.std, 12, train=experiment.train_record(arm, s)
+    )  # a checkpoint's sidecar holds no timings
     assert experiment.reusable(spec, arm, s)
     assert not experiment.reusable(spec, experiment.Arm("full", arch_kwargs=KW, budget=1.0, seed=1), s)
     assert not experiment.reusable(spec, experiment.Arm("full", arch_kwargs=KW, budget=0.5), s)
@@ -162,7 +183,9 @@ def test_an_arm_reuses_a_prior_trained_exactly_as_it_would_be(tmp_path, monkeypa
 
 
 def test_replicate_specs_name_a_seed_beside_the_prior():
-    assert replicates.replicate_spec("trained:priors/fmnist_byol.pt", 2) == "trained:prior_replicates/fmnist_byol_seed2.pt"
+    assert (
+        replicates.replicate_spec("trained:priors/fmnist_byol.pt", 2) == "trained:prior_replicates/fmnist_byol_seed2.pt"
+    )
     with pytest.raises(ValueError, match="only a trained"):
         replicates.replicate_spec("rand:convnet", 1)
 
@@ -176,12 +199,31 @@ def test_byol_star_on_a_later_seed_reuses_the_priors_stage_replicate(tmp_path, m
     same = "trained:priors/fmnist_byol.pt"
     rep = replicates.replicate_spec(same, 1)
     for seed, spec in ((0, same), (1, rep)):
-        record, seconds, loss = replicates.train_byol(s.images, kw, s.mean, s.std, epochs=1, batch_size=s.batch_size,
-                                                      seed=seed, out=paths.artifacts_out() / spec.partition(":")[2],
-                                                      device="cpu", name=f"t{seed}")
+        record, seconds, loss = replicates.train_byol(
+            s.images,
+            kw,
+            s.mean,
+            s.std,
+            epochs=1,
+            batch_size=s.batch_size,
+            seed=seed,
+            out=paths.artifacts_out() / spec.partition(":")[2],
+            device="cpu",
+            name=f"t{seed}",
+        )
         assert seconds > 0 and math.isfinite(loss) and record["seed"] == seed
-    arms = tables.budget_arms(s, KW, seeds=[0, 1, 2], full_seeds=3, budgets=[0.5], priors=[], headline_budget=0.5,
-                              same_dataset_prior=same, schedule="switch", label=str)
+    arms = tables.budget_arms(
+        s,
+        KW,
+        seeds=[0, 1, 2],
+        full_seeds=3,
+        budgets=[0.5],
+        priors=[],
+        headline_budget=0.5,
+        same_dataset_prior=same,
+        schedule="switch",
+        label=str,
+    )
     assert {a.seed: a.reuse for a in arms if a.name == "BYOL 100%"} == {0: same, 1: rep, 2: ""}
     assert replicates.byol_star_specs("rand", 1) == []
 
@@ -190,9 +232,24 @@ def test_rand_of_another_architecture_comes_from_the_index(tmp_path):
     s = tiny_setup()
     t = torch.randn(len(s.images), 4)
     torch.save({"values": t}, tmp_path / "r.pt")
-    entry = {"prior": "rand", "file": "r.pt", "n": 4, "prior_dim": 4, "order": "code", "seed": 0,
-             "student": {"in_channels": 1, "image_size": 12, **KW}, "arch": "convnet"}
-    targets.write_index(tmp_path / "index.json", dataset="fashion-mnist", mean=(0.5,), std=(0.25,), indices=list(range(len(s.images))), targets=[entry])
+    entry = {
+        "prior": "rand",
+        "file": "r.pt",
+        "n": 4,
+        "prior_dim": 4,
+        "order": "code",
+        "seed": 0,
+        "student": {"in_channels": 1, "image_size": 12, **KW},
+        "arch": "convnet",
+    }
+    targets.write_index(
+        tmp_path / "index.json",
+        dataset="fashion-mnist",
+        mean=(0.5,),
+        std=(0.25,),
+        indices=list(range(len(s.images))),
+        targets=[entry],
+    )
     bank = targets.TargetBank(s, tmp_path / "index.json")
     other = experiment.Arm("r", arch="resnet18", arch_kwargs=dict(width_mult=0.125), prior="rand:convnet")
     student = experiment.build_student(other, s)

@@ -42,8 +42,9 @@ def test_normalisation_is_the_usual_constants_for_fashion_mnist_else_the_data_ow
 
 def test_a_cifar_setup_trains_three_channel_students(cifar_root, tmp_path):
     idx_file = _index(tmp_path / "index.json", "cifar10", 48, (0.5, 0.4, 0.3), (0.2, 0.2, 0.2))
-    s, bank = experiment.dataset_setup(idx_file, "cifar10", cifar_root, epochs=1, batch_size=16, head_mult=0.1,
-                               probe_epochs=1, device="cpu")
+    s, bank = experiment.dataset_setup(
+        idx_file, "cifar10", cifar_root, epochs=1, batch_size=16, head_mult=0.1, probe_epochs=1, device="cpu"
+    )
     assert s.images.shape == (48, 3, 32, 32) and s.test_images.shape == (20, 3, 32, 32)
     assert s.num_classes == 10 and s.mean == (0.5, 0.4, 0.3) and s.size == 32
     arm = experiment.Arm("b", arch_kwargs=dict(width=4, depth=2, norm="batch", global_pool=True), budget=1.0)

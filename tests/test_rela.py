@@ -6,8 +6,13 @@ from compendium.rela import priors, targets
 
 
 def _prior(seed=0, width=8, size=12, in_channels=1):
-    return priors.load("rand:convnet", student_kwargs=dict(in_channels=in_channels, image_size=size, width=width,
-                                                           depth=2, norm="instance"), seed=seed, mean=(0.5,), std=(0.25,))
+    return priors.load(
+        "rand:convnet",
+        student_kwargs=dict(in_channels=in_channels, image_size=size, width=width, depth=2, norm="instance"),
+        seed=seed,
+        mean=(0.5,),
+        std=(0.25,),
+    )
 
 
 def _images(n=70, size=12, channels=1, seed=0):
@@ -20,8 +25,9 @@ def test_prior_inputs_resize_adapt_channels_and_normalise():
     p.mean, p.std = (0.1, 0.2, 0.3), (0.5, 0.5, 0.5)
     x = targets.prior_inputs(_images(4, size=8), p)
     assert x.shape == (4, 3, 16, 16)
-    raw = torch.nn.functional.interpolate(_images(4, size=8).float() / 255, size=(16, 16), mode="bilinear",
-                                          antialias=True)
+    raw = torch.nn.functional.interpolate(
+        _images(4, size=8).float() / 255, size=(16, 16), mode="bilinear", antialias=True
+    )
     assert torch.allclose(x[:, 2], (raw[:, 0] - 0.3) / 0.5, atol=1e-6)
     grey = targets.prior_inputs(_images(2, channels=3), _prior())
     assert grey.shape == (2, 1, 12, 12)
@@ -31,7 +37,7 @@ def test_streaming_targets_equal_the_in_memory_map_and_are_whitened():
     p, imgs = _prior(), _images()
     feats = torch.cat(list(targets.prior_features(p, imgs, batch_size=1000)))
     ref = pca.TargetMap.fit([feats], 5, "code").transform(feats).float()
-    t = targets.make_targets(p, imgs, 5, batch_size=16)          # two passes, uneven last batch
+    t = targets.make_targets(p, imgs, 5, batch_size=16)  # two passes, uneven last batch
     t1 = targets.make_targets(p, imgs, 5, batch_size=16, store_features=True)
     assert t.values.shape == (70, 5)
     for v in (t.values, t1.values):
@@ -72,7 +78,7 @@ def test_saved_targets_are_byte_identical_across_runs_and_hold_no_timings(tmp_pa
         t.key = "toy_key"
         targets.save_targets(t, tmp_path / str(i) / "toy_key.pt")
         files.append((tmp_path / str(i) / "toy_key.pt").read_bytes())
-    targets.save_targets(runs[0], tmp_path / "0" / "toy_key.pt")   # rewritten in place
+    targets.save_targets(runs[0], tmp_path / "0" / "toy_key.pt")  # rewritten in place
     assert files[0] == files[1] == (tmp_path / "0" / "toy_key.pt").read_bytes()
     saved = targets.load_targets(tmp_path / "0" / "toy_key.pt")
     assert "seconds" not in saved and torch.equal(saved["values"], runs[0].values)

@@ -18,10 +18,15 @@ def _sets(n=64, n_test=32):
     t_labels = torch.arange(n_test) % 10
     t_images = (torch.rand(n_test, 1, 28, 28, generator=g) * 60 + t_labels.view(-1, 1, 1, 1) * 19).to(torch.uint8)
     names = tuple(str(i) for i in range(10))
-    return (data.ImageDataset("toy", "train", images, labels, names), data.ImageDataset("toy", "test", t_images, t_labels, names))
+    return (
+        data.ImageDataset("toy", "train", images, labels, names),
+        data.ImageDataset("toy", "test", t_images, t_labels, names),
+    )
 
 
-TINY = regime.Plan(widths=(4,), seeds=(0, 1), epochs=2, probe_at=(1, 2), batch_size=16, probe_train=(40, 20), probe_epochs=2)
+TINY = regime.Plan(
+    widths=(4,), seeds=(0, 1), epochs=2, probe_at=(1, 2), batch_size=16, probe_train=(40, 20), probe_epochs=2
+)
 
 
 def test_a_curve_probes_the_untrained_network_and_each_listed_epoch():
@@ -29,10 +34,14 @@ def test_a_curve_probes_the_untrained_network_and_each_listed_epoch():
     assert sorted(df["epoch"].unique()) == [0, 1, 2]
     assert set(df["view"]) == {"pooled", "flat"} and set(df["labels"]) == {40, 20}
     assert len(df) == 3 * 2 * 2 and df["probe"].between(0, 1).all()
-    assert (df.loc[df["epoch"] == 0, "train seconds"] == 0).all() and (df.loc[df["epoch"] == 2, "train seconds"] > 0).all()
+    assert (df.loc[df["epoch"] == 0, "train seconds"] == 0).all() and (
+        df.loc[df["epoch"] == 2, "train seconds"] > 0
+    ).all()
     # the same seed gives the same untrained network and probe
     again = regime.curve(4, 0, regime.Plan(**{**TINY.__dict__, "epochs": 1, "probe_at": (1,)}), datasets=_sets())
-    pd.testing.assert_frame_equal(df[df["epoch"] == 0].reset_index(drop=True), again[again["epoch"] == 0].reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        df[df["epoch"] == 0].reset_index(drop=True), again[again["epoch"] == 0].reset_index(drop=True)
+    )
 
 
 def _curves(gains: dict, untrained=(0.70, 0.71, 0.69), minutes_per_epoch=1.0):
@@ -40,24 +49,46 @@ def _curves(gains: dict, untrained=(0.70, 0.71, 0.69), minutes_per_epoch=1.0):
     rows = []
     for width, by_epoch in gains.items():
         for s, u in enumerate(untrained):
-            rows.append({"width": width, "seed": s, "epoch": 0, "view": "pooled", "labels": 100, "probe": u,
-                         "train seconds": 0.0})
+            rows.append(
+                {
+                    "width": width,
+                    "seed": s,
+                    "epoch": 0,
+                    "view": "pooled",
+                    "labels": 100,
+                    "probe": u,
+                    "train seconds": 0.0,
+                }
+            )
             for e, g in by_epoch.items():
-                rows.append({"width": width, "seed": s, "epoch": e, "view": "pooled", "labels": 100,
-                             "probe": u + g[s], "train seconds": 60.0 * minutes_per_epoch * e * width / 16})
+                rows.append(
+                    {
+                        "width": width,
+                        "seed": s,
+                        "epoch": e,
+                        "view": "pooled",
+                        "labels": 100,
+                        "probe": u + g[s],
+                        "train seconds": 60.0 * minutes_per_epoch * e * width / 16,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
 def test_the_choice_is_the_cheapest_regime_whose_intervals_clear_both_goals():
-    curves = _curves({16: {1: (0.01, 0.03, -0.01), 10: (0.08, 0.09, 0.085), 2: (0.03, 0.031, 0.029), 20: (0.12, 0.125, 0.121)},
-                      32: {1: (0.03, 0.031, 0.032), 10: (0.12, 0.13, 0.125)}})
+    curves = _curves(
+        {
+            16: {1: (0.01, 0.03, -0.01), 10: (0.08, 0.09, 0.085), 2: (0.03, 0.031, 0.029), 20: (0.12, 0.125, 0.121)},
+            32: {1: (0.03, 0.031, 0.032), 10: (0.12, 0.13, 0.125)},
+        }
+    )
     table = regime.regimes(curves, regime.Goals(full_gain=0.10, low_gain=0.0, budget=0.1))
     by = table.set_index(["width", "full epochs"])
-    assert not by.loc[(16, 10), "meets goals"]            # full gain below 10 points and 10% not above untrained
+    assert not by.loc[(16, 10), "meets goals"]  # full gain below 10 points and 10% not above untrained
     assert by.loc[(16, 20), "meets goals"] and by.loc[(32, 10), "meets goals"]
-    assert by.loc[(16, 20), "gap"] == pytest.approx(0.122 - 0.030)     # BYOL(20) - BYOL(2), paired by seed
+    assert by.loc[(16, 20), "gap"] == pytest.approx(0.122 - 0.030)  # BYOL(20) - BYOL(2), paired by seed
     chosen = regime.choose(table, "pooled", 100)
-    assert (chosen["width"], chosen["full epochs"]) == (16, 20)   # both cost 20 minutes: the narrower network
+    assert (chosen["width"], chosen["full epochs"]) == (16, 20)  # both cost 20 minutes: the narrower network
     assert regime.choose(table[table["width"] == 16].assign(**{"meets goals": False}), "pooled", 100) is None
 
 
@@ -69,9 +100,26 @@ def test_records_of_other_settings_are_refused_before_any_run(tmp_path):
 
 def test_pieces_write_one_record_per_curve_and_skip_the_ones_written(tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(regime, "curve", lambda w, s, plan, checkpoint="": calls.append((w, s)) or
-                        pd.DataFrame([{"width": w, "seed": s, "epoch": 0, "view": "pooled", "labels": 40, "probe": 0.5,
-                                       "train seconds": 0.0}]))
+    monkeypatch.setattr(
+        regime,
+        "curve",
+        lambda w, s, plan, checkpoint="": (
+            calls.append((w, s))
+            or pd.DataFrame(
+                [
+                    {
+                        "width": w,
+                        "seed": s,
+                        "epoch": 0,
+                        "view": "pooled",
+                        "labels": 40,
+                        "probe": 0.5,
+                        "train seconds": 0.0,
+                    }
+                ]
+            )
+        ),
+    )
     regime.run_pieces(TINY, root=tmp_path, checkpoints=tmp_path / "ckpt")
     assert calls == [(4, 0), (4, 1)] and json.loads((tmp_path / regime.PLAN_FILE).read_text()) == TINY.settings()
     regime.run_pieces(TINY, root=tmp_path, checkpoints=tmp_path / "ckpt")
@@ -89,7 +137,9 @@ def test_the_committed_curves_are_those_of_params_yaml():
 
 
 def test_when_no_regime_meets_both_goals_the_nearest_ones_are_named():
-    curves = _curves({16: {1: (0.02, 0.03, 0.025), 10: (0.06, 0.07, 0.065)}, 32: {1: (0.0, 0.02, -0.02), 10: (0.08, 0.085, 0.082)}})
+    curves = _curves(
+        {16: {1: (0.02, 0.03, 0.025), 10: (0.06, 0.07, 0.065)}, 32: {1: (0.0, 0.02, -0.02), 10: (0.08, 0.085, 0.082)}}
+    )
     table = regime.regimes(curves, regime.Goals(full_gain=0.10))
     assert regime.choose(table, "pooled", 100) is None
     near = regime.nearest(table, "pooled", 100)

@@ -42,7 +42,7 @@ def test_scaled_switch_with_scale_one_is_the_camera_ready_rule():
 def test_time_scale_is_the_full_budget_over_the_papers():
     assert SW.time_scale(SW.PAPER_FULL_STEPS) == 1.0
     assert SW.time_scale(3900) == pytest.approx(0.1)
-    assert SW.time_scale(60) == SW.MIN_TIME_SCALE        # a smoke run: the floor
+    assert SW.time_scale(60) == SW.MIN_TIME_SCALE  # a smoke run: the floor
     with pytest.raises(ValueError, match="time_scale"):
         SW.scaled(0.005)
     with pytest.raises(ValueError, match="full_steps"):

@@ -17,8 +17,8 @@ def run_switch(losses):
 def first_k_meeting_threshold(c, a=0.999, b=0.99, thr=0.995, s0=2.0, f0=1.0, kmax=100000):
     """Closed form of the two EMAs for a flat loss c (derived independently of the code)."""
     for k in range(kmax):
-        f = c + (f0 - c) * a ** k
-        s = c + b ** k * (s0 - c) + (1 - b) * (f0 - c) * a * (a ** k - b ** k) / (a - b)
+        f = c + (f0 - c) * a**k
+        s = c + b**k * (s0 - c) + (1 - b) * (f0 - c) * a * (a**k - b**k) / (a - b)
         if math.exp(-max(s - f, 0.0)) >= thr:
             return k
     raise AssertionError
@@ -42,6 +42,7 @@ def test_flat_loss_one_by_hand():
 def test_slowly_falling_losses_switch_prematurely():
     def curve(tau):
         return [0.2 + 0.8 * math.exp(-t / tau) for t in range(40000)]
+
     fast, mid, slow = (run_switch(curve(t)).switch_step for t in (500, 2000, 10000))
     assert fast < mid, "a faster-converging loss switches earlier"
     assert slow < mid, "a very slowly falling loss fools the EMA warm-up and switches early"

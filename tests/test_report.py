@@ -40,7 +40,10 @@ def test_tables_metrics_and_plot_data(tmp_path):
     md = csv.with_suffix(".md").read_text()
     assert md.startswith("|") and "acc" in md and "0.1235" in md
     long = r.table(pd.DataFrame({"step": range(report.MARKDOWN_ROWS + 1), "loss": 0.5}), "curve")
-    assert long.with_suffix(".md").read_text() == f"{report.MARKDOWN_ROWS + 1:,} rows (columns: step, loss): see `curve.csv`.\n"
+    assert (
+        long.with_suffix(".md").read_text()
+        == f"{report.MARKDOWN_ROWS + 1:,} rows (columns: step, loss): see `curve.csv`.\n"
+    )
     assert len(long.read_text().splitlines()) == report.MARKDOWN_ROWS + 2
     m = r.metrics({"acc": np.float32(0.5), "bad": math.nan, "nested": {"k": [np.int64(3)]}})
     assert json.loads(m.read_text()) == {"acc": 0.5, "bad": None, "nested": {"k": [3]}}

@@ -43,8 +43,9 @@ def test_parse_log_without_an_end_stops(mod):
 
 def test_summarize_splits_the_wall_time(mod, tmp_path):
     (tmp_path / "reports").mkdir()
-    (tmp_path / "reports" / "stage_minutes.json").write_text(json.dumps(
-        {"priors": {"minutes": 60.0, "parameters": {}}, "rela_budget": {"minutes": 30.0, "parameters": {}}}))
+    (tmp_path / "reports" / "stage_minutes.json").write_text(
+        json.dumps({"priors": {"minutes": 60.0, "parameters": {}}, "rela_budget": {"minutes": 30.0, "parameters": {}}})
+    )
     log = tmp_path / "run.log"
     log.write_text(LOG)
     rec = mod.summarize(tmp_path, [log])
@@ -61,10 +62,14 @@ def test_run_refuses_an_existing_directory(mod, tmp_path):
 
 def test_a_resumed_run_sums_its_parts_less_the_failed_attempt(mod, tmp_path):
     (tmp_path / "reports").mkdir()
-    (tmp_path / "reports" / "stage_minutes.json").write_text(json.dumps({"dd_dwa": {"minutes": 10.0, "parameters": {}}}))
+    (tmp_path / "reports" / "stage_minutes.json").write_text(
+        json.dumps({"dd_dwa": {"minutes": 10.0, "parameters": {}}})
+    )
     first = tmp_path / "1.log"
-    first.write_text("repro_start 0\nRunning stage 'dd_dwa':\n[nbrun] stage 'dd_dwa' (cpu) done in 600.0 s; 3 files\n"
-                     "ERROR: failed to reproduce 'dd_dwa': output 'models/distilled/dwa' does not exist\nrepro_end 3000 rc 255\n")
+    first.write_text(
+        "repro_start 0\nRunning stage 'dd_dwa':\n[nbrun] stage 'dd_dwa' (cpu) done in 600.0 s; 3 files\n"
+        "ERROR: failed to reproduce 'dd_dwa': output 'models/distilled/dwa' does not exist\nrepro_end 3000 rc 255\n"
+    )
     second = tmp_path / "2.log"
     second.write_text("repro_start 4000\nRunning stage 'dd_dwa':\nrepro_end 5200 rc 0\n")
     assert mod.parse_log(first.read_text())["failed_seconds"] == 600.0

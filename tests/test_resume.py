@@ -1,5 +1,6 @@
 """Resuming an interrupted stage (compendium.core.resume through compendium.core.parallel.run_calls and
 compendium.distill.runner.evaluate_many): only the calls not finished run again, to the same results."""
+
 import os
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import torch
 from compendium.core import resume
 from compendium.core.parallel import run_calls
 from compendium.distill import runner, sets
-from test_distill_runner import CFG, _toy   # the same toy set and student
+from test_distill_runner import CFG, _toy  # the same toy set and student
 
 
 def _job(i: int, log: str, scale: float = 1.0) -> dict:
@@ -34,7 +35,8 @@ def _ran(log: Path) -> list[int]:
 def _same(a: list[dict], b: list[dict]) -> bool:
     return len(a) == len(b) and all(
         x.keys() == y.keys() and all(torch.equal(x[k], y[k]) if torch.is_tensor(x[k]) else x[k] == y[k] for k in x)
-        for x, y in zip(a, b))
+        for x, y in zip(a, b)
+    )
 
 
 @pytest.mark.parametrize("workers", [0, 2])
@@ -103,13 +105,18 @@ def test_changing_an_argument_changes_the_key():
 
 
 def test_the_key_is_the_same_in_another_process_with_another_string_hash_seed():
-    code = ("import torch; from compendium.core import resume; "
-            "print(resume.call_key(resume.digest, ({'b', 'a', 'c'}, torch.ones(3)), {'k': frozenset({'x', 'y'})}))")
+    code = (
+        "import torch; from compendium.core import resume; "
+        "print(resume.call_key(resume.digest, ({'b', 'a', 'c'}, torch.ones(3)), {'k': frozenset({'x', 'y'})}))"
+    )
     keys = set()
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        keys.add(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                                check=True).stdout.strip())
+        keys.add(
+            subprocess.run(
+                [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+            ).stdout.strip()
+        )
     assert len(keys) == 1 and len(keys.pop()) == 64
 
 
@@ -122,8 +129,8 @@ def test_a_corrupt_or_foreign_stored_result_is_ignored_and_recomputed(tmp_path):
     p0 = resume.path_for(store, _job, resume.call_key(_job, *calls[0][1:], context=resume.digest((None, ()))))
     p1 = resume.path_for(store, _job, resume.call_key(_job, *calls[1][1:], context=resume.digest((None, ()))))
     assert p0.is_file() and p1.is_file()
-    p0.write_bytes(p0.read_bytes()[:40])          # truncated, as by a full disk
-    resume.store(store, _job, "another", {"i": 99}).replace(p1)   # a file that holds another call's result
+    p0.write_bytes(p0.read_bytes()[:40])  # truncated, as by a full disk
+    resume.store(store, _job, "another", {"i": 99}).replace(p1)  # a file that holds another call's result
     with pytest.warns(RuntimeWarning, match=r"ignoring the stored result .*_job-"):
         again = run_calls(calls, workers=0, resume_dir=store)
     assert _same(again, reference) and _ran(log) == [0, 1]
@@ -144,14 +151,15 @@ def test_evaluate_many_resumes_from_stored_rows_with_any_number_of_workers(tmp_p
     d = sets.from_real(x, y, torch.arange(0, 18, 2), 3, (0.3,), (0.3,), "random")
     jobs = [runner.Job({"method": "random", "k": k}, d, CFG, seed=k, cost=k) for k in range(3)]
     plain = runner.evaluate_many(jobs, x, y, workers=0)
-    first = runner.evaluate_many(jobs[:2], x, y, workers=2, resume_dir=tmp_path / "r")   # interrupted after 2
+    first = runner.evaluate_many(jobs[:2], x, y, workers=2, resume_dir=tmp_path / "r")  # interrupted after 2
     assert len(list((tmp_path / "r").iterdir())) == 2
     monkeypatch.setenv(resume.RESUME_ENV, str(tmp_path / "r"))
     rows = runner.evaluate_many(jobs, x, y, workers=0)
-    assert rows[:2] == first                      # stored rows, timings included: not trained again
+    assert rows[:2] == first  # stored rows, timings included: not trained again
     drop = ("seconds", "train seconds")
-    assert [{k: v for k, v in r.items() if k not in drop} for r in rows] == \
-           [{k: v for k, v in r.items() if k not in drop} for r in plain]
+    assert [{k: v for k, v in r.items() if k not in drop} for r in rows] == [
+        {k: v for k, v in r.items() if k not in drop} for r in plain
+    ]
     assert len(list((tmp_path / "r").iterdir())) == 3
     # another test set is another call
     runner.evaluate_many(jobs[:1], x[:9], y[:9], workers=0)

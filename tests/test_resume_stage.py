@@ -1,5 +1,6 @@
 """A pipeline stage killed midway and started again resumes from the calls it had completed
 (compendium.pipeline.nbrun's resume folder) and publishes the same numbers as an uninterrupted run."""
+
 import json
 import os
 import signal
@@ -15,7 +16,7 @@ from conftest import requires_data
 
 from compendium.core import paths, volatile
 
-STAGE = "dd_labels"   # reads only data/, trains many students through runner.evaluate_many
+STAGE = "dd_labels"  # reads only data/, trains many students through runner.evaluate_many
 
 
 def _project(root: Path) -> dict:
@@ -33,17 +34,26 @@ def _project(root: Path) -> dict:
 
 
 def _nbrun(root: Path, env: dict, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "compendium.pipeline.nbrun", STAGE, *extra], cwd=root, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "compendium.pipeline.nbrun", STAGE, *extra],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def _numbers(metrics: Path) -> dict:
     """The metrics without what an identical rerun does not reproduce (timings)."""
+
     def strip(d):
         if not isinstance(d, dict):
             return d
         drop = set(volatile.volatile_keys(d)) | {k for k in d if "images/s" in str(k)}
         return {k: strip(v) for k, v in d.items() if k not in drop}
+
     return strip(json.loads(metrics.read_text()))
 
 
@@ -82,12 +92,12 @@ def test_a_killed_stage_resumes_from_its_completed_calls_to_the_same_metrics(tmp
     while time.monotonic() < deadline and run.poll() is None and len(list(resume_root.glob("*/*.pt"))) < 2:
         time.sleep(0.2)
     assert run.poll() is None, "the stage finished before it could be interrupted"
-    _kill_tree(run)   # the stage, its kernel and the kernel's workers, as a killed job
+    _kill_tree(run)  # the stage, its kernel and the kernel's workers, as a killed job
     run.communicate(timeout=120)
     done = len(list(resume_root.glob("*/*.pt")))
     assert done >= 2
     assert not (root / "reports" / paths.METRICS / f"{STAGE}.json").exists(), "a killed run published"
-    assert (root / "build" / "locks" / f"{STAGE}.lock").exists()   # left by the killed process
+    assert (root / "build" / "locks" / f"{STAGE}.lock").exists()  # left by the killed process
 
     again = _nbrun(root, env)
     out, _ = again.communicate(timeout=900)

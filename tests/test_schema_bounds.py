@@ -20,8 +20,12 @@ def _item_kind(kind: str) -> str:
 
 
 def _numeric_keys():
-    return [(stage, key, p) for stage, spec in params.schemas().items() for key, p in spec.items()
-            if _item_kind(p.kind) in NUMERIC]
+    return [
+        (stage, key, p)
+        for stage, spec in params.schemas().items()
+        for key, p in spec.items()
+        if _item_kind(p.kind) in NUMERIC
+    ]
 
 
 def test_there_are_numeric_keys_to_check():
@@ -33,8 +37,9 @@ def test_every_numeric_key_has_both_bounds(stage, key, p):
     where = f"{stage}.{key} in src/compendium/pipeline/schemas/{stage}.py (or a shared dict of schemas/__init__.py)"
     if p.choices is not None and p.low is None and p.high is None:
         # a finite set of numbers bounds the key on both sides
-        assert p.choices and all(isinstance(c, (int, float)) and not isinstance(c, bool) and math.isfinite(c)
-                                 for c in p.choices), f"{where}: choices {p.choices} must be finite numbers"
+        assert p.choices and all(
+            isinstance(c, (int, float)) and not isinstance(c, bool) and math.isfinite(c) for c in p.choices
+        ), f"{where}: choices {p.choices} must be finite numbers"
         return
     assert p.low is not None, f"{where}: no low bound; give Param a low="
     assert p.high is not None, f"{where}: no high bound; give Param a high= that is sane for its meaning"
@@ -44,9 +49,12 @@ def test_every_numeric_key_has_both_bounds(stage, key, p):
 
 def test_seed_keys_share_one_ceiling():
     """A seed (not a count of seeds such as theory_samples.seeds) is at most SEED_MAX, which every RNG takes."""
-    seeds = [(s, k, p.high) for s, k, p in _numeric_keys()
-             if (p.kind == "int" and (k == "seed" or k.endswith("_seed")))
-             or (p.kind == "list[int]" and (k == "seeds" or k.endswith("_seeds")))]
+    seeds = [
+        (s, k, p.high)
+        for s, k, p in _numeric_keys()
+        if (p.kind == "int" and (k == "seed" or k.endswith("_seed")))
+        or (p.kind == "list[int]" and (k == "seeds" or k.endswith("_seeds")))
+    ]
     assert seeds
     assert all(high == SEED_MAX for _, _, high in seeds), [x for x in seeds if x[2] != SEED_MAX]
 
@@ -72,20 +80,23 @@ def _refused(tmp_path, stage, path, value, scale=None):
     return str(e.value)
 
 
-@pytest.mark.parametrize("stage,key,value", [
-    ("rela_budget", "probe_epochs", 10_000_000),
-    ("rela_budget", "batch_size", 10_000_000),
-    ("rela_smoke", "probe_epochs", 10_000_000),
-    ("rela_smoke", "batch_size", 1_000_000),
-    ("rela_methods", "probe_lr", 1e6),
-    ("rela_arch", "weight_decay", 1e3),
-    ("priors", "sup_batch_size", 10_000_000),
-    ("dd_coresets", "eval_steps", 10**9),
-    ("dd_coresets", "test_n", 1_000_000),
-    ("ssdd_eval", "pre_epochs", 10**8),
-    ("theory_targets", "mc_samples", 10**12),
-    ("theory_samples", "seed", 2**40),
-])
+@pytest.mark.parametrize(
+    "stage,key,value",
+    [
+        ("rela_budget", "probe_epochs", 10_000_000),
+        ("rela_budget", "batch_size", 10_000_000),
+        ("rela_smoke", "probe_epochs", 10_000_000),
+        ("rela_smoke", "batch_size", 1_000_000),
+        ("rela_methods", "probe_lr", 1e6),
+        ("rela_arch", "weight_decay", 1e3),
+        ("priors", "sup_batch_size", 10_000_000),
+        ("dd_coresets", "eval_steps", 10**9),
+        ("dd_coresets", "test_n", 1_000_000),
+        ("ssdd_eval", "pre_epochs", 10**8),
+        ("theory_targets", "mc_samples", 10**12),
+        ("theory_samples", "seed", 2**40),
+    ],
+)
 def test_an_absurd_value_is_refused_naming_the_key(tmp_path, stage, key, value):
     msg = _refused(tmp_path, stage, [key], value)
     assert f"{stage}.{key}: {value!r} is above the maximum" in msg
@@ -99,4 +110,3 @@ def test_an_absurd_list_item_is_refused_naming_the_key_and_index(tmp_path):
 def test_an_absurd_scale_override_is_refused_naming_the_scale(tmp_path):
     msg = _refused(tmp_path, "rela_budget", ["scales", "paper", "probe_epochs"], 10_000_000, scale="cpu")
     assert "rela_budget.scales.paper.probe_epochs: 10000000 is above the maximum" in msg
-

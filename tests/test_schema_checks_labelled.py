@@ -12,7 +12,14 @@ def test_inversion_needs_enough_real_images_for_rded():
     assert dd_inversion.check(dict(bad, methods=["sre2l"])) == []  # no RDED, no constraint
 
 
-DWA = {"sweep_lambdas": [0.01, 0.11], "sweep_ipc": 2, "grid_K": [1, 12], "grid_rho": [0.015], "cl_ipc": 2, "tsne_ipc": 10}
+DWA = {
+    "sweep_lambdas": [0.01, 0.11],
+    "sweep_ipc": 2,
+    "grid_K": [1, 12],
+    "grid_rho": [0.015],
+    "cl_ipc": 2,
+    "tsne_ipc": 10,
+}
 
 
 def test_dwa_checks_each_key():

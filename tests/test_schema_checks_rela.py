@@ -38,7 +38,9 @@ def test_rela_budget_check():
 
 def test_rela_arch_check():
     errs = rela_arch.check(values("rela_arch", students=["convnet", "alexnet"]))
-    assert errs == ["students: unknown ['alexnet']; known: ['convnet', 'resnet18', 'mobilenet_v2', 'efficientnet_b0', 'vit_tiny']"]
+    assert errs == [
+        "students: unknown ['alexnet']; known: ['convnet', 'resnet18', 'mobilenet_v2', 'efficientnet_b0', 'vit_tiny']"
+    ]
 
 
 def test_priors_check_refuses_a_replicate_of_the_priors_own_seed_or_a_repeated_one():

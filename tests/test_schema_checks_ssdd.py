@@ -1,10 +1,16 @@
 """The parameter checks of the ssdd stages (``check(values)`` in their schema modules): a passing and a
 failing case each, every message starting with its key."""
+
 from compendium.pipeline.schemas import ssdd_distill, ssdd_eval, ssdd_teacher
 
 
 def test_ssdd_teacher_free_teachers_and_sizes():
-    ok = {"free_teachers": ["rand", "trained:priors/digits_byol.pt"], "train_n": 1000, "pool_n": 60000, "scale": "smoke"}
+    ok = {
+        "free_teachers": ["rand", "trained:priors/digits_byol.pt"],
+        "train_n": 1000,
+        "pool_n": 60000,
+        "scale": "smoke",
+    }
     assert ssdd_teacher.check(ok) == []
     errs = ssdd_teacher.check({**ok, "free_teachers": ["rand", "digits_byol"], "pool_n": 60001})
     assert len(errs) == 2 and errs[0].startswith("free_teachers:") and "digits_byol" in errs[0]

@@ -3,14 +3,29 @@ per check, each message starting with its key."""
 
 from compendium.pipeline.schemas import dd_gtn, dd_labels, dd_mnemonics, dd_unrolled
 
-UNROLLED = {"arch": "lenet", "init": "xavier", "size": 20, "steps": 2, "sl_sizes": [5, 10], "d_A": 50,
-            "poison_attacked": 7, "poison_target": 5}
+UNROLLED = {
+    "arch": "lenet",
+    "init": "xavier",
+    "size": 20,
+    "steps": 2,
+    "sl_sizes": [5, 10],
+    "d_A": 50,
+    "poison_attacked": 7,
+    "poison_target": 5,
+}
 
 
 def test_dd_unrolled_checks_each_key():
     assert dd_unrolled.check(UNROLLED) == []
-    cases = {"arch": "resnet", "init": "orthogonal", "size": 21, "sl_sizes": [0, 10], "d_A": 0,
-             "poison_target": 7, "regimes": ["random", "random_pretrained"]}
+    cases = {
+        "arch": "resnet",
+        "init": "orthogonal",
+        "size": 21,
+        "sl_sizes": [0, 10],
+        "d_A": 0,
+        "poison_target": 7,
+        "regimes": ["random", "random_pretrained"],
+    }
     for key, value in cases.items():
         (msg,) = dd_unrolled.check(dict(UNROLLED, **{key: value}))
         assert msg.startswith(f"{key}:"), msg
@@ -39,8 +54,12 @@ def test_dd_unrolled_and_dd_labels_take_28_px_digit_like_datasets():
 
 
 def test_dd_gtn_checks_learners_batch_and_truncation():
-    ok = {"learners": ["w8-d2-relu-instance-avg", "w8-d1-relu-none-max"], "inner_batch": 20, "truncate": 0,
-          "inner_steps": 3}
+    ok = {
+        "learners": ["w8-d2-relu-instance-avg", "w8-d1-relu-none-max"],
+        "inner_batch": 20,
+        "truncate": 0,
+        "inner_steps": 3,
+    }
     assert dd_gtn.check(ok) == []
     (msg,) = dd_gtn.check(dict(ok, learners=["w8-d2-relu-batch-avg"]))
     assert msg.startswith("learners:") and "BatchNorm" in msg
@@ -69,5 +88,5 @@ def test_dd_mnemonics_needs_each_compared_method_once():
     (msg,) = dd_mnemonics.check({**ok, "dc_arch_methods": ["random", "herding", "dc", "dc"]})
     assert "repeat" in msg
     assert dd_mnemonics.check({**ok, "dc_arch_methods": [], "dc_arch_memory": 5}) == []
-    (msg,) = dd_mnemonics.check({**ok, "phase_increments": [2]})   # 5 classes after phase 0 do not split into 2s
+    (msg,) = dd_mnemonics.check({**ok, "phase_increments": [2]})  # 5 classes after phase 0 do not split into 2s
     assert msg.startswith("phase_increments: 2 does not split the 5 classes")

@@ -1,4 +1,5 @@
 """compendium.pipeline.site: the pages the results site is built from."""
+
 from pathlib import Path
 
 import nbformat
@@ -9,21 +10,60 @@ from compendium.pipeline import report, site
 
 
 def _ledger():
-    return pd.DataFrame([
-        {"paper": "ReLA", "location": "Table 1", "claim": "A beats B", "verdict": "holds", "tested": "yes", "seeds": "3",
-         "effect": "+1.2", "interval": "[0.3, 2.1]", "ours": "61.0 vs 59.8", "paper_numbers": "60 vs 55",
-         "condition": "", "stage": "rela_budget", "scale": "cpu", "preconditions": "met"},
-        {"paper": "DC", "location": "Fig. 2", "claim": "<b>x</b> & y", "verdict": "not tested at this scale", "tested": "no",
-         "seeds": "1", "effect": "", "interval": "", "ours": "", "paper_numbers": "", "condition": "needs 1,000 iterations",
-         "stage": "dd_matching", "scale": "cpu", "preconditions": "unmet"},
-    ])
+    return pd.DataFrame(
+        [
+            {
+                "paper": "ReLA",
+                "location": "Table 1",
+                "claim": "A beats B",
+                "verdict": "holds",
+                "tested": "yes",
+                "seeds": "3",
+                "effect": "+1.2",
+                "interval": "[0.3, 2.1]",
+                "ours": "61.0 vs 59.8",
+                "paper_numbers": "60 vs 55",
+                "condition": "",
+                "stage": "rela_budget",
+                "scale": "cpu",
+                "preconditions": "met",
+            },
+            {
+                "paper": "DC",
+                "location": "Fig. 2",
+                "claim": "<b>x</b> & y",
+                "verdict": "not tested at this scale",
+                "tested": "no",
+                "seeds": "1",
+                "effect": "",
+                "interval": "",
+                "ours": "",
+                "paper_numbers": "",
+                "condition": "needs 1,000 iterations",
+                "stage": "dd_matching",
+                "scale": "cpu",
+                "preconditions": "unmet",
+            },
+        ]
+    )
 
 
 def test_a_page_drops_the_default_parameters_folds_code_and_keeps_results():
-    nb = new_notebook(cells=[new_code_cell("scale = 'smoke'"), new_code_cell("scale = 'cpu'"), new_markdown_cell("# Title"),
-                             new_code_cell("print(1)", outputs=[new_output("stream", name="stdout", text="1\n"),
-                                                                new_output("stream", name="stderr", text="warn\n")]),
-                             new_code_cell("hidden")])
+    nb = new_notebook(
+        cells=[
+            new_code_cell("scale = 'smoke'"),
+            new_code_cell("scale = 'cpu'"),
+            new_markdown_cell("# Title"),
+            new_code_cell(
+                "print(1)",
+                outputs=[
+                    new_output("stream", name="stdout", text="1\n"),
+                    new_output("stream", name="stderr", text="warn\n"),
+                ],
+            ),
+            new_code_cell("hidden"),
+        ]
+    )
     nb.cells[0].metadata["tags"] = ["parameters"]
     nb.cells[1].metadata["tags"] = ["injected-parameters"]
     nb.cells[4].metadata["tags"] = ["remove-cell"]
@@ -31,11 +71,13 @@ def test_a_page_drops_the_default_parameters_folds_code_and_keeps_results():
     assert [c.source for c in page.cells] == ["scale = 'cpu'", "# Title", "print(1)"]
     assert all("hide-input" in c.metadata["tags"] for c in page.cells if c.cell_type == "code")
     assert [o["name"] for o in page.cells[2].outputs] == ["stdout"]
-    assert nb.cells[0].metadata["tags"] == ["parameters"] and len(nb.cells) == 5   # the input is left as it was
+    assert nb.cells[0].metadata["tags"] == ["parameters"] and len(nb.cells) == 5  # the input is left as it was
 
 
 def test_the_cell_that_writes_the_ledger_rows_gets_the_anchor_the_ledger_links_to():
-    nb = new_notebook(cells=[new_code_cell("x = 1"), new_code_cell("rows = []\nrep.claims(rows)"), new_code_cell("rep.claims(more)")])
+    nb = new_notebook(
+        cells=[new_code_cell("x = 1"), new_code_cell("rows = []\nrep.claims(rows)"), new_code_cell("rep.claims(more)")]
+    )
     page = site.clean_notebook(nb)
     assert [c.cell_type for c in page.cells] == ["code", "markdown", "code", "code"]
     assert page.cells[1].source.startswith(f"({site.CLAIMS_ANCHOR})=")
@@ -81,11 +123,27 @@ def test_a_table_on_a_page_is_rounded_without_row_numbers_and_the_same_every_run
 
 
 def test_home_and_paper_pages_show_the_headline_numbers_beside_the_papers():
-    h = {"scale": "cpu",
-         "rows": [{"family": "rela", "paper": "ReLA", "what": "Table 1: BYOL", "ours": 66.84, "paper_value": 58.3,
-                   "paper_setting": "CIFAR-10"},
-                  {"family": "labelled", "paper": "DC", "what": "DC, ipc 10", "ours": 70.5, "paper_value": None,
-                   "paper_setting": "Fashion-MNIST"}]}
+    h = {
+        "scale": "cpu",
+        "rows": [
+            {
+                "family": "rela",
+                "paper": "ReLA",
+                "what": "Table 1: BYOL",
+                "ours": 66.84,
+                "paper_value": 58.3,
+                "paper_setting": "CIFAR-10",
+            },
+            {
+                "family": "labelled",
+                "paper": "DC",
+                "what": "DC, ipc 10",
+                "ours": 70.5,
+                "paper_value": None,
+                "paper_setting": "Fashion-MNIST",
+            },
+        ],
+    }
     home = site.home_page(_ledger(), ["rela_budget"], h, {"rela_budget": 3.0, "dd_kip": 30.2})
     assert "| ReLA | Table 1: BYOL | 66.8 | 58.3 | CIFAR-10 |" in home and "| DC | DC, ipc 10 | 70.5 | – |" in home
     assert "ran 33 min in all" in home
@@ -134,7 +192,9 @@ def test_a_clone_without_executed_notebooks_gets_every_stage_page_from_the_rende
     _ledger().to_csv(reports / "claims.csv", index=False)
     (reports / "html" / "rela_budget.html").write_text(RENDERED)
     (reports / "html" / "dd_matching.html").write_text(RENDERED)
-    nbformat.write(new_notebook(cells=[new_markdown_cell("# dd_matching")]), reports / "notebooks" / "dd_matching.ipynb")
+    nbformat.write(
+        new_notebook(cells=[new_markdown_cell("# dd_matching")]), reports / "notebooks" / "dd_matching.ipynb"
+    )
     stages = site.write_source(tmp_path / "src", reports)
     assert stages == ["rela_budget", "dd_matching"]
     assert {p.name for p in (tmp_path / "src" / "stages").iterdir()} == {"rela-budget.md", "dd-matching.ipynb"}
@@ -161,8 +221,10 @@ def test_the_reports_in_git_build_the_whole_site_and_it_passes_the_browser_check
 
 
 def test_a_manual_page_keeps_links_between_manual_pages_and_names_the_repository_files_it_cannot_hold():
-    text = ("See [the scales](scales.md#several-gpus), [`benchmarks/x.md`](../benchmarks/x.md), "
-            "[the ledger](../reports/claims.md) and [a site](https://example.org).")
+    text = (
+        "See [the scales](scales.md#several-gpus), [`benchmarks/x.md`](../benchmarks/x.md), "
+        "[the ledger](../reports/claims.md) and [a site](https://example.org)."
+    )
     page = site.manual_page(text, ["scales", "stages"])
     assert "[the scales](scales.md#several-gpus)" in page and "[a site](https://example.org)" in page
     assert "`benchmarks/x.md`" in page and "](../benchmarks" not in page
@@ -177,11 +239,17 @@ def test_the_home_page_names_the_central_verdicts_and_the_manual():
 
 
 def test_the_forest_rows_give_each_effect_in_units_of_its_smallest_effect_of_interest():
-    rows = pd.DataFrame([{"id": "a", "location": "Table 1", "verdict": "holds", "sesoi": "1"},
-                         {"id": "b", "location": "Table 2", "verdict": "fails", "sesoi": "0.5"},
-                         {"id": "c", "location": "Eq. 3", "verdict": "holds", "sesoi": ""}])
-    evidence = {"a": {"effects": [{"label": "A − B", "deltas": [0.02, 0.03, 0.04], "unit": 100.0}]},
-                "b": {"effects": [{"label": "C − D", "deltas": [-1.0, -1.2, -0.8], "unit": 1.0}]}}
+    rows = pd.DataFrame(
+        [
+            {"id": "a", "location": "Table 1", "verdict": "holds", "sesoi": "1"},
+            {"id": "b", "location": "Table 2", "verdict": "fails", "sesoi": "0.5"},
+            {"id": "c", "location": "Eq. 3", "verdict": "holds", "sesoi": ""},
+        ]
+    )
+    evidence = {
+        "a": {"effects": [{"label": "A − B", "deltas": [0.02, 0.03, 0.04], "unit": 100.0}]},
+        "b": {"effects": [{"label": "C − D", "deltas": [-1.0, -1.2, -0.8], "unit": 1.0}]},
+    }
     f = site.forest_rows(rows, evidence)
     assert list(f["label"]) == ["1. Table 1: A − B", "2. Table 2: C − D"]
     assert abs(f.loc[0, "mean"] - 3.0) < 1e-9 and f.loc[0, "low"] < 3.0 < f.loc[0, "high"]
@@ -193,7 +261,7 @@ def test_the_forest_rows_give_each_effect_in_units_of_its_smallest_effect_of_int
 
 def test_a_paper_page_numbers_its_claims_and_keeps_the_details_behind_a_click():
     text = site.ledger_html(_ledger(), numbered=True, shown=[c for c in site.LEDGER_SHOWN if c != "paper"])
-    assert "<td>1. A beats B<details><summary>details</summary>" in text and "<th class=\"col-paper\">" not in text
+    assert "<td>1. A beats B<details><summary>details</summary>" in text and '<th class="col-paper">' not in text
     assert "<dt>condition</dt><dd>needs 1,000 iterations</dd>" in text
 
 
@@ -206,7 +274,8 @@ def test_the_browser_check_fails_on_a_broken_link_a_request_off_the_machine_and_
     (site_dir / "index.html").write_text(
         '<html><body><article style="width:600px">'
         f'{wide}<a href="missing.html">m</a><a href="ok.html">o</a>'
-        '<img src="https://example.org/x.png"></article></body></html>')
+        '<img src="https://example.org/x.png"></article></body></html>'
+    )
     (site_dir / "ok.html").write_text("<html><body><article><table><tr><td>1</td></tr></table></article></body></html>")
     rep = sitecheck.check(site_dir, screenshot=tmp_path / "shot.png")
     text = "\n".join(rep.problems)

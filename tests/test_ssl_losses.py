@@ -12,7 +12,7 @@ torch.manual_seed(0)
 def test_byol_and_simsiam_hand_cases_and_symmetry():
     e1, e2 = torch.tensor([[1.0, 0.0]]), torch.tensor([[0.0, 1.0]])
     assert L.byol_loss(e1, e1, e1, e1).item() == pytest.approx(0.0)
-    assert L.byol_loss(e1, e2, e1, e2).item() == pytest.approx(2.0)   # orthogonal: 2 - 2*0
+    assert L.byol_loss(e1, e2, e1, e2).item() == pytest.approx(2.0)  # orthogonal: 2 - 2*0
     assert L.byol_loss(e1, -e1, e1, -e1).item() == pytest.approx(4.0)  # p1 vs z2=-e1 and p2 vs z1
     assert L.simsiam_loss(e1, e1, e1, e1).item() == pytest.approx(-1.0)
     p1, p2, z1, z2 = (torch.randn(8, 5) for _ in range(4))

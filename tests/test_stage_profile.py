@@ -16,8 +16,9 @@ def _mod():
 
 
 def test_ledger_counts_per_judging_stage():
-    ledger = pd.DataFrame({"stage": ["a", "a", "a", "b"], "tested": ["yes", "no", "yes", "yes"],
-                           "preconditions": ["p", "p", None, None]})
+    ledger = pd.DataFrame(
+        {"stage": ["a", "a", "a", "b"], "tested": ["yes", "no", "yes", "yes"], "preconditions": ["p", "p", None, None]}
+    )
     got = _mod().ledger_counts(ledger)
-    assert got.loc["a"].tolist() == ["2 / 3", "1 / 2"]   # one exact check (no preconditions), two comparisons
+    assert got.loc["a"].tolist() == ["2 / 3", "1 / 2"]  # one exact check (no preconditions), two comparisons
     assert got.loc["b"].tolist() == ["1 / 1", "–"]

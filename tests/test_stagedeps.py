@@ -1,5 +1,6 @@
 """Stage deps by construction (compendium.pipeline.stagedeps): dvc.yaml's src/ deps are the files each
 stage imports, transitively."""
+
 import nbformat
 import yaml
 
@@ -8,16 +9,26 @@ from compendium.pipeline import stagedeps
 
 
 def test_imports_resolve_to_modules_of_the_package():
-    src = ("import os\nfrom compendium.core import models, paths as p\nfrom compendium.core.models import build\n"
-           "import compendium.verdicts.claims\nfrom torch import nn\n")
-    assert stagedeps.imported_modules(src) == {"compendium.core.models", "compendium.core.paths",
-                                               "compendium.verdicts.claims"}
+    src = (
+        "import os\nfrom compendium.core import models, paths as p\nfrom compendium.core.models import build\n"
+        "import compendium.verdicts.claims\nfrom torch import nn\n"
+    )
+    assert stagedeps.imported_modules(src) == {
+        "compendium.core.models",
+        "compendium.core.paths",
+        "compendium.verdicts.claims",
+    }
 
 
 def test_closure_follows_imports_and_adds_the_packages_on_the_way():
     c = stagedeps.closure({"compendium.verdicts.ledger"})
-    assert {"compendium", "compendium.verdicts", "compendium.verdicts.claims", "compendium.core.tables",
-            "compendium.core.plateau"} <= c
+    assert {
+        "compendium",
+        "compendium.verdicts",
+        "compendium.verdicts.claims",
+        "compendium.core.tables",
+        "compendium.core.plateau",
+    } <= c
     assert "compendium.rela.experiment" not in c
 
 

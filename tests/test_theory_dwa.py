@@ -52,8 +52,10 @@ def test_adjustment_on_a_stationary_teacher_lowers_the_rest_only_for_small_rho()
     small = [r for r in rows if r["rho"] == 1e-3]
     assert all(r["dL_B"] > 0 for r in rows)
     assert sum(r["dL_rest"] < 0 for r in small) >= 3
+
     def first_order_error(rs):
         return max(abs(r["dL_rest"] - r["first_order_dL_rest"]) / abs(r["first_order_dL_rest"]) for r in rs)
+
     assert first_order_error(small) < 0.3 < first_order_error([r for r in rows if r["rho"] == 0.5])
 
 
@@ -73,8 +75,9 @@ def test_recovered_batches_do_not_interact_and_var_loss_pulls_to_the_data():
     for k, cfg in enumerate(configs):
         alone, _ = dwa.recover_batches(net, theta, x, [cfg], runs=2, per_class=3, steps=60)
         assert torch.allclose(alone[0], together[k], atol=1e-10)
-    rows = dwa.variance_decomposition(net, theta, x, y, settings=((1.0, 0.0), (1.0, 5.0)), init_scales=(0.1, 3.0),
-                                      runs=3, per_class=3, steps=150)
+    rows = dwa.variance_decomposition(
+        net, theta, x, y, settings=((1.0, 0.0), (1.0, 5.0)), init_scales=(0.1, 3.0), runs=3, per_class=3, steps=150
+    )
     v = {(r["init_std"], r["lambda_var"]): r["Var(S)"] for r in rows}
     # without L_var the diversity follows the initialisation; L_var pulls it towards the data's from both sides
     assert v[(0.1, 0.0)] < 0.2 * v[(3.0, 0.0)]
@@ -96,6 +99,9 @@ def test_t2_helpers_reproduce_the_spurious_factor_and_the_sign_rule():
     g = torch.Generator().manual_seed(0)
     t2, summary, n = dwa.t2_scalar_check(20, 5, g)
     assert len(t2) == 100 and 0 < n <= 100
-    assert abs(summary["paper / autograd (median)"] - 0.8) < 1e-9 and summary["opposing gradients where the paper predicts them"] == 1.0
+    assert (
+        abs(summary["paper / autograd (median)"] - 0.8) < 1e-9
+        and summary["opposing gradients where the paper predicts them"] == 1.0
+    )
     assert all(abs(r["paper / autograd"] - r["1 − 1/|S|"]) < 1e-9 for r in dwa.t2_factor_rows(g))
     assert dwa.t2_multichannel(5, 4, 3, g)["closed-form sign = autograd sign"] == 1.0

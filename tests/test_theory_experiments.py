@@ -39,7 +39,13 @@ def test_boundary_rows_bayes_and_logistic_cross_at_the_midpoint():
     for r in bnd:
         assert r["Bayes crossing t"] == pytest.approx(1.5)
         assert abs(r["logistic regression t"] - 1.5) < 0.05
-        assert set(r) == {"sigma", "Bayes crossing t", "logistic regression t", "MLP t (mean over seeds)", "MLP t (std)"}
+        assert set(r) == {
+            "sigma",
+            "Bayes crossing t",
+            "logistic regression t",
+            "MLP t (mean over seeds)",
+            "MLP t (std)",
+        }
     again = experiments.boundary_rows(sweep.result.final, [0.1, 0.5], 2, 4000, 0)
     assert pd.DataFrame(again).equals(pd.DataFrame(bnd))
 
@@ -50,23 +56,29 @@ def test_noise_variance_table_matches_the_closed_form():
     for r in noise.itertuples():
         assert r[3] == pytest.approx(float(gaussian.theorem2_variance(r.rho, r.sigma)))
     assert (noise["closed - MC (s.e.)"].abs() < 5).all()
-    np.testing.assert_allclose(noise["closed - MC (s.e.)"],
-                               (noise["V closed form"] - noise["V Monte Carlo"]) / noise["MC s.e."])
+    np.testing.assert_allclose(
+        noise["closed - MC (s.e.)"], (noise["V closed form"] - noise["V Monte Carlo"]) / noise["MC s.e."]
+    )
 
 
 def test_stationary_error_table_against_the_sgd_chains():
     stat = experiments.stationary_error_table([0.0, 1.0], 1.0, 0.05, 60, 2000, 0)
     assert list(stat.rho) == [0.0, 1.0]
-    q = 0.95 ** 120
+    q = 0.95**120
     for r in stat.itertuples():
-        assert stat.loc[r.Index, "η/(2−η)(1−(1−η)^{2T}) V(ρ)"] == pytest.approx(0.05 / 1.95 * (1 - q) * float(gaussian.theorem2_variance(r.rho, 1.0)))
+        assert stat.loc[r.Index, "η/(2−η)(1−(1−η)^{2T}) V(ρ)"] == pytest.approx(
+            0.05 / 1.95 * (1 - q) * float(gaussian.theorem2_variance(r.rho, 1.0))
+        )
     assert (stat["diff (s.e.)"].abs() < 5).all()
 
 
 def test_teacher_sweep_rows_per_teacher_rho_and_draw():
     x, y = dwa.gaussian_mixture(3, 2, 6, spread=1.0, seed=0)
     net = dwa.FlatMLP(2, 4, 3)
-    teachers = {"a": dict(weight_decay=0.0, adam_steps=5, lbfgs_steps=0), "b": dict(weight_decay=1e-3, adam_steps=5, lbfgs_steps=2)}
+    teachers = {
+        "a": dict(weight_decay=0.0, adam_steps=5, lbfgs_steps=0),
+        "b": dict(weight_decay=1e-3, adam_steps=5, lbfgs_steps=2),
+    }
     rows, effects, thetas = experiments.teacher_sweep(net, x, y, teachers, [0.001, 0.1], 1, 2, 0)
     assert [r["teacher"] for r in rows] == ["a", "b"] and list(thetas) == ["a", "b"]
     assert len(effects) == 2 * 2 * 1 and list(effects["teacher"].unique()) == ["a", "b"]
@@ -75,9 +87,20 @@ def test_teacher_sweep_rows_per_teacher_rho_and_draw():
 
 
 def test_perturbation_tables_ratios_and_medians():
-    rows = [{"class": c, "sigma_theta": s, "measured beta": m, "beta implicit": 2.0, "beta eq. 10 (pinv)": 4.0,
-             "eq. 9 uncancelled share": 0.5} for c, s, m in ((0, 0.1, 1.0), (1, 0.1, 3.0), (0, 1.0, 2.0), (1, 1.0, 2.0))]
-    per_class, summary = experiments.perturbation_tables(rows, [{"class": 0, "P": 9, "d": 2}, {"class": 1, "P": 9, "d": 2}])
+    rows = [
+        {
+            "class": c,
+            "sigma_theta": s,
+            "measured beta": m,
+            "beta implicit": 2.0,
+            "beta eq. 10 (pinv)": 4.0,
+            "eq. 9 uncancelled share": 0.5,
+        }
+        for c, s, m in ((0, 0.1, 1.0), (1, 0.1, 3.0), (0, 1.0, 2.0), (1, 1.0, 2.0))
+    ]
+    per_class, summary = experiments.perturbation_tables(
+        rows, [{"class": 0, "P": 9, "d": 2}, {"class": 1, "P": 9, "d": 2}]
+    )
     assert sorted(per_class["measured / implicit"]) == [0.5, 1.0, 1.0, 1.5]
     assert "P" in per_class.columns
     assert list(summary.sigma_theta) == [0.1, 1.0]
@@ -87,7 +110,7 @@ def test_perturbation_tables_ratios_and_medians():
 
 def test_landscape_and_band_panels_draw_one_line_per_trajectory():
     a, b = np.meshgrid(np.linspace(-1, 1, 5), np.linspace(-1, 1, 5))
-    pnl = {"a": a, "b": b, "loss": np.exp(a ** 2 + b ** 2), "coords": np.random.default_rng(0).normal(size=(4, 3, 2))}
+    pnl = {"a": a, "b": b, "loss": np.exp(a**2 + b**2), "coords": np.random.default_rng(0).normal(size=(4, 3, 2))}
     fig, ax = plt.subplots()
     plots.draw_landscape(fig, ax, pnl, ["x", "y", "z"])
     assert [l.get_label() for l in ax.lines if not l.get_label().startswith("_")] == ["x", "y", "z"]

@@ -7,12 +7,14 @@ import torch
 from compendium.theory import gaussian as G
 
 
-def train_loop_reference(seed: int, sigma: float, steps: int, generator: torch.Generator,
-                         lr: float = 0.002, momentum: float = 0.98) -> list[torch.Tensor]:
+def train_loop_reference(
+    seed: int, sigma: float, steps: int, generator: torch.Generator, lr: float = 0.002, momentum: float = 0.98
+) -> list[torch.Tensor]:
     """One plain ``nn.Sequential`` + ``torch.optim.SGD`` run the reference that :func:`compendium.theory.gaussian.train_mlps` must reproduce."""
     torch.manual_seed(seed)
-    net = torch.nn.Sequential(torch.nn.Linear(2, G.HIDDEN), torch.nn.ReLU(), torch.nn.Linear(G.HIDDEN, 1),
-                              torch.nn.Sigmoid()).double()
+    net = torch.nn.Sequential(
+        torch.nn.Linear(2, G.HIDDEN), torch.nn.ReLU(), torch.nn.Linear(G.HIDDEN, 1), torch.nn.Sigmoid()
+    ).double()
     opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum)
     for _ in range(steps):
         x, y = G.sample_mixture(1, sigma, generator)
@@ -26,8 +28,9 @@ def train_loop_reference(seed: int, sigma: float, steps: int, generator: torch.G
 def test_batched_training_equals_plain_pytorch_loops():
     steps = 25
     seeds, sigmas = [3, 4], [0.1, 0.8]
-    res = G.train_mlps(G.init_mlps(seeds), torch.tensor(sigmas, dtype=torch.float64), steps,
-                       torch.Generator().manual_seed(7))
+    res = G.train_mlps(
+        G.init_mlps(seeds), torch.tensor(sigmas, dtype=torch.float64), steps, torch.Generator().manual_seed(7)
+    )
     for r, (s, sig) in enumerate(zip(seeds, sigmas)):
         ref = train_loop_reference(s, sig, steps, torch.Generator().manual_seed(7))
         got = res.final.index(r)
@@ -122,7 +125,9 @@ def test_generalised_gaussian_moments(beta):
 def test_beta_two_reduces_to_the_gaussian_case():
     sigma = 0.6
     a = sigma * math.sqrt(2)  # N(mu, alpha, 2) = N(mu, alpha^2 / 2)
-    assert G.gg_theorem1_closed_form(a, 2.0, 0.05, 40, 0.0) == pytest.approx(G.theorem1_closed_form(sigma, 0.05, 40, 0.0))
+    assert G.gg_theorem1_closed_form(a, 2.0, 0.05, 40, 0.0) == pytest.approx(
+        G.theorem1_closed_form(sigma, 0.05, 40, 0.0)
+    )
     th = np.linspace(-3, 0, 7)
     assert np.allclose(G.gg_zero_one_risk(th, a, 2.0), G.zero_one_risk(th, sigma))
     c = G.gg_curvature(0.5 * math.sqrt(2), 2.0)
@@ -148,6 +153,8 @@ def test_theorem1_rows_and_excess_risk_rows():
     rows, chains = G.theorem1_rows([0.1, 1.0], 0.05, 30, 500, seed=3)
     assert [r["sigma"] for r in rows] == [0.1, 1.0] and set(chains) == {0.1, 1.0}
     r = rows[1]
-    assert r["closed - MC (s.e.)"] == pytest.approx((r["closed form (camera-ready B.3)"] - r["MC E[(θ_T-θ*)²]"]) / r["MC s.e."])
+    assert r["closed - MC (s.e.)"] == pytest.approx(
+        (r["closed form (camera-ready B.3)"] - r["MC E[(θ_T-θ*)²]"]) / r["MC s.e."]
+    )
     risk = G.excess_risk_rows(chains)
     assert risk[0]["quadratic excess ½E(θ-θ*)²"] < risk[1]["quadratic excess ½E(θ-θ*)²"]

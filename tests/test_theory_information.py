@@ -79,8 +79,16 @@ def test_gaussian_tv_and_threshold_divergence_closed_forms():
 
     for m1, s1, m2, s2 in ((0.0, 1.0, 1.0, 1.0), (0.0, 1.0, 0.5, 2.0), (-1.0, 0.5, 1.0, 0.7), (0.3, 1.0, 0.3, 1.5)):
         tv, dh = I.gaussian_tv_threshold_hdiv(m1, s1, m2, s2)
-        quad = 0.5 * integrate.quad(lambda x: abs(norm.pdf(x, m1, s1) - norm.pdf(x, m2, s2)), -30, 30, limit=400,
-                                    points=list(I.gaussian_crossings(m1, s1, m2, s2)))[0]
+        quad = (
+            0.5
+            * integrate.quad(
+                lambda x: abs(norm.pdf(x, m1, s1) - norm.pdf(x, m2, s2)),
+                -30,
+                30,
+                limit=400,
+                points=list(I.gaussian_crossings(m1, s1, m2, s2)),
+            )[0]
+        )
         grid = np.linspace(-20, 20, 400001)
         brute = 2 * np.abs(norm.cdf(grid, m1, s1) - norm.cdf(grid, m2, s2)).max()
         assert tv == pytest.approx(quad, abs=1e-8) and dh == pytest.approx(brute, abs=1e-6)
@@ -98,9 +106,9 @@ def test_gaussian_tv_and_threshold_divergence_closed_forms():
 def test_d_rep01_by_hand():
     w = np.full(4, 0.25)
     s = np.array([0.0, 1.0, 2.0, 3.0])[:, None]
-    assert I.d_rep01(s, 2 * s + 1, w) == 0.0                       # one affine map fits every point
+    assert I.d_rep01(s, 2 * s + 1, w) == 0.0  # one affine map fits every point
     assert I.d_rep01(s, np.array([1.0, 3.0, 5.0, 0.0])[:, None], w) == pytest.approx(0.25)  # 3 collinear points
-    assert I.d_rep01(s, np.array([0.0, 1.0, 0.0, 1.0])[:, None], w) == pytest.approx(0.5)   # at most 2 points fit
+    assert I.d_rep01(s, np.array([0.0, 1.0, 0.0, 1.0])[:, None], w) == pytest.approx(0.5)  # at most 2 points fit
     # a constant representation cannot separate two points with different targets
     assert I.d_rep01(np.zeros((2, 1)), np.array([[0.0], [1.0]]), np.array([0.7, 0.3])) == pytest.approx(0.3)
 
@@ -120,7 +128,7 @@ def test_lemma4_holds_for_the_01_loss_and_the_search_finds_the_squared_error_vio
 def test_gaussian_mi_and_the_eq41_map():
     rho = 0.6
     cov = np.array([[1.0, rho], [rho, 1.0]])
-    assert I.gaussian_mi(cov, 1) == pytest.approx(-0.5 * math.log(1 - rho ** 2))
+    assert I.gaussian_mi(cov, 1) == pytest.approx(-0.5 * math.log(1 - rho**2))
     lmap = I.eq41_map(np.diag([1.0, 9.0, 4.0]), 2)  # keeps the two largest-variance columns, standardised
     assert np.allclose(np.abs(lmap), [[0, 1 / 3, 0], [0, 0, 1 / 2]])
 
@@ -135,7 +143,9 @@ def test_theorem5_mi_is_ordered_but_nmi_is_not():
 
 def test_notebook_tables_have_their_columns():
     rows = I.frobenius_rows(500, 0)
-    assert len(rows) == 8 and all(abs(r["diff (s.e.)"] - (r["closed form"] - r["Monte Carlo"]) / r["MC s.e."]) < 1e-12 for r in rows)
+    assert len(rows) == 8 and all(
+        abs(r["diff (s.e.)"] - (r["closed form"] - r["Monte Carlo"]) / r["MC s.e."]) < 1e-12 for r in rows
+    )
     assert all(r["bound holds"] for r in I.tv_term_rows([0.2, 1.0]))
     t3 = I.theorem3_maps(30, 0)
     assert t3["all ≤ 1"] and t3["= 1 iff injective"]

@@ -43,5 +43,6 @@ def test_descent_modes():
     t = ssdd.descend(toy, "enumerated", 20, 0.01)
     assert t[-1] < t[0]
     import pytest
+
     with pytest.raises(ValueError):
         ssdd.descend(toy, "other", 1, 0.1)

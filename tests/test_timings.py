@@ -1,5 +1,6 @@
 """The stages' measured minutes (compendium.pipeline.timings): folded in from executed notebooks, kept from a
 stage's last run when its notebook is absent (a clone without DVC's cache), dropped for a removed stage."""
+
 import json
 
 from compendium.core import paths
@@ -8,16 +9,26 @@ from compendium.pipeline import nbclean, timings
 
 def _notebook(folder, stage, seconds, **params):
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{stage}.ipynb").write_text(json.dumps({"metadata": {"papermill": {"duration": seconds, "parameters": params}}}))
+    (folder / f"{stage}.ipynb").write_text(
+        json.dumps({"metadata": {"papermill": {"duration": seconds, "parameters": params}}})
+    )
 
 
 def test_update_folds_in_the_notebooks_present_and_keeps_the_others(tmp_path):
-    (tmp_path / timings.FILE).write_text(json.dumps({"dd_kip": {"minutes": 2.0, "parameters": {"iterations": 5}},
-                                                     "old_stage": {"minutes": 1.0, "parameters": {}}}))
+    (tmp_path / timings.FILE).write_text(
+        json.dumps(
+            {
+                "dd_kip": {"minutes": 2.0, "parameters": {"iterations": 5}},
+                "old_stage": {"minutes": 1.0, "parameters": {}},
+            }
+        )
+    )
     _notebook(tmp_path / paths.EXECUTED, "rela_budget", 90.0, epochs=3)
     rec = timings.update(tmp_path, stages=["dd_kip", "rela_budget"])
-    assert rec == {"dd_kip": {"minutes": 2.0, "parameters": {"iterations": 5}},
-                   "rela_budget": {"minutes": 1.5, "parameters": {"epochs": 3}}}
+    assert rec == {
+        "dd_kip": {"minutes": 2.0, "parameters": {"iterations": 5}},
+        "rela_budget": {"minutes": 1.5, "parameters": {"epochs": 3}},
+    }
     assert timings.read(tmp_path) == rec and timings.minutes(tmp_path) == {"dd_kip": 2.0, "rela_budget": 1.5}
     # a rerun replaces the stage's entry with its new notebook's
     _notebook(tmp_path / paths.EXECUTED, "dd_kip", 30.0, iterations=50)

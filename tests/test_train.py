@@ -40,11 +40,23 @@ def test_seeded_runs_are_identical_and_resume_matches(tmp_path):
     # interrupted after one epoch, then resumed from the checkpoint
     ck = tmp_path / "ck.pt"
     c = _byol()
-    train.pretrain(c, _data(), train.PretrainConfig(epochs=1, batch_size=16, budget=0.5, seed=3, device="cpu",
-                                                     checkpoint=str(ck)), views, 0.5, 0.25)
+    train.pretrain(
+        c,
+        _data(),
+        train.PretrainConfig(epochs=1, batch_size=16, budget=0.5, seed=3, device="cpu", checkpoint=str(ck)),
+        views,
+        0.5,
+        0.25,
+    )
     d = _byol()
-    hd = train.pretrain(d, _data(), train.PretrainConfig(epochs=2, batch_size=16, budget=0.5, seed=3, device="cpu",
-                                                          checkpoint=str(ck)), views, 0.5, 0.25)
+    hd = train.pretrain(
+        d,
+        _data(),
+        train.PretrainConfig(epochs=2, batch_size=16, budget=0.5, seed=3, device="cpu", checkpoint=str(ck)),
+        views,
+        0.5,
+        0.25,
+    )
     assert torch.equal(_params(a), _params(d))
     assert [s["loss"] for s in hd.steps] == [s["loss"] for s in ha.steps]
 
@@ -53,15 +65,31 @@ def test_rela_phase_then_ssl_phase_and_switch_logged():
     m = M.ReLA(_byol(), target_dim=4)
     targets = torch.randn(64, 4)
     sched = rela_schedule.make("epochs", w=0.5, epochs=4)
-    h = train.pretrain(m, _data(), train.PretrainConfig(epochs=4, batch_size=16, device="cpu"), views, 0.5, 0.25,
-                       targets=targets, schedule=sched)
+    h = train.pretrain(
+        m,
+        _data(),
+        train.PretrainConfig(epochs=4, batch_size=16, device="cpu"),
+        views,
+        0.5,
+        0.25,
+        targets=targets,
+        schedule=sched,
+    )
     lams = [s["lam"] for s in h.steps]
     assert lams[:8] == [1.0] * 8 and lams[8:] == [0.0] * 8
     assert all("rela_loss" in s and "ssl_loss" not in s for s in h.steps[:8])
     assert all("ssl_loss" in s and "rela_loss" not in s for s in h.steps[8:])
     sw = rela_schedule.make("switch")
-    h2 = train.pretrain(M.ReLA(_byol(), target_dim=4), _data(), train.PretrainConfig(epochs=1, batch_size=16, device="cpu"),
-                        views, 0.5, 0.25, targets=targets, schedule=sw)
+    h2 = train.pretrain(
+        M.ReLA(_byol(), target_dim=4),
+        _data(),
+        train.PretrainConfig(epochs=1, batch_size=16, device="cpu"),
+        views,
+        0.5,
+        0.25,
+        targets=targets,
+        schedule=sw,
+    )
     assert h2.switch_step is None and all(s["lam"] == 1.0 for s in h2.steps)
 
 
@@ -71,8 +99,24 @@ def test_ddp_two_processes_on_cpu_agree(tmp_path):
     import sys
 
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29533",
-                        "-m", "compendium.rela.ddp_check", str(tmp_path)], capture_output=True, text=True, env=env, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc_per_node",
+            "2",
+            "--master_port",
+            "29533",
+            "-m",
+            "compendium.rela.ddp_check",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     a, b = torch.load(tmp_path / "rank0.pt"), torch.load(tmp_path / "rank1.pt")
     assert a["world"] == 2 and a["steps"] == 2 * 4

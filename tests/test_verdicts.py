@@ -58,7 +58,9 @@ def test_a_verdict_stands_only_where_two_disjoint_seed_sets_reach_it():
 
 def test_evidence_round_trips_through_a_stage_csv(tmp_path):
     pre = [claims.reached("iterations", 10, 1000, "1,000 iterations")]
-    e = Effect.paired("cell", {(0, "a"): 0.7, (1, "a"): 0.8, (2, "x"): 0.75}, {(0, "a"): 0.6, (1, "a"): 0.7, (2, "x"): 0.7})
+    e = Effect.paired(
+        "cell", {(0, "a"): 0.7, (1, "a"): 0.8, (2, "x"): 0.75}, {(0, "a"): 0.6, (1, "a"): 0.7, (2, "x"): 0.7}
+    )
     row = Claim("DC", "v", "loc", "c", "check", ours="x", **claims.compare([e], pre, margin=0.01, digits=2))
     df = ledger.to_frame([row])
     df.to_csv(tmp_path / "s.csv", index=False)
@@ -79,16 +81,16 @@ def test_regime_checks_compare_intervals_not_means():
     assert Effect.paired("d", byol, untrained).mean > 0 and not p.met
     assert "[" in p.measured
     # well above on every seed: met; one seed gives no interval: unmet
-    assert claims.above("x", {0: .8, 1: .81, 2: .8}, untrained, "n").met
-    assert not claims.above("x", {0: .9}, {0: .5}, "n").met
+    assert claims.above("x", {0: 0.8, 1: 0.81, 2: 0.8}, untrained, "n").met
+    assert not claims.above("x", {0: 0.9}, {0: 0.5}, "n").met
     # against a number (chance)
-    assert claims.above("x", {0: .3, 1: .31, 2: .29}, 0.1, "n").met
+    assert claims.above("x", {0: 0.3, 1: 0.31, 2: 0.29}, 0.1, "n").met
 
 
 def test_every_method_that_starts_from_real_images_must_beat_them():
     from compendium.pipeline.checks import labelled as L
 
-    acc, init = {0: 0.70, 1: 0.71, 2: 0.70}, {0: 0.75, 1: 0.76, 2: 0.75}   # 5 points below its real images
+    acc, init = {0: 0.70, 1: 0.71, 2: 0.70}, {0: 0.75, 1: 0.76, 2: 0.75}  # 5 points below its real images
     # the paper's iteration count is not enough: DWA (and DC, DSA, DM) must beat where they started
     assert not L.dwa_regime(10, 30.0, acc, init, iterations=1000, target=1000).met
     assert not L.matching_regime("DC", 10, 1000, 30.0, acc, init).met
@@ -104,7 +106,7 @@ def test_dc_cross_architecture_leaves_out_the_convnet_that_condensed_the_set():
     from compendium.pipeline.checks import labelled as L
 
     archs = ["convnet", "lenet", "alexnet", "vgg11", "resnet18", "mlp", "vit_tiny"]
-    assert "convnet" not in L.unseen_convolutional(archs)   # the old check averaged it in
+    assert "convnet" not in L.unseen_convolutional(archs)  # the old check averaged it in
     assert L.unseen_convolutional(archs) == ["lenet", "alexnet", "vgg11", "resnet18"]
 
 
@@ -112,10 +114,24 @@ def _krr(kip_gain=0.0):
     rows = []
     for seed in range(3):
         for ipc, nat in ((1, 0.50), (10, 0.70), (50, 0.80)):
-            rows.append({"set": "random real, one-hot", "kernel": "fc", "ipc": ipc, "seed": seed,
-                         "KRR test acc": nat + 0.001 * seed})
-            rows.append({"set": "KIP fc", "kernel": "fc", "ipc": ipc, "seed": seed,
-                         "KRR test acc": nat + 0.05 + kip_gain + 0.002 * seed})
+            rows.append(
+                {
+                    "set": "random real, one-hot",
+                    "kernel": "fc",
+                    "ipc": ipc,
+                    "seed": seed,
+                    "KRR test acc": nat + 0.001 * seed,
+                }
+            )
+            rows.append(
+                {
+                    "set": "KIP fc",
+                    "kernel": "fc",
+                    "ipc": ipc,
+                    "seed": seed,
+                    "KRR test acc": nat + 0.05 + kip_gain + 0.002 * seed,
+                }
+            )
     reg = pd.DataFrame([{"method": "KIP fc", "ipc": i, "displacement": 20.0, "iterations": 100} for i in (1, 10, 50)])
     return pd.DataFrame(rows), reg
 
@@ -147,7 +163,7 @@ def test_label_distillation_step_sensitivity_is_compared_with_dd_not_true_labels
     # the old check compared LD-RR's spread with the true labels' (and held on this fixture); without DD / SLDD
     # evaluated at the same step multiples there is no test of the claim
     assert row().verdict == claims.NOT_TESTED and "DD / SLDD" in row().condition
-    dd = {str(s): 0.20 + 0.01 * s for s in range(3)}   # DD's accuracy spreads 20 points over the step multiples
+    dd = {str(s): 0.20 + 0.01 * s for s in range(3)}  # DD's accuracy spreads 20 points over the step multiples
     r = row(reference_spread={"DD": dd})
     assert r.verdict == claims.HOLDS and "spread(DD) − spread(LD-RR)" in r.effect
 
@@ -160,7 +176,7 @@ def test_fig4c_reads_the_budget_each_prior_needs_to_reach_full_budget_byol():
     weak = {0.1: {0: 0.70, 1: 0.71, 2: 0.70}, 0.2: {0: 0.75, 1: 0.76, 2: 0.75}}
     mb_s, mb_w = RR.matching_budgets(strong, full), RR.matching_budgets(weak, full)
     assert set(mb_s) == {0, 1, 2} and all(0.1 < v < 0.2 for v in mb_s.values())
-    assert mb_w == {}   # never reaches BYOL* in the grid: no budget, so the claim cannot be read on it
+    assert mb_w == {}  # never reaches BYOL* in the grid: no budget, so the claim cannot be read on it
 
 
 # --- the registry and the one judging stage ---------------------------------------------------------------------------
@@ -177,10 +193,32 @@ def test_every_claim_is_declared_once_with_a_unique_id():
 
 def test_rows_must_match_declarations(tmp_path):
     f = tmp_path / "r.yaml"
-    f.write_text(yaml.safe_dump([{"id": "x.one", "paper": "DC", "version": "v", "location": "loc", "claim": "c",
-                                  "stage": "s", "kind": "comparison", "metric": "accuracy"},
-                                 {"id": "x.two", "paper": "DC", "version": "v", "location": "loc2", "claim": "c",
-                                  "stage": "s", "kind": "exact", "metric": "none"}]))
+    f.write_text(
+        yaml.safe_dump(
+            [
+                {
+                    "id": "x.one",
+                    "paper": "DC",
+                    "version": "v",
+                    "location": "loc",
+                    "claim": "c",
+                    "stage": "s",
+                    "kind": "comparison",
+                    "metric": "accuracy",
+                },
+                {
+                    "id": "x.two",
+                    "paper": "DC",
+                    "version": "v",
+                    "location": "loc2",
+                    "claim": "c",
+                    "stage": "s",
+                    "kind": "exact",
+                    "metric": "none",
+                },
+            ]
+        )
+    )
     reg = registry.load(f)
     e = _eff([0.1, 0.11, 0.09, 0.1, 0.12, 0.08])
     row = Claim("DC", "v", "loc", "c", "check", ours="x", stage="s", **claims.compare([e]))
@@ -189,7 +227,7 @@ def test_rows_must_match_declarations(tmp_path):
     assert led.loc[0, "verdict"] == claims.HOLDS and led.loc[0, "sesoi"] == "1"
     assert led.loc[1, "verdict"] == claims.NOT_TESTED and "wrote no row" in led.loc[1, "condition"]
     stray = Claim("DC", "v", "elsewhere", "c", "check", ours="x", stage="s", **claims.compare([e]))
-    led = ledger.assemble(ledger.to_frame([row, stray]), reg)   # shown, named, never silently dropped
+    led = ledger.assemble(ledger.to_frame([row, stray]), reg)  # shown, named, never silently dropped
     assert list(ledger.undeclared(led)["location"]) == ["elsewhere"]
     assert "not in registry.yaml" in led.set_index("location").loc["elsewhere", "condition"]
     with pytest.raises(ValueError, match="non-inferiority margin"):
@@ -206,8 +244,12 @@ def replace_evidence(row, **kw):
 def test_only_the_judging_stage_reads_the_rule_and_the_declarations():
     """Editing the verdict rule or one declaration makes only claims_ledger stale (its deps alone name them)."""
     dvc = yaml.safe_load(paths.DVC_YAML.read_text())["stages"]
-    for path in ("src/compendium/verdicts/rule.py", "src/compendium/verdicts/registry.yaml",
-                 "src/compendium/verdicts/registry.py", "src/compendium/verdicts/power_plan.csv"):
+    for path in (
+        "src/compendium/verdicts/rule.py",
+        "src/compendium/verdicts/registry.yaml",
+        "src/compendium/verdicts/registry.py",
+        "src/compendium/verdicts/power_plan.csv",
+    ):
         readers = sorted(s for s, v in dvc.items() if path in (v.get("deps") or []))
         assert readers == ["claims_ledger"], (path, readers)
     # and no stage but the judge imports them (the deps are read off the import graph)
@@ -222,7 +264,7 @@ def test_only_the_judging_stage_reads_the_rule_and_the_declarations():
 
 def test_the_ledger_is_keyed_by_claim_id():
     led = pd.read_csv(paths.REPORTS / "claims.csv", dtype=str, keep_default_na=False)
-    assert led["id"].is_unique and set(led["id"]) == set(registry.load().by_id)   # no row undeclared at cpu
+    assert led["id"].is_unique and set(led["id"]) == set(registry.load().by_id)  # no row undeclared at cpu
     assert {"sesoi", "verdict_seeds_a", "verdict_seeds_b", "replication", "cpu_min_planned"} <= set(led.columns)
 
 
@@ -234,7 +276,7 @@ def test_the_plan_gives_the_seeds_that_bring_the_mde_to_the_smallest_effect():
 
     for sd, d in ((0.01, 0.01), (0.02, 0.005), (0.003, 0.01)):
         n = claims.seeds_per_half(sd, d)
-        assert noncentrality(n - 1) * sd / n ** 0.5 <= d
+        assert noncentrality(n - 1) * sd / n**0.5 <= d
         assert n == 3 or noncentrality(n - 2) * sd / (n - 1) ** 0.5 > d
     assert claims.seeds_per_half(0.5, 0.001) == claims.MAX_SEEDS + 1
     ev = claims.Evidence((_eff([0.01, 0.03, 0.02]), _eff([0.01, 0.05, 0.03], "noisier")))
@@ -249,10 +291,17 @@ def _plan_rows(*rows):
 
 
 def test_the_default_run_funds_central_claims_first_within_its_budget():
-    p = _plan_rows(("x.cheap", "a", 3, 6, True), ("rela.central", "b", 3, 9, True), ("x.too-dear", "c", 3, 60, True),
-                   ("x.beyond", "a", 3, 900, False), ("x.shares-a", "a", 3, 6, True))
+    p = _plan_rows(
+        ("x.cheap", "a", 3, 6, True),
+        ("rela.central", "b", 3, 9, True),
+        ("x.too-dear", "c", 3, 60, True),
+        ("x.beyond", "a", 3, 900, False),
+        ("x.shares-a", "a", 3, 6, True),
+    )
     minutes = {"a": 10.0, "b": 10.0, "c": 10.0}
-    out, spent = power.allocate(p, minutes, budget_min=62.0, paper_of=lambda i: "ReLA" if i.startswith("rela") else "GTN")
+    out, spent = power.allocate(
+        p, minutes, budget_min=62.0, paper_of=lambda i: "ReLA" if i.startswith("rela") else "GTN"
+    )
     funded = set(out.loc[out["funded"] == power.FUNDED, "id"])
     # ReLA first (+20 min), then the cheapest (+10), and the claim sharing stage a's seeds is free; 190 min is not
     assert funded == {"rela.central", "x.cheap", "x.shares-a"} and spent == pytest.approx(60.0)
@@ -266,11 +315,16 @@ def test_a_funded_comparison_keeps_its_pre_registered_seeds_and_the_stage_must_r
     old = _plan_rows(("x.one", "s", 3, 8, True), ("x.two", "s t", 3, 6, True)).assign(seeds_key=["seeds", "fig_seeds"])
     old.loc[:, "funded"] = power.FUNDED
     new = _plan_rows(("x.one", "s", 8, 4, True), ("x.two", "s t", 6, 12, True))
-    kept = power.freeze(new.assign(seeds_per_half=0, cpu_min_planned=0, faithful_min_planned=0),
-                        old.assign(seeds_per_half=4, cpu_min_planned=1, faithful_min_planned=1))
-    assert list(kept["seeds_planned"]) == [8, 6]     # the new spreads do not re-plan a funded claim
-    assert funding.required_seeds(old) == {("s", "seeds"): (8, ["x.one"]), ("s", "fig_seeds"): (6, ["x.two"]),
-                                              ("t", "fig_seeds"): (6, ["x.two"])}
+    kept = power.freeze(
+        new.assign(seeds_per_half=0, cpu_min_planned=0, faithful_min_planned=0),
+        old.assign(seeds_per_half=4, cpu_min_planned=1, faithful_min_planned=1),
+    )
+    assert list(kept["seeds_planned"]) == [8, 6]  # the new spreads do not re-plan a funded claim
+    assert funding.required_seeds(old) == {
+        ("s", "seeds"): (8, ["x.one"]),
+        ("s", "fig_seeds"): (6, ["x.two"]),
+        ("t", "fig_seeds"): (6, ["x.two"]),
+    }
     problems = funding.unmet("s", {"scale": "cpu", "seeds": [0, 1, 2], "fig_seeds": 6}, old)
     assert len(problems) == 1 and problems[0].startswith("seeds: 3 seeds") and "x.one with 8" in problems[0]
     assert funding.unmet("t", {"scale": "cpu"}, old)[0].startswith("fig_seeds: the power plan funds x.two")
@@ -294,21 +348,39 @@ def test_fig4c_is_not_judged_by_probes_at_fixed_budgets():
 
     runs = _budget_runs(fired=True, byol10=0.70, steps=4000)
     cell = (runs["prior"] == RAND) & (runs["budget"] == 0.5)
-    runs.loc[cell, "probe"] = 0.72 + 0.001 * runs.loc[cell, "seed"]   # Rand. never reaches BYOL* (0.74) in the grid
+    runs.loc[cell, "probe"] = 0.72 + 0.001 * runs.loc[cell, "seed"]  # Rand. never reaches BYOL* (0.74) in the grid
     strength = {"Rand.": 0.70, "strong (supervised)": 0.80}
     row = rule.judged(CR.prior_strength_claim(runs, [RAND, STRONG], [0.1, 0.5], strength), all_seeds=True)
     # the strong prior's students beat Rand.'s at both budgets (what the old check read), but the budget Rand.
     # needs to reach full-budget BYOL is not in the grid: the figure's reduction cannot be read
     assert row.verdict == claims.NOT_TESTED and "reaches BYOL* within the budget grid unmet" in row.condition
-    row = rule.judged(CR.prior_strength_claim(_budget_runs(fired=True, byol10=0.70, steps=4000), [RAND, STRONG],
-                                              [0.1, 0.5], strength), all_seeds=True)
+    row = rule.judged(
+        CR.prior_strength_claim(
+            _budget_runs(fired=True, byol10=0.70, steps=4000), [RAND, STRONG], [0.1, 0.5], strength
+        ),
+        all_seeds=True,
+    )
     assert row.verdict == claims.HOLDS and "Rand. − strong (supervised)" in row.effect
 
 
 def test_rows_written_before_the_evidence_was_recorded_ask_for_their_stage(tmp_path):
     f = tmp_path / "r.yaml"
-    f.write_text(yaml.safe_dump([{"id": "x.one", "paper": "DC", "version": "v", "location": "loc", "claim": "c",
-                                  "stage": "s", "kind": "comparison", "metric": "accuracy"}]))
+    f.write_text(
+        yaml.safe_dump(
+            [
+                {
+                    "id": "x.one",
+                    "paper": "DC",
+                    "version": "v",
+                    "location": "loc",
+                    "claim": "c",
+                    "stage": "s",
+                    "kind": "comparison",
+                    "metric": "accuracy",
+                }
+            ]
+        )
+    )
     old = ledger.to_frame([Claim("DC", "v", "loc", "c", "check", verdict="holds", ours="x", stage="s")])
     old.drop(columns=["evidence"]).to_csv(tmp_path / "s.csv", index=False)
     led = ledger.assemble(ledger.read_stage_rows([tmp_path / "s.csv"]), registry.load(f))

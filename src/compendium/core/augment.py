@@ -28,8 +28,9 @@ def _u(n, lo, hi, g, device):
     return lo + (hi - lo) * torch.rand(n, generator=g, device=device)
 
 
-def crop_boxes(n: int, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), generator=None, device="cpu", tries: int = 10,
-               aspect: float = 1.0):
+def crop_boxes(
+    n: int, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), generator=None, device="cpu", tries: int = 10, aspect: float = 1.0
+):
     """Per-sample crop width/height as fractions of the image and centre offsets in [-1, 1] units.
 
     ``aspect`` is the image's W/H. The fallback after ``tries`` is the whole image, clamped to the
@@ -37,8 +38,8 @@ def crop_boxes(n: int, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), generator=None, 
     area = _u(n * tries, scale[0], scale[1], generator, device).view(n, tries)
     logr = _u(n * tries, math.log(ratio[0]), math.log(ratio[1]), generator, device).view(n, tries)
     r = logr.exp()
-    w = torch.sqrt(area * r / aspect)   # fraction of the width
-    h = torch.sqrt(area / r * aspect)   # fraction of the height
+    w = torch.sqrt(area * r / aspect)  # fraction of the width
+    h = torch.sqrt(area / r * aspect)  # fraction of the height
     ok = (w <= 1) & (h <= 1)
     first = torch.where(ok.any(1), ok.float().argmax(1), torch.full((n,), -1, device=device))
     pick = first.clamp_min(0).unsqueeze(1)
@@ -59,8 +60,14 @@ def crop_boxes(n: int, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), generator=None, 
     return w, h, cx, cy
 
 
-def random_resized_crop(x: torch.Tensor, size: int | None = None, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3),
-                        flip_p: float = 0.0, generator: torch.Generator | None = None) -> torch.Tensor:
+def random_resized_crop(
+    x: torch.Tensor,
+    size: int | None = None,
+    scale=(0.08, 1.0),
+    ratio=(3 / 4, 4 / 3),
+    flip_p: float = 0.0,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """Crop a random area of each image, resize it to ``size`` (bilinear) and flip it with ``flip_p``."""
     b, c, hh, ww = x.shape
     size = size or hh
@@ -119,8 +126,9 @@ def _hue_shift(x: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
     """Rotate the hue by ``shift`` (fraction of a turn) about the grey axis (YIQ rotation)."""
     a = 2 * math.pi * shift
     cos, sin = torch.cos(a).view(-1, 1, 1), torch.sin(a).view(-1, 1, 1)
-    t_yiq = torch.tensor([[0.299, 0.587, 0.114], [0.596, -0.274, -0.322], [0.211, -0.523, 0.312]],
-                         device=x.device, dtype=x.dtype)
+    t_yiq = torch.tensor(
+        [[0.299, 0.587, 0.114], [0.596, -0.274, -0.322], [0.211, -0.523, 0.312]], device=x.device, dtype=x.dtype
+    )
     t_rgb = torch.linalg.inv(t_yiq)
     rot = torch.zeros(x.shape[0], 3, 3, device=x.device, dtype=x.dtype)
     rot[:, 0, 0] = 1
@@ -197,7 +205,11 @@ def preset(name: str, size: int | None = None, small_images: bool = True, code_e
     """Per-method two-view pipelines (the methods' papers, as lightly's CIFAR benchmarks set them:
     no blur on small images) and ReLA's weak pipeline."""
     if name == "rela_weak":
-        extra = dict(jitter=(0.8, 0.8, 0.8, 0.2), jitter_p=0.8, gray_p=0.2) if code_extras else dict(jitter_p=0.0, gray_p=0.0)
+        extra = (
+            dict(jitter=(0.8, 0.8, 0.8, 0.2), jitter_p=0.8, gray_p=0.2)
+            if code_extras
+            else dict(jitter_p=0.0, gray_p=0.0)
+        )
         v = View(size, (0.5, 1.0), 0.5, **extra)
         return Pipeline(v, v)
     blur = 0.0 if small_images else 1.0
@@ -207,7 +219,11 @@ def preset(name: str, size: int | None = None, small_images: bool = True, code_e
         strength = {"simclr": (0.8, 0.8, 0.8, 0.2), "dino": (0.4, 0.4, 0.2, 0.1)}.get(name, (0.4, 0.4, 0.2, 0.1))
         sol = 0.2 if name in ("barlow_twins", "vicreg", "dino") else 0.0
         v1 = View(size, jitter=strength, blur_p=blur * (1.0 if name in ("barlow_twins", "vicreg", "dino") else 0.5))
-        v2 = View(size, jitter=strength, blur_p=blur * (0.1 if name in ("barlow_twins", "vicreg", "dino") else 0.5),
-                  solarize_p=sol)
+        v2 = View(
+            size,
+            jitter=strength,
+            blur_p=blur * (0.1 if name in ("barlow_twins", "vicreg", "dino") else 0.5),
+            solarize_p=sol,
+        )
         return Pipeline(v1, v2)
     raise ValueError(f"unknown augmentation preset {name!r}")

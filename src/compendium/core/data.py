@@ -58,8 +58,16 @@ MANIFEST: dict[str, tuple[int, str]] = {
 }
 
 FASHION_MNIST_CLASSES = (
-    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
-    "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+    "T-shirt/top",
+    "Trouser",
+    "Pullover",
+    "Dress",
+    "Coat",
+    "Sandal",
+    "Shirt",
+    "Sneaker",
+    "Bag",
+    "Ankle boot",
 )
 DIGITS_CLASSES = tuple(str(i) for i in range(10))
 
@@ -80,11 +88,14 @@ class ImageDataset:
 
     def __post_init__(self) -> None:
         if self.images.dtype != torch.uint8 or self.images.ndim != 4:
-            raise DataError(f"{self.name}/{self.split}: images must be uint8 N x C x H x W, "
-                            f"got {self.images.dtype} {tuple(self.images.shape)}")
+            raise DataError(
+                f"{self.name}/{self.split}: images must be uint8 N x C x H x W, "
+                f"got {self.images.dtype} {tuple(self.images.shape)}"
+            )
         if self.labels.shape != (self.images.shape[0],):
-            raise DataError(f"{self.name}/{self.split}: {self.labels.shape[0]} labels for "
-                            f"{self.images.shape[0]} images")
+            raise DataError(
+                f"{self.name}/{self.split}: {self.labels.shape[0]} labels for {self.images.shape[0]} images"
+            )
 
     def __len__(self) -> int:
         return self.images.shape[0]
@@ -102,6 +113,7 @@ class ImageDataset:
 
 
 # ----------------------------------------------------------------------------- verification
+
 
 def file_md5(path: Path, chunk: int = 1 << 22) -> str:
     h = hashlib.md5()
@@ -141,8 +153,10 @@ def verify(datasets: tuple[str, ...] = ("fashion-mnist", "digits", "fortunes"), 
     known = tuple(dict.fromkeys(rel.split("/")[0] for rel in MANIFEST))
     unknown = [d for d in datasets if d not in known]
     if unknown:
-        raise ValueError(f"data.verify: {unknown} are not shipped datasets (known: {list(known)}); "
-                         "name shipped ones only (a stage's DATA lists the shipped datasets it reads)")
+        raise ValueError(
+            f"data.verify: {unknown} are not shipped datasets (known: {list(known)}); "
+            "name shipped ones only (a stage's DATA lists the shipped datasets it reads)"
+        )
     root = root or paths.DATA
     problems = []
     for rel in MANIFEST:
@@ -151,9 +165,12 @@ def verify(datasets: tuple[str, ...] = ("fashion-mnist", "digits", "fortunes"), 
             if problem:
                 problems.append(f"  {root / rel} {problem}")
     if problems:
-        raise DataError("data check failed:\n" + "\n".join(problems)
-                        + f"\nRestore the data with `{FIX_COMMAND}` (it fetches missing or damaged "
-                        "files again and checks them against data.dvc).")
+        raise DataError(
+            "data check failed:\n"
+            + "\n".join(problems)
+            + f"\nRestore the data with `{FIX_COMMAND}` (it fetches missing or damaged "
+            "files again and checks them against data.dvc)."
+        )
 
 
 # ----------------------------------------------------------------------------- IDX format
@@ -176,11 +193,13 @@ def read_idx(path: Path) -> np.ndarray:
     header = 4 + 4 * ndim
     if len(raw) < header:
         raise DataError(f"{path}: IDX header is truncated")
-    dims = [int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim)]
+    dims = [int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim)]
     expected = header + int(np.prod(dims))
     if len(raw) != expected:
-        raise DataError(f"{path}: IDX payload has {len(raw) - header} bytes, dims {dims} need "
-                        f"{expected - header}; the file is truncated or corrupted")
+        raise DataError(
+            f"{path}: IDX payload has {len(raw) - header} bytes, dims {dims} need "
+            f"{expected - header}; the file is truncated or corrupted"
+        )
     return np.frombuffer(raw, dtype=np.uint8, offset=header).reshape(dims)
 
 
@@ -196,6 +215,7 @@ def write_idx(path: Path, array: np.ndarray) -> None:
 
 # ----------------------------------------------------------------------------- shipped datasets
 
+
 def load_fashion_mnist(split: str = "train", root: Path | None = None, check: bool = True) -> ImageDataset:
     """Fashion-MNIST, ``split`` in {"train", "test"}: ``uint8 [N, 1, 28, 28]``."""
     if split not in ("train", "test"):
@@ -206,16 +226,22 @@ def load_fashion_mnist(split: str = "train", root: Path | None = None, check: bo
     stem = "train" if split == "train" else "t10k"
     images = read_idx(root / f"fashion-mnist/{stem}-images-idx3-ubyte")
     labels = read_idx(root / f"fashion-mnist/{stem}-labels-idx1-ubyte")
-    return ImageDataset("fashion-mnist", split, torch.from_numpy(images.copy()).unsqueeze(1),
-                        torch.from_numpy(labels.astype(np.int64)), FASHION_MNIST_CLASSES)
+    return ImageDataset(
+        "fashion-mnist",
+        split,
+        torch.from_numpy(images.copy()).unsqueeze(1),
+        torch.from_numpy(labels.astype(np.int64)),
+        FASHION_MNIST_CLASSES,
+    )
 
 
 DIGITS_TEST_FRACTION = 0.25
 DIGITS_SPLIT_SEED = 0
 
 
-def digits_split_index(labels: torch.Tensor, split: str, test_fraction: float = DIGITS_TEST_FRACTION,
-                       seed: int = DIGITS_SPLIT_SEED) -> torch.Tensor:
+def digits_split_index(
+    labels: torch.Tensor, split: str, test_fraction: float = DIGITS_TEST_FRACTION, seed: int = DIGITS_SPLIT_SEED
+) -> torch.Tensor:
     """A fixed stratified split: per class, a seeded permutation's first ``round(f n_c)`` are test."""
     g = torch.Generator().manual_seed(seed)
     chosen = []
@@ -261,8 +287,10 @@ def _mnist_file(root: Path, stem: str) -> Path:
         for name in (stem, stem + ".gz"):
             if (root / folder / name).is_file():
                 return root / folder / name
-    raise DataError(f"mnist: {stem}[.gz] is not under {root} (looked in {', '.join(MNIST_FOLDERS)}; expected the "
-                    "distributed IDX files, for example torchvision's MNIST/raw folder; nothing downloads)")
+    raise DataError(
+        f"mnist: {stem}[.gz] is not under {root} (looked in {', '.join(MNIST_FOLDERS)}; expected the "
+        "distributed IDX files, for example torchvision's MNIST/raw folder; nothing downloads)"
+    )
 
 
 def load_mnist(root, split: str = "train") -> ImageDataset:
@@ -275,11 +303,17 @@ def load_mnist(root, split: str = "train") -> ImageDataset:
     labels = read_idx(_mnist_file(root, f"{stem}-labels-idx1-ubyte"))
     if images.ndim != 3 or labels.ndim != 1 or len(images) != len(labels):
         raise DataError(f"mnist/{split} under {root}: {images.shape} images and {labels.shape} labels")
-    return ImageDataset("mnist", split, torch.from_numpy(images.copy()).unsqueeze(1),
-                        torch.from_numpy(labels.astype(np.int64)), MNIST_CLASSES)
+    return ImageDataset(
+        "mnist",
+        split,
+        torch.from_numpy(images.copy()).unsqueeze(1),
+        torch.from_numpy(labels.astype(np.int64)),
+        MNIST_CLASSES,
+    )
 
 
 # ----------------------------------------------------------------------------- torchvision datasets
+
 
 def _cifar_class(base, verify_md5: bool):
     if verify_md5:
@@ -294,6 +328,7 @@ def _cifar_class(base, verify_md5: bool):
 
         def _load_meta(self) -> None:
             import pickle
+
             path = Path(self.root) / self.base_folder / self.meta["filename"]
             if not path.is_file():
                 raise RuntimeError(f"{path} is missing")
@@ -313,8 +348,10 @@ def _load_cifar(base, name: str, root, split: str, verify_md5: bool) -> ImageDat
     try:
         ds = cls(str(root), train=(split == "train"), download=False)
     except RuntimeError as e:
-        raise DataError(f"{name} under {root / base.base_folder}: {e} (expected the python-pickle "
-                        f"archive unpacked there; this compendium never downloads it at run time)") from e
+        raise DataError(
+            f"{name} under {root / base.base_folder}: {e} (expected the python-pickle "
+            f"archive unpacked there; this compendium never downloads it at run time)"
+        ) from e
     images = torch.from_numpy(np.ascontiguousarray(ds.data)).permute(0, 3, 1, 2).contiguous()
     return ImageDataset(name, split, images, torch.as_tensor(ds.targets, dtype=torch.int64), tuple(ds.classes))
 
@@ -322,12 +359,14 @@ def _load_cifar(base, name: str, root, split: str, verify_md5: bool) -> ImageDat
 def load_cifar10(root, split: str = "train", verify_md5: bool = True) -> ImageDataset:
     """CIFAR-10 from ``root/cifar-10-batches-py`` via torchvision: ``uint8 [N, 3, 32, 32]``."""
     from torchvision.datasets import CIFAR10
+
     return _load_cifar(CIFAR10, "cifar10", root, split, verify_md5)
 
 
 def load_cifar100(root, split: str = "train", verify_md5: bool = True) -> ImageDataset:
     """CIFAR-100 (fine labels) from ``root/cifar-100-python`` via torchvision."""
     from torchvision.datasets import CIFAR100
+
     return _load_cifar(CIFAR100, "cifar100", root, split, verify_md5)
 
 
@@ -367,8 +406,14 @@ def _decode_resized(files: list[str], resolution: int, threads: int | None = Non
     return out
 
 
-def load_image_folder(root, resolution: int, max_per_class: int | None = None, name: str = "imagefolder",
-                      split: str = "train", classes: list[str] | None = None) -> ImageDataset:
+def load_image_folder(
+    root,
+    resolution: int,
+    max_per_class: int | None = None,
+    name: str = "imagefolder",
+    split: str = "train",
+    classes: list[str] | None = None,
+) -> ImageDataset:
     """``root/<class>/**/<image>`` (torchvision's ImageFolder layout) decoded once into memory.
 
     ``max_per_class`` keeps the first files of each class in sorted order (deterministic).
@@ -399,8 +444,9 @@ def load_image_folder(root, resolution: int, max_per_class: int | None = None, n
     return ImageDataset(name, split, images, labels, tuple(classes))
 
 
-def load_tiny_imagenet(root, split: str = "train", resolution: int = 64,
-                       max_per_class: int | None = None) -> ImageDataset:
+def load_tiny_imagenet(
+    root, split: str = "train", resolution: int = 64, max_per_class: int | None = None
+) -> ImageDataset:
     """Tiny-ImageNet-200 as distributed: ``train/<wnid>/images/*.JPEG``, ``val/images`` plus
     ``val/val_annotations.txt``; classes in the order of ``wnids.txt``. ``root`` is the unpacked
     ``tiny-imagenet-200`` folder or the folder that holds it (as ``data_root`` holds the CIFAR folders)."""
@@ -428,12 +474,16 @@ def load_tiny_imagenet(root, split: str = "train", resolution: int = 64,
             files.append(str(root / "val" / "images" / r[0]))
             labels.append(y)
             count[y] = count.get(y, 0) + 1
-    return ImageDataset("tiny-imagenet", "val", _decode_resized(files, resolution),
-                        torch.tensor(labels, dtype=torch.int64), tuple(wnids))
+    return ImageDataset(
+        "tiny-imagenet",
+        "val",
+        _decode_resized(files, resolution),
+        torch.tensor(labels, dtype=torch.int64),
+        tuple(wnids),
+    )
 
 
-def load_imagenet(root, split: str = "train", resolution: int = 64,
-                  max_per_class: int | None = None) -> ImageDataset:
+def load_imagenet(root, split: str = "train", resolution: int = 64, max_per_class: int | None = None) -> ImageDataset:
     """ImageNet-1K in the usual sorted layout ``{train,val}/<wnid>/*.JPEG``."""
     if split not in ("train", "val"):
         raise ValueError(f"split must be 'train' or 'val', got {split!r}")
@@ -445,8 +495,9 @@ def load_imagenet(root, split: str = "train", resolution: int = 64,
 IMAGENETTE_FOLDERS = ("imagenette2", "imagenette2-320", "imagenette2-160")
 
 
-def load_imagenette(root, split: str = "train", resolution: int = 128,
-                    max_per_class: int | None = None) -> ImageDataset:
+def load_imagenette(
+    root, split: str = "train", resolution: int = 128, max_per_class: int | None = None
+) -> ImageDataset:
     """ImageNette (fast.ai's 10-class ImageNet subset) as distributed: ``{train,val}/<wnid>/*.JPEG``. ``root`` is
     the unpacked folder or the folder that holds one of :data:`IMAGENETTE_FOLDERS`; SSDD's Table 9 reads it at
     128 px."""
@@ -487,7 +538,7 @@ def pixel_stats(images: torch.Tensor, chunk: int = 8192) -> tuple[list[float], l
     s2 = torch.zeros(c, dtype=torch.float64)
     n = 0
     for i in range(0, images.shape[0], chunk):
-        x = images[i:i + chunk].to(torch.float64) / 255.0
+        x = images[i : i + chunk].to(torch.float64) / 255.0
         s += x.sum(dim=(0, 2, 3))
         s2 += (x * x).sum(dim=(0, 2, 3))
         n += x.shape[0] * x.shape[2] * x.shape[3]
@@ -510,8 +561,8 @@ def class_counts(ds: ImageDataset) -> torch.Tensor:
 
 # --- a dataset by name, as the `dataset` and `data_root` keys of the ReLA stages give it -----------
 
-SHIPPED = ("fashion-mnist", "digits")   # in the repository (data.dvc); the others need ``data_root``
-TAGS = {"fashion-mnist": "fmnist"}        # short names in prior files: <tag>_supervised.pt, <tag>_byol.pt
+SHIPPED = ("fashion-mnist", "digits")  # in the repository (data.dvc); the others need ``data_root``
+TAGS = {"fashion-mnist": "fmnist"}  # short names in prior files: <tag>_supervised.pt, <tag>_byol.pt
 
 
 def dataset_tag(name: str) -> str:
@@ -523,8 +574,9 @@ def dataset_tag(name: str) -> str:
 FOLDER_DATASETS = ("tiny-imagenet", "imagenet", "imagenette")
 
 
-def load_dataset(name: str, split: str, data_root: str | Path = "", resolution: int | None = None,
-                 max_per_class: int | None = None) -> ImageDataset:
+def load_dataset(
+    name: str, split: str, data_root: str | Path = "", resolution: int | None = None, max_per_class: int | None = None
+) -> ImageDataset:
     """A split of a named dataset (see :data:`LOADERS`). Fashion-MNIST and the digits ship with the
     repository; MNIST, CIFAR-10/100, Tiny-ImageNet and ImageNet are read from ``data_root`` (relative paths
     are under the project root) and never downloaded. ``resolution`` and ``max_per_class`` (the first files of
@@ -534,16 +586,20 @@ def load_dataset(name: str, split: str, data_root: str | Path = "", resolution: 
     if name in SHIPPED:
         return load(name, split)
     if not data_root:
-        raise ValueError(f"dataset {name!r} is not shipped with the compendium: set `data_root` to the folder "
-                         f"that holds it (see README, 'Data')")
+        raise ValueError(
+            f"dataset {name!r} is not shipped with the compendium: set `data_root` to the folder "
+            f"that holds it (see README, 'Data')"
+        )
     root = Path(data_root)
     root = root if root.is_absolute() else paths.ROOT / root
     if not root.is_dir():
         raise FileNotFoundError(f"data_root {root} does not exist (dataset {name!r})")
     kw = {}
     if name in FOLDER_DATASETS:
-        kw = {**({"resolution": resolution} if resolution else {}),
-              **({"max_per_class": max_per_class} if max_per_class else {})}
+        kw = {
+            **({"resolution": resolution} if resolution else {}),
+            **({"max_per_class": max_per_class} if max_per_class else {}),
+        }
     return load(name, split, root=root, **kw)
 
 
@@ -571,8 +627,9 @@ DIGIT_DATASETS = ("mnist", "svhn", "digits", "usps", "kmnist", "emnist")
 TEST_SPLITS = {"tiny-imagenet": "val", "imagenet": "val", "imagenette": "val"}
 
 
-def train_test(name: str, data_root: str | Path = "", resolution: int | None = None,
-               train_per_class: int | None = None) -> tuple[ImageDataset, ImageDataset, tuple, tuple]:
+def train_test(
+    name: str, data_root: str | Path = "", resolution: int | None = None, train_per_class: int | None = None
+) -> tuple[ImageDataset, ImageDataset, tuple, tuple]:
     """``(train, test, mean, std)`` of a named dataset, as the ``dataset`` / ``data_root`` keys of a stage
     give it (:func:`load_dataset`; the test split is ``val`` for the ImageNet-style folders, and the
     normalisation is :func:`normalisation` of the training images). For :data:`FOLDER_DATASETS`,

@@ -85,17 +85,29 @@ def call(fn: Callable, args: tuple = (), kwargs: dict | None = None, nproc: int 
     with tempfile.TemporaryDirectory(prefix="compendium-launch-") as tmp:
         torch.save({"fn": _name(fn), "args": args, "kwargs": kwargs}, Path(tmp) / "call.pt")
         env = dict(os.environ, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-               "-m", "compendium.core.launch", tmp]
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            f"--nproc_per_node={nproc}",
+            "-m",
+            "compendium.core.launch",
+            tmp,
+        ]
         r = subprocess.run(cmd, env=env, timeout=timeout)
         if r.returncode != 0:
-            raise LaunchError(f"{_name(fn)} under torchrun ({nproc} processes) exited with {r.returncode}; its ranks' "
-                              "messages are above")
+            raise LaunchError(
+                f"{_name(fn)} under torchrun ({nproc} processes) exited with {r.returncode}; its ranks' "
+                "messages are above"
+            )
         results = [torch.load(Path(tmp) / f"rank{k}.pt", weights_only=False) for k in range(nproc)]
     bad = ranks_agree(results)
     if bad:
-        raise LaunchError(f"{_name(fn)}: the ranks ended with different parameters ({', '.join(bad[:5])}); "
-                          "the training loop did not synchronise them")
+        raise LaunchError(
+            f"{_name(fn)}: the ranks ended with different parameters ({', '.join(bad[:5])}); "
+            "the training loop did not synchronise them"
+        )
     return results[0]
 
 

@@ -66,8 +66,12 @@ def _norm(kind: str, channels: int, spatial: int) -> nn.Module:
 
 
 def _activation(kind: str) -> nn.Module:
-    return {"relu": nn.ReLU(inplace=True), "sigmoid": nn.Sigmoid(), "leaky_relu": nn.LeakyReLU(0.01, inplace=True),
-            "gelu": nn.GELU()}[kind]
+    return {
+        "relu": nn.ReLU(inplace=True),
+        "sigmoid": nn.Sigmoid(),
+        "leaky_relu": nn.LeakyReLU(0.01, inplace=True),
+        "gelu": nn.GELU(),
+    }[kind]
 
 
 DC_MNIST_FIRST_PADDING = 3  # DC/DSA/DM's ConvNet on 1-channel 28-px inputs: 28 -> 32 px
@@ -81,9 +85,17 @@ def dc_first_padding(in_channels: int, image_size: int) -> int:
     return DC_MNIST_FIRST_PADDING if in_channels == 1 and image_size == 28 else 1
 
 
-def convnet(in_channels: int = 1, image_size: int = 28, width: int = 128, depth: int = 3,
-            norm: str = "instance", activation: str = "relu", pooling: str = "avg",
-            global_pool: bool = False, first_padding: int = 1) -> Backbone:
+def convnet(
+    in_channels: int = 1,
+    image_size: int = 28,
+    width: int = 128,
+    depth: int = 3,
+    norm: str = "instance",
+    activation: str = "relu",
+    pooling: str = "avg",
+    global_pool: bool = False,
+    first_padding: int = 1,
+) -> Backbone:
     """The DC-style ConvNet (Conv-3 by default); ``pooling`` in {avg, max, none}.
 
     ``first_padding`` pads the first 3x3 conv (the later ones pad 1). The default 1 keeps the input
@@ -97,8 +109,11 @@ def convnet(in_channels: int = 1, image_size: int = 28, width: int = 128, depth:
     layers: list[nn.Module] = []
     c, s = in_channels, image_size + 2 * first_padding - 2
     for i in range(depth):
-        layers += [nn.Conv2d(c, width, 3, padding=first_padding if i == 0 else 1), _norm(norm, width, s),
-                   _activation(activation)]
+        layers += [
+            nn.Conv2d(c, width, 3, padding=first_padding if i == 0 else 1),
+            _norm(norm, width, s),
+            _activation(activation),
+        ]
         if pooling != "none":
             layers.append(nn.AvgPool2d(2) if pooling == "avg" else nn.MaxPool2d(2))
             s //= 2
@@ -123,7 +138,8 @@ def _scaled_resnet_class():
         from torchvision.models.resnet import ResNet
 
         class ScaledResNet(ResNet):
-            """torchvision's ResNet with widths scaled by ``width_mult`` and a small-image or ImageNet stem, headless."""
+            """torchvision's ResNet with widths scaled by ``width_mult`` and a small-image or ImageNet stem,
+            headless."""
 
             def __init__(self, block, layers, in_channels: int, width_mult: float, stem: str, stem_stride: int = 1):
                 nn.Module.__init__(self)
@@ -177,12 +193,19 @@ def resnet_stem(image_size: int, stem: str | None) -> str:
     return stem if stem is not None else ("imagenet" if image_size >= IMAGENET_STEM_FROM else "small")
 
 
-def _resnet(block, layers, in_channels: int, image_size: int, width_mult: float, stem: str | None,
-            stem_stride: int | None = None) -> Backbone:
+def _resnet(
+    block,
+    layers,
+    in_channels: int,
+    image_size: int,
+    width_mult: float,
+    stem: str | None,
+    stem_stride: int | None = None,
+) -> Backbone:
     if stem is None:
         stem = resnet_stem(image_size, None)
         if stem == "imagenet":
-            stem_stride = None   # the small stem's stride has no say over the ImageNet stem
+            stem_stride = None  # the small stem's stride has no say over the ImageNet stem
     if stem_stride is not None and stem != "small":
         raise ValueError("stem_stride applies to the small-image stem only")
     if stem_stride not in (None, 1, 2):
@@ -191,8 +214,13 @@ def _resnet(block, layers, in_channels: int, image_size: int, width_mult: float,
     return Backbone(net, net.out_dim, "resnet")
 
 
-def resnet18(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0, stem: str | None = None,
-             stem_stride: int | None = None) -> Backbone:
+def resnet18(
+    in_channels: int = 3,
+    image_size: int = 32,
+    width_mult: float = 1.0,
+    stem: str | None = None,
+    stem_stride: int | None = None,
+) -> Backbone:
     """ResNet-18 (He et al. 2016), headless. ``stem``: ``small`` (3x3 conv, no max-pool: the CIFAR variant
     of SRe2L/DWA/ReLA) or ``imagenet`` (7x7 stride 2 + max-pool); None: by the input size
     (:data:`IMAGENET_STEM_FROM`). ``stem_stride`` 2 makes the small stem stride 2 (total stride 16): the reduced
@@ -204,8 +232,13 @@ def resnet18(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0
     return b
 
 
-def resnet50(in_channels: int = 3, image_size: int = 224, width_mult: float = 1.0, stem: str | None = None,
-             stem_stride: int | None = None) -> Backbone:
+def resnet50(
+    in_channels: int = 3,
+    image_size: int = 224,
+    width_mult: float = 1.0,
+    stem: str | None = None,
+    stem_stride: int | None = None,
+) -> Backbone:
     """ResNet-50 (He et al. 2016, bottleneck blocks 3-4-6-3), headless; ``stem`` and ``stem_stride`` as
     :func:`resnet18` (by default the ImageNet stem at 224 px, the small one at 32-64 px: DWA's Tables 4 and 9)."""
     from torchvision.models.resnet import Bottleneck
@@ -215,8 +248,13 @@ def resnet50(in_channels: int = 3, image_size: int = 224, width_mult: float = 1.
     return b
 
 
-def resnet101(in_channels: int = 3, image_size: int = 224, width_mult: float = 1.0, stem: str | None = None,
-              stem_stride: int | None = None) -> Backbone:
+def resnet101(
+    in_channels: int = 3,
+    image_size: int = 224,
+    width_mult: float = 1.0,
+    stem: str | None = None,
+    stem_stride: int | None = None,
+) -> Backbone:
     """ResNet-101 (He et al. 2016, bottleneck blocks 3-4-23-3), headless, as :func:`resnet50` (DWA Table 9)."""
     from torchvision.models.resnet import Bottleneck
 
@@ -246,12 +284,24 @@ def _depth(n: int, depth_mult: float) -> int:
     return max(1, math.ceil(n * depth_mult))
 
 
-MOBILENET_V2_SETTING = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
-                        (6, 320, 1, 1))  # torchvision's (t, c, n, s)
+MOBILENET_V2_SETTING = (
+    (1, 16, 1, 1),
+    (6, 24, 2, 2),
+    (6, 32, 3, 2),
+    (6, 64, 4, 2),
+    (6, 96, 3, 1),
+    (6, 160, 3, 2),
+    (6, 320, 1, 1),
+)  # torchvision's (t, c, n, s)
 
 
-def mobilenet_v2(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0,
-                 stem_stride: int | None = None, depth_mult: float = 1.0) -> Backbone:
+def mobilenet_v2(
+    in_channels: int = 3,
+    image_size: int = 32,
+    width_mult: float = 1.0,
+    stem_stride: int | None = None,
+    depth_mult: float = 1.0,
+) -> Backbone:
     """torchvision's MobileNet-V2, headless; ``depth_mult`` scales the blocks per stage (1.0: the paper's)."""
     from torchvision.models import mobilenet_v2 as tv
 
@@ -263,8 +313,13 @@ def mobilenet_v2(in_channels: int = 3, image_size: int = 32, width_mult: float =
     return Backbone(body, net.last_channel, "mobilenet_v2")
 
 
-def efficientnet_b0(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0,
-                    stem_stride: int | None = None, depth_mult: float = 1.0) -> Backbone:
+def efficientnet_b0(
+    in_channels: int = 3,
+    image_size: int = 32,
+    width_mult: float = 1.0,
+    stem_stride: int | None = None,
+    depth_mult: float = 1.0,
+) -> Backbone:
     """torchvision's EfficientNet-B0, headless; ``depth_mult`` as torchvision's (1.0: B0's depth)."""
     from torchvision.models.efficientnet import EfficientNet, _efficientnet_conf
 
@@ -300,8 +355,9 @@ class _ViTFeatures(nn.Module):
         return x[:, 0]
 
 
-def _vision_transformer(in_channels: int, image_size: int, width_mult: float, depth: int,
-                        patch_size: int | None, **extra):
+def _vision_transformer(
+    in_channels: int, image_size: int, width_mult: float, depth: int, patch_size: int | None, **extra
+):
     """torchvision's VisionTransformer at ViT-Ti/16 proportions (3 heads, MLP 4x), headless."""
     from torchvision.models.vision_transformer import VisionTransformer
 
@@ -310,8 +366,15 @@ def _vision_transformer(in_channels: int, image_size: int, width_mult: float, de
     patch = patch_size or vit_patch_size(image_size)
     if image_size % patch:
         raise ValueError(f"image size {image_size} is not a multiple of the patch size {patch}")
-    vit = VisionTransformer(image_size=image_size, patch_size=patch, num_layers=depth, num_heads=heads,
-                            hidden_dim=hidden, mlp_dim=4 * hidden, **extra)
+    vit = VisionTransformer(
+        image_size=image_size,
+        patch_size=patch,
+        num_layers=depth,
+        num_heads=heads,
+        hidden_dim=hidden,
+        mlp_dim=4 * hidden,
+        **extra,
+    )
     if in_channels != 3:
         vit.conv_proj = nn.Conv2d(in_channels, hidden, patch, patch)
         fan_in = in_channels * patch * patch
@@ -321,13 +384,15 @@ def _vision_transformer(in_channels: int, image_size: int, width_mult: float, de
     return vit, hidden
 
 
-def vit_tiny(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0, depth: int = 12,
-             patch_size: int | None = None) -> Backbone:
+def vit_tiny(
+    in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0, depth: int = 12, patch_size: int | None = None
+) -> Backbone:
     vit, hidden = _vision_transformer(in_channels, image_size, width_mult, depth, patch_size)
     return Backbone(_ViTFeatures(vit), hidden, "vit_tiny")
 
 
 # --- students of the cross-architecture matrix (DC §4; DWA Tables 4 and 9) ---------------------------
+
 
 def _check_size(name: str, image_size: int, smallest: int) -> None:
     if image_size < smallest:
@@ -357,9 +422,18 @@ def lenet(in_channels: int = 1, image_size: int = 28) -> Backbone:
     if s < 1:
         raise ValueError(f"lenet needs image_size >= 16, got {image_size}")
     body = nn.Sequential(
-        nn.Conv2d(in_channels, 6, 5, padding=pad), nn.ReLU(inplace=True), nn.MaxPool2d(2),
-        nn.Conv2d(6, 16, 5), nn.ReLU(inplace=True), nn.MaxPool2d(2), nn.Flatten(),
-        nn.Linear(16 * s * s, 120), nn.ReLU(inplace=True), nn.Linear(120, 84), nn.ReLU(inplace=True))
+        nn.Conv2d(in_channels, 6, 5, padding=pad),
+        nn.ReLU(inplace=True),
+        nn.MaxPool2d(2),
+        nn.Conv2d(6, 16, 5),
+        nn.ReLU(inplace=True),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(16 * s * s, 120),
+        nn.ReLU(inplace=True),
+        nn.Linear(120, 84),
+        nn.ReLU(inplace=True),
+    )
     return Backbone(body, 84, "lenet")
 
 
@@ -400,8 +474,7 @@ def _vgg(config: tuple, name: str, in_channels: int, image_size: int, width_mult
                 s //= 2
             continue
         w = _scaled(v, width_mult)
-        layers += [nn.Conv2d(c, w, 3, padding=pad if not layers else 1),
-                   _norm(norm, w, s), nn.ReLU(inplace=True)]
+        layers += [nn.Conv2d(c, w, 3, padding=pad if not layers else 1), _norm(norm, w, s), nn.ReLU(inplace=True)]
         c = w
     return Backbone(nn.Sequential(*layers), c * s * s, name)
 
@@ -426,9 +499,14 @@ def vgg16(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0, n
 SHUFFLENET_V2_X1_0: tuple[tuple[int, int, int], tuple[int, int, int, int, int]] = ((4, 8, 4), (24, 116, 232, 464, 1024))
 
 
-def shufflenet_v2(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0,
-                  stem_stride: int | None = None, depth_mult: float = 1.0,
-                  stages_out_channels: tuple[int, ...] | None = None) -> Backbone:
+def shufflenet_v2(
+    in_channels: int = 3,
+    image_size: int = 32,
+    width_mult: float = 1.0,
+    stem_stride: int | None = None,
+    depth_mult: float = 1.0,
+    stages_out_channels: tuple[int, ...] | None = None,
+) -> Backbone:
     """ShuffleNetV2 x1.0 (Ma et al. 2018) from torchvision's blocks, headless. All five
     ``stages_out_channels`` are scaled by ``width_mult`` to multiples of 4, so every stride-1 unit
     splits its channels into two even halves (torchvision's constraint inp == 2 x branch). Stem as
@@ -485,14 +563,19 @@ def bn_input_stats(module: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, to
     return flat.mean(0), flat.var(0, unbiased=False)
 
 
-def vit_bn(in_channels: int = 3, image_size: int = 32, width_mult: float = 1.0, depth: int = 12,
-           patch_size: int | None = None, ffn_bn: bool = True) -> Backbone:
-    """"ViT-BN" (SRe2L, Yin et al. 2023, Appendix; DWA Appendix A.2.3 / Table 9): :func:`vit_tiny`
+def vit_bn(
+    in_channels: int = 3,
+    image_size: int = 32,
+    width_mult: float = 1.0,
+    depth: int = 12,
+    patch_size: int | None = None,
+    ffn_bn: bool = True,
+) -> Backbone:
+    """ "ViT-BN" (SRe2L, Yin et al. 2023, Appendix; DWA Appendix A.2.3 / Table 9): :func:`vit_tiny`
     with every LayerNorm (the two in each block and the encoder's last) replaced by a
     :class:`TokenBatchNorm`, and, with ``ffn_bn``, one more between the FFN's first linear and its
     GELU. No LayerNorm is left; every norm is a ``_BatchNorm`` that a BN-matching hook can find."""
-    vit, hidden = _vision_transformer(in_channels, image_size, width_mult, depth, patch_size,
-                                      norm_layer=TokenBatchNorm)
+    vit, hidden = _vision_transformer(in_channels, image_size, width_mult, depth, patch_size, norm_layer=TokenBatchNorm)
     if ffn_bn:
         for block in vit.encoder.layers:
             fc1, *rest = list(block.mlp)
@@ -538,8 +621,13 @@ def channels_last_safe(module: nn.Module, image_size: int, device: str | torch.d
     :data:`ONEDNN_1X1_CHANNEL_BLOCK` input channels (a narrow ResNet's shortcut)."""
     if torch.device(device).type != "cpu" or image_size <= ONEDNN_1X1_SAFE_SIZE:
         return True
-    return not any(isinstance(m, nn.Conv2d) and m.kernel_size == (1, 1) and m.stride != (1, 1)
-                   and m.in_channels < ONEDNN_1X1_CHANNEL_BLOCK for m in module.modules())
+    return not any(
+        isinstance(m, nn.Conv2d)
+        and m.kernel_size == (1, 1)
+        and m.stride != (1, 1)
+        and m.in_channels < ONEDNN_1X1_CHANNEL_BLOCK
+        for m in module.modules()
+    )
 
 
 def count_parameters(module: nn.Module) -> int:

@@ -10,7 +10,8 @@ Example::
 Each call is ``(function, args, kwargs)`` with a module-level function (spawned workers import it by
 reference), so a typo is an error here, not a failing worker.
 
-With a resume folder (``resume_dir``, or the one a pipeline stage's runner names) every completed call's result is stored there (:mod:`compendium.core.resume`, which
+With a resume folder (``resume_dir``, or the one a pipeline stage's runner names) every completed call's result is
+stored there (:mod:`compendium.core.resume`, which
 says what counts as the same call), and a call whose result is stored is not run again: an interrupted
 stage, run again, computes only the calls it had not finished, to the same results.
 """
@@ -39,9 +40,15 @@ def _worker_init(initializer: Callable | None, initargs: tuple) -> None:
 _NO_CONTEXT = object()
 
 
-def run_calls(calls: Sequence[Call], workers: int = 2, costs: Sequence[float] | None = None,
-              initializer: Callable | None = None, initargs: tuple = (),
-              resume_dir: str | os.PathLike | None = None, resume_context: Any = _NO_CONTEXT) -> list:
+def run_calls(
+    calls: Sequence[Call],
+    workers: int = 2,
+    costs: Sequence[float] | None = None,
+    initializer: Callable | None = None,
+    initargs: tuple = (),
+    resume_dir: str | os.PathLike | None = None,
+    resume_context: Any = _NO_CONTEXT,
+) -> list:
     """``fn(*args, **kwargs)`` for each call, in single-threaded spawned workers, results in the order of
     ``calls``. ``costs`` (bigger first) orders the submissions only. ``initializer(*initargs)`` runs once in
     each worker (after it is set to one thread), e.g. to hold a test set every job reads. ``workers`` 0:
@@ -67,7 +74,7 @@ def run_calls(calls: Sequence[Call], workers: int = 2, costs: Sequence[float] | 
     if resume_dir is not None:
         context = (initializer, initargs) if resume_context is _NO_CONTEXT else resume_context
         try:
-            shared = resume.digest(context)   # once: a context is often large (a data set)
+            shared = resume.digest(context)  # once: a context is often large (a data set)
             keys = [resume.call_key(fn, args, kwargs, shared) for fn, args, kwargs in calls]
         except (ValueError, pickle.PicklingError, TypeError, AttributeError) as e:
             warnings.warn(f"these {len(calls)} calls run without resume: {e}", RuntimeWarning, stacklevel=2)
@@ -85,8 +92,15 @@ def run_calls(calls: Sequence[Call], workers: int = 2, costs: Sequence[float] | 
     return out
 
 
-def _run_resumable(calls: Sequence[Call], keys: list[str], workers: int, costs: Sequence[float] | None,
-                   initializer: Callable | None, initargs: tuple, folder: str | os.PathLike) -> list:
+def _run_resumable(
+    calls: Sequence[Call],
+    keys: list[str],
+    workers: int,
+    costs: Sequence[float] | None,
+    initializer: Callable | None,
+    initargs: tuple,
+    folder: str | os.PathLike,
+) -> list:
     out: list = [resume.load(folder, call[0], k) for call, k in zip(calls, keys)]
     todo = [i for i, r in enumerate(out) if r is resume.MISSING]
     if workers == 0:
@@ -100,8 +114,9 @@ def _run_resumable(calls: Sequence[Call], keys: list[str], workers: int, costs: 
     failed: dict[int, BaseException] = {}
     if todo:
         ctx = torch.multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
-                                 initargs=(initializer, initargs)) as ex:
+        with ProcessPoolExecutor(
+            workers, mp_context=ctx, initializer=_worker_init, initargs=(initializer, initargs)
+        ) as ex:
             futures = {ex.submit(calls[i][0], *calls[i][1], **calls[i][2]): i for i in todo}
             for f in as_completed(futures):
                 i = futures[f]
@@ -122,5 +137,8 @@ def _keep(folder: str | os.PathLike, fn: Callable, key: str, result: Any) -> Non
     try:
         resume.store(folder, fn, key, result)
     except Exception as e:  # noqa: BLE001 - resume is an optimisation; the result is in hand
-        warnings.warn(f"the result of {resume.function_name(fn)} is not kept for resume ({type(e).__name__}: "
-                      f"{str(e):.200})", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"the result of {resume.function_name(fn)} is not kept for resume ({type(e).__name__}: {str(e):.200})",
+            RuntimeWarning,
+            stacklevel=2,
+        )

@@ -142,4 +142,4 @@ def principal_angles(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 def batches_of(x: torch.Tensor, size: int):
     for i in range(0, x.shape[0], size):
-        yield x[i:i + size]
+        yield x[i : i + size]

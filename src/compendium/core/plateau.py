@@ -17,6 +17,7 @@ Example:
     >>> is_plateau([1.0 - 0.01 * i for i in range(60)])   # still falling
     False
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -39,11 +40,11 @@ def trend_interval(curve: Sequence[float], window: int | None = None) -> tuple[f
     w = window or max(3, len(c) // 5)
     if len(c) < 2 * w or w < 3:
         return None
-    tail = c[-2 * w:]
+    tail = c[-2 * w :]
     t = np.arange(tail.size, dtype=float)
     slope, icpt = np.polyfit(t, tail, 1)
     resid = tail - (icpt + slope * t)
-    se = np.sqrt((resid ** 2).sum() / (tail.size - 2) / ((t - t.mean()) ** 2).sum())
+    se = np.sqrt((resid**2).sum() / (tail.size - 2) / ((t - t.mean()) ** 2).sum())
     total = abs(c[:w].mean() - c[-w:].mean()) or 1e-12
     return float(slope * w / total), float(se * w / total)
 

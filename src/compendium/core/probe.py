@@ -28,22 +28,35 @@ def to_float(images: torch.Tensor, mean: float | list[float], std: float | list[
 
 
 @torch.no_grad()
-def extract_features(backbone: torch.nn.Module, images: torch.Tensor, mean, std, batch_size: int = 512,
-                     device: str | torch.device = "cpu") -> torch.Tensor:
+def extract_features(
+    backbone: torch.nn.Module,
+    images: torch.Tensor,
+    mean,
+    std,
+    batch_size: int = 512,
+    device: str | torch.device = "cpu",
+) -> torch.Tensor:
     """Features of ``uint8`` images in eval mode (BN running statistics, no dropout); float32 on CPU."""
     was_training = backbone.training
     backbone.eval().to(memory_format=torch.channels_last)  # NHWC end to end: ~1.4x on CPU
     out = []
     for i in range(0, images.shape[0], batch_size):
-        x = to_float(images[i:i + batch_size].to(device), mean, std).contiguous(memory_format=torch.channels_last)
+        x = to_float(images[i : i + batch_size].to(device), mean, std).contiguous(memory_format=torch.channels_last)
         out.append(backbone(x).float().cpu())
     backbone.train(was_training)
     return torch.cat(out)
 
 
 @torch.no_grad()
-def recalibrate_bn(backbone: torch.nn.Module, images: torch.Tensor, mean, std, batch_size: int = 512,
-                   max_images: int = 10000, device: str | torch.device = "cpu") -> torch.nn.Module:
+def recalibrate_bn(
+    backbone: torch.nn.Module,
+    images: torch.Tensor,
+    mean,
+    std,
+    batch_size: int = 512,
+    max_images: int = 10000,
+    device: str | torch.device = "cpu",
+) -> torch.nn.Module:
     """Re-estimate every BatchNorm's running statistics from ``images`` (cumulative average, no
     gradients, weights untouched). An untrained network's BN layers hold their initial statistics
     (mean 0, variance 1), so in eval mode its features are mis-scaled by orders of magnitude. The
@@ -59,7 +72,7 @@ def recalibrate_bn(backbone: torch.nn.Module, images: torch.Tensor, mean, std, b
         m.momentum = None
         m.train()
     for i in range(0, min(len(images), max_images), batch_size):
-        backbone(to_float(images[i:i + batch_size].to(device), mean, std))
+        backbone(to_float(images[i : i + batch_size].to(device), mean, std))
     for m, (mom, tr) in zip(bns, saved):
         m.momentum = mom
         m.train(tr)
@@ -81,10 +94,20 @@ class ProbeResult:
         return float(t.mean()), float(t.std(unbiased=False)) if len(t) > 1 else 0.0
 
 
-def linear_probe(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Tensor, test_y: torch.Tensor,
-                 num_classes: int, epochs: int = 100, lr: float = 3e-4, batch_size: int = 128,
-                 weight_decay: float = 0.0, seed: int = 0, standardize: bool = False,
-                 log_every: int = 0) -> ProbeResult:
+def linear_probe(
+    train_x: torch.Tensor,
+    train_y: torch.Tensor,
+    test_x: torch.Tensor,
+    test_y: torch.Tensor,
+    num_classes: int,
+    epochs: int = 100,
+    lr: float = 3e-4,
+    batch_size: int = 128,
+    weight_decay: float = 0.0,
+    seed: int = 0,
+    standardize: bool = False,
+    log_every: int = 0,
+) -> ProbeResult:
     """Train ``Linear(d, C)`` on frozen features; test accuracy after every epoch."""
     g = torch.Generator().manual_seed(seed)
     if standardize:
@@ -99,7 +122,7 @@ def linear_probe(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Ten
         perm = torch.randperm(n, generator=g)
         total = 0.0
         for i in range(0, n, batch_size):
-            idx = perm[i:i + batch_size]
+            idx = perm[i : i + batch_size]
             loss = F.cross_entropy(head(train_x[idx]), train_y[idx])
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -115,18 +138,26 @@ def linear_probe(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Ten
 
 
 @torch.no_grad()
-def knn_accuracy(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Tensor, test_y: torch.Tensor,
-                 num_classes: int, k: int = 20, temperature: float = 0.07, chunk: int = 1024) -> float:
+def knn_accuracy(
+    train_x: torch.Tensor,
+    train_y: torch.Tensor,
+    test_x: torch.Tensor,
+    test_y: torch.Tensor,
+    num_classes: int,
+    k: int = 20,
+    temperature: float = 0.07,
+    chunk: int = 1024,
+) -> float:
     """Weighted kNN on cosine similarity: votes ``exp(sim / T)`` of the ``k`` nearest training points."""
     tr = F.normalize(train_x, dim=1)
     te = F.normalize(test_x, dim=1)
     correct = 0
     for i in range(0, te.shape[0], chunk):
-        sim = te[i:i + chunk] @ tr.t()
+        sim = te[i : i + chunk] @ tr.t()
         top, idx = sim.topk(k, dim=1)
         votes = torch.zeros(top.shape[0], num_classes)
         votes.scatter_add_(1, train_y[idx], (top / temperature).exp())
-        correct += int((votes.argmax(1) == test_y[i:i + chunk]).sum())
+        correct += int((votes.argmax(1) == test_y[i : i + chunk]).sum())
     return correct / te.shape[0]
 
 
@@ -134,5 +165,3 @@ def seed_summary(values: list[float]) -> tuple[float, float]:
     """Mean and sample std over seeds (the honest ±; 0 for one seed)."""
     t = torch.tensor(values, dtype=torch.float64)
     return float(t.mean()), float(t.std()) if len(t) > 1 else 0.0
-
-

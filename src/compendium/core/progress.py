@@ -38,7 +38,7 @@ def say(message: str) -> None:
     data = (message.rstrip("\n").replace("\n", " | ") + "\n").encode()
     try:
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    except OSError:   # the runner's folder is gone (it was stopped): the line is only printed
+    except OSError:  # the runner's folder is gone (it was stopped): the line is only printed
         print(message, flush=True)
         return
     try:

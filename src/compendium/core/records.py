@@ -39,8 +39,9 @@ def _plain(v):
 def settings_table(**values) -> pd.DataFrame:
     """A stage's settings that its judge needs, one row per name with the value as JSON, so that lists,
     mappings and numbers read back exactly (:func:`read_settings`)."""
-    return pd.DataFrame([{"name": k, "value": json.dumps(_plain(v))} for k, v in values.items()],
-                        columns=["name", "value"])
+    return pd.DataFrame(
+        [{"name": k, "value": json.dumps(_plain(v))} for k, v in values.items()], columns=["name", "value"]
+    )
 
 
 def read_settings(table: pd.DataFrame) -> dict:

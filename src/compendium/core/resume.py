@@ -87,8 +87,14 @@ class _KeyPickler(pickle._Pickler):
 
     def persistent_id(self, obj: Any):
         if isinstance(obj, torch.Tensor):
-            return ("tensor", type(obj).__module__ + "." + type(obj).__qualname__, str(obj.dtype), tuple(obj.shape),
-                    bool(obj.requires_grad), hashlib.sha256(_tensor_bytes(obj)).hexdigest())
+            return (
+                "tensor",
+                type(obj).__module__ + "." + type(obj).__qualname__,
+                str(obj.dtype),
+                tuple(obj.shape),
+                bool(obj.requires_grad),
+                hashlib.sha256(_tensor_bytes(obj)).hexdigest(),
+            )
         return None
 
     def reducer_override(self, obj: Any):
@@ -117,9 +123,11 @@ def call_key(fn: Callable, args: tuple, kwargs: dict, context: Any = None) -> st
     try:
         return digest((_FORMAT, function_name(fn), fn, tuple(args), sorted(kwargs.items()), context))
     except Exception as e:
-        raise ValueError(f"cannot derive a resume key for a call of {function_name(fn)}: its arguments do not "
-                         f"pickle ({type(e).__name__}: {e}). Pass module-level functions and picklable "
-                         f"arguments, or run without a resume folder") from e
+        raise ValueError(
+            f"cannot derive a resume key for a call of {function_name(fn)}: its arguments do not "
+            f"pickle ({type(e).__name__}: {e}). Pass module-level functions and picklable "
+            f"arguments, or run without a resume folder"
+        ) from e
 
 
 def path_for(folder: str | os.PathLike, fn: Callable, key: str) -> Path:
@@ -139,8 +147,11 @@ def load(folder: str | os.PathLike, fn: Callable, key: str) -> Any:
         if not (isinstance(stored, dict) and stored.get("format") == _FORMAT and stored.get("key") == key):
             raise ValueError("it holds another call's result or another format")
     except Exception as e:
-        warnings.warn(f"ignoring the stored result {p} ({type(e).__name__}: {str(e):.200}); the call runs again "
-                      f"and replaces it", RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"ignoring the stored result {p} ({type(e).__name__}: {str(e):.200}); the call runs again and replaces it",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         return MISSING
     return stored["result"]
 

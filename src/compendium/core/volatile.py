@@ -17,15 +17,33 @@ import re
 
 #: Words that mark a key as something that differs between two identical runs (a key is split into
 #: words at every non-alphanumeric character: ``train_seconds`` -> ``train``, ``seconds``).
-VOLATILE_WORDS = frozenset({"seconds", "secs", "time", "times", "timing", "timings", "timestamp", "date",
-                            "datetime", "elapsed", "duration", "wall", "host", "hostname", "pid", "uuid"})
+VOLATILE_WORDS = frozenset(
+    {
+        "seconds",
+        "secs",
+        "time",
+        "times",
+        "timing",
+        "timings",
+        "timestamp",
+        "date",
+        "datetime",
+        "elapsed",
+        "duration",
+        "wall",
+        "host",
+        "hostname",
+        "pid",
+        "uuid",
+    }
+)
 
 
 def volatile_keys(record, prefix: str = "") -> list[str]:
     """The keys of ``record`` (nested dicts included, as ``outer.inner``) whose words include one of
     :data:`VOLATILE_WORDS`: values an identical rerun would not reproduce."""
     found = []
-    for k, v in (record.items() if isinstance(record, dict) else ()):
+    for k, v in record.items() if isinstance(record, dict) else ():
         name = f"{prefix}{k}"
         if VOLATILE_WORDS & set(re.split(r"[^a-z0-9]+", str(k).lower())):
             found.append(name)

@@ -26,7 +26,7 @@ def task_classes(num_classes: int, tasks: int, order: Sequence[int] | None = Non
     if tasks < 1 or num_classes % tasks:
         raise ValueError(f"{num_classes} classes do not split into {tasks} equal tasks")
     step = num_classes // tasks
-    return [tuple(order[:step * (t + 1)]) for t in range(tasks)]
+    return [tuple(order[: step * (t + 1)]) for t in range(tasks)]
 
 
 class ClassSubset(nn.Module):
@@ -50,8 +50,9 @@ def _remap(labels: torch.Tensor, classes: Sequence[int], num_classes: int) -> tu
     return new >= 0, new
 
 
-def seen_view(dset: DistilledSet, classes: Sequence[int], teacher: nn.Module | None = None
-              ) -> tuple[DistilledSet, nn.Module | None]:
+def seen_view(
+    dset: DistilledSet, classes: Sequence[int], teacher: nn.Module | None = None
+) -> tuple[DistilledSet, nn.Module | None]:
     """The memory after a task: the images of ``classes``, labels renumbered 0..k-1 in that order (soft
     labels restricted and renormalised), and the teacher restricted to the same classes."""
     classes = [int(c) for c in classes]
@@ -65,13 +66,21 @@ def seen_view(dset: DistilledSet, classes: Sequence[int], teacher: nn.Module | N
         s = dset.soft_labels[keep][:, classes]
         soft = s / s.sum(1, keepdim=True).clamp_min(1e-12)
     src = dset.source_index[keep] if dset.source_index is not None else None
-    view = dataclasses.replace(dset, images=dset.images[keep], labels=new[keep], num_classes=len(classes),
-                               params={**dset.params, "classes": classes}, soft_labels=soft, source_index=src)
+    view = dataclasses.replace(
+        dset,
+        images=dset.images[keep],
+        labels=new[keep],
+        num_classes=len(classes),
+        params={**dset.params, "classes": classes},
+        soft_labels=soft,
+        source_index=src,
+    )
     return view, (ClassSubset(teacher, classes) if teacher is not None else None)
 
 
-def test_view(images: torch.Tensor, labels: torch.Tensor, classes: Sequence[int], num_classes: int | None = None
-              ) -> tuple[torch.Tensor, torch.Tensor]:
+def test_view(
+    images: torch.Tensor, labels: torch.Tensor, classes: Sequence[int], num_classes: int | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The test images of ``classes`` with labels renumbered as :func:`seen_view`."""
     num_classes = int(labels.max()) + 1 if num_classes is None else num_classes
     keep, new = _remap(labels, classes, num_classes)
@@ -83,5 +92,14 @@ def class_prefix(dset: DistilledSet, ipc: int) -> DistilledSet:
     of DWA's Table 10 (Du et al., NeurIPS 2024), where every ipc index of an SRe2L / DWA set is an
     independent batch, so the prefix is itself a set of that ipc."""
     keep = torch.cat([torch.nonzero(dset.labels == c).flatten()[:ipc] for c in range(dset.num_classes)]).sort().values
-    return DistilledSet(dset.images[keep], dset.labels[keep], dset.num_classes, dset.mean, dset.std, dset.method, dset.dataset,
-                        {**dset.params, "ipc": ipc}, dset.seed)
+    return DistilledSet(
+        dset.images[keep],
+        dset.labels[keep],
+        dset.num_classes,
+        dset.mean,
+        dset.std,
+        dset.method,
+        dset.dataset,
+        {**dset.params, "ipc": ipc},
+        dset.seed,
+    )

@@ -68,22 +68,27 @@ def _check_labels(labels: torch.Tensor, n: int, ipc: int, num_classes: int) -> t
     small = (counts < ipc).nonzero().flatten().tolist()
     if small:
         c = small[0]
-        raise ValueError(f"ipc={ipc} is larger than class {c}'s size {int(counts[c])}"
-                         f"{f' (and {len(small) - 1} more classes)' if len(small) > 1 else ''}")
+        raise ValueError(
+            f"ipc={ipc} is larger than class {c}'s size {int(counts[c])}"
+            f"{f' (and {len(small) - 1} more classes)' if len(small) > 1 else ''}"
+        )
     return labels
 
 
 def _check_images(images_u8: torch.Tensor) -> None:
     if not isinstance(images_u8, torch.Tensor) or images_u8.dtype != torch.uint8 or images_u8.ndim != 4:
-        raise ValueError(f"images must be a uint8 tensor N x C x H x W, got "
-                         f"{getattr(images_u8, 'dtype', type(images_u8))} {tuple(getattr(images_u8, 'shape', ()))}")
+        raise ValueError(
+            f"images must be a uint8 tensor N x C x H x W, got "
+            f"{getattr(images_u8, 'dtype', type(images_u8))} {tuple(getattr(images_u8, 'shape', ()))}"
+        )
 
 
 def _check_features(features: torch.Tensor, n: int | None = None) -> torch.Tensor:
     """Features as a finite 2-d tensor with ``n`` rows (any ``n`` when None)."""
     if not isinstance(features, torch.Tensor) or features.ndim != 2 or (n is not None and features.shape[0] != n):
-        raise ValueError(f"features must be a tensor [{'N' if n is None else n}, d], got "
-                         f"{tuple(getattr(features, 'shape', ()))}")
+        raise ValueError(
+            f"features must be a tensor [{'N' if n is None else n}, d], got {tuple(getattr(features, 'shape', ()))}"
+        )
     if not torch.isfinite(features).all():
         raise ValueError("features contain non-finite values")
     return features
@@ -99,15 +104,17 @@ def _class_members(labels: torch.Tensor, num_classes: int) -> list[torch.Tensor]
     return list(torch.split(order, counts))
 
 
-def _per_class(labels: torch.Tensor, num_classes: int,
-               pick: Callable[[int, torch.Tensor], torch.Tensor]) -> torch.Tensor:
+def _per_class(
+    labels: torch.Tensor, num_classes: int, pick: Callable[[int, torch.Tensor], torch.Tensor]
+) -> torch.Tensor:
     """Global indices, class by class: ``pick(c, members)`` returns positions into ``members``."""
     out = [members[pick(c, members).cpu()] for c, members in enumerate(_class_members(labels, num_classes))]
     return torch.cat(out)
 
 
-def _resolve_features(features: torch.Tensor | None, feature_fn: FeatureFn | None, images_u8: torch.Tensor,
-                      mean, std) -> torch.Tensor:
+def _resolve_features(
+    features: torch.Tensor | None, feature_fn: FeatureFn | None, images_u8: torch.Tensor, mean, std
+) -> torch.Tensor:
     """The given features, or ``feature_fn``'s on the uint8 images (a module goes through
     :func:`compendium.core.probe.extract_features`, in eval mode, batched)."""
     if features is not None and feature_fn is not None:
@@ -123,19 +130,38 @@ def _resolve_features(features: torch.Tensor | None, feature_fn: FeatureFn | Non
     return _check_features(features.flatten(1) if features.ndim > 2 else features, images_u8.shape[0])
 
 
-def _synthetic(pixels: torch.Tensor, labels: torch.Tensor, num_classes: int, mean, std, method: str,
-               **kw) -> DistilledSet:
+def _synthetic(
+    pixels: torch.Tensor, labels: torch.Tensor, num_classes: int, mean, std, method: str, **kw
+) -> DistilledSet:
     """A synthetic set from images in [0, 1] pixel space (normalised here, as :func:`sets.from_real`)."""
     m = torch.as_tensor(mean, dtype=torch.float32).view(1, -1, 1, 1)
     s = torch.as_tensor(std, dtype=torch.float32).view(1, -1, 1, 1)
-    return DistilledSet(((pixels.float().cpu() - m) / s).contiguous(), labels.long().cpu(), num_classes, tuple(mean),
-                        tuple(std), method, **kw)
+    return DistilledSet(
+        ((pixels.float().cpu() - m) / s).contiguous(),
+        labels.long().cpu(),
+        num_classes,
+        tuple(mean),
+        tuple(std),
+        method,
+        **kw,
+    )
 
 
 def _coreset(images_u8, labels, index, num_classes, mean, std, method, cost, seed, params, dataset) -> DistilledSet:
-    return sets.from_real(images_u8.cpu(), labels.cpu(), index.cpu(), num_classes, mean, std, method, dataset=dataset,
-                          params=params, seed=seed, synthesis_seconds=cost.seconds,
-                          peak_memory_bytes=cost.peak_memory_bytes)
+    return sets.from_real(
+        images_u8.cpu(),
+        labels.cpu(),
+        index.cpu(),
+        num_classes,
+        mean,
+        std,
+        method,
+        dataset=dataset,
+        params=params,
+        seed=seed,
+        synthesis_seconds=cost.seconds,
+        peak_memory_bytes=cost.peak_memory_bytes,
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -149,8 +175,16 @@ def random_indices(labels: torch.Tensor, ipc: int, num_classes: int, seed: int =
     return _per_class(labels, num_classes, lambda c, m: torch.randperm(len(m), generator=g)[:ipc])
 
 
-def random_real(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int, mean, std,
-                seed: int = 0, dataset: str = "fashion-mnist") -> DistilledSet:
+def random_real(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    ipc: int,
+    num_classes: int,
+    mean,
+    std,
+    seed: int = 0,
+    dataset: str = "fashion-mnist",
+) -> DistilledSet:
     """A seeded random subset of ``ipc`` real images per class (DC's "random"; DD's "random real")."""
     _check_images(images_u8)
     with sets.measure() as cost:
@@ -186,8 +220,9 @@ def herding_order(x: torch.Tensor, k: int) -> torch.Tensor:
     return order
 
 
-def herding_indices(features: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int,
-                    normalize: bool = False) -> torch.Tensor:
+def herding_indices(
+    features: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int, normalize: bool = False
+) -> torch.Tensor:
     """Herding per class; ``normalize`` L2-normalises the features first (as iCaRL)."""
     features = _check_features(features)
     labels = _check_labels(labels, features.shape[0], ipc, num_classes)
@@ -195,9 +230,19 @@ def herding_indices(features: torch.Tensor, labels: torch.Tensor, ipc: int, num_
     return _per_class(labels, num_classes, lambda c, m: herding_order(f[m.to(f.device)], ipc))
 
 
-def herding(features: torch.Tensor | None, labels: torch.Tensor, ipc: int, images_u8: torch.Tensor,
-            num_classes: int, mean, std, feature_fn: FeatureFn | None = None, normalize: bool = False,
-            seed: int = 0, dataset: str = "fashion-mnist") -> DistilledSet:
+def herding(
+    features: torch.Tensor | None,
+    labels: torch.Tensor,
+    ipc: int,
+    images_u8: torch.Tensor,
+    num_classes: int,
+    mean,
+    std,
+    feature_fn: FeatureFn | None = None,
+    normalize: bool = False,
+    seed: int = 0,
+    dataset: str = "fashion-mnist",
+) -> DistilledSet:
     """Herding coreset (DC's baseline) in the caller's feature space; images in herding order per class.
     ``features=None`` with ``feature_fn``: features computed here, their cost included. Deterministic
     (``seed`` is only recorded)."""
@@ -206,8 +251,12 @@ def herding(features: torch.Tensor | None, labels: torch.Tensor, ipc: int, image
     with sets.measure() as cost:
         f = _resolve_features(features, feature_fn, images_u8, mean, std)
         idx = herding_indices(f, labels, ipc, num_classes, normalize)
-    params = {"ipc": ipc, "feature_dim": int(f.shape[1]), "features": "given" if features is not None else "feature_fn",
-              "normalize": normalize}
+    params = {
+        "ipc": ipc,
+        "feature_dim": int(f.shape[1]),
+        "features": "given" if features is not None else "feature_fn",
+        "normalize": normalize,
+    }
     return _coreset(images_u8, labels, idx, num_classes, mean, std, "herding", cost, seed, params, dataset)
 
 
@@ -246,17 +295,30 @@ def k_center_indices(features: torch.Tensor, labels: torch.Tensor, ipc: int, num
     return _per_class(labels, num_classes, lambda c, m: k_center_order(features[m.to(features.device)], ipc))
 
 
-def k_center(features: torch.Tensor | None, labels: torch.Tensor, ipc: int, images_u8: torch.Tensor,
-             num_classes: int, mean, std, feature_fn: FeatureFn | None = None, seed: int = 0,
-             dataset: str = "fashion-mnist") -> DistilledSet:
+def k_center(
+    features: torch.Tensor | None,
+    labels: torch.Tensor,
+    ipc: int,
+    images_u8: torch.Tensor,
+    num_classes: int,
+    mean,
+    std,
+    feature_fn: FeatureFn | None = None,
+    seed: int = 0,
+    dataset: str = "fashion-mnist",
+) -> DistilledSet:
     """K-Center coreset (DC's baseline) in the caller's feature space; deterministic (``seed`` recorded)."""
     _check_images(images_u8)
     labels = _check_labels(labels, images_u8.shape[0], ipc, num_classes)
     with sets.measure() as cost:
         f = _resolve_features(features, feature_fn, images_u8, mean, std)
         idx = k_center_indices(f, labels, ipc, num_classes)
-    params = {"ipc": ipc, "feature_dim": int(f.shape[1]), "features": "given" if features is not None else "feature_fn",
-              "start": "closest_to_class_mean"}
+    params = {
+        "ipc": ipc,
+        "feature_dim": int(f.shape[1]),
+        "features": "given" if features is not None else "feature_fn",
+        "start": "closest_to_class_mean",
+    }
     return _coreset(images_u8, labels, idx, num_classes, mean, std, "k_center", cost, seed, params, dataset)
 
 
@@ -278,8 +340,9 @@ def count_forgetting_events(correct_history: torch.Tensor) -> torch.Tensor:
     return torch.where(h.any(0), events, torch.full_like(events, h.shape[0]))
 
 
-def top_score_indices(scores: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int,
-                      seed: int = 0) -> torch.Tensor:
+def top_score_indices(
+    scores: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int, seed: int = 0
+) -> torch.Tensor:
     """Per class, the ``ipc`` examples with the highest score; ties broken by a seeded random order."""
     labels = _check_labels(labels, scores.shape[0], ipc, num_classes)
     g = torch.Generator().manual_seed(seed)
@@ -298,13 +361,14 @@ class ForgettingConfig:
     norm as DC's ConvNet; on CPU also faster than batch norm here), SGD with momentum, no augmentation;
     every example is presented once per epoch (seeded order). Defaults: 5 epochs at width 16, about
     22 CPU-s per Fashion-MNIST epoch (1 thread), within our budget of about 5 full epochs."""
+
     epochs: int = 5
     width: int = 16
     norm: str = "instance"
     batch_size: int = 128
     lr: float = 0.01
     momentum: float = 0.9
-    device: str = "cpu"           # "auto": CUDA when present
+    device: str = "cpu"  # "auto": CUDA when present
 
     def torch_device(self) -> torch.device:
         if self.device == "auto":
@@ -312,8 +376,15 @@ class ForgettingConfig:
         return torch.device(self.device)
 
 
-def forgetting_history(images_u8: torch.Tensor, labels: torch.Tensor, num_classes: int, mean, std,
-                       cfg: ForgettingConfig = ForgettingConfig(), seed: int = 0) -> torch.Tensor:
+def forgetting_history(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    num_classes: int,
+    mean,
+    std,
+    cfg: ForgettingConfig = ForgettingConfig(),
+    seed: int = 0,
+) -> torch.Tensor:
     """Train a Conv-3 for ``cfg.epochs`` epochs and return bool [epochs, N]: whether each example was
     classified correctly when it was presented (the training forward pass before the step, as
     Toneva et al.'s code records it)."""
@@ -324,8 +395,14 @@ def forgetting_history(images_u8: torch.Tensor, labels: torch.Tensor, num_classe
     dev = cfg.torch_device()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        backbone = models.build("convnet", in_channels=images_u8.shape[1], image_size=images_u8.shape[-1],
-                                width=cfg.width, depth=3, norm=cfg.norm)
+        backbone = models.build(
+            "convnet",
+            in_channels=images_u8.shape[1],
+            image_size=images_u8.shape[-1],
+            width=cfg.width,
+            depth=3,
+            norm=cfg.norm,
+        )
         head = torch.nn.Linear(backbone.feature_dim, num_classes)
     net = torch.nn.Sequential(backbone, head).to(dev).train()
     opt = torch.optim.SGD(net.parameters(), lr=cfg.lr, momentum=cfg.momentum)
@@ -336,7 +413,7 @@ def forgetting_history(images_u8: torch.Tensor, labels: torch.Tensor, num_classe
     for epoch in range(cfg.epochs):
         perm = torch.randperm(n, generator=order)
         for i in range(0, n, cfg.batch_size):
-            idx = perm[i:i + cfg.batch_size]
+            idx = perm[i : i + cfg.batch_size]
             idx_d = idx.to(dev)
             logits = net(to_float(x_all[idx_d], mean, std))
             y = y_all[idx_d]
@@ -348,9 +425,18 @@ def forgetting_history(images_u8: torch.Tensor, labels: torch.Tensor, num_classe
     return history
 
 
-def forgetting(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int, mean, std,
-               seed: int = 0, cfg: ForgettingConfig = ForgettingConfig(), history: torch.Tensor | None = None,
-               dataset: str = "fashion-mnist") -> DistilledSet:
+def forgetting(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    ipc: int,
+    num_classes: int,
+    mean,
+    std,
+    seed: int = 0,
+    cfg: ForgettingConfig = ForgettingConfig(),
+    history: torch.Tensor | None = None,
+    dataset: str = "fashion-mnist",
+) -> DistilledSet:
     """Forgetting coreset (Toneva et al. 2019; DC's baseline): per class the ``ipc`` examples with the
     most forgetting events (never-learned first), ties in a seeded random order. ``history`` (bool
     [presentations, N]) skips the training, e.g. to share one run across ipc values."""
@@ -363,8 +449,14 @@ def forgetting(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_clas
             raise ValueError(f"history must be [presentations, {images_u8.shape[0]}], got {tuple(history.shape)}")
         counts = count_forgetting_events(history)
         idx = top_score_indices(counts, labels, ipc, num_classes, seed)
-    params = {"ipc": ipc, "presentations": int(history.shape[0]), "width": cfg.width, "norm": cfg.norm,
-              "never_learned": int((~history.any(0)).sum()), "mean_events": float(counts.float().mean())}
+    params = {
+        "ipc": ipc,
+        "presentations": int(history.shape[0]),
+        "width": cfg.width,
+        "norm": cfg.norm,
+        "never_learned": int((~history.any(0)).sum()),
+        "mean_events": float(counts.float().mean()),
+    }
     return _coreset(images_u8, labels, idx, num_classes, mean, std, "forgetting", cost, seed, params, dataset)
 
 
@@ -374,9 +466,9 @@ def forgetting(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_clas
 
 @dataclass
 class KMeansResult:
-    centroids: torch.Tensor   # [k, d]
-    assign: torch.Tensor      # int64 [n]
-    inertia: float            # sum of squared distances to the assigned centroid
+    centroids: torch.Tensor  # [k, d]
+    assign: torch.Tensor  # int64 [n]
+    inertia: float  # sum of squared distances to the assigned centroid
     iterations: int
 
 
@@ -409,12 +501,11 @@ def kmeans_pp_init(x: torch.Tensor, k: int, generator: torch.Generator) -> torch
         i = int(torch.multinomial(w, 1, generator=generator))
         chosen[j] = i
         d2 = torch.minimum(d2, dist2(i))
-        d2[chosen[:j + 1]] = 0.0
+        d2[chosen[: j + 1]] = 0.0
     return chosen
 
 
-def kmeans(x: torch.Tensor, k: int, generator: torch.Generator, max_iter: int = 100,
-           tol: float = 1e-4) -> KMeansResult:
+def kmeans(x: torch.Tensor, k: int, generator: torch.Generator, max_iter: int = 100, tol: float = 1e-4) -> KMeansResult:
     """Lloyd's k-means (Lloyd 1982) from k-means++ seeds: batched assignment (one matmul) and update
     (index_add). Stops when the assignment no longer changes, when the summed squared centroid shift
     falls to ``tol`` x the mean per-feature variance (scikit-learn's rule; ``tol=0``: exact
@@ -444,8 +535,9 @@ def kmeans(x: torch.Tensor, k: int, generator: torch.Generator, max_iter: int = 
     return KMeansResult(c, assign, inertia, it)
 
 
-def _kmeans_per_class(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int, seed: int,
-                      max_iter: int, tol: float) -> list[tuple[torch.Tensor, KMeansResult]]:
+def _kmeans_per_class(
+    images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int, seed: int, max_iter: int, tol: float
+) -> list[tuple[torch.Tensor, KMeansResult]]:
     g = torch.Generator().manual_seed(seed)
     out = []
     for members in _class_members(labels, num_classes):
@@ -454,9 +546,18 @@ def _kmeans_per_class(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, n
     return out
 
 
-def kmeans_centroids(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int, mean, std,
-                     seed: int = 0, max_iter: int = 100, tol: float = 1e-4,
-                     dataset: str = "fashion-mnist") -> DistilledSet:
+def kmeans_centroids(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    ipc: int,
+    num_classes: int,
+    mean,
+    std,
+    seed: int = 0,
+    max_iter: int = 100,
+    tol: float = 1e-4,
+    dataset: str = "fashion-mnist",
+) -> DistilledSet:
     """DD/SLDD's "k-means" baseline: per class, k-means (k = ipc) of the images in [0, 1] pixel space,
     and the set's images are the centroids (synthetic). ipc = 1 gives the class mean."""
     _check_images(images_u8)
@@ -465,10 +566,28 @@ def kmeans_centroids(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, nu
         fits = _kmeans_per_class(images_u8, labels, ipc, num_classes, seed, max_iter, tol)
     pixels = torch.cat([r.centroids for _, r in fits]).view(-1, *images_u8.shape[1:])
     y = torch.arange(num_classes).repeat_interleave(ipc)
-    params = {"ipc": ipc, "space": "pixels", "init": "k-means++", "max_iter": max_iter, "tol": tol,
-              "inertia": [r.inertia for _, r in fits], "iterations": [r.iterations for _, r in fits]}
-    return _synthetic(pixels, y, num_classes, mean, std, "kmeans", dataset=dataset, params=params, seed=seed,
-                      synthesis_seconds=cost.seconds, peak_memory_bytes=cost.peak_memory_bytes)
+    params = {
+        "ipc": ipc,
+        "space": "pixels",
+        "init": "k-means++",
+        "max_iter": max_iter,
+        "tol": tol,
+        "inertia": [r.inertia for _, r in fits],
+        "iterations": [r.iterations for _, r in fits],
+    }
+    return _synthetic(
+        pixels,
+        y,
+        num_classes,
+        mean,
+        std,
+        "kmeans",
+        dataset=dataset,
+        params=params,
+        seed=seed,
+        synthesis_seconds=cost.seconds,
+        peak_memory_bytes=cost.peak_memory_bytes,
+    )
 
 
 def nearest_distinct(x: torch.Tensor, centroids: torch.Tensor) -> torch.Tensor:
@@ -482,24 +601,48 @@ def nearest_distinct(x: torch.Tensor, centroids: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def kmeans_nearest(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int, mean, std,
-                   seed: int = 0, max_iter: int = 100, tol: float = 1e-4,
-                   dataset: str = "fashion-mnist") -> DistilledSet:
+def kmeans_nearest(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    ipc: int,
+    num_classes: int,
+    mean,
+    std,
+    seed: int = 0,
+    max_iter: int = 100,
+    tol: float = 1e-4,
+    dataset: str = "fashion-mnist",
+) -> DistilledSet:
     """A real-image k-means coreset: per class, the real image nearest (pixel space) to each centroid,
     without repeats (:func:`nearest_distinct`)."""
     _check_images(images_u8)
     labels = _check_labels(labels, images_u8.shape[0], ipc, num_classes)
     with sets.measure() as cost:
         fits = _kmeans_per_class(images_u8, labels, ipc, num_classes, seed, max_iter, tol)
-        idx = torch.cat([m[nearest_distinct(images_u8[m].flatten(1).float().div_(255.0), r.centroids)]
-                         for m, r in fits])
-    params = {"ipc": ipc, "space": "pixels", "init": "k-means++", "max_iter": max_iter, "tol": tol,
-              "inertia": [r.inertia for _, r in fits]}
+        idx = torch.cat(
+            [m[nearest_distinct(images_u8[m].flatten(1).float().div_(255.0), r.centroids)] for m, r in fits]
+        )
+    params = {
+        "ipc": ipc,
+        "space": "pixels",
+        "init": "k-means++",
+        "max_iter": max_iter,
+        "tol": tol,
+        "inertia": [r.inertia for _, r in fits],
+    }
     return _coreset(images_u8, labels, idx, num_classes, mean, std, "kmeans_nearest", cost, seed, params, dataset)
 
 
-def class_average(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int, mean, std,
-                  seed: int = 0, dataset: str = "fashion-mnist") -> DistilledSet:
+def class_average(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    ipc: int,
+    num_classes: int,
+    mean,
+    std,
+    seed: int = 0,
+    dataset: str = "fashion-mnist",
+) -> DistilledSet:
     """DD's "average real" baseline: ipc = 1 is each class's mean image. For ipc > 1 each class is
     shuffled (seeded) and cut into ``ipc`` disjoint near-equal parts, and each part's mean is one
     image (so all ipc images are near the class mean; k-means is the spread-out alternative)."""
@@ -515,8 +658,19 @@ def class_average(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_c
         pixels = torch.stack(means)
     y = torch.arange(num_classes).repeat_interleave(ipc)
     params = {"ipc": ipc, "split": "random disjoint, near-equal" if ipc > 1 else "whole class"}
-    return _synthetic(pixels, y, num_classes, mean, std, "average", dataset=dataset, params=params, seed=seed,
-                      synthesis_seconds=cost.seconds, peak_memory_bytes=cost.peak_memory_bytes)
+    return _synthetic(
+        pixels,
+        y,
+        num_classes,
+        mean,
+        std,
+        "average",
+        dataset=dataset,
+        params=params,
+        seed=seed,
+        synthesis_seconds=cost.seconds,
+        peak_memory_bytes=cost.peak_memory_bytes,
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -532,13 +686,29 @@ METHODS: dict[str, Callable[..., DistilledSet]] = {
     "average": class_average,
 }
 FEATURE_METHODS = ("herding", "k_center")
-_ALIASES = {"random_real": "random", "kcenter": "k_center", "kmeans_centroids": "kmeans", "class_average": "average",
-            "average_real": "average"}
+_ALIASES = {
+    "random_real": "random",
+    "kcenter": "k_center",
+    "kmeans_centroids": "kmeans",
+    "class_average": "average",
+    "average_real": "average",
+}
 
 
-def select(name: str, images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int, mean, std, *,
-           seed: int = 0, features: torch.Tensor | None = None, feature_fn: FeatureFn | None = None,
-           **kw) -> DistilledSet:
+def select(
+    name: str,
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    ipc: int,
+    num_classes: int,
+    mean,
+    std,
+    *,
+    seed: int = 0,
+    features: torch.Tensor | None = None,
+    feature_fn: FeatureFn | None = None,
+    **kw,
+) -> DistilledSet:
     """A coreset or simple baseline by name (:data:`METHODS`; ``-`` and ``_`` alike). ``features`` or
     ``feature_fn`` are required by herding and k-center and refused by the others; ``kw`` goes to the
     method (e.g. ``cfg`` for forgetting, ``max_iter`` for k-means)."""
@@ -549,8 +719,9 @@ def select(name: str, images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, n
     _check_images(images_u8)
     labels = _check_labels(labels, images_u8.shape[0], ipc, num_classes)
     if key in FEATURE_METHODS:
-        return METHODS[key](features, labels, ipc, images_u8, num_classes, mean, std, feature_fn=feature_fn,
-                            seed=seed, **kw)
+        return METHODS[key](
+            features, labels, ipc, images_u8, num_classes, mean, std, feature_fn=feature_fn, seed=seed, **kw
+        )
     if features is not None or feature_fn is not None:
         raise ValueError(f"{key} does not use features (only {', '.join(FEATURE_METHODS)} do)")
     return METHODS[key](images_u8, labels, ipc, num_classes, mean, std, seed=seed, **kw)
@@ -565,9 +736,22 @@ def set_file(name: str, ipc: int) -> str:
     return f"{re.sub(r'[^0-9A-Za-z]+', '_', name).strip('_')}_ipc{ipc}.pt"
 
 
-def select_grid(images_u8: torch.Tensor, labels: torch.Tensor, ipcs, methods, feature_spaces, features: dict, mean, std, *,
-                forgetting_epochs: int, device: str = "auto", folder=None, num_classes: int = 10,
-                dataset: str = "fashion-mnist") -> tuple[dict, list[dict]]:
+def select_grid(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    ipcs,
+    methods,
+    feature_spaces,
+    features: dict,
+    mean,
+    std,
+    *,
+    forgetting_epochs: int,
+    device: str = "auto",
+    folder=None,
+    num_classes: int = 10,
+    dataset: str = "fashion-mnist",
+) -> tuple[dict, list[dict]]:
     """Every method at every ipc (the ``dd_coresets`` stage; the coreset rows of DC's Table 1, Zhao et al.,
     ICLR 2021): herding and k-center once per feature space of ``features`` (named ``"method (space)"``),
     forgetting from one recorded history (seed 0) shared by all ipcs. ``(name, ipc) -> set`` and one cost row
@@ -590,6 +774,13 @@ def select_grid(images_u8: torch.Tensor, labels: torch.Tensor, ipcs, methods, fe
                 sets_[(name, ipc)] = d
                 if folder is not None:
                     d.save(folder / set_file(name, ipc))
-                rows.append({"method": name, "ipc": ipc, "images": len(d), "seconds": d.synthesis_seconds,
-                             "peak MB": d.peak_memory_bytes / 2**20})
+                rows.append(
+                    {
+                        "method": name,
+                        "ipc": ipc,
+                        "images": len(d),
+                        "seconds": d.synthesis_seconds,
+                        "peak MB": d.peak_memory_bytes / 2**20,
+                    }
+                )
     return sets_, rows

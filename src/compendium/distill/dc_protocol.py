@@ -37,7 +37,7 @@ import pandas as pd
 import torch
 from scipy import stats
 
-from compendium.core import data, models, paths
+from compendium.core import models, paths
 from compendium.core.probe import extract_features
 from compendium.core.progress import say
 from compendium.distill import coresets
@@ -68,17 +68,26 @@ class Plan:
 
 def eval_config(plan: Plan, **kw) -> E.EvalConfig:
     """DC's evaluation (:func:`compendium.distill.evaluate.preset` ``dc``) on the official Fashion-MNIST ConvNet."""
-    return E.preset("dc", arch="convnet", epochs=plan.epochs, device="cpu",
-                    arch_kwargs=dict(width=plan.width, depth=3, norm="instance", pooling="avg",
-                                     first_padding=models.dc_first_padding(1, 28)), **kw)
+    return E.preset(
+        "dc",
+        arch="convnet",
+        epochs=plan.epochs,
+        device="cpu",
+        arch_kwargs=dict(
+            width=plan.width, depth=3, norm="instance", pooling="avg", first_padding=models.dc_first_padding(1, 28)
+        ),
+        **kw,
+    )
 
 
 def feature_net(file: Path = FEATURE_NET) -> torch.nn.Module:
     """The committed feature network of herding and K-Center (backbone + linear head, in eval mode)."""
     if not Path(file).is_file():
-        raise FileNotFoundError(f"{file}: the labelled regime study's teacher of seed 0 is missing; run "
-                                f"`python -m compendium.distill.regime` (it writes it) and copy "
-                                f"build/regime/labelled/{Path(file).name} there")
+        raise FileNotFoundError(
+            f"{file}: the labelled regime study's teacher of seed 0 is missing; run "
+            f"`python -m compendium.distill.regime` (it writes it) and copy "
+            f"build/regime/labelled/{Path(file).name} there"
+        )
     net = E.build_student(regime.teacher_config(regime.Plan(), 1), (1, 28, 28), 10)
     net.load_state_dict(torch.load(file, weights_only=True))
     return net.eval()
@@ -108,7 +117,7 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, net_file: P
     features = None
     if any(m in ("herding", "k_center") for m, _, _ in todo):
         net = feature_net(net_file)
-        features = extract_features(net[0], tr.images, mean, std)   # its penultimate features
+        features = extract_features(net[0], tr.images, mean, std)  # its penultimate features
     cfg = eval_config(plan)
     for method, ipc, seed in todo:
         if hours and time.perf_counter() - t0 > hours * 3600:
@@ -117,8 +126,17 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, net_file: P
         dset = select(method, ipc, seed, tr, mean, std, features)
         t = time.perf_counter()
         r = E.evaluate(dset, te.images, te.labels, cfg, seed)
-        row = {"method": method, "ipc": ipc, "seed": seed, "test acc": r["final_acc"], "test images": len(te.labels),
-               "width": plan.width, "epochs": plan.epochs, "steps": r["steps"], "seconds": time.perf_counter() - t}
+        row = {
+            "method": method,
+            "ipc": ipc,
+            "seed": seed,
+            "test acc": r["final_acc"],
+            "test images": len(te.labels),
+            "width": plan.width,
+            "epochs": plan.epochs,
+            "steps": r["steps"],
+            "seconds": time.perf_counter() - t,
+        }
         out = record_file(method, ipc, seed, root)
         regime._write(pd.DataFrame([row]), out)
         written.append(out)
@@ -138,8 +156,12 @@ def summary(records: pd.DataFrame, pipeline: pd.DataFrame | None = None) -> pd.D
     rows = []
     for (m, i), g in records.groupby(["method", "ipc"], sort=True):
         acc = 100 * g["test acc"]
-        row = {"method": m, "images per class": int(i), "seeds": int(g["seed"].nunique()),
-               "ours, DC's protocol": f"{acc.mean():.1f} ± {acc.std(ddof=1):.1f}" if len(g) > 1 else f"{acc.mean():.1f}"}
+        row = {
+            "method": m,
+            "images per class": int(i),
+            "seeds": int(g["seed"].nunique()),
+            "ours, DC's protocol": f"{acc.mean():.1f} ± {acc.std(ddof=1):.1f}" if len(g) > 1 else f"{acc.mean():.1f}",
+        }
         if pipeline is not None and not pipeline.empty:
             p = 100 * pipeline[(pipeline["method"] == m) & (pipeline["ipc"] == i)]["acc"]
             row["ours, the pipeline's evaluation"] = f"{p.mean():.1f}" if len(p) else "–"
@@ -163,13 +185,30 @@ def evaluation_effect(records: pd.DataFrame, pipeline: pd.DataFrame) -> pd.DataF
         lo = hi = float("nan")
         if len(a) > 1 and len(p) > 1:
             va, vp = a.var(ddof=1) / len(a), p.var(ddof=1) / len(p)
-            df = (va + vp) ** 2 / (va ** 2 / (len(a) - 1) + vp ** 2 / (len(p) - 1)) if va + vp > 0 else float("inf")
+            df = (va + vp) ** 2 / (va**2 / (len(a) - 1) + vp**2 / (len(p) - 1)) if va + vp > 0 else float("inf")
             h = float(stats.t.ppf(0.975, df)) * (va + vp) ** 0.5
             lo, hi = d - h, d + h
-        rows.append({"method": m, "images per class": int(i), "seeds (DC's protocol / pipeline)": f"{len(a)} / {len(p)}",
-                     "DC's protocol − the pipeline's evaluation": d, "low": lo, "high": hi})
-    return pd.DataFrame(rows, columns=["method", "images per class", "seeds (DC's protocol / pipeline)",
-                                       "DC's protocol − the pipeline's evaluation", "low", "high"])
+        rows.append(
+            {
+                "method": m,
+                "images per class": int(i),
+                "seeds (DC's protocol / pipeline)": f"{len(a)} / {len(p)}",
+                "DC's protocol − the pipeline's evaluation": d,
+                "low": lo,
+                "high": hi,
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "method",
+            "images per class",
+            "seeds (DC's protocol / pipeline)",
+            "DC's protocol − the pipeline's evaluation",
+            "low",
+            "high",
+        ],
+    )
 
 
 def pipeline_numbers(classic: pd.DataFrame) -> dict[str, dict[int, float]]:
@@ -177,9 +216,17 @@ def pipeline_numbers(classic: pd.DataFrame) -> dict[str, dict[int, float]]:
     ``ipc N`` column per images-per-class setting the run had), per method and ipc; a method or ipc the run did not
     have is left out."""
     rows = classic.set_index("method") if "method" in classic.columns else pd.DataFrame()
-    return {m: {i: v for i in by_ipc if f"ipc {i}" in rows.columns
-                for v in [_leading_number(rows.loc[m, f"ipc {i}"])] if v is not None}
-            for m, by_ipc in PAPER.items() if m in rows.index}
+    return {
+        m: {
+            i: v
+            for i in by_ipc
+            if f"ipc {i}" in rows.columns
+            for v in [_leading_number(rows.loc[m, f"ipc {i}"])]
+            if v is not None
+        }
+        for m, by_ipc in PAPER.items()
+        if m in rows.index
+    }
 
 
 def _leading_number(cell) -> float | None:
@@ -201,10 +248,18 @@ def gap_table(effects: pd.DataFrame, ours: dict[str, dict[int, float]]) -> pd.Da
             e = effects[(effects["images per class"] == i) & effects["method"].isin(["random", "herding"])]
             eff = float(e["DC's protocol − the pipeline's evaluation"].mean()) if len(e) else float("nan")
             gap = paper - mine if mine is not None else float("nan")
-            rows.append({"method": m, "images per class": i, "ours (the pipeline's evaluation)": mine,
-                         "paper": paper, "gap": gap, "evaluation effect (coresets)": eff,
-                         "left after the evaluation": gap - eff,
-                         "measured on": ", ".join(sorted(e["method"])) or "no coreset record yet"})
+            rows.append(
+                {
+                    "method": m,
+                    "images per class": i,
+                    "ours (the pipeline's evaluation)": mine,
+                    "paper": paper,
+                    "gap": gap,
+                    "evaluation effect (coresets)": eff,
+                    "left after the evaluation": gap - eff,
+                    "measured on": ", ".join(sorted(e["method"])) or "no coreset record yet",
+                }
+            )
     return pd.DataFrame(rows)
 
 

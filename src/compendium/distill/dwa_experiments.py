@@ -42,9 +42,25 @@ def fig4_lambda(sweep_lambdas) -> float:
     return DWA_LAMBDA if DWA_LAMBDA in sweep_lambdas else max(sweep_lambdas)
 
 
-def synthesis_specs(common: dict, *, rho: float, K: int, cross_teachers, cross_ipc: int, cross_ipc_extra, sweep_lambdas,
-                    sweep_ipc: int, grid_K, grid_rho, grid_ipc: int, real_ipcs, cross_iterations: int | None = None,
-                    fig4_seeds=(), dwa_r_var: float = DWA_LAMBDA / 0.01, replicate_seeds: dict | None = None) -> dict:
+def synthesis_specs(
+    common: dict,
+    *,
+    rho: float,
+    K: int,
+    cross_teachers,
+    cross_ipc: int,
+    cross_ipc_extra,
+    sweep_lambdas,
+    sweep_ipc: int,
+    grid_K,
+    grid_rho,
+    grid_ipc: int,
+    real_ipcs,
+    cross_iterations: int | None = None,
+    fig4_seeds=(),
+    dwa_r_var: float = DWA_LAMBDA / 0.01,
+    replicate_seeds: dict | None = None,
+) -> dict:
     """Every named set: key -> (synthesis function, teacher name, ipc, kwargs). Keys: ``(method, teacher)``
     (Tables 4 and 9), ``("t4", method, ipc)`` (Table 4's further ResNet-18 blocks), ``("sweep", method, how, λ)``
     (Fig. 3), ``("fig4", method, how, seed)`` (Fig. 4's further syntheses at :func:`fig4_lambda`, one per
@@ -86,16 +102,32 @@ def synthesis_specs(common: dict, *, rho: float, K: int, cross_teachers, cross_i
                     fn, t, ipc, kw = specs[("sweep", m, how, lam4)]
                     specs[("fig4", m, how, s)] = (fn, t, ipc, {**kw, "seed": s, "method": f"{kw['method']} seed {s}"})
     for s in fig4_seeds:  # Fig. 1 over synthesis seeds: SRe2L (coupled 0.01) and DWA (decoupled 0.11) as published
-        specs[("fig1", "sre2l", s)] = (sre2l, "convnet", sweep_ipc,
-                                       {**common, **coupling(0.01, "coupled"), "seed": s, "method": f"sre2l seed {s}"})
-        specs[("fig1", "dwa", s)] = (dwa, "convnet", sweep_ipc, {**common, **coupling(DWA_LAMBDA, "decoupled"), "rho": rho,
-                                                                  "K": K, "seed": s, "method": f"dwa seed {s}"})
-    specs[("grid", 0, 0.0)] = (dwa, "convnet", grid_ipc, {**common, "weight_adjust": None, "r_var": dwa_r_var,
-                                                           "method": "dwa rho=0"})
+        specs[("fig1", "sre2l", s)] = (
+            sre2l,
+            "convnet",
+            sweep_ipc,
+            {**common, **coupling(0.01, "coupled"), "seed": s, "method": f"sre2l seed {s}"},
+        )
+        specs[("fig1", "dwa", s)] = (
+            dwa,
+            "convnet",
+            sweep_ipc,
+            {**common, **coupling(DWA_LAMBDA, "decoupled"), "rho": rho, "K": K, "seed": s, "method": f"dwa seed {s}"},
+        )
+    specs[("grid", 0, 0.0)] = (
+        dwa,
+        "convnet",
+        grid_ipc,
+        {**common, "weight_adjust": None, "r_var": dwa_r_var, "method": "dwa rho=0"},
+    )
     for k_ in grid_K:
         for r_ in grid_rho:
-            specs[("grid", k_, r_)] = (dwa, "convnet", grid_ipc, {**common, "rho": r_, "K": k_, "r_var": dwa_r_var,
-                                                                  "method": f"dwa K={k_} rho={r_:g}"})
+            specs[("grid", k_, r_)] = (
+                dwa,
+                "convnet",
+                grid_ipc,
+                {**common, "rho": r_, "K": k_, "r_var": dwa_r_var, "method": f"dwa K={k_} rho={r_:g}"},
+            )
     for i in sorted(set(real_ipcs)):
         specs[("real", i)] = (inv, "convnet", i, {**common, "iterations": 0, "init": "real", "method": "real init"})
     for key, (fn, t, ipc, kw) in list(specs.items()):
@@ -105,8 +137,9 @@ def synthesis_specs(common: dict, *, rho: float, K: int, cross_teachers, cross_i
     return specs
 
 
-def synthesize(specs: dict, teachers_by_name: dict, images: torch.Tensor, labels: torch.Tensor, mean, std,
-               workers: int = 2) -> dict:
+def synthesize(
+    specs: dict, teachers_by_name: dict, images: torch.Tensor, labels: torch.Tensor, mean, std, workers: int = 2
+) -> dict:
     """Run the specs in parallel (:func:`~compendium.core.parallel.run_calls`), identical configurations
     (all but the ``method`` name) once, the biggest first (a foreign teacher counts 4 times); key -> set."""
     uniq = {}
@@ -162,11 +195,15 @@ def logit_spread(z_syn: dict, sets50: dict, z_real: torch.Tensor, real_labels: t
     spread = []
     for m, d in sets50.items():
         dist = inversion.feature_distance(z_syn[m], d.labels, d.num_classes, z_real, real_labels)
-        spread.append({"method": m, "ipc": ipc, "within-class logit spread / real (mean over classes)": float(dist.nanmean())})
+        spread.append(
+            {"method": m, "ipc": ipc, "within-class logit spread / real (mean over classes)": float(dist.nanmean())}
+        )
     return pd.DataFrame(spread)
 
 
-def logit_spread_seeds(teacher: torch.nn.Module, sets: dict, z_real: torch.Tensor, real_labels: torch.Tensor) -> pd.DataFrame:
+def logit_spread_seeds(
+    teacher: torch.nn.Module, sets: dict, z_real: torch.Tensor, real_labels: torch.Tensor
+) -> pd.DataFrame:
     """Fig. 1 over synthesis seeds: :func:`logit_spread` of each ``("fig1", method, seed)`` set (all at the
     sweep's ipc), with a ``synthesis seed`` column."""
     fig1 = {k: d for k, d in sets.items() if k[0] == "fig1"}
@@ -182,26 +219,63 @@ def logit_spread_seeds(teacher: torch.nn.Module, sets: dict, z_real: torch.Tenso
     return out
 
 
-def evaluation_jobs(sets: dict, sets50: dict, base: E.EvalConfig, teacher, *, seeds, sweep_seeds, ceiling: tuple,
-                    tasks, cl_ipc: int, eval_steps: int, cl_seeds=None) -> list:
+def evaluation_jobs(
+    sets: dict,
+    sets50: dict,
+    base: E.EvalConfig,
+    teacher,
+    *,
+    seeds,
+    sweep_seeds,
+    ceiling: tuple,
+    tasks,
+    cl_ipc: int,
+    eval_steps: int,
+    cl_seeds=None,
+) -> list:
     """The jobs of every figure and table: the sweep (``sweep_seeds``; coupled at 0.01 is decoupled at
     0.01, evaluated once), the grid and arm B (``seeds``; seed s trains on ``sets[("rep", s, *key)]`` where
     :func:`synthesis_specs` replicated the synthesis), dd_inversion's sets (``sweep_seeds``), the
     ceiling ``(name, set)`` (``seeds``), then Table 10: per set, the first ``cl_ipc`` images per class as the
     memory, per task the classes seen so far with the teacher's labels restricted to them (``cl_seeds``,
     default ``sweep_seeds``)."""
-    arms = [(k, d, sweep_seeds if k[0] == "sweep" else seeds) for k, d in sets.items()  # at 0.01 coupled = decoupled
-            if k[0] in ("sweep", "grid", "real") and k[2:] != ("coupled", 0.01)] + [(("inv", m), d, sweep_seeds) for m, d in sets50.items()]
+    arms = (
+        [
+            (k, d, sweep_seeds if k[0] == "sweep" else seeds)
+            for k, d in sets.items()  # at 0.01 coupled = decoupled
+            if k[0] in ("sweep", "grid", "real") and k[2:] != ("coupled", 0.01)
+        ]
+        + [(("inv", m), d, sweep_seeds) for m, d in sets50.items()]
+    )
     arms.append((("ceiling", ceiling[0]), ceiling[1], seeds))
-    jobs = [runner.Job({"part": k[0], "set": " / ".join(map(str, k[1:]))}, sets.get(("rep", s, *k), d), base, s, teacher,
-                       cost=eval_steps) for k, d, ss in arms for s in ss]   # seed s: its own synthesis where replicated
+    jobs = [
+        runner.Job(
+            {"part": k[0], "set": " / ".join(map(str, k[1:]))},
+            sets.get(("rep", s, *k), d),
+            base,
+            s,
+            teacher,
+            cost=eval_steps,
+        )
+        for k, d, ss in arms
+        for s in ss
+    ]  # seed s: its own synthesis where replicated
     for m, d in sets50.items():
         mem = continual.class_prefix(d, cl_ipc)
         for t, classes in enumerate(tasks):
             view, tview = continual.seen_view(mem, classes, teacher)
             for s in sweep_seeds if cl_seeds is None else cl_seeds:
-                jobs.append(runner.Job({"part": "continual", "set": m, "task": t + 1, "classes": len(classes)}, view, base, s,
-                                       tview, cost=eval_steps, classes=classes))
+                jobs.append(
+                    runner.Job(
+                        {"part": "continual", "set": m, "task": t + 1, "classes": len(classes)},
+                        view,
+                        base,
+                        s,
+                        tview,
+                        cost=eval_steps,
+                        classes=classes,
+                    )
+                )
     return jobs
 
 
@@ -225,8 +299,9 @@ def sweep_table(res: pd.DataFrame, sweep_lambdas) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def feature_distance_table(teacher, sets: dict, real_f: torch.Tensor, real_labels: torch.Tensor, lam: float,
-                           seed: int = 0) -> pd.DataFrame:
+def feature_distance_table(
+    teacher, sets: dict, real_f: torch.Tensor, real_labels: torch.Tensor, lam: float, seed: int = 0
+) -> pd.DataFrame:
     """Fig. 4: the normalised feature distance (Eq. 21) per class of the coupled and decoupled sets at λ
     ``lam``, in the teacher's feature space, one block per synthesis seed: ``seed`` is the sweep's set,
     the others Fig. 4's further syntheses (keys ``("fig4", method, how, seed)``)."""
@@ -236,12 +311,21 @@ def feature_distance_table(teacher, sets: dict, real_f: torch.Tensor, real_label
         for m in METHODS:
             for how in ("coupled", "decoupled"):
                 d = sets[("sweep", m, how, lam) if s == seed else ("fig4", m, how, s)]
-                dist = inversion.feature_distance(teachers.features(teacher, d.images), d.labels, d.num_classes, real_f,
-                                                  real_labels)
-                f4 += [{"method": m, "weights": how, "lambda": lam, "synthesis seed": s, "class": c,
-                        "feature distance": float(v)} for c, v in enumerate(dist)]
+                dist = inversion.feature_distance(
+                    teachers.features(teacher, d.images), d.labels, d.num_classes, real_f, real_labels
+                )
+                f4 += [
+                    {
+                        "method": m,
+                        "weights": how,
+                        "lambda": lam,
+                        "synthesis seed": s,
+                        "class": c,
+                        "feature distance": float(v),
+                    }
+                    for c, v in enumerate(dist)
+                ]
     return pd.DataFrame(f4)
-
 
 
 def paired_delta(res: pd.DataFrame, part: str, name: str, ref: str) -> tuple[float, float, int]:
@@ -281,7 +365,11 @@ def continual_table(res: pd.DataFrame, tasks) -> tuple[pd.DataFrame, pd.DataFram
 def metrics(sweep: pd.DataFrame, grid: pd.DataFrame, none_mu: float, cl: pd.DataFrame, spread: dict, res) -> dict:
     """The stage's metrics: the figures' means, Table 10, the spread and the evaluation time (its claims are
     judged by ``dd_tables``)."""
-    return {"fig3": {f"{r['method']} {r['weights']} {r['lambda']:g}": r["mean"] for _, r in sweep.iterrows()},
-            "fig5": {f"K{int(r.K)} rho{r.rho:g}": r["mean"] for _, r in grid.iterrows()}, "fig5_none": none_mu,
-            "table10": {f"{r.set} task{int(r.task)}": r["mean"] for _, r in cl.iterrows()}, "fig1_spread": spread,
-            "eval_seconds_total": float(res["seconds"].sum())}
+    return {
+        "fig3": {f"{r['method']} {r['weights']} {r['lambda']:g}": r["mean"] for _, r in sweep.iterrows()},
+        "fig5": {f"K{int(r.K)} rho{r.rho:g}": r["mean"] for _, r in grid.iterrows()},
+        "fig5_none": none_mu,
+        "table10": {f"{r.set} task{int(r.task)}": r["mean"] for _, r in cl.iterrows()},
+        "fig1_spread": spread,
+        "eval_seconds_total": float(res["seconds"].sum()),
+    }

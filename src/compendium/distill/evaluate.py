@@ -75,27 +75,27 @@ class EvalConfig:
     arch: str = "convnet"
     arch_kwargs: dict = field(default_factory=lambda: {"width": 32, "depth": 3, "norm": "instance"})
     epochs: int = 300
-    steps: int | None = None            # fixed optimiser steps; replaces epochs when set
+    steps: int | None = None  # fixed optimiser steps; replaces epochs when set
     batch_size: int = 64
-    optimizer: str = "adamw"            # adamw | sgd
+    optimizer: str = "adamw"  # adamw | sgd
     lr: float = 1e-3
     weight_decay: float = 0.01
-    momentum: float = 0.9               # sgd only
-    schedule: str = "cosine"            # cosine | constant | step (x0.1 at half, DC)
-    augmentation: str = "crop_flip"     # none | crop_flip | dsa
-    crop_padding: int = 2               # RandomCrop padding in pixels (4 at 32 px, 2 at 28 px)
-    flip: bool = True                   # horizontal flip in crop_flip (off for digits, DSA's note)
-    dsa: Augment | None = None          # augment(x, generator) -> x for augmentation 'dsa'
-    mixup_alpha: float = 0.0            # 0 = off; DWA's CIFAR validator 0.8
-    label_mode: str = "hard"            # hard | soft | teacher
-    temperature: float = 1.0            # T of the soft / teacher KL (DWA CIFAR 30, ImageNet 20)
-    t2_scale: bool = False              # multiply the KL by T^2 (DWA's Tiny validator does, CIFAR does not)
-    teacher_train_mode: bool = False    # True: teacher BN on batch statistics (DWA's CIFAR validator)
-    eval_every: int = 0                 # test every k epochs (steps mode: k * ceil(N / batch) steps); 0 = end only
-    eval_every_steps: int = 0           # or every k optimiser steps
+    momentum: float = 0.9  # sgd only
+    schedule: str = "cosine"  # cosine | constant | step (x0.1 at half, DC)
+    augmentation: str = "crop_flip"  # none | crop_flip | dsa
+    crop_padding: int = 2  # RandomCrop padding in pixels (4 at 32 px, 2 at 28 px)
+    flip: bool = True  # horizontal flip in crop_flip (off for digits, DSA's note)
+    dsa: Augment | None = None  # augment(x, generator) -> x for augmentation 'dsa'
+    mixup_alpha: float = 0.0  # 0 = off; DWA's CIFAR validator 0.8
+    label_mode: str = "hard"  # hard | soft | teacher
+    temperature: float = 1.0  # T of the soft / teacher KL (DWA CIFAR 30, ImageNet 20)
+    t2_scale: bool = False  # multiply the KL by T^2 (DWA's Tiny validator does, CIFAR does not)
+    teacher_train_mode: bool = False  # True: teacher BN on batch statistics (DWA's CIFAR validator)
+    eval_every: int = 0  # test every k epochs (steps mode: k * ceil(N / batch) steps); 0 = end only
+    eval_every_steps: int = 0  # or every k optimiser steps
     eval_batch_size: int = 1024
-    channels_last: bool = True          # NHWC convolutions (faster on CPU for the ConvNets)
-    device: str = "auto"                # auto: CUDA when present, else CPU
+    channels_last: bool = True  # NHWC convolutions (faster on CPU for the ConvNets)
+    device: str = "auto"  # auto: CUDA when present, else CPU
 
     def replace(self, **kw) -> "EvalConfig":
         return dataclasses.replace(self, **kw)
@@ -114,13 +114,41 @@ def preset(name: str, **overrides) -> EvalConfig:
     cosine, 400 epochs, batch 128, crop + flip, mixup 0.8, online teacher at T = 30) and ``dwa_steps`` (the
     same with a fixed 3000 steps of batch 64)."""
     base = {
-        "dc": dict(optimizer="sgd", lr=0.01, momentum=0.9, weight_decay=5e-4, epochs=300, batch_size=256,
-                   schedule="step", augmentation="none", label_mode="hard"),
-        "dwa": dict(optimizer="adamw", lr=1e-3, weight_decay=0.01, epochs=400, batch_size=128, schedule="cosine",
-                    augmentation="crop_flip", mixup_alpha=0.8, label_mode="teacher", temperature=30.0),
-        "dwa_steps": dict(optimizer="adamw", lr=1e-3, weight_decay=0.01, steps=3000, batch_size=64,
-                          schedule="cosine", augmentation="crop_flip", mixup_alpha=0.8, label_mode="teacher",
-                          temperature=30.0),
+        "dc": dict(
+            optimizer="sgd",
+            lr=0.01,
+            momentum=0.9,
+            weight_decay=5e-4,
+            epochs=300,
+            batch_size=256,
+            schedule="step",
+            augmentation="none",
+            label_mode="hard",
+        ),
+        "dwa": dict(
+            optimizer="adamw",
+            lr=1e-3,
+            weight_decay=0.01,
+            epochs=400,
+            batch_size=128,
+            schedule="cosine",
+            augmentation="crop_flip",
+            mixup_alpha=0.8,
+            label_mode="teacher",
+            temperature=30.0,
+        ),
+        "dwa_steps": dict(
+            optimizer="adamw",
+            lr=1e-3,
+            weight_decay=0.01,
+            steps=3000,
+            batch_size=64,
+            schedule="cosine",
+            augmentation="crop_flip",
+            mixup_alpha=0.8,
+            label_mode="teacher",
+            temperature=30.0,
+        ),
     }
     if name not in base:
         raise ValueError(f"unknown evaluation preset {name!r}; known: {sorted(base)}")
@@ -128,6 +156,7 @@ def preset(name: str, **overrides) -> EvalConfig:
 
 
 # --- checks -------------------------------------------------------------------------------------------
+
 
 def validate_config(cfg: EvalConfig) -> None:
     """Every setting in range, or a ValueError naming it (before any training)."""
@@ -156,8 +185,9 @@ def validate_config(cfg: EvalConfig) -> None:
     if cfg.eval_every and cfg.eval_every_steps:
         raise ValueError("set eval_every (epochs) or eval_every_steps, not both")
     if not cfg.lr > 0 or cfg.weight_decay < 0 or not 0 <= cfg.momentum < 1:
-        raise ValueError(f"need lr > 0, weight_decay >= 0, 0 <= momentum < 1; got {cfg.lr}, {cfg.weight_decay}, "
-                         f"{cfg.momentum}")
+        raise ValueError(
+            f"need lr > 0, weight_decay >= 0, 0 <= momentum < 1; got {cfg.lr}, {cfg.weight_decay}, {cfg.momentum}"
+        )
     if cfg.mixup_alpha < 0:
         raise ValueError(f"mixup_alpha must be >= 0, got {cfg.mixup_alpha}")
     if not cfg.temperature > 0:
@@ -169,11 +199,14 @@ def _check_test(test_images_u8: torch.Tensor, test_labels: torch.Tensor, image_s
         got = getattr(test_images_u8, "dtype", type(test_images_u8))
         raise ValueError(f"test images must be a uint8 tensor, got {got}")
     if test_images_u8.ndim != 4 or tuple(test_images_u8.shape[1:]) != tuple(image_shape):
-        raise ValueError(f"test images have shape {tuple(test_images_u8.shape)}, the training images "
-                         f"[N, {', '.join(map(str, image_shape))}]")
+        raise ValueError(
+            f"test images have shape {tuple(test_images_u8.shape)}, the training images "
+            f"[N, {', '.join(map(str, image_shape))}]"
+        )
     if test_labels.shape != (test_images_u8.shape[0],) or test_labels.dtype != torch.int64:
-        raise ValueError(f"test labels must be int64 [{test_images_u8.shape[0]}], got {test_labels.dtype} "
-                         f"{tuple(test_labels.shape)}")
+        raise ValueError(
+            f"test labels must be int64 [{test_images_u8.shape[0]}], got {test_labels.dtype} {tuple(test_labels.shape)}"
+        )
     if len(test_labels) == 0 or int(test_labels.min()) < 0 or int(test_labels.max()) >= num_classes:
         raise ValueError(f"test labels empty or outside [0, {num_classes})")
 
@@ -205,14 +238,17 @@ def _check_teacher(teacher, x: torch.Tensor, num_classes: int) -> None:
     finally:
         teacher.train(was)
     if not isinstance(out, torch.Tensor) or out.shape != (x.shape[0], num_classes):
-        raise ValueError(f"the teacher maps images to {tuple(getattr(out, 'shape', ()))}, expected "
-                         f"[B, {num_classes}] logits")
+        raise ValueError(
+            f"the teacher maps images to {tuple(getattr(out, 'shape', ()))}, expected [B, {num_classes}] logits"
+        )
 
 
 # --- pieces -------------------------------------------------------------------------------------------
 
-def build_student(cfg: EvalConfig, image_shape: tuple[int, int, int], num_classes: int,
-                  seed: int | None = None) -> nn.Sequential:
+
+def build_student(
+    cfg: EvalConfig, image_shape: tuple[int, int, int], num_classes: int, seed: int | None = None
+) -> nn.Sequential:
     """Backbone ``models.build(cfg.arch, in_channels, image_size, **arch_kwargs)`` + Linear head; the
     global RNG is seeded with ``seed`` first when given (the initialisation is the seed's)."""
     if cfg.arch not in models.BACKBONES:
@@ -229,8 +265,9 @@ def build_student(cfg: EvalConfig, image_shape: tuple[int, int, int], num_classe
     return nn.Sequential(backbone, nn.Linear(backbone.feature_dim, num_classes))
 
 
-def batch_schedule(n: int, batch_size: int, generator: torch.Generator, epochs: int | None = None,
-                   steps: int | None = None) -> Iterator[torch.Tensor]:
+def batch_schedule(
+    n: int, batch_size: int, generator: torch.Generator, epochs: int | None = None, steps: int | None = None
+) -> Iterator[torch.Tensor]:
     """Index batches (CPU int64). ``epochs``: per epoch one fresh permutation cut into batches of
     ``batch_size`` (the last one partial), ``ceil(n / batch_size)`` steps per epoch. ``steps``: exactly
     ``steps`` batches of exactly ``batch_size`` from a stream of concatenated fresh permutations (no
@@ -274,8 +311,9 @@ def pad_value(mean, std, device=None) -> torch.Tensor:
     return -m / s
 
 
-def random_crop(x: torch.Tensor, padding: int, fill: torch.Tensor | float = 0.0,
-                generator: torch.Generator | None = None) -> torch.Tensor:
+def random_crop(
+    x: torch.Tensor, padding: int, fill: torch.Tensor | float = 0.0, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """torchvision's ``RandomCrop(size, padding)`` for a whole batch: pad every side with ``fill`` and cut
     a window of the original size at a per-image uniform offset in [0, 2 * padding]; one gather."""
     if padding == 0:
@@ -285,14 +323,15 @@ def random_crop(x: torch.Tensor, padding: int, fill: torch.Tensor | float = 0.0,
     xp = F.pad(x - fill, (padding,) * 4) + fill
     oy = torch.randint(0, 2 * padding + 1, (b,), generator=generator, device=x.device)
     ox = torch.randint(0, 2 * padding + 1, (b,), generator=generator, device=x.device)
-    rows = (oy[:, None] + torch.arange(h, device=x.device))[:, :, None]   # [b, h, 1]
-    cols = (ox[:, None] + torch.arange(w, device=x.device))[:, None, :]   # [b, 1, w]
+    rows = (oy[:, None] + torch.arange(h, device=x.device))[:, :, None]  # [b, h, 1]
+    cols = (ox[:, None] + torch.arange(w, device=x.device))[:, None, :]  # [b, 1, w]
     out = xp[torch.arange(b, device=x.device)[:, None, None], :, rows, cols]  # [b, h, w, c]
     return out.permute(0, 3, 1, 2)
 
 
-def mixup(x: torch.Tensor, alpha: float, rng: np.random.Generator,
-          generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor | None, float]:
+def mixup(
+    x: torch.Tensor, alpha: float, rng: np.random.Generator, generator: torch.Generator | None = None
+) -> tuple[torch.Tensor, torch.Tensor | None, float]:
     """Mixup (Zhang et al. 2018): ``lam x + (1 - lam) x[perm]`` with one ``lam ~ Beta(alpha, alpha)`` per
     batch, as the SRe2L / DWA validators. Returns ``(x_mixed, perm, lam)``; ``alpha = 0`` returns the batch
     itself, ``None`` and 1."""
@@ -303,34 +342,56 @@ def mixup(x: torch.Tensor, alpha: float, rng: np.random.Generator,
     return lam * x + (1 - lam) * x[perm], perm, lam
 
 
-def kd_loss(student_logits: torch.Tensor, target_probs: torch.Tensor, temperature: float = 1.0,
-            t2_scale: bool = False) -> torch.Tensor:
+def kd_loss(
+    student_logits: torch.Tensor, target_probs: torch.Tensor, temperature: float = 1.0, t2_scale: bool = False
+) -> torch.Tensor:
     """KL(p || softmax(z_s / T)), batch mean (``kl_div(log_softmax(z_s/T), p, 'batchmean')``), x T^2 when
     asked (Hinton et al. 2015 §2)."""
     loss = F.kl_div(F.log_softmax(student_logits / temperature, 1), target_probs, reduction="batchmean")
-    return loss * temperature ** 2 if t2_scale else loss
+    return loss * temperature**2 if t2_scale else loss
 
 
 @torch.no_grad()
-def top1_accuracy(net: nn.Module, images_u8: torch.Tensor, labels: torch.Tensor, mean, std,
-                  batch_size: int = 1024, device: str | torch.device = "cpu", channels_last: bool = False) -> float:
+def top1_accuracy(
+    net: nn.Module,
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    mean,
+    std,
+    batch_size: int = 1024,
+    device: str | torch.device = "cpu",
+    channels_last: bool = False,
+) -> float:
     """Top-1 accuracy of ``net`` in eval mode on uint8 images normalised with ``mean`` / ``std``."""
     was = net.training
     net.eval()
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     correct = torch.zeros((), dtype=torch.int64, device=device)
     for i in range(0, len(labels), batch_size):
-        x = to_float(images_u8[i:i + batch_size].to(device), mean, std).contiguous(memory_format=fmt)
-        correct += (net(x).argmax(1) == labels[i:i + batch_size].to(device)).sum()
+        x = to_float(images_u8[i : i + batch_size].to(device), mean, std).contiguous(memory_format=fmt)
+        correct += (net(x).argmax(1) == labels[i : i + batch_size].to(device)).sum()
     net.train(was)
     return int(correct) / len(labels)
 
 
 # --- the training loop --------------------------------------------------------------------------------
 
-def _fit(train_x: torch.Tensor, train_y: torch.Tensor, soft: torch.Tensor | None, num_classes: int, mean, std,
-         test_images_u8: torch.Tensor, test_labels: torch.Tensor, cfg: EvalConfig, seed: int,
-         teacher: nn.Module | None, return_model: bool, log: str) -> dict:
+
+def _fit(
+    train_x: torch.Tensor,
+    train_y: torch.Tensor,
+    soft: torch.Tensor | None,
+    num_classes: int,
+    mean,
+    std,
+    test_images_u8: torch.Tensor,
+    test_labels: torch.Tensor,
+    cfg: EvalConfig,
+    seed: int,
+    teacher: nn.Module | None,
+    return_model: bool,
+    log: str,
+) -> dict:
     """Train a fresh student on ``train_x`` (normalised float, or uint8 normalised batch by batch)."""
     device = pick_device(cfg.device)
     n = train_x.shape[0]
@@ -345,8 +406,13 @@ def _fit(train_x: torch.Tensor, train_y: torch.Tensor, soft: torch.Tensor | None
         nhwc = cfg.channels_last and models.channels_last_safe(net, train_x.shape[-1], device)
         fmt = torch.channels_last if nhwc else torch.contiguous_format
         net = net.to(device).to(memory_format=fmt)
-        step_net = net if world == 1 else DistributedDataParallel(  # under torchrun: gradients averaged over ranks
-            net, device_ids=[device.index] if device.type == "cuda" else None)
+        step_net = (
+            net
+            if world == 1
+            else DistributedDataParallel(  # under torchrun: gradients averaged over ranks
+                net, device_ids=[device.index] if device.type == "cuda" else None
+            )
+        )
         t_net = None
         if cfg.label_mode == "teacher":
             t_net = copy.deepcopy(teacher).to(device)  # never moves or mutates the caller's teacher
@@ -357,14 +423,15 @@ def _fit(train_x: torch.Tensor, train_y: torch.Tensor, soft: torch.Tensor | None
         if cfg.optimizer == "adamw":
             opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, fused=True)
         else:
-            opt = torch.optim.SGD(net.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay,
-                                  fused=True)
+            opt = torch.optim.SGD(
+                net.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay, fused=True
+            )
 
         x_dev, y_dev = train_x.to(device), train_y.to(device)
         soft_dev = soft.to(device) if soft is not None else None
         fill = pad_value(mean, std, device)
         order = torch.Generator().manual_seed(seed)
-        gen = torch.Generator(device=device).manual_seed(seed + 1 + 7919 * rank)   # each rank its own augmentations
+        gen = torch.Generator(device=device).manual_seed(seed + 1 + 7919 * rank)  # each rank its own augmentations
         beta_rng = np.random.default_rng(seed + 2)
         total = total_steps(n, cfg)
         spe = math.ceil(n / cfg.batch_size)  # steps per epoch (one pass over the set)
@@ -372,14 +439,13 @@ def _fit(train_x: torch.Tensor, train_y: torch.Tensor, soft: torch.Tensor | None
         history: list[dict] = []
         loss_sum, loss_n = torch.zeros((), device=device), 0
         train_seconds, step = 0.0, 0
-        batches = batch_schedule(n, cfg.batch_size, order, epochs=None if cfg.steps else cfg.epochs,
-                                 steps=cfg.steps)
+        batches = batch_schedule(n, cfg.batch_size, order, epochs=None if cfg.steps else cfg.epochs, steps=cfg.steps)
         _sync(device)
         t0 = time.perf_counter()
         rate = Rate(total)
         net.train()
         for idx in batches:
-            idx = idx[rank::world].to(device)   # every rank the same global batch order, its own slice of it
+            idx = idx[rank::world].to(device)  # every rank the same global batch order, its own slice of it
             x = x_dev[idx]
             x = x if x.is_floating_point() else to_float(x, mean, std)
             if cfg.augmentation == "crop_flip":
@@ -414,20 +480,34 @@ def _fit(train_x: torch.Tensor, train_y: torch.Tensor, soft: torch.Tensor | None
             if (every and step % every == 0) or step == total:
                 _sync(device)
                 train_seconds += time.perf_counter() - t0
-                sync_buffers(net)   # under torchrun: rank 0's BatchNorm statistics on every rank
+                sync_buffers(net)  # under torchrun: rank 0's BatchNorm statistics on every rank
                 acc = top1_accuracy(net, test_images_u8, test_labels, mean, std, cfg.eval_batch_size, device, nhwc)
                 rec = {"step": step, "epoch": step / spe, "train_loss": float(loss_sum) / loss_n, "test_acc": acc}
                 history.append(rec)
                 loss_sum, loss_n = torch.zeros((), device=device), 0
                 if log and rank == 0:
-                    say(f"[{log}] step {step}/{total}  loss {rec['train_loss']:.4f}  test acc {acc:.4f}  {rate.update(step)}")
+                    say(
+                        f"[{log}] step {step}/{total}  loss {rec['train_loss']:.4f}  test acc {acc:.4f}  "
+                        f"{rate.update(step)}"
+                    )
                 _sync(device)
                 t0 = time.perf_counter()
     best = max(history, key=lambda r: r["test_acc"])
-    out = {"final_acc": history[-1]["test_acc"], "best_acc": best["test_acc"], "best_step": best["step"],
-           "train_seconds": train_seconds, "steps": step, "epochs": step / spe, "final_loss": history[-1]["train_loss"],
-           "history": history, "seed": seed, "arch": cfg.arch, "label_mode": cfg.label_mode, "n_train": n,
-           "device": str(device)}
+    out = {
+        "final_acc": history[-1]["test_acc"],
+        "best_acc": best["test_acc"],
+        "best_step": best["step"],
+        "train_seconds": train_seconds,
+        "steps": step,
+        "epochs": step / spe,
+        "final_loss": history[-1]["train_loss"],
+        "history": history,
+        "seed": seed,
+        "arch": cfg.arch,
+        "label_mode": cfg.label_mode,
+        "n_train": n,
+        "device": str(device),
+    }
     if return_model:
         out["model"] = net.cpu().to(memory_format=torch.contiguous_format).eval()
     return out
@@ -440,8 +520,17 @@ def _sync(device: torch.device) -> None:
 
 # --- public evaluation --------------------------------------------------------------------------------
 
-def evaluate(dset: DistilledSet, test_images_u8: torch.Tensor, test_labels: torch.Tensor, cfg: EvalConfig,
-             seed: int = 0, teacher: nn.Module | None = None, return_model: bool = False, log: str = "") -> dict:
+
+def evaluate(
+    dset: DistilledSet,
+    test_images_u8: torch.Tensor,
+    test_labels: torch.Tensor,
+    cfg: EvalConfig,
+    seed: int = 0,
+    teacher: nn.Module | None = None,
+    return_model: bool = False,
+    log: str = "",
+) -> dict:
     """Train a fresh student (seeded init, batch order, augmentation and mixup) on ``dset`` and test it.
 
     Returns ``final_acc`` and ``best_acc`` (fractions; best over the periodic evaluations and the final
@@ -451,8 +540,21 @@ def evaluate(dset: DistilledSet, test_images_u8: torch.Tensor, test_labels: torc
     set's mean and std. Every bad input is a ValueError before training."""
     _check_inputs(dset, test_images_u8, test_labels, cfg, teacher)
     soft = dset.soft_labels if cfg.label_mode == "soft" else None
-    return _fit(dset.images, dset.labels, soft, dset.num_classes, dset.mean, dset.std, test_images_u8, test_labels,
-                cfg, seed, teacher, return_model, log)
+    return _fit(
+        dset.images,
+        dset.labels,
+        soft,
+        dset.num_classes,
+        dset.mean,
+        dset.std,
+        test_images_u8,
+        test_labels,
+        cfg,
+        seed,
+        teacher,
+        return_model,
+        log,
+    )
 
 
 def cell_text(mean: float, std: float, n: int | None = None) -> str:
@@ -462,8 +564,15 @@ def cell_text(mean: float, std: float, n: int | None = None) -> str:
     return f"{100 * mean:.1f} ± {100 * std:.1f}"
 
 
-def evaluate_seeds(dset: DistilledSet, test_images_u8: torch.Tensor, test_labels: torch.Tensor, cfg: EvalConfig,
-                   seeds=(0, 1, 2), teacher: nn.Module | None = None, log: str = "") -> dict:
+def evaluate_seeds(
+    dset: DistilledSet,
+    test_images_u8: torch.Tensor,
+    test_labels: torch.Tensor,
+    cfg: EvalConfig,
+    seeds=(0, 1, 2),
+    teacher: nn.Module | None = None,
+    log: str = "",
+) -> dict:
     """:func:`evaluate` once per seed. ``accs`` / ``best_accs`` per seed, their ``mean`` and ``std`` (the
     *sample* standard deviation, n - 1, over seeds: the spread of a new evaluation run; 0 for one seed),
     ``best_mean`` / ``best_std`` and ``cell_text`` (final accuracy, percent)."""
@@ -480,15 +589,35 @@ def _summary(runs: list[dict], seeds) -> dict:
     best = [r["best_acc"] for r in runs]
     mean, std = seed_summary(accs)
     best_mean, best_std = seed_summary(best)
-    return {"seeds": list(seeds), "accs": accs, "best_accs": best, "mean": mean, "std": std, "best_mean": best_mean,
-            "best_std": best_std, "cell_text": cell_text(mean, std),
-            "train_seconds": float(np.mean([r["train_seconds"] for r in runs])), "steps": runs[0]["steps"],
-            "runs": runs}
+    return {
+        "seeds": list(seeds),
+        "accs": accs,
+        "best_accs": best,
+        "mean": mean,
+        "std": std,
+        "best_mean": best_mean,
+        "best_std": best_std,
+        "cell_text": cell_text(mean, std),
+        "train_seconds": float(np.mean([r["train_seconds"] for r in runs])),
+        "steps": runs[0]["steps"],
+        "runs": runs,
+    }
 
 
-def whole_dataset_upper_bound(images_u8: torch.Tensor, labels: torch.Tensor, test_images_u8: torch.Tensor,
-                              test_labels: torch.Tensor, cfg: EvalConfig, seed: int = 0, *, mean, std,
-                              num_classes: int | None = None, return_model: bool = False, log: str = "") -> dict:
+def whole_dataset_upper_bound(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    test_images_u8: torch.Tensor,
+    test_labels: torch.Tensor,
+    cfg: EvalConfig,
+    seed: int = 0,
+    *,
+    mean,
+    std,
+    num_classes: int | None = None,
+    return_model: bool = False,
+    log: str = "",
+) -> dict:
     """The same student trained on the whole real training set (uint8, normalised batch by batch) with
     hard labels: the upper bound of every distilled set. ``cfg`` may be a cheaper one (fewer epochs);
     its label mode is forced to ``hard``."""
@@ -502,9 +631,21 @@ def whole_dataset_upper_bound(images_u8: torch.Tensor, labels: torch.Tensor, tes
     if int(labels.min()) < 0 or int(labels.max()) >= num_classes:
         raise ValueError(f"labels outside [0, {num_classes})")
     _check_test(test_images_u8, test_labels, tuple(images_u8.shape[1:]), num_classes)
-    return _fit(images_u8, labels, None, num_classes, tuple(mean) if hasattr(mean, "__len__") else (mean,),
-                tuple(std) if hasattr(std, "__len__") else (std,), test_images_u8, test_labels, cfg, seed, None,
-                return_model, log)
+    return _fit(
+        images_u8,
+        labels,
+        None,
+        num_classes,
+        tuple(mean) if hasattr(mean, "__len__") else (mean,),
+        tuple(std) if hasattr(std, "__len__") else (std,),
+        test_images_u8,
+        test_labels,
+        cfg,
+        seed,
+        None,
+        return_model,
+        log,
+    )
 
 
 def distillation_ratio(acc: float, whole_acc: float) -> float:
@@ -548,8 +689,9 @@ def test_subset(images_u8: torch.Tensor, labels: torch.Tensor, n: int = 0) -> tu
 
 
 @torch.no_grad()
-def relabel(dset: DistilledSet, teacher: nn.Module, T: float = 1.0, batch_size: int = 512,
-            device: str = "auto") -> DistilledSet:
+def relabel(
+    dset: DistilledSet, teacher: nn.Module, T: float = 1.0, batch_size: int = 512, device: str = "auto"
+) -> DistilledSet:
     """The same set with soft labels ``softmax(teacher(x) / T)`` on the un-augmented images (offline,
     FKD-style; for the ``soft`` mode and for storage). The teacher runs in eval mode on a copy."""
     if not T > 0:
@@ -558,9 +700,11 @@ def relabel(dset: DistilledSet, teacher: nn.Module, T: float = 1.0, batch_size: 
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     dev = pick_device(device)
     t_net = copy.deepcopy(teacher).to(dev).eval()
-    logits = torch.cat([t_net(dset.images[i:i + batch_size].to(dev)).float().cpu()
-                        for i in range(0, len(dset), batch_size)])
+    logits = torch.cat(
+        [t_net(dset.images[i : i + batch_size].to(dev)).float().cpu() for i in range(0, len(dset), batch_size)]
+    )
     if logits.shape != (len(dset), dset.num_classes):
-        raise ValueError(f"the teacher maps the set to {tuple(logits.shape)}, "
-                         f"expected [{len(dset)}, {dset.num_classes}]")
+        raise ValueError(
+            f"the teacher maps the set to {tuple(logits.shape)}, expected [{len(dset)}, {dset.num_classes}]"
+        )
     return dset.with_soft_labels(F.softmax(logits / T, 1), f"teacher softmax, T={T}")

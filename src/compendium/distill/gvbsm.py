@@ -63,9 +63,18 @@ from compendium.distill.inversion import check_real_images, cosine_lr, jitter_ba
 from compendium.distill.sets import DistilledSet
 
 #: The code's defaults for CIFAR-10 / CIFAR-100 (``recover.sh`` and the script's arguments).
-DEFAULTS = dict(iterations=4000, lr=0.05, r_bn=0.01, first_multiplier=10.0, nuc_norm=1.0, tau=4.0, momentum=0.8,
-                drop_rate=0.4, batch_size=100)
-PATCH = 4   # the side of a statistics patch
+DEFAULTS = dict(
+    iterations=4000,
+    lr=0.05,
+    r_bn=0.01,
+    first_multiplier=10.0,
+    nuc_norm=1.0,
+    tau=4.0,
+    momentum=0.8,
+    drop_rate=0.4,
+    batch_size=100,
+)
+PATCH = 4  # the side of a statistics patch
 
 
 def _channel_stats(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -92,8 +101,17 @@ def matched_layers(model: nn.Module) -> list[nn.Module]:
 
 
 @torch.no_grad()
-def conv_statistics(model: nn.Module, images_u8: torch.Tensor, mean, std, *, batch_size: int = 64,
-                    crop_padding: int = 4, flip: bool = True, seed: int = 0) -> list[dict]:
+def conv_statistics(
+    model: nn.Module,
+    images_u8: torch.Tensor,
+    mean,
+    std,
+    *,
+    batch_size: int = 64,
+    crop_padding: int = 4,
+    flip: bool = True,
+    seed: int = 0,
+) -> list[dict]:
     """The real training set's statistics of every convolution's input of ``model`` (eval mode), in module order:
     ``{"mean", "var"}`` per channel and ``{"patch_mean", "patch_var"}`` per 4x4 patch position, each the average
     of the batches' statistics weighted by their sizes (the code's running sums), the images seen under
@@ -118,7 +136,7 @@ def conv_statistics(model: nn.Module, images_u8: torch.Tensor, mean, std, *, bat
     try:
         fill = pad_value(mean, std)
         for s in range(0, n, batch_size):
-            x = to_float(images_u8[s:s + batch_size], mean, std)
+            x = to_float(images_u8[s : s + batch_size], mean, std)
             x = random_crop(x, crop_padding, fill, generator=g)
             if flip:
                 x = augment.horizontal_flip(x, 0.5, generator=g)
@@ -136,8 +154,14 @@ class GSMHooks:
     convolution), against the running statistics (BN) or ``conv_stats`` (convolutions). The moving averages
     persist across forwards, as the code's hook objects do across iterations and batches."""
 
-    def __init__(self, model: nn.Module, conv_stats: Sequence[dict], momentum: float, drop_rate: float,
-                 generator: torch.Generator):
+    def __init__(
+        self,
+        model: nn.Module,
+        conv_stats: Sequence[dict],
+        momentum: float,
+        drop_rate: float,
+        generator: torch.Generator,
+    ):
         self.layers = matched_layers(model)
         convs = [m for m in self.layers if isinstance(m, nn.Conv2d)]
         if len(conv_stats) != len(convs):
@@ -155,8 +179,11 @@ class GSMHooks:
         """The moving averages' values with the current statistics' gradients (``ema + s - s.detach()``)."""
         with torch.no_grad():
             prev = self.ema[i]
-            self.ema[i] = {k: v.detach().clone() for k, v in stats.items()} if prev is None else \
-                {k: self.momentum * prev[k] + (1 - self.momentum) * v.detach() for k, v in stats.items()}
+            self.ema[i] = (
+                {k: v.detach().clone() for k, v in stats.items()}
+                if prev is None
+                else {k: self.momentum * prev[k] + (1 - self.momentum) * v.detach() for k, v in stats.items()}
+            )
         return {k: self.ema[i][k] + v - v.detach() for k, v in stats.items()}
 
     def _record(self, i: int, module: nn.Module, inputs: tuple) -> None:
@@ -166,7 +193,7 @@ class GSMHooks:
             s = self._ema(i, {"mean": mu, "var": var})
             self.terms[i] = (module.running_var - s["var"]).norm() + (module.running_mean - s["mean"]).norm()
             return
-        if float(torch.rand(1, generator=self.generator)) > 1.0 - self.drop_rate:   # the code's drop
+        if float(torch.rand(1, generator=self.generator)) > 1.0 - self.drop_rate:  # the code's drop
             self.terms[i] = x.new_zeros(())
             return
         mu, var = _channel_stats(x)
@@ -176,8 +203,10 @@ class GSMHooks:
         self.terms[i] = sum((t[k] - s[k]).norm() for k in ("var", "mean", "patch_mean", "patch_var"))
 
     def __enter__(self) -> "GSMHooks":
-        self._handles = [m.register_forward_pre_hook(lambda mod, inp, i=i: self._record(i, mod, inp))
-                         for i, m in enumerate(self.layers)]
+        self._handles = [
+            m.register_forward_pre_hook(lambda mod, inp, i=i: self._record(i, mod, inp))
+            for i, m in enumerate(self.layers)
+        ]
         return self
 
     def __exit__(self, *exc) -> None:
@@ -212,19 +241,36 @@ def _augment(x: torch.Tensor, padding: int, jitter: int, g: torch.Generator) -> 
     if padding:
         h, w = x.shape[-2:]
         oy, ox = torch.randint(0, 2 * padding + 1, (2,), generator=g).tolist()
-        x = F.pad(x, (padding,) * 4)[:, :, oy:oy + h, ox:ox + w]
+        x = F.pad(x, (padding,) * 4)[:, :, oy : oy + h, ox : ox + w]
     return jitter_batch(x, jitter, True, None, g)
 
 
-def gvbsm_synthesize(backbones: Sequence[nn.Module], conv_stats: Sequence[Sequence[dict]], images_u8: torch.Tensor,
-                     labels: torch.Tensor, ipc: int, mean, std, *, num_classes: int | None = None,
-                     iterations: int = DEFAULTS["iterations"], lr: float = DEFAULTS["lr"],
-                     r_bn: float = DEFAULTS["r_bn"], first_multiplier: float = DEFAULTS["first_multiplier"],
-                     nuc_norm: float = DEFAULTS["nuc_norm"], tau: float = DEFAULTS["tau"],
-                     momentum: float = DEFAULTS["momentum"], drop_rate: float = DEFAULTS["drop_rate"],
-                     batch_size: int = DEFAULTS["batch_size"], crop_padding: int = 4, jitter: int | None = None,
-                     relabel_teacher: nn.Module | None = None, relabel_temperature: float | None = 1.0,
-                     seed: int = 0, dataset: str = "fashion-mnist") -> DistilledSet:
+def gvbsm_synthesize(
+    backbones: Sequence[nn.Module],
+    conv_stats: Sequence[Sequence[dict]],
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    ipc: int,
+    mean,
+    std,
+    *,
+    num_classes: int | None = None,
+    iterations: int = DEFAULTS["iterations"],
+    lr: float = DEFAULTS["lr"],
+    r_bn: float = DEFAULTS["r_bn"],
+    first_multiplier: float = DEFAULTS["first_multiplier"],
+    nuc_norm: float = DEFAULTS["nuc_norm"],
+    tau: float = DEFAULTS["tau"],
+    momentum: float = DEFAULTS["momentum"],
+    drop_rate: float = DEFAULTS["drop_rate"],
+    batch_size: int = DEFAULTS["batch_size"],
+    crop_padding: int = 4,
+    jitter: int | None = None,
+    relabel_teacher: nn.Module | None = None,
+    relabel_temperature: float | None = 1.0,
+    seed: int = 0,
+    dataset: str = "fashion-mnist",
+) -> DistilledSet:
     """G-VBSM's set of ``ipc`` images per class recovered against ``backbones`` (trained, with BatchNorm), whose
     convolution statistics of the real images are ``conv_stats`` (:func:`conv_statistics`, one list per backbone).
     ``jitter`` defaults to the image side (the code's 32 at 32 px); ``relabel_teacher`` (default: the first
@@ -242,13 +288,13 @@ def gvbsm_synthesize(backbones: Sequence[nn.Module], conv_stats: Sequence[Sequen
     for b in backbones:
         b.eval().requires_grad_(False)
     g = torch.Generator().manual_seed(seed)
-    hooks = [GSMHooks(b, s, momentum, drop_rate, g) for b, s in zip(backbones, conv_stats)]   # kept across batches
+    hooks = [GSMHooks(b, s, momentum, drop_rate, g) for b, s in zip(backbones, conv_stats)]  # kept across batches
     lo, hi = (t.to(dev).view(1, -1, 1, 1) for t in pixel_bounds(mean, std))
-    order = torch.arange(C).repeat_interleave(ipc)   # every ipc index of class 0, then class 1, ...
+    order = torch.arange(C).repeat_interleave(ipc)  # every ipc index of class 0, then class 1, ...
     images, curves, step = [], [], 0
     with sets.measure(dev) as cost:
         for s in range(0, len(order), batch_size):
-            y = order[s:s + batch_size].to(dev)
+            y = order[s : s + batch_size].to(dev)
             x = torch.randn(len(y), c, h, w, generator=g).to(dev).requires_grad_(True)
             opt = torch.optim.Adam([x], lr=lr, betas=(0.5, 0.9), eps=1e-8)
             curve = []
@@ -256,7 +302,7 @@ def gvbsm_synthesize(backbones: Sequence[nn.Module], conv_stats: Sequence[Sequen
                 for group in opt.param_groups:
                     group["lr"] = cosine_lr(lr, t, iterations)
                 xa = _augment(x, crop_padding, jitter, g)
-                k = step % len(backbones)   # the backbones in turn, the count running on across batches
+                k = step % len(backbones)  # the backbones in turn, the count running on across batches
                 step += 1
                 with hooks[k]:
                     logits = backbones[k](xa)
@@ -268,17 +314,42 @@ def gvbsm_synthesize(backbones: Sequence[nn.Module], conv_stats: Sequence[Sequen
                 opt.step()
                 with torch.no_grad():
                     x.copy_(torch.maximum(torch.minimum(x, hi), lo))
-                curve.append(loss.detach())   # no device sync per iteration
+                curve.append(loss.detach())  # no device sync per iteration
             images.append(x.detach().cpu())
             curves.append(torch.stack(curve).float().cpu())
         out = torch.cat(images)
-        soft = soft_relabel(relabel_teacher if relabel_teacher is not None else backbones[0], out.to(dev),
-                        relabel_temperature, C)
-    params = {"backbones": [type(b[0] if isinstance(b, nn.Sequential) else b).__name__ for b in backbones],
-              "iterations": iterations, "lr": lr, "r_bn": r_bn, "first_multiplier": first_multiplier,
-              "nuc_norm": nuc_norm, "tau": tau, "momentum": momentum, "drop_rate": drop_rate, "batch_size": batch_size,
-              "crop_padding": crop_padding, "jitter": jitter, "ipc": int(ipc), "init": "noise",
-              "relabel_temperature": relabel_temperature,
-              "loss_curve": torch.stack([cv[:min(map(len, curves))] for cv in curves]).mean(0).tolist()}
-    return DistilledSet(out, order.clone(), C, tuple(mean), tuple(std), "gvbsm", dataset, params, seed,
-                        soft, cost.seconds, cost.peak_memory_bytes)
+        soft = soft_relabel(
+            relabel_teacher if relabel_teacher is not None else backbones[0], out.to(dev), relabel_temperature, C
+        )
+    params = {
+        "backbones": [type(b[0] if isinstance(b, nn.Sequential) else b).__name__ for b in backbones],
+        "iterations": iterations,
+        "lr": lr,
+        "r_bn": r_bn,
+        "first_multiplier": first_multiplier,
+        "nuc_norm": nuc_norm,
+        "tau": tau,
+        "momentum": momentum,
+        "drop_rate": drop_rate,
+        "batch_size": batch_size,
+        "crop_padding": crop_padding,
+        "jitter": jitter,
+        "ipc": int(ipc),
+        "init": "noise",
+        "relabel_temperature": relabel_temperature,
+        "loss_curve": torch.stack([cv[: min(map(len, curves))] for cv in curves]).mean(0).tolist(),
+    }
+    return DistilledSet(
+        out,
+        order.clone(),
+        C,
+        tuple(mean),
+        tuple(std),
+        "gvbsm",
+        dataset,
+        params,
+        seed,
+        soft,
+        cost.seconds,
+        cost.peak_memory_bytes,
+    )

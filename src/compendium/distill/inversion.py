@@ -146,8 +146,9 @@ class BNStatHook:
         return BNLoss(mean_part + r_var * var_part, mean_part, var_part, dm, dv)
 
 
-def bn_statistic_loss(model: nn.Module, x: torch.Tensor, r_var: float = 1.0,
-                      first_multiplier: float = 10.0) -> tuple[torch.Tensor, BNLoss]:
+def bn_statistic_loss(
+    model: nn.Module, x: torch.Tensor, r_var: float = 1.0, first_multiplier: float = 10.0
+) -> tuple[torch.Tensor, BNLoss]:
     """One forward of ``model`` on ``x`` with :class:`BNStatHook`: returns (logits, :class:`BNLoss`)."""
     with BNStatHook(model) as hook:
         logits = model(x)
@@ -178,8 +179,15 @@ def flat_parameters(model: nn.Module) -> torch.Tensor:
     return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
 
 
-def weight_adjustment(model: nn.Module, x: torch.Tensor, y: torch.Tensor, rho: float = 15e-3, K: int = 12,
-                      mode: str = "directed", generator: torch.Generator | None = None) -> tuple[nn.Module, float]:
+def weight_adjustment(
+    model: nn.Module,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    rho: float = 15e-3,
+    K: int = 12,
+    mode: str = "directed",
+    generator: torch.Generator | None = None,
+) -> tuple[nn.Module, float]:
     """A perturbed **copy** of ``model`` (the argument is untouched) and the global L2 norm of the delta.
 
     * ``directed`` (DWA Alg. 1 line 8 as its code does it): K steps
@@ -235,8 +243,14 @@ def recovery_augmentation(dataset: str) -> dict:
     return {"flip": on, "crop_scale": RECOVERY_CROP_SCALE if on else None}
 
 
-def jitter_batch(x: torch.Tensor, jitter: int, flip: bool, crop_scale: tuple[float, float] | None,
-                 generator: torch.Generator, device_generator: torch.Generator | None = None) -> torch.Tensor:
+def jitter_batch(
+    x: torch.Tensor,
+    jitter: int,
+    flip: bool,
+    crop_scale: tuple[float, float] | None,
+    generator: torch.Generator,
+    device_generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """The recover-time augmentation: optional batched RandomResizedCrop (ImageNet's "multi-crop", one box
     per image), optional whole-batch horizontal flip (p = 0.5), then one random roll of (u, v) pixels,
     u, v ~ U{0..jitter}, for the whole batch (DeepInversion/SRe2L/DWA jitter)."""
@@ -280,12 +294,26 @@ def _check_recover(teacher, init_images, labels, iterations, weight_adjust, clip
         raise ValueError("the teacher has no BatchNorm layer: SRe2L/DWA recovery needs BN statistics")
 
 
-def recover(teacher: nn.Module, init_images: torch.Tensor, labels: torch.Tensor, *, iterations: int = 1000,
-            lr: float = 0.25, betas: tuple[float, float] = (0.5, 0.9), r_bn: float = 0.01, r_var: float = 1.0,
-            first_multiplier: float = 10.0, jitter: int = 2, flip: bool = False,
-            crop_scale: tuple[float, float] | None = None, weight_adjust: str | None = None, rho: float = 15e-3,
-            K: int = 12, clip_range: tuple[torch.Tensor, torch.Tensor] | None = None,
-            generator: torch.Generator | None = None) -> Recovery:
+def recover(
+    teacher: nn.Module,
+    init_images: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    iterations: int = 1000,
+    lr: float = 0.25,
+    betas: tuple[float, float] = (0.5, 0.9),
+    r_bn: float = 0.01,
+    r_var: float = 1.0,
+    first_multiplier: float = 10.0,
+    jitter: int = 2,
+    flip: bool = False,
+    crop_scale: tuple[float, float] | None = None,
+    weight_adjust: str | None = None,
+    rho: float = 15e-3,
+    K: int = 12,
+    clip_range: tuple[torch.Tensor, torch.Tensor] | None = None,
+    generator: torch.Generator | None = None,
+) -> Recovery:
     """SRe2L's recover / DWA's Algorithm 1 inner loop for one batch.
 
     Minimises CE(f(A(X)), y) + r_bn sum_l m_l (||mu_l - mu_run||_2 + r_var ||var_l - var_run||_2) over the
@@ -340,8 +368,9 @@ def recover(teacher: nn.Module, init_images: torch.Tensor, labels: torch.Tensor,
 
 
 @torch.no_grad()
-def teacher_soft_labels(teacher: nn.Module, images: torch.Tensor, temperature: float = 1.0,
-                        batch_size: int = 512) -> torch.Tensor:
+def teacher_soft_labels(
+    teacher: nn.Module, images: torch.Tensor, temperature: float = 1.0, batch_size: int = 512
+) -> torch.Tensor:
     """softmax(teacher(x) / T) in eval mode, batched; float32 on CPU. The relabel stage of SRe2L/DWA/RDED
     as a static, image-level label (the papers relabel online or region-wise at training time)."""
     if temperature <= 0:
@@ -349,8 +378,10 @@ def teacher_soft_labels(teacher: nn.Module, images: torch.Tensor, temperature: f
     was = teacher.training
     teacher.eval()
     dev = next(teacher.parameters()).device
-    out = [F.softmax(teacher(images[i:i + batch_size].to(dev)).float() / temperature, 1).cpu()
-           for i in range(0, len(images), batch_size)]
+    out = [
+        F.softmax(teacher(images[i : i + batch_size].to(dev)).float() / temperature, 1).cpu()
+        for i in range(0, len(images), batch_size)
+    ]
     teacher.train(was)
     return torch.cat(out)
 
@@ -402,15 +433,35 @@ def real_init_index(labels: torch.Tensor, classes: Sequence[int], ipc: int, seed
     return torch.stack(rows)
 
 
-def inversion_synthesize(teacher: nn.Module, images_u8: torch.Tensor, labels: torch.Tensor, ipc: int,
-                         mean: Sequence[float], std: Sequence[float], *, method: str = "sre2l",
-                         num_classes: int | None = None, init: str = "noise", iterations: int = 1000,
-                         lr: float = 0.25, betas: tuple[float, float] = (0.5, 0.9), r_bn: float = 0.01,
-                         r_var: float = 1.0, first_multiplier: float = 10.0, jitter: int = 2, flip: bool = False,
-                         crop_scale: tuple[float, float] | None = None, weight_adjust: str | None = None,
-                         rho: float = 15e-3, K: int = 12, classes_per_batch: int | None = None,
-                         relabel_temperature: float | None = 1.0, clip: bool = True, seed: int = 0,
-                         dataset: str = "fashion-mnist") -> DistilledSet:
+def inversion_synthesize(
+    teacher: nn.Module,
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    ipc: int,
+    mean: Sequence[float],
+    std: Sequence[float],
+    *,
+    method: str = "sre2l",
+    num_classes: int | None = None,
+    init: str = "noise",
+    iterations: int = 1000,
+    lr: float = 0.25,
+    betas: tuple[float, float] = (0.5, 0.9),
+    r_bn: float = 0.01,
+    r_var: float = 1.0,
+    first_multiplier: float = 10.0,
+    jitter: int = 2,
+    flip: bool = False,
+    crop_scale: tuple[float, float] | None = None,
+    weight_adjust: str | None = None,
+    rho: float = 15e-3,
+    K: int = 12,
+    classes_per_batch: int | None = None,
+    relabel_temperature: float | None = 1.0,
+    clip: bool = True,
+    seed: int = 0,
+    dataset: str = "fashion-mnist",
+) -> DistilledSet:
     """SRe2L/DWA synthesis: for each ipc index, a fresh teacher copy and one batch of one image
     per class (``classes_per_batch`` splits the classes into chunks, each with its own fresh copy; DWA's
     ImageNet code instead keeps one perturbed teacher across the chunks of an ipc index), recovered by
@@ -435,9 +486,21 @@ def inversion_synthesize(teacher: nn.Module, images_u8: torch.Tensor, labels: to
     picks = real_init_index(labels, range(C), ipc, seed) if init == "real" else None
     clip_range = pixel_bounds(mean, std) if clip else None
     dev = next(teacher.parameters()).device
-    kw = dict(iterations=iterations, lr=lr, betas=betas, r_bn=r_bn, r_var=r_var, first_multiplier=first_multiplier,
-              jitter=jitter, flip=flip, crop_scale=crop_scale, weight_adjust=weight_adjust, rho=rho, K=K,
-              clip_range=clip_range)
+    kw = dict(
+        iterations=iterations,
+        lr=lr,
+        betas=betas,
+        r_bn=r_bn,
+        r_var=r_var,
+        first_multiplier=first_multiplier,
+        jitter=jitter,
+        flip=flip,
+        crop_scale=crop_scale,
+        weight_adjust=weight_adjust,
+        rho=rho,
+        K=K,
+        clip_range=clip_range,
+    )
     images, ys, norms, finals, curves = [], [], [], [], []
     with sets.measure(dev) as cost:
         for i in range(ipc):
@@ -455,27 +518,50 @@ def inversion_synthesize(teacher: nn.Module, images_u8: torch.Tensor, labels: to
                 curves.append(rec.history[:, 0])
         x = torch.cat(images)
         soft = soft_relabel(teacher, x, relabel_temperature, C)
-    params = {**{k: v for k, v in kw.items() if k != "clip_range"}, "betas": list(betas),
-              "crop_scale": list(crop_scale) if crop_scale else None, "init": init, "ipc": int(ipc), "clip": clip,
-              "classes_per_batch": step, "relabel_temperature": relabel_temperature,
-              "relabel": f"teacher softmax(z/{relabel_temperature}), image level" if soft is not None else None,
-              "theta_norm": float(flat_parameters(teacher).norm()), "delta_norms": norms, "final_losses": finals,
-              "loss_curve": torch.stack(curves).mean(0).tolist(),
-              "init_index": picks.T.reshape(-1).tolist() if picks is not None else None}
-    return DistilledSet(x, torch.cat(ys), C, tuple(mean), tuple(std), method, dataset, params, seed, soft,
-                        cost.seconds, cost.peak_memory_bytes)
+    params = {
+        **{k: v for k, v in kw.items() if k != "clip_range"},
+        "betas": list(betas),
+        "crop_scale": list(crop_scale) if crop_scale else None,
+        "init": init,
+        "ipc": int(ipc),
+        "clip": clip,
+        "classes_per_batch": step,
+        "relabel_temperature": relabel_temperature,
+        "relabel": f"teacher softmax(z/{relabel_temperature}), image level" if soft is not None else None,
+        "theta_norm": float(flat_parameters(teacher).norm()),
+        "delta_norms": norms,
+        "final_losses": finals,
+        "loss_curve": torch.stack(curves).mean(0).tolist(),
+        "init_index": picks.T.reshape(-1).tolist() if picks is not None else None,
+    }
+    return DistilledSet(
+        x,
+        torch.cat(ys),
+        C,
+        tuple(mean),
+        tuple(std),
+        method,
+        dataset,
+        params,
+        seed,
+        soft,
+        cost.seconds,
+        cost.peak_memory_bytes,
+    )
 
 
-def sre2l_synthesize(teacher: nn.Module, images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, mean, std,
-                     **kw) -> DistilledSet:
+def sre2l_synthesize(
+    teacher: nn.Module, images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, mean, std, **kw
+) -> DistilledSet:
     """SRe2L (arm C): N(0, 1) init, coupled BN weights (r_var = 1), no weight adjustment; any argument of
     :func:`inversion_synthesize` may be overridden."""
     base = dict(method="sre2l", init="noise", r_var=1.0, weight_adjust=None)
     return inversion_synthesize(teacher, images_u8, labels, ipc, mean, std, **{**base, **kw})
 
 
-def dwa_synthesize(teacher: nn.Module, images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, mean, std,
-                   **kw) -> DistilledSet:
+def dwa_synthesize(
+    teacher: nn.Module, images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, mean, std, **kw
+) -> DistilledSet:
     """DWA (arm G): real init, decoupled r_var = 11 (lambda_var = 0.11), directed adjustment K = 12,
     rho = 15e-3; ``weight_adjust='random'`` gives Table 3's Gaussian arm (F)."""
     base = dict(method="dwa", init="real", r_var=11.0, weight_adjust="directed", rho=15e-3, K=12)
@@ -488,7 +574,7 @@ def dwa_synthesize(teacher: nn.Module, images_u8: torch.Tensor, labels: torch.Te
 @torch.no_grad()
 def _logits(model: nn.Module, x: torch.Tensor, batch_size: int) -> torch.Tensor:
     dev = next(model.parameters()).device
-    return torch.cat([model(x[i:i + batch_size].to(dev)).float().cpu() for i in range(0, len(x), batch_size)])
+    return torch.cat([model(x[i : i + batch_size].to(dev)).float().cpu() for i in range(0, len(x), batch_size)])
 
 
 def _pad_to(x: torch.Tensor, h: int, w: int) -> torch.Tensor:
@@ -509,9 +595,19 @@ class RdedSelection:
     candidate_crops: torch.Tensor
 
 
-def rded_select(observer: nn.Module, images: torch.Tensor, label: int, n: int, *, factor: int = 2,
-                candidates_per_image: int = 5, scale: tuple[float, float] = (0.08, 1.0), score_mode: str = "full",
-                generator: torch.Generator | None = None, batch_size: int = 512) -> RdedSelection:
+def rded_select(
+    observer: nn.Module,
+    images: torch.Tensor,
+    label: int,
+    n: int,
+    *,
+    factor: int = 2,
+    candidates_per_image: int = 5,
+    scale: tuple[float, float] = (0.08, 1.0),
+    score_mode: str = "full",
+    generator: torch.Generator | None = None,
+    batch_size: int = 512,
+) -> RdedSelection:
     """RDED's selection for one class: ``candidates_per_image`` random square RandomResizedCrops of every
     image (normalised float [N', C, H, W]), each scored by the observer's CE to ``label`` (realism score
     = -CE); the best crop of each image is kept and the ``n`` best images' crops are returned (so the n
@@ -532,8 +628,8 @@ def rded_select(observer: nn.Module, images: torch.Tensor, label: int, n: int, *
     scored = crops if score_mode == "full" else _pad_to(crops, h, w)
     y = torch.full((m * N,), int(label), dtype=torch.int64)
     ce = F.cross_entropy(_logits(observer, scored, batch_size), y, reduction="none").view(m, N)
-    best_ce, best = ce.min(0)                                    # per image: its most realistic crop
-    order = torch.argsort(best_ce, stable=True)[:n]              # the n most realistic images
+    best_ce, best = ce.min(0)  # per image: its most realistic crop
+    order = torch.argsort(best_ce, stable=True)[:n]  # the n most realistic images
     crops = crops.view(m, N, *crops.shape[1:])
     return RdedSelection(crops[best[order], order], best_ce[order], order, ce, crops)
 
@@ -554,22 +650,35 @@ def stitch(crops: torch.Tensor, factor: int, height: int, width: int | None = No
     for hr in hs:
         left = 0
         for wr in ws:
-            part = crops[k * n:(k + 1) * n]
+            part = crops[k * n : (k + 1) * n]
             if part.shape[-2:] != (hr, wr):
                 part = F.interpolate(part, size=(hr, wr), mode="bilinear", align_corners=False, antialias=True)
-            out[:, :, top:top + hr, left:left + wr] = part
+            out[:, :, top : top + hr, left : left + wr] = part
             left += wr
             k += 1
         top += hr
     return out
 
 
-def rded_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, teacher: nn.Module, ipc: int,
-                    mean: Sequence[float], std: Sequence[float], *, num_classes: int | None = None, factor: int = 2,
-                    candidates_per_image: int = 5, images_per_class: int = 300,
-                    scale: tuple[float, float] = (0.08, 1.0), score_mode: str = "full",
-                    relabel_temperature: float | None = 1.0, seed: int = 0, batch_size: int = 512,
-                    dataset: str = "fashion-mnist") -> DistilledSet:
+def rded_synthesize(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    teacher: nn.Module,
+    ipc: int,
+    mean: Sequence[float],
+    std: Sequence[float],
+    *,
+    num_classes: int | None = None,
+    factor: int = 2,
+    candidates_per_image: int = 5,
+    images_per_class: int = 300,
+    scale: tuple[float, float] = (0.08, 1.0),
+    score_mode: str = "full",
+    relabel_temperature: float | None = 1.0,
+    seed: int = 0,
+    batch_size: int = 512,
+    dataset: str = "fashion-mnist",
+) -> DistilledSet:
     """RDED: per class, ``images_per_class`` random real images (RDED's mipc, 300 in its scripts), ``m =
     candidates_per_image`` crops each (num_crop 5), the ipc * factor**2 most realistic crops (observer CE),
     stitched factor x factor into ipc full-resolution images; then teacher soft labels (image level; the
@@ -593,29 +702,61 @@ def rded_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, teacher: nn.M
             if len(pool) < n:
                 raise ValueError(f"class {c} has {len(pool)} real images, fewer than ipc * factor**2 = {n}")
             pool = pool[torch.randperm(len(pool), generator=g)[:images_per_class]]
-            sel = rded_select(teacher, to_float(images_u8[pool], mean, std), c, n, factor=factor,
-                              candidates_per_image=candidates_per_image, scale=scale, score_mode=score_mode,
-                              generator=g, batch_size=batch_size)
+            sel = rded_select(
+                teacher,
+                to_float(images_u8[pool], mean, std),
+                c,
+                n,
+                factor=factor,
+                candidates_per_image=candidates_per_image,
+                scale=scale,
+                score_mode=score_mode,
+                generator=g,
+                batch_size=batch_size,
+            )
             out.append(stitch(sel.crops, factor, H, W))
             ys.append(torch.full((ipc,), c, dtype=torch.int64))
             sources.append(pool[sel.source].tolist())
         x = torch.cat(out)
         soft = soft_relabel(teacher, x, relabel_temperature, C)
-    params = {"factor": int(factor), "candidates_per_image": int(candidates_per_image),
-              "images_per_class": int(images_per_class), "scale": list(scale), "score_mode": score_mode,
-              "ipc": int(ipc), "relabel_temperature": relabel_temperature,
-              "relabel": f"teacher softmax(z/{relabel_temperature}), image level" if soft is not None else None,
-              "crop_sources": sources}
-    return DistilledSet(x, torch.cat(ys), C, tuple(mean), tuple(std), "rded", dataset, params, seed, soft,
-                        cost.seconds, cost.peak_memory_bytes)
+    params = {
+        "factor": int(factor),
+        "candidates_per_image": int(candidates_per_image),
+        "images_per_class": int(images_per_class),
+        "scale": list(scale),
+        "score_mode": score_mode,
+        "ipc": int(ipc),
+        "relabel_temperature": relabel_temperature,
+        "relabel": f"teacher softmax(z/{relabel_temperature}), image level" if soft is not None else None,
+        "crop_sources": sources,
+    }
+    return DistilledSet(
+        x,
+        torch.cat(ys),
+        C,
+        tuple(mean),
+        tuple(std),
+        "rded",
+        dataset,
+        params,
+        seed,
+        soft,
+        cost.seconds,
+        cost.peak_memory_bytes,
+    )
 
 
 # ---------------------------------------------------------------- diversity metric (DWA App. A.2.2)
 
 
-def feature_distance(features: torch.Tensor, labels: torch.Tensor, num_classes: int | None = None,
-                     reference_features: torch.Tensor | None = None, reference_labels: torch.Tensor | None = None,
-                     normalise: bool = True) -> torch.Tensor:
+def feature_distance(
+    features: torch.Tensor,
+    labels: torch.Tensor,
+    num_classes: int | None = None,
+    reference_features: torch.Tensor | None = None,
+    reference_labels: torch.Tensor | None = None,
+    normalise: bool = True,
+) -> torch.Tensor:
     """DWA's class-wise feature distance (App. A.2.2, Eq. 21), one value per class ([C], NaN where a class
     has no sample).
 

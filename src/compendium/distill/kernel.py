@@ -42,7 +42,7 @@ import torch
 from compendium.distill.sets import DistilledSet, measure
 
 Kernel = Callable[[torch.Tensor, "torch.Tensor | None"], torch.Tensor]
-KERNELS = ("fc", "ntk", "nngp", "rbf")   # 'fc' is the KIP code's default: the FC NTK
+KERNELS = ("fc", "ntk", "nngp", "rbf")  # 'fc' is the KIP code's default: the FC NTK
 INITS = ("real", "noise")
 CORRUPTIONS = ("noise", "zero")
 
@@ -50,6 +50,7 @@ CORRUPTIONS = ("noise", "zero")
 # ----------------------------------------------------------------------------------------------------
 # kernels
 # ----------------------------------------------------------------------------------------------------
+
 
 def _flat(x: torch.Tensor, name: str) -> torch.Tensor:
     if not isinstance(x, torch.Tensor) or x.ndim < 1 or not x.is_floating_point():
@@ -109,8 +110,8 @@ class _ReluDense(torch.autograd.Function):
         c = (S / N).clamp_(-1.0 + eps, 1.0 - eps)
         if gram:
             c.diagonal().fill_(1.0)
-        pit = torch.arccos(c).neg_().add_(math.pi)                  # pi - t
-        sin = (c * c).neg_().add_(1.0).sqrt_()                      # sin t
+        pit = torch.arccos(c).neg_().add_(math.pi)  # pi - t
+        sin = (c * c).neg_().add_(1.0).sqrt_()  # sin t
         j1 = torch.addcmul(sin, pit, c)
         k = w2 / (2.0 * math.pi)
         S_new = torch.mul(N, j1).mul_(k).add_(b2)
@@ -125,8 +126,8 @@ class _ReluDense(torch.autograd.Function):
     def backward(ctx, gS, gT=None):
         c, pit, sin, j1, N, qx, qz, *rest = ctx.saved_tensors
         k = ctx.k
-        free = c.abs() < ctx.bound                                  # c varies with S and N here
-        gA = gS if gT is None else gS + gT                          # T' = S' + ...
+        free = c.abs() < ctx.bound  # c varies with S and N here
+        gA = gS if gT is None else gS + gT  # T' = S' + ...
         # d/dS: k pit gA (through S') + k gT T / (sin N) (through pi - t), only where c is free
         u = None
         if ctx.has_t and gT is not None:
@@ -139,7 +140,7 @@ class _ReluDense(torch.autograd.Function):
         g_n = gA * torch.where(free, sin, j1)
         if u is not None:
             g_n.addcmul_(c, u, value=-1.0)
-        g_n.mul_(k).mul_(N)                                         # times N: dN/dq = N / (2 q)
+        g_n.mul_(k).mul_(N)  # times N: dN/dq = N / (2 q)
         g_qx = g_n.sum(1) / (2.0 * qx)
         g_qz = g_n.sum(0) / (2.0 * qz)
         g_t = None
@@ -148,9 +149,15 @@ class _ReluDense(torch.autograd.Function):
         return g_s, g_t, g_qx, g_qz, None, None, None
 
 
-def fc_nngp_ntk(x: torch.Tensor, z: torch.Tensor | None = None, depth: int = 1, w_std: float = math.sqrt(2.0),
-                b_std: float = 0.1, activation: str = "relu", want_ntk: bool = True
-                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+def fc_nngp_ntk(
+    x: torch.Tensor,
+    z: torch.Tensor | None = None,
+    depth: int = 1,
+    w_std: float = math.sqrt(2.0),
+    b_std: float = 0.1,
+    activation: str = "relu",
+    want_ntk: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """(NNGP, NTK) of an infinitely wide fully-connected ReLU net with ``depth`` hidden layers.
 
     The network is neural-tangents' ``stax.serial(Flatten, [Dense(W_std, b_std), Relu] x depth,
@@ -179,13 +186,14 @@ def fc_nngp_ntk(x: torch.Tensor, z: torch.Tensor | None = None, depth: int = 1, 
             nngp, ntk = _ReluDense.apply(nngp, ntk, qx, qz, w2, b2, gram)
         else:
             nngp = _ReluDense.apply(nngp, None, qx, qz, w2, b2, gram)
-        qx = w2 * qx / 2.0 + b2          # E[relu(u)^2] = q / 2
+        qx = w2 * qx / 2.0 + b2  # E[relu(u)^2] = q / 2
         qz = qx if gram else w2 * qz / 2.0 + b2
     return nngp, ntk
 
 
-def make_kernel(name: str = "fc", depth: int = 1, gamma: float = 1.0, w_std: float = math.sqrt(2.0),
-                b_std: float = 0.1) -> Kernel:
+def make_kernel(
+    name: str = "fc", depth: int = 1, gamma: float = 1.0, w_std: float = math.sqrt(2.0), b_std: float = 0.1
+) -> Kernel:
     """A kernel function ``k(x, z=None) -> [N_x, N_z]`` by name: 'fc' / 'ntk' (FC NTK), 'nngp' (FC
     NNGP) or 'rbf'."""
     if name not in KERNELS:
@@ -214,12 +222,13 @@ def kernel_matrix(kernel: str | Kernel, x: torch.Tensor, z: torch.Tensor, batch:
     k = _as_kernel(kernel)
     if batch < 1:
         raise ValueError(f"batch must be >= 1, got {batch}")
-    return torch.cat([k(x[i:i + batch], z) for i in range(0, len(x), batch)])
+    return torch.cat([k(x[i : i + batch], z) for i in range(0, len(x), batch)])
 
 
 # ----------------------------------------------------------------------------------------------------
 # kernel ridge regression
 # ----------------------------------------------------------------------------------------------------
+
 
 def centred_one_hot(labels: torch.Tensor, num_classes: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """KIP's regression targets: one-hot minus 1/C (the released code's ``one_hot(center=True)``)."""
@@ -257,14 +266,20 @@ def _check_krr(k_ts: torch.Tensor, k_ss: torch.Tensor, y_s: torch.Tensor) -> Non
         raise ValueError(f"y_s must be [{k_ss.shape[0]}, C], got {tuple(y_s.shape)}")
 
 
-def krr_weights(k_ss: torch.Tensor, y_s: torch.Tensor, reg: float,
-                solve_dtype: torch.dtype = torch.float64) -> torch.Tensor:
+def krr_weights(
+    k_ss: torch.Tensor, y_s: torch.Tensor, reg: float, solve_dtype: torch.dtype = torch.float64
+) -> torch.Tensor:
     """alpha = (K_ss + lambda I)^-1 y_s (lambda as in :func:`ridge`), solved in ``solve_dtype``."""
     return _spd_solve(ridge(k_ss.to(solve_dtype), reg), y_s.to(solve_dtype))
 
 
-def krr_predict(k_ts: torch.Tensor, k_ss: torch.Tensor, y_s: torch.Tensor, reg: float = 1e-6,
-                solve_dtype: torch.dtype = torch.float64) -> torch.Tensor:
+def krr_predict(
+    k_ts: torch.Tensor,
+    k_ss: torch.Tensor,
+    y_s: torch.Tensor,
+    reg: float = 1e-6,
+    solve_dtype: torch.dtype = torch.float64,
+) -> torch.Tensor:
     """KRR predictions K_ts (K_ss + lambda I)^-1 y_s with lambda = reg x trace(K_ss) / n_s (KIP code's
     convention); the solve runs in ``solve_dtype`` (Cholesky), the result comes back in k_ts's dtype."""
     _check_krr(k_ts, k_ss, y_s)
@@ -279,8 +294,14 @@ def _check_xy(x: torch.Tensor, y: torch.Tensor, xn: str, yn: str) -> None:
         raise ValueError(f"{yn} must be [{x.shape[0]}, C], got {tuple(y.shape)}")
 
 
-def kip_loss(x_s: torch.Tensor, y_s: torch.Tensor, x_t: torch.Tensor, y_t: torch.Tensor,
-             kernel: str | Kernel = "fc", reg: float = 1e-6) -> torch.Tensor:
+def kip_loss(
+    x_s: torch.Tensor,
+    y_s: torch.Tensor,
+    x_t: torch.Tensor,
+    y_t: torch.Tensor,
+    kernel: str | Kernel = "fc",
+    reg: float = 1e-6,
+) -> torch.Tensor:
     """The KIP loss (paper eq. 7), reduced as the released code: 1/2 mean((y_t - K_ts (K_ss +
     lambda I)^-1 y_s)^2) over the n_t x C entries, lambda = reg x trace(K_ss) / n_s.
 
@@ -298,15 +319,22 @@ def kip_loss(x_s: torch.Tensor, y_s: torch.Tensor, x_t: torch.Tensor, y_t: torch
     return 0.5 * (pred - y_t.to(torch.float64)).pow(2).mean()
 
 
-def label_solve(x_s: torch.Tensor, x_t: torch.Tensor, y_t: torch.Tensor, kernel: str | Kernel = "fc",
-                reg: float = 1e-6, batch: int = 4096) -> torch.Tensor:
+def label_solve(
+    x_s: torch.Tensor,
+    x_t: torch.Tensor,
+    y_t: torch.Tensor,
+    kernel: str | Kernel = "fc",
+    reg: float = 1e-6,
+    batch: int = 4096,
+) -> torch.Tensor:
     """LS (paper §3): the labels minimising the KIP loss with X_s fixed, y_s* = pinv(A) y_t with
     A = K_ts (K_ss + lambda I)^-1 (least squares via ``torch.linalg.lstsq`` in float64; the
     minimum-norm solution if A is rank deficient). Returned in y_t's dtype."""
     _check_xy(x_t, y_t, "x_t", "y_t")
     if not x_s.is_floating_point() or x_s.ndim < 2 or x_s[0].numel() != x_t[0].numel():
-        raise ValueError(f"x_s must be float [n_s, ...] shaped like x_t's rows, got {tuple(x_s.shape)} vs "
-                         f"{tuple(x_t.shape)}")
+        raise ValueError(
+            f"x_s must be float [n_s, ...] shaped like x_t's rows, got {tuple(x_s.shape)} vs {tuple(x_t.shape)}"
+        )
     k = _as_kernel(kernel)
     with torch.no_grad():
         k_ss = k(x_s, None).to(torch.float64)
@@ -318,8 +346,15 @@ def label_solve(x_s: torch.Tensor, x_t: torch.Tensor, y_t: torch.Tensor, kernel:
     return y.to(y_t.dtype)
 
 
-def krr_accuracy(x_s: torch.Tensor, y_s: torch.Tensor, x_test: torch.Tensor, y_test: torch.Tensor,
-                 kernel: str | Kernel = "fc", reg: float = 1e-6, batch: int = 2048) -> float:
+def krr_accuracy(
+    x_s: torch.Tensor,
+    y_s: torch.Tensor,
+    x_test: torch.Tensor,
+    y_test: torch.Tensor,
+    kernel: str | Kernel = "fc",
+    reg: float = 1e-6,
+    batch: int = 2048,
+) -> float:
     """Test accuracy of KRR fitted on (x_s, y_s): argmax of the predicted targets against ``y_test``
     (int64 class labels [N], or targets [N, C] compared by argmax). The test set is kernelised in
     blocks of ``batch`` rows."""
@@ -333,14 +368,15 @@ def krr_accuracy(x_s: torch.Tensor, y_s: torch.Tensor, x_test: torch.Tensor, y_t
         alpha = krr_weights(k(x_s, None), y_s, reg)
         correct = 0
         for i in range(0, len(x_test), batch):
-            pred = k(x_test[i:i + batch], x_s).to(torch.float64) @ alpha
-            correct += int((pred.argmax(1).cpu() == y_test[i:i + batch].cpu()).sum())
+            pred = k(x_test[i : i + batch], x_s).to(torch.float64) @ alpha
+            correct += int((pred.argmax(1).cpu() == y_test[i : i + batch].cpu()).sum())
     return correct / len(x_test)
 
 
 # ----------------------------------------------------------------------------------------------------
 # synthesis
 # ----------------------------------------------------------------------------------------------------
+
 
 def normalise(images_u8: torch.Tensor, mean, std, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """(x / 255 - mean) / std per channel, the DistilledSet space (as x / (255 std) - mean / std)."""
@@ -350,8 +386,9 @@ def normalise(images_u8: torch.Tensor, mean, std, dtype: torch.dtype = torch.flo
     return torch.addcmul((-m / s).to(dev, dtype), images_u8.to(dtype), (1.0 / (255.0 * s)).to(dev, dtype))
 
 
-def class_balanced_index(labels: torch.Tensor, per_class: int, num_classes: int,
-                         generator: torch.Generator) -> torch.Tensor:
+def class_balanced_index(
+    labels: torch.Tensor, per_class: int, num_classes: int, generator: torch.Generator
+) -> torch.Tensor:
     """``per_class`` distinct random indices of every class, classes in order (KIP code's
     ``class_balanced_sample``)."""
     out = []
@@ -398,8 +435,10 @@ def _as_probabilities(y: torch.Tensor, num_classes: int) -> torch.Tensor | None:
 
 def _check_dataset(images: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int) -> None:
     if not isinstance(images, torch.Tensor) or images.dtype != torch.uint8 or images.ndim != 4:
-        raise ValueError(f"images must be uint8 [N, C, H, W] (an ImageDataset's), got "
-                         f"{getattr(images, 'dtype', type(images))} {tuple(getattr(images, 'shape', ()))}")
+        raise ValueError(
+            f"images must be uint8 [N, C, H, W] (an ImageDataset's), got "
+            f"{getattr(images, 'dtype', type(images))} {tuple(getattr(images, 'shape', ()))}"
+        )
     if labels.dtype != torch.int64 or labels.shape != (images.shape[0],):
         raise ValueError(f"labels must be int64 [{images.shape[0]}], got {labels.dtype} {tuple(labels.shape)}")
     if num_classes < 2:
@@ -410,12 +449,32 @@ def _check_dataset(images: torch.Tensor, labels: torch.Tensor, ipc: int, num_cla
         raise ValueError(f"ipc must be >= 1, got {ipc}")
 
 
-def kip_synthesize(images: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int, mean, std, *,
-                   kernel: str = "fc", depth: int = 1, gamma: float = 1.0, w_std: float = math.sqrt(2.0),
-                   b_std: float = 0.1, reg: float = 1e-6, iterations: int = 1000, target_batch: int = 2000,
-                   lr: float = 0.01, learn_labels: bool = False, p_corrupt: float = 0.0,
-                   corruption: str = "noise", init: str = "real", seed: int = 0, device: str = "cpu",
-                   dtype: torch.dtype = torch.float32, dataset: str = "fashion-mnist") -> DistilledSet:
+def kip_synthesize(
+    images: torch.Tensor,
+    labels: torch.Tensor,
+    ipc: int,
+    num_classes: int,
+    mean,
+    std,
+    *,
+    kernel: str = "fc",
+    depth: int = 1,
+    gamma: float = 1.0,
+    w_std: float = math.sqrt(2.0),
+    b_std: float = 0.1,
+    reg: float = 1e-6,
+    iterations: int = 1000,
+    target_batch: int = 2000,
+    lr: float = 0.01,
+    learn_labels: bool = False,
+    p_corrupt: float = 0.0,
+    corruption: str = "noise",
+    init: str = "real",
+    seed: int = 0,
+    device: str = "cpu",
+    dtype: torch.dtype = torch.float32,
+    dataset: str = "fashion-mnist",
+) -> DistilledSet:
     """KIP (paper Algorithm 1) and KIP_p on uint8 ``images`` [N, C, H, W] with int64 ``labels``.
 
     The support set (``ipc`` per class) starts from class-balanced real images (``init='real'``) or
@@ -484,12 +543,25 @@ def kip_synthesize(images: torch.Tensor, labels: torch.Tensor, ipc: int, num_cla
                 trace.append([step, float(loss.detach())])
 
     x_out, y_out = x.detach().float().cpu(), y.detach().float().cpu()
-    params = {"kernel": kernel, "depth": depth, "gamma": gamma, "w_std": w_std, "b_std": b_std, "reg": reg,
-              "dtype": str(dtype).removeprefix("torch."), "iterations": iterations,
-              "target_batch": per_target * num_classes, "lr": lr, "learn_labels": learn_labels,
-              "p_corrupt": p_corrupt, "corruption": corruption,
-              "frozen_per_image": int(frozen[0].sum()) if len(frozen) else 0, "init": init,
-              "label_convention": "centred one-hot (e_y - 1/C)", "loss_trace": trace}
+    params = {
+        "kernel": kernel,
+        "depth": depth,
+        "gamma": gamma,
+        "w_std": w_std,
+        "b_std": b_std,
+        "reg": reg,
+        "dtype": str(dtype).removeprefix("torch."),
+        "iterations": iterations,
+        "target_batch": per_target * num_classes,
+        "lr": lr,
+        "learn_labels": learn_labels,
+        "p_corrupt": p_corrupt,
+        "corruption": corruption,
+        "frozen_per_image": int(frozen[0].sum()) if len(frozen) else 0,
+        "init": init,
+        "label_convention": "centred one-hot (e_y - 1/C)",
+        "loss_trace": trace,
+    }
     if init == "real":
         params["init_index"] = idx.tolist()
     soft = None
@@ -497,14 +569,42 @@ def kip_synthesize(images: torch.Tensor, labels: torch.Tensor, ipc: int, num_cla
         soft = _as_probabilities(y_out, num_classes)
         if soft is None:
             params["targets"] = y_out.tolist()
-    return DistilledSet(x_out, y_cls, num_classes, tuple(mean), tuple(std), "kip_p" if p_corrupt > 0 else "kip",
-                        dataset, params, seed, soft, cost.seconds, cost.peak_memory_bytes)
+    return DistilledSet(
+        x_out,
+        y_cls,
+        num_classes,
+        tuple(mean),
+        tuple(std),
+        "kip_p" if p_corrupt > 0 else "kip",
+        dataset,
+        params,
+        seed,
+        soft,
+        cost.seconds,
+        cost.peak_memory_bytes,
+    )
 
 
-def ls_synthesize(images: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int, mean, std, *,
-                  kernel: str = "fc", depth: int = 1, gamma: float = 1.0, w_std: float = math.sqrt(2.0),
-                  b_std: float = 0.1, reg: float = 1e-6, target_size: int = 10000, seed: int = 0,
-                  dataset: str = "fashion-mnist", batch: int = 4096, device: str = "cpu") -> DistilledSet:
+def ls_synthesize(
+    images: torch.Tensor,
+    labels: torch.Tensor,
+    ipc: int,
+    num_classes: int,
+    mean,
+    std,
+    *,
+    kernel: str = "fc",
+    depth: int = 1,
+    gamma: float = 1.0,
+    w_std: float = math.sqrt(2.0),
+    b_std: float = 0.1,
+    reg: float = 1e-6,
+    target_size: int = 10000,
+    seed: int = 0,
+    dataset: str = "fashion-mnist",
+    batch: int = 4096,
+    device: str = "cpu",
+) -> DistilledSet:
     """LS as a distillation method: ``ipc`` class-balanced real images per class keep their pixels and
     get the closed-form labels of :func:`label_solve` against a class-balanced target set of
     ``target_size`` training images (all of them if ``target_size`` >= N), solved on ``device`` (the images
@@ -523,12 +623,39 @@ def ls_synthesize(images: torch.Tensor, labels: torch.Tensor, ipc: int, num_clas
         else:
             t_idx = class_balanced_index(labels, target_size // num_classes, num_classes, g)
         x_s = normalise(images[idx], mean, std)
-        y_s = label_solve(x_s.to(dev), normalise(images[t_idx].to(dev), mean, std),
-                          centred_one_hot(labels[t_idx], num_classes).to(dev), kfn, reg, batch).cpu()
-    params = {"kernel": kernel, "depth": depth, "gamma": gamma, "w_std": w_std, "b_std": b_std, "reg": reg,
-              "target_size": len(t_idx), "label_convention": "centred one-hot (e_y - 1/C)"}
+        y_s = label_solve(
+            x_s.to(dev),
+            normalise(images[t_idx].to(dev), mean, std),
+            centred_one_hot(labels[t_idx], num_classes).to(dev),
+            kfn,
+            reg,
+            batch,
+        ).cpu()
+    params = {
+        "kernel": kernel,
+        "depth": depth,
+        "gamma": gamma,
+        "w_std": w_std,
+        "b_std": b_std,
+        "reg": reg,
+        "target_size": len(t_idx),
+        "label_convention": "centred one-hot (e_y - 1/C)",
+    }
     soft = _as_probabilities(y_s, num_classes)
     if soft is None:
         params["targets"] = y_s.float().tolist()
-    return DistilledSet(x_s, labels[idx].clone(), num_classes, tuple(mean), tuple(std), "kip_ls", dataset, params,
-                        seed, soft, cost.seconds, cost.peak_memory_bytes, idx.clone())
+    return DistilledSet(
+        x_s,
+        labels[idx].clone(),
+        num_classes,
+        tuple(mean),
+        tuple(std),
+        "kip_ls",
+        dataset,
+        params,
+        seed,
+        soft,
+        cost.seconds,
+        cost.peak_memory_bytes,
+        idx.clone(),
+    )

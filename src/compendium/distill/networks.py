@@ -27,8 +27,14 @@ def matching_arch_kwargs(arch: str, arch_kwargs: dict | None, in_channels: int, 
     return kw
 
 
-def build_network(in_channels: int, image_size: int, num_classes: int | None, seed: int, arch: str = "convnet",
-                  arch_kwargs: dict | None = None) -> nn.Module:
+def build_network(
+    in_channels: int,
+    image_size: int,
+    num_classes: int | None,
+    seed: int,
+    arch: str = "convnet",
+    arch_kwargs: dict | None = None,
+) -> nn.Module:
     """A freshly initialised backbone (``num_classes=None``: the embedding network of DM) or backbone +
     linear head (DC), its default initialisation drawn under ``seed`` without touching the global RNG."""
     kw = _arch_kwargs(arch, arch_kwargs)

@@ -19,8 +19,11 @@ def show_set(ax, dset: DistilledSet, classes, per_class: int = 10, title: str = 
     imgs = (dset.pixels()[idx] * 255).round().to(torch.uint8)
     grid = viz.image_grid(imgs, nrow=per_class)
     h = imgs.shape[2] + 1
-    ax.imshow(grid.squeeze(-1) if grid.shape[-1] == 1 else grid, cmap="gray_r" if grid.shape[-1] == 1 else None,
-              interpolation="nearest")
+    ax.imshow(
+        grid.squeeze(-1) if grid.shape[-1] == 1 else grid,
+        cmap="gray_r" if grid.shape[-1] == 1 else None,
+        interpolation="nearest",
+    )
     ax.set_yticks([1 + h * i + h / 2 - 1 for i in range(dset.num_classes)], list(classes), fontsize=6)
     ax.set_xticks([])
     ax.grid(False)
@@ -47,8 +50,14 @@ def lambda_sweep(sweep, sweep_ipc: int, n_seeds: int):
         for how, c in (("coupled", "tab:gray"), ("decoupled", "tab:red")):
             d_ = sweep[(sweep["method"] == m) & (sweep["weights"] == how)]
             ax.plot(d_["lambda"], 100 * d_["mean"], "o-", color=c, label=f"{how} var")
-            ax.fill_between(d_["lambda"], 100 * (d_["mean"] - d_["std"]), 100 * (d_["mean"] + d_["std"]), color=c, alpha=0.2)
-        ax.set(title={"sre2l": "(a) SRe2L", "dwa": "(b) DWA"}[m], xlabel="λ_var", ylabel="test accuracy (%)" if m == "sre2l" else "")
+            ax.fill_between(
+                d_["lambda"], 100 * (d_["mean"] - d_["std"]), 100 * (d_["mean"] + d_["std"]), color=c, alpha=0.2
+            )
+        ax.set(
+            title={"sre2l": "(a) SRe2L", "dwa": "(b) DWA"}[m],
+            xlabel="λ_var",
+            ylabel="test accuracy (%)" if m == "sre2l" else "",
+        )
         ax.legend()
     fig.suptitle(f"DWA Fig. 3 (ours): ipc {sweep_ipc}, {n_seeds} seeds, ±1 std; paper optimum λ_var = 0.11 (CIFAR-100)")
     fig.tight_layout()
@@ -77,32 +86,61 @@ def grid_heatmap(grid, none: tuple[float, float], ipc: int):
     annot = np.vectorize(lambda m, s: f"{m:+.1f} ± {s:.1f}".replace("-", "−"))(delta.to_numpy(), sd.to_numpy())
     lim = max(float(np.abs(delta.to_numpy()).max()), 1e-9)
     fig, ax = plt.subplots(figsize=(5.6, 3.9))
-    sns.heatmap(delta, annot=annot, fmt="", cmap="RdBu", center=0, vmin=-lim, vmax=lim, ax=ax,
-                annot_kws={"fontsize": 11}, cbar_kws={"label": f"Δ vs ρ = 0 (points); ± = std of the\npaired Δ over {n} seeds"})
+    sns.heatmap(
+        delta,
+        annot=annot,
+        fmt="",
+        cmap="RdBu",
+        center=0,
+        vmin=-lim,
+        vmax=lim,
+        ax=ax,
+        annot_kws={"fontsize": 11},
+        cbar_kws={"label": f"Δ vs ρ = 0 (points); ± = std of the\npaired Δ over {n} seeds"},
+    )
     mu0, sd0 = none
-    ax.set(title=f"DWA Fig. 5 (ours): ipc {ipc}; ρ = 0 gives {100 * mu0:.1f} ± {100 * sd0:.1f}% ({n} seeds)",
-           xlabel="ρ", ylabel="K")
+    ax.set(
+        title=f"DWA Fig. 5 (ours): ipc {ipc}; ρ = 0 gives {100 * mu0:.1f} ± {100 * sd0:.1f}% ({n} seeds)",
+        xlabel="ρ",
+        ylabel="K",
+    )
     ax.title.set_fontsize(10)
     fig.tight_layout()
     return fig
 
 
-def probe_bars(run, order, targets, *, budget_n: int, highlight: str = "SSDD", baseline: str = "untrained",
-               paper: dict | None = None, paper_target: str | None = None, paper_label: str = "paper"):
+def probe_bars(
+    run,
+    order,
+    targets,
+    *,
+    budget_n: int,
+    highlight: str = "SSDD",
+    baseline: str = "untrained",
+    paper: dict | None = None,
+    paper_target: str | None = None,
+    paper_label: str = "paper",
+):
     """SSDD Table 1's first column as bars: a ConvNet student pre-trained on each set of ``order``, its
     linear-probe accuracy per target (one panel each), bars from zero, ±1 std over seeds; ``run`` gives
     ``mean(name, target=)`` and ``sd(name, target=)`` as fractions. ``paper`` ``{name: %}``: the
     paper's printed value of the same cell, a black tick across the bar in the ``paper_target`` panel."""
     paper = dict(paper or {})
-    fig, axes = plt.subplots(1, len(targets), figsize=(3.8 * len(targets), 0.34 * len(order) + 2.2), sharey=True,
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(targets), figsize=(3.8 * len(targets), 0.34 * len(order) + 2.2), sharey=True, squeeze=False
+    )
     axes = axes[0]
     top = 0.0
     for ax, t in zip(axes, targets):
         mu = [100 * run.mean(n, target=t) for n in order]
         sd = [100 * run.sd(n, target=t) for n in order]
-        ax.barh(order, mu, xerr=sd, capsize=2,
-                color=["tab:red" if n == highlight else "tab:gray" if n == baseline else "tab:blue" for n in order])
+        ax.barh(
+            order,
+            mu,
+            xerr=sd,
+            capsize=2,
+            color=["tab:red" if n == highlight else "tab:gray" if n == baseline else "tab:blue" for n in order],
+        )
         ax.axvline(100 * run.mean(baseline, target=t), color="k", lw=0.8, ls="--")
         if t == paper_target:
             for i, n in enumerate(order):

@@ -44,7 +44,8 @@ of a wing this one does not import).
 >>> ior(62.0, 55.0)
 Traceback (most recent call last):
 ...
-ValueError: IOR: accuracies must be fractions in [0, 1] (DD-Ranking's normalisation assumes them), got 62 (max): percentages? divide by 100
+ValueError: IOR: accuracies must be fractions in [0, 1] (DD-Ranking's normalisation assumes them), got 62 (max):
+percentages? divide by 100
 """
 
 from __future__ import annotations
@@ -55,9 +56,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-DEFAULT_WEIGHT = 0.5   # DD-Ranking's default lrs_lambda: IOR and HLR equally important
-HARD = "hard"          # the label mode of HLR's two arms
-DISTILLED, RANDOM, FULL = "distilled", "random", "full"   # the set kinds of the long frame
+DEFAULT_WEIGHT = 0.5  # DD-Ranking's default lrs_lambda: IOR and HLR equally important
+HARD = "hard"  # the label mode of HLR's two arms
+DISTILLED, RANDOM, FULL = "distilled", "random", "full"  # the set kinds of the long frame
 SET_KINDS = (DISTILLED, RANDOM, FULL)
 RUN_COLUMNS = ("syn", "random", "syn hard", "full hard", "IOR", "HLR", "LRS")
 
@@ -68,8 +69,10 @@ def as_fractions(values, what: str = "accuracy") -> np.ndarray:
     a = np.asarray(values, dtype=float)
     finite = a[np.isfinite(a)]
     if finite.size and finite.max() > 1.0:
-        raise ValueError(f"{what}: accuracies must be fractions in [0, 1] (DD-Ranking's normalisation assumes "
-                         f"them), got {finite.max():g} (max): percentages? divide by 100")
+        raise ValueError(
+            f"{what}: accuracies must be fractions in [0, 1] (DD-Ranking's normalisation assumes "
+            f"them), got {finite.max():g} (max): percentages? divide by 100"
+        )
     if finite.size and finite.min() < 0.0:
         raise ValueError(f"{what}: accuracies must be fractions in [0, 1], got {finite.min():g} (min)")
     if np.isinf(a).any():
@@ -104,13 +107,15 @@ def label_robust_score(ior_value, hlr_value, weight: float = DEFAULT_WEIGHT):
     i, h = np.asarray(ior_value, dtype=float), np.asarray(hlr_value, dtype=float)
     for name, v in (("IOR", i), ("HLR", h)):
         if np.isfinite(v).any() and np.abs(v[np.isfinite(v)]).max() > 1.0:
-            raise ValueError(f"{name} must lie in [-1, 1] (a difference of fractions), got "
-                             f"{np.abs(v[np.isfinite(v)]).max():g}: accuracies in percent? divide by 100")
+            raise ValueError(
+                f"{name} must lie in [-1, 1] (a difference of fractions), got "
+                f"{np.abs(v[np.isfinite(v)]).max():g}: accuracies in percent? divide by 100"
+            )
     alpha = weight * i - (1.0 - weight) * h
     return _out((np.exp(alpha) - math.exp(-1.0)) / (math.e - math.exp(-1.0)))
 
 
-dd_ranking_score = label_robust_score   # the name of the earlier README (DDRS); the same formula
+dd_ranking_score = label_robust_score  # the name of the earlier README (DDRS); the same formula
 
 
 def _seed_values(df: pd.DataFrame, what: str) -> pd.Series:
@@ -121,9 +126,15 @@ def _seed_values(df: pd.DataFrame, what: str) -> pd.Series:
     return df.set_index("seed")["acc"].astype(float)
 
 
-def matched_runs(frame: pd.DataFrame, keys: Sequence[str] = ("method", "ipc"), by: Sequence[str] = (),
-                 weight: float = DEFAULT_WEIGHT, *, full_by: Sequence[str] | None = None,
-                 ior_defined: bool = True) -> pd.DataFrame:
+def matched_runs(
+    frame: pd.DataFrame,
+    keys: Sequence[str] = ("method", "ipc"),
+    by: Sequence[str] = (),
+    weight: float = DEFAULT_WEIGHT,
+    *,
+    full_by: Sequence[str] | None = None,
+    ior_defined: bool = True,
+) -> pd.DataFrame:
     """Per-seed HLR, IOR and LRS from a long frame of evaluations, one row per (``keys``, ``by``, seed).
 
     ``frame`` columns: ``keys`` (method, ipc), ``by`` (further columns every arm shares, e.g. the student),
@@ -169,7 +180,7 @@ def matched_runs(frame: pd.DataFrame, keys: Sequence[str] = ("method", "ipc"), b
     for gkey, g in dist.groupby(keys + by, sort=False, dropna=False):
         gkey = dict(zip(keys + by, gkey if isinstance(gkey, tuple) else (gkey,)))
         name = ", ".join(f"{k} {v}" for k, v in gkey.items())
-        modes = sorted(set(g["evaluation"]) - {HARD}) or [HARD]   # a hard-label method: IOR on hard labels
+        modes = sorted(set(g["evaluation"]) - {HARD}) or [HARD]  # a hard-label method: IOR on hard labels
         if len(modes) != 1:
             raise ValueError(f"{name}: need exactly one soft/teacher evaluation besides 'hard', got {modes}")
         mode = modes[0]
@@ -179,9 +190,12 @@ def matched_runs(frame: pd.DataFrame, keys: Sequence[str] = ("method", "ipc"), b
         fshared = np.ones(len(full), bool)
         for k in full_by:
             fshared &= (full[k] == gkey[k]).to_numpy()
-        arms = {"syn": g[g["evaluation"] == mode], "syn hard": g[g["evaluation"] == HARD],
-                "random": rand[shared & (rand["evaluation"] == mode).to_numpy()],
-                "full hard": full[fshared & (full["evaluation"] == HARD).to_numpy()]}
+        arms = {
+            "syn": g[g["evaluation"] == mode],
+            "syn hard": g[g["evaluation"] == HARD],
+            "random": rand[shared & (rand["evaluation"] == mode).to_numpy()],
+            "full hard": full[fshared & (full["evaluation"] == HARD).to_numpy()],
+        }
         if not ior_defined:
             del arms["random"]
         if empty := [a for a, d in arms.items() if d.empty]:
@@ -193,6 +207,15 @@ def matched_runs(frame: pd.DataFrame, keys: Sequence[str] = ("method", "ipc"), b
         for s in seeds:
             v = {"random": math.nan} | {a: float(vals[a][s]) for a in vals}
             i, h = ior(v["syn"], v["random"]), hlr(v["full hard"], v["syn hard"])
-            rows.append({**gkey, "evaluation": mode, "seed": s, **v, "IOR": i, "HLR": h,
-                         "LRS": label_robust_score(i, h, weight)})
+            rows.append(
+                {
+                    **gkey,
+                    "evaluation": mode,
+                    "seed": s,
+                    **v,
+                    "IOR": i,
+                    "HLR": h,
+                    "LRS": label_robust_score(i, h, weight),
+                }
+            )
     return pd.DataFrame(rows, columns=[*keys, *by, "evaluation", "seed", *RUN_COLUMNS])

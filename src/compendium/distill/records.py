@@ -35,10 +35,10 @@ from compendium.core.probe import to_float
 from compendium.distill.sets import from_real
 
 #: Reference arms the stages evaluate beside the methods (never rows of the method tables).
-REAL_INIT = "B: real images (DWA's init)"   # arm B of the Table 3 ladder: the real images DWA starts from
-CEILING = "whole pool (student ceiling)"    # the student on the real pool, the same schedule
-DC_DSA_EVAL = "DC (DSA eval)"               # DC's sets under DSA's evaluation augmentation
-RELA = "ReLA (random + teacher)"            # ReLA's Table 5 arm: random real images with the teacher's labels
+REAL_INIT = "B: real images (DWA's init)"  # arm B of the Table 3 ladder: the real images DWA starts from
+CEILING = "whole pool (student ceiling)"  # the student on the real pool, the same schedule
+DC_DSA_EVAL = "DC (DSA eval)"  # DC's sets under DSA's evaluation augmentation
+RELA = "ReLA (random + teacher)"  # ReLA's Table 5 arm: random real images with the teacher's labels
 #: DC's Table 2 arm of dd_crossarch: the ipc-1 set of dd_dc_arch (DC's default ConvNet at the paper's 1,000
 #: outer iterations), evaluated on every student; its real initialisation is the regime's reference.
 DC_TABLE2 = "dc table2"
@@ -82,7 +82,7 @@ def init_set(dset, images_u8: torch.Tensor, labels: torch.Tensor, ipc: int | Non
 def ceiling_set(images_u8: torch.Tensor, labels: torch.Tensor, n: int, mean, std, seed: int = 0):
     """The student's ceiling set: a seeded class-mixed draw of ``min(n, N)`` real images. With ``n`` = steps x
     batch of the student's schedule every image is drawn at most once, as from the whole pool."""
-    idx = torch.randperm(len(labels), generator=torch.Generator().manual_seed(seed))[:min(int(n), len(labels))]
+    idx = torch.randperm(len(labels), generator=torch.Generator().manual_seed(seed))[: min(int(n), len(labels))]
     return from_real(images_u8, labels, idx.sort().values, int(labels.max()) + 1, mean, std, CEILING)
 
 
@@ -99,6 +99,7 @@ def loss_curve(dset) -> list[float]:
 class SetFacts:
     """What a regime check reads of a set: the ``iterations`` it ran, its ``displacement`` from the real images
     it started from (grey levels; NaN without a real start) and its logged loss ``curve``."""
+
     iterations: int
     displacement: float
     curve: tuple[float, ...]
@@ -107,38 +108,63 @@ class SetFacts:
 def set_facts(sets: Mapping[tuple, object], images_u8: torch.Tensor | Mapping[str, torch.Tensor]) -> dict:
     """``{key: SetFacts}`` of sets in memory. ``images_u8``: the training images the sets were made from, or a
     mapping dataset name -> them where the sets come from several datasets (each set's ``dataset``)."""
+
     def images(d):
         return images_u8[d.dataset] if isinstance(images_u8, Mapping) else images_u8
 
-    return {k: SetFacts(int(d.params.get("iterations", 0) or 0), displacement(d, images(d)), tuple(loss_curve(d)))
-            for k, d in sets.items()}
+    return {
+        k: SetFacts(int(d.params.get("iterations", 0) or 0), displacement(d, images(d)), tuple(loss_curve(d)))
+        for k, d in sets.items()
+    }
 
 
 def _key_json(key) -> str:
-    return json.dumps([v.item() if isinstance(v, np.generic) else v for v in (key if isinstance(key, tuple) else (key,))])
+    return json.dumps(
+        [v.item() if isinstance(v, np.generic) else v for v in (key if isinstance(key, tuple) else (key,))]
+    )
 
 
-def regime_table(sets: Mapping[tuple, object], images_u8: torch.Tensor | Mapping[str, torch.Tensor],
-                 names: Iterable[str] = ("method", "ipc")) -> pd.DataFrame:
+def regime_table(
+    sets: Mapping[tuple, object],
+    images_u8: torch.Tensor | Mapping[str, torch.Tensor],
+    names: Iterable[str] = ("method", "ipc"),
+) -> pd.DataFrame:
     """Per set: its key (``names`` columns and ``key``, the whole key as JSON), the iterations it ran, its
     initialisation and its displacement from it (grey levels), the logged loss points and the last one."""
     facts = set_facts(sets, images_u8)
     rows = []
     for key, d in sets.items():
         f = facts[key]
-        rows.append({**dict(zip(names, key if isinstance(key, tuple) else (key,))), "key": _key_json(key),
-                     "iterations": f.iterations, "init": d.params.get("init"), "displacement": f.displacement,
-                     "loss points": len(f.curve), "final loss": f.curve[-1] if f.curve else float("nan")})
+        rows.append(
+            {
+                **dict(zip(names, key if isinstance(key, tuple) else (key,))),
+                "key": _key_json(key),
+                "iterations": f.iterations,
+                "init": d.params.get("init"),
+                "displacement": f.displacement,
+                "loss points": len(f.curve),
+                "final loss": f.curve[-1] if f.curve else float("nan"),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def curves_table(sets: Mapping[tuple, object], names: Iterable[str] = ("method", "ipc")) -> pd.DataFrame:
     """The synthesis loss curves, one row per (set, logged point), each set named as in :func:`regime_table`."""
     names = list(names)
-    return pd.DataFrame([{**dict(zip(names, key if isinstance(key, tuple) else (key,))), "key": _key_json(key),
-                          "point": i, "loss": v}
-                         for key, d in sets.items() for i, v in enumerate(loss_curve(d))],
-                        columns=names + ["key", "point", "loss"])
+    return pd.DataFrame(
+        [
+            {
+                **dict(zip(names, key if isinstance(key, tuple) else (key,))),
+                "key": _key_json(key),
+                "point": i,
+                "loss": v,
+            }
+            for key, d in sets.items()
+            for i, v in enumerate(loss_curve(d))
+        ],
+        columns=names + ["key", "point", "loss"],
+    )
 
 
 def facts_from_tables(regime: pd.DataFrame, curves: pd.DataFrame) -> dict:
@@ -161,8 +187,12 @@ def facts_from_tables(regime: pd.DataFrame, curves: pd.DataFrame) -> dict:
 EXACT = None
 
 
-def record_sets(rep, sets: Mapping[tuple, object], images_u8: torch.Tensor | Mapping[str, torch.Tensor],
-                names: Iterable[str] = ("method", "ipc")) -> pd.DataFrame:
+def record_sets(
+    rep,
+    sets: Mapping[tuple, object],
+    images_u8: torch.Tensor | Mapping[str, torch.Tensor],
+    names: Iterable[str] = ("method", "ipc"),
+) -> pd.DataFrame:
     """Write a stage's ``regime`` (:func:`regime_table`) and ``loss_curves`` (:func:`curves_table`) tables,
     exactly (:data:`EXACT`), with ``rep`` (anything with ``table(df, name, float_format=...)``, e.g.
     :class:`compendium.pipeline.report.Reporter`); returns the regime table."""
@@ -196,6 +226,7 @@ def evaluation_table(jobs, test_n: int) -> pd.DataFrame:
 def settings_table(**values) -> pd.DataFrame:
     """A stage's settings that its judge needs (ipcs, the arms it ran), one row per name with the value as JSON,
     so that lists and numbers read back exactly (:func:`read_settings`)."""
+
     def plain(v):
         if isinstance(v, np.generic):
             return v.item()
@@ -205,8 +236,9 @@ def settings_table(**values) -> pd.DataFrame:
             return {str(k): plain(x) for k, x in v.items()}
         return v
 
-    return pd.DataFrame([{"name": k, "value": json.dumps(plain(v))} for k, v in values.items()],
-                        columns=["name", "value"])
+    return pd.DataFrame(
+        [{"name": k, "value": json.dumps(plain(v))} for k, v in values.items()], columns=["name", "value"]
+    )
 
 
 def read_settings(table: pd.DataFrame) -> dict:

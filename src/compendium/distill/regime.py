@@ -45,7 +45,7 @@ from compendium.distill import evaluate as E
 from compendium.distill.sets import DistilledSet
 
 RECORDS = paths.REPORTS / "regime" / "labelled"
-MODELS = RECORDS   # the teachers, committed beside the records
+MODELS = RECORDS  # the teachers, committed beside the records
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class Plan:
         return out
 
 
-_SETS: dict = {}    # (train, test) image sets in place of Fashion-MNIST's (tests)
+_SETS: dict = {}  # (train, test) image sets in place of Fashion-MNIST's (tests)
 
 
 def _data():
@@ -81,9 +81,20 @@ def _data():
 
 
 def teacher_config(plan: Plan, epochs: int, **kw) -> E.EvalConfig:
-    return E.EvalConfig(arch="convnet", arch_kwargs=dict(width=plan.teacher_width, depth=3, norm="batch"), epochs=epochs,
-                        batch_size=plan.teacher_batch, lr=plan.teacher_lr, weight_decay=0.01, schedule="constant",
-                        augmentation="crop_flip", label_mode="hard", device="cpu", **E.crop_flip("fashion-mnist", 28), **kw)
+    return E.EvalConfig(
+        arch="convnet",
+        arch_kwargs=dict(width=plan.teacher_width, depth=3, norm="batch"),
+        epochs=epochs,
+        batch_size=plan.teacher_batch,
+        lr=plan.teacher_lr,
+        weight_decay=0.01,
+        schedule="constant",
+        augmentation="crop_flip",
+        label_mode="hard",
+        device="cpu",
+        **E.crop_flip("fashion-mnist", 28),
+        **kw,
+    )
 
 
 def teacher_curve(plan: Plan, seed: int) -> tuple[pd.DataFrame, torch.nn.Module]:
@@ -91,31 +102,67 @@ def teacher_curve(plan: Plan, seed: int) -> tuple[pd.DataFrame, torch.nn.Module]
     60,000 training images; returns the curve and the final teacher."""
     tr, te, mean, std = _data()
     cfg = teacher_config(plan, plan.teacher_epochs, eval_every=1)
-    r = E.whole_dataset_upper_bound(tr.images, tr.labels, te.images, te.labels, cfg, seed, mean=mean, std=std,
-                                    num_classes=10, return_model=True, log=f"teacher w{plan.teacher_width} s{seed}")
-    rows = [{"curve": "teacher", "labels": "hard", "seed": seed, "epoch": h["epoch"], "steps": h["step"],
-             "test acc": h["test_acc"]} for h in r["history"]]
+    r = E.whole_dataset_upper_bound(
+        tr.images,
+        tr.labels,
+        te.images,
+        te.labels,
+        cfg,
+        seed,
+        mean=mean,
+        std=std,
+        num_classes=10,
+        return_model=True,
+        log=f"teacher w{plan.teacher_width} s{seed}",
+    )
+    rows = [
+        {
+            "curve": "teacher",
+            "labels": "hard",
+            "seed": seed,
+            "epoch": h["epoch"],
+            "steps": h["step"],
+            "test acc": h["test_acc"],
+        }
+        for h in r["history"]
+    ]
     return pd.DataFrame(rows), r["model"]
 
 
 def random_subset(tr, ipc: int, seed: int, mean, std) -> DistilledSet:
     """``ipc`` random training images per class (seeded), as a hard-label set."""
     g = torch.Generator().manual_seed(10_000 + seed)
-    idx = torch.cat([torch.nonzero(tr.labels == c).flatten()[torch.randperm(int((tr.labels == c).sum()), generator=g)[:ipc]]
-                     for c in range(10)])
-    return DistilledSet(to_float(tr.images[idx], mean, std), tr.labels[idx], 10, mean, std, "random", seed=seed,
-                        source_index=idx)
+    idx = torch.cat(
+        [
+            torch.nonzero(tr.labels == c).flatten()[torch.randperm(int((tr.labels == c).sum()), generator=g)[:ipc]]
+            for c in range(10)
+        ]
+    )
+    return DistilledSet(
+        to_float(tr.images[idx], mean, std), tr.labels[idx], 10, mean, std, "random", seed=seed, source_index=idx
+    )
 
 
 def student_config(plan: Plan, steps: int, labels: str) -> E.EvalConfig:
-    return E.EvalConfig(arch="convnet", arch_kwargs=dict(width=plan.student_width, depth=3, norm="instance"), steps=steps,
-                        batch_size=plan.student_batch_hard if labels == "hard" else plan.student_batch, lr=plan.student_lr,
-                        weight_decay=0.01, schedule="cosine", augmentation="crop_flip", label_mode=labels,
-                        temperature=plan.temperature, device="cpu", **E.crop_flip("fashion-mnist", 28))
+    return E.EvalConfig(
+        arch="convnet",
+        arch_kwargs=dict(width=plan.student_width, depth=3, norm="instance"),
+        steps=steps,
+        batch_size=plan.student_batch_hard if labels == "hard" else plan.student_batch,
+        lr=plan.student_lr,
+        weight_decay=0.01,
+        schedule="cosine",
+        augmentation="crop_flip",
+        label_mode=labels,
+        temperature=plan.temperature,
+        device="cpu",
+        **E.crop_flip("fashion-mnist", 28),
+    )
 
 
-def student_curve(plan: Plan, training: str, labels: str, seed: int, teacher: torch.nn.Module | None = None,
-                  steps_grid=None) -> pd.DataFrame:
+def student_curve(
+    plan: Plan, training: str, labels: str, seed: int, teacher: torch.nn.Module | None = None, steps_grid=None
+) -> pd.DataFrame:
     """The evaluation student's test accuracy after each step count of ``steps_grid`` (default ``plan.steps``;
     one run per count) on ``training`` ("whole" or "random ipc N") with ``labels`` ("hard" or "teacher")."""
     tr, te, mean, std = _data()
@@ -124,13 +171,23 @@ def student_curve(plan: Plan, training: str, labels: str, seed: int, teacher: to
         cfg = student_config(plan, steps, labels)
         t0 = time.perf_counter()
         if training == "whole":
-            r = E.whole_dataset_upper_bound(tr.images, tr.labels, te.images, te.labels, cfg, seed, mean=mean, std=std,
-                                            num_classes=10)
+            r = E.whole_dataset_upper_bound(
+                tr.images, tr.labels, te.images, te.labels, cfg, seed, mean=mean, std=std, num_classes=10
+            )
         else:
             dset = random_subset(tr, int(training.rsplit(" ", 1)[1]), seed, mean, std)
             r = E.evaluate(dset, te.images, te.labels, cfg, seed, teacher=teacher if labels == "teacher" else None)
-        rows.append({"curve": training, "labels": labels, "seed": seed, "epoch": float("nan"), "steps": steps,
-                     "test acc": r["final_acc"], "seconds": time.perf_counter() - t0})
+        rows.append(
+            {
+                "curve": training,
+                "labels": labels,
+                "seed": seed,
+                "epoch": float("nan"),
+                "steps": steps,
+                "test acc": r["final_acc"],
+                "seconds": time.perf_counter() - t0,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -152,7 +209,7 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, models_dir:
     for seed in plan.seeds:
         t_file = Path(models_dir) / f"teacher_w{plan.teacher_width}_e{plan.teacher_epochs}_seed{seed}.pt"
         jobs = [("teacher", "hard")] + plan.students()
-        new_teacher = False   # the seed's teacher trained in this run: its teacher-label curves are redone whole
+        new_teacher = False  # the seed's teacher trained in this run: its teacher-label curves are redone whole
 
         def missing(curve, labels):
             out = record_file(curve, labels, seed, root)
@@ -165,7 +222,7 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, models_dir:
             out = record_file(curve, labels, seed, root)
             students_need_teacher = any(missing(c, lb) for c, lb in jobs if lb == "teacher")
             if not missing(curve, labels) and (curve != "teacher" or t_file.is_file() or not students_need_teacher):
-                continue   # done; the teacher is retrained only when a teacher-label student still needs it
+                continue  # done; the teacher is retrained only when a teacher-label student still needs it
             if hours and time.perf_counter() - t0 > hours * 3600:
                 say(f"labelled regime: {hours} h spent; run again to go on")
                 return written
@@ -174,7 +231,7 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, models_dir:
                 t_file.parent.mkdir(parents=True, exist_ok=True)
                 torch.save(teacher.state_dict(), t_file)
                 new_teacher = True
-                for c, lb in jobs:   # the curves of a lost teacher go: a run cut short redoes them whole later
+                for c, lb in jobs:  # the curves of a lost teacher go: a run cut short redoes them whole later
                     if lb == "teacher":
                         record_file(c, lb, seed, root).unlink(missing_ok=True)
             else:
@@ -188,7 +245,10 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, models_dir:
                     df = pd.concat([pd.read_csv(out), df], ignore_index=True).sort_values("steps", kind="stable")
             _write(df, out)
             written.append(out)
-            say(f"labelled regime: {out.name}: " + "  ".join(f"{s}: {a:.3f}" for s, a in zip(df["steps"], df["test acc"])))
+            say(
+                f"labelled regime: {out.name}: "
+                + "  ".join(f"{s}: {a:.3f}" for s, a in zip(df["steps"], df["test acc"]))
+            )
     return written
 
 
@@ -208,18 +268,27 @@ def plateaus(records: pd.DataFrame, gain: float = 0.005) -> pd.DataFrame:
         x = "epoch" if curve == "teacher" else "steps"
         seeds = int(g["seed"].nunique())
         n = g.groupby(x)["seed"].nunique()
-        g = g[g[x].isin(n[n == seeds].index)]   # a length not yet run on every seed is left out of the reading
+        g = g[g[x].isin(n[n == seeds].index)]  # a length not yet run on every seed is left out of the reading
         m = g.groupby(x)["test acc"].mean().sort_index()
         chosen = None
         for i, length in enumerate(m.index[:-1]):
-            later = m.iloc[i + 1:].max() if curve == "teacher" else m.iloc[i + 1]
+            later = m.iloc[i + 1 :].max() if curve == "teacher" else m.iloc[i + 1]
             if later - m.iloc[i] < gain:
                 chosen = length
                 break
-        rows.append({"curve": curve, "labels": labels, "seeds": seeds, "unit": x,
-                     "plateau at": chosen if chosen is not None else m.index[-1], "reached": chosen is not None,
-                     "accuracy there": float(m.loc[chosen if chosen is not None else m.index[-1]]),
-                     "longest": m.index[-1], "accuracy at the longest": float(m.iloc[-1])})
+        rows.append(
+            {
+                "curve": curve,
+                "labels": labels,
+                "seeds": seeds,
+                "unit": x,
+                "plateau at": chosen if chosen is not None else m.index[-1],
+                "reached": chosen is not None,
+                "accuracy there": float(m.loc[chosen if chosen is not None else m.index[-1]]),
+                "longest": m.index[-1],
+                "accuracy at the longest": float(m.iloc[-1]),
+            }
+        )
     return pd.DataFrame(rows)
 
 

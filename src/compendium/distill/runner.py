@@ -31,8 +31,8 @@ class Job:
     cfg: E.EvalConfig
     seed: int = 0
     teacher: nn.Module | None = None
-    cost: float = field(default=0.0, compare=False)   # a scheduling hint (bigger first)
-    classes: tuple[int, ...] | None = None            # test on these classes only, renumbered (continual)
+    cost: float = field(default=0.0, compare=False)  # a scheduling hint (bigger first)
+    classes: tuple[int, ...] | None = None  # test on these classes only, renumbered (continual)
 
 
 def _init(test_images: torch.Tensor, test_labels: torch.Tensor, threads: int) -> None:
@@ -52,12 +52,24 @@ def _one(job: Job) -> dict:
     assert _TEST is not None
     t0 = time.perf_counter()
     r = E.evaluate(job.dset, *_test_for(job, *_TEST), job.cfg, job.seed, job.teacher)
-    return {**job.key, "seed": job.seed, "acc": r["final_acc"], "best acc": r["best_acc"], "steps": r["steps"],
-            "train seconds": r["train_seconds"], "seconds": time.perf_counter() - t0}
+    return {
+        **job.key,
+        "seed": job.seed,
+        "acc": r["final_acc"],
+        "best acc": r["best_acc"],
+        "steps": r["steps"],
+        "train seconds": r["train_seconds"],
+        "seconds": time.perf_counter() - t0,
+    }
 
 
-def evaluate_many(jobs: list[Job], test_images: torch.Tensor, test_labels: torch.Tensor, workers: int = 2,
-                  resume_dir: str | os.PathLike | None = None) -> list[dict]:
+def evaluate_many(
+    jobs: list[Job],
+    test_images: torch.Tensor,
+    test_labels: torch.Tensor,
+    workers: int = 2,
+    resume_dir: str | os.PathLike | None = None,
+) -> list[dict]:
     """Rows (``key`` + seed, final and best accuracy, steps, seconds) in the order of ``jobs``. Every job's
     config is checked first, so a bad one fails before any training. ``workers`` 0: in this process.
 
@@ -69,17 +81,24 @@ def evaluate_many(jobs: list[Job], test_images: torch.Tensor, test_labels: torch
     for j in jobs:
         E._check_inputs(j.dset, *_test_for(j, test_images, test_labels), j.cfg, j.teacher)
     calls = [(_one, (j,), {}) for j in jobs]
-    context = ("test set", test_images, test_labels)   # what _init holds, without its thread count
+    context = ("test set", test_images, test_labels)  # what _init holds, without its thread count
     if workers <= 0:
         _init(test_images, test_labels, torch.get_num_threads())
         return run_calls(calls, 0, resume_dir=resume_dir, resume_context=context)
-    return run_calls(calls, workers, costs=[j.cost for j in jobs], initializer=_init,
-                     initargs=(test_images, test_labels, 1), resume_dir=resume_dir, resume_context=context)
+    return run_calls(
+        calls,
+        workers,
+        costs=[j.cost for j in jobs],
+        initializer=_init,
+        initargs=(test_images, test_labels, 1),
+        resume_dir=resume_dir,
+        resume_context=context,
+    )
 
 
-def datasets_of(sets, data_root: str | os.PathLike = "", test_n: int = 0, resolution: int = 0,
-                train_per_class: int = 0
-                ) -> tuple[dict[str, data.ImageDataset], dict[str, tuple[torch.Tensor, torch.Tensor]]]:
+def datasets_of(
+    sets, data_root: str | os.PathLike = "", test_n: int = 0, resolution: int = 0, train_per_class: int = 0
+) -> tuple[dict[str, data.ImageDataset], dict[str, tuple[torch.Tensor, torch.Tensor]]]:
     """The training split and the test images and labels (:func:`E.test_subset` of ``test_n``) of every dataset the
     ``sets`` were made from (``None`` entries skipped), by name: what :func:`evaluate_by_dataset` and the sets'
     real-image references need. Non-shipped datasets are read from ``data_root`` (:func:`data.train_test`, with
@@ -91,8 +110,12 @@ def datasets_of(sets, data_root: str | os.PathLike = "", test_n: int = 0, resolu
     return train, tests
 
 
-def evaluate_by_dataset(jobs: list[Job], tests: Mapping[str, tuple[torch.Tensor, torch.Tensor]], workers: int = 2,
-                        resume_dir: str | os.PathLike | None = None) -> list[dict]:
+def evaluate_by_dataset(
+    jobs: list[Job],
+    tests: Mapping[str, tuple[torch.Tensor, torch.Tensor]],
+    workers: int = 2,
+    resume_dir: str | os.PathLike | None = None,
+) -> list[dict]:
     """:func:`evaluate_many` for jobs whose sets come from several datasets: each set (``job.dset.dataset``) is
     tested on ``tests[its dataset]`` (images, labels). Rows in the order of ``jobs``; every job is checked
     before any trains. With one dataset it is :func:`evaluate_many`, to the same rows."""
@@ -119,7 +142,6 @@ def summarise(rows: list[dict], keys: list[str]):
     out["std"] = out["std"].fillna(0.0)
     out["cell"] = [E.cell_text(m, s, c) for m, s, c in zip(out["mean"], out["std"], out["count"])]
     return out
-
 
 
 def cell_txt(cells: dict, key, n: int | None = None, missing: str = "–") -> str:

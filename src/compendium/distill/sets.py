@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-FORMAT_VERSION = 2   # 2: one file layout for every set type (tensors, kind, meta)
+FORMAT_VERSION = 2  # 2: one file layout for every set type (tensors, kind, meta)
 
 
 class SetError(ValueError):
@@ -32,8 +32,8 @@ class SetError(ValueError):
 
 @dataclass
 class DistilledSet:
-    images: torch.Tensor                      # float32 [N, C, H, W], normalised
-    labels: torch.Tensor                      # int64 [N], hard class labels
+    images: torch.Tensor  # float32 [N, C, H, W], normalised
+    labels: torch.Tensor  # int64 [N], hard class labels
     num_classes: int
     mean: tuple[float, ...]
     std: tuple[float, ...]
@@ -41,7 +41,7 @@ class DistilledSet:
     dataset: str = "fashion-mnist"
     params: dict = field(default_factory=dict)
     seed: int = 0
-    soft_labels: torch.Tensor | None = None   # float32 [N, num_classes], rows sum to 1
+    soft_labels: torch.Tensor | None = None  # float32 [N, num_classes], rows sum to 1
     synthesis_seconds: float = 0.0
     peak_memory_bytes: int = 0
     source_index: torch.Tensor | None = None  # int64 [N]: indices into the real training set (coresets)
@@ -53,8 +53,10 @@ class DistilledSet:
     def validate(self) -> None:
         x, y = self.images, self.labels
         if not isinstance(x, torch.Tensor) or x.ndim != 4 or not x.is_floating_point():
-            raise SetError(f"{self.method}: images must be a float tensor N x C x H x W, got "
-                           f"{getattr(x, 'dtype', type(x))} {tuple(getattr(x, 'shape', ()))}")
+            raise SetError(
+                f"{self.method}: images must be a float tensor N x C x H x W, got "
+                f"{getattr(x, 'dtype', type(x))} {tuple(getattr(x, 'shape', ()))}"
+            )
         if y.dtype != torch.int64 or y.shape != (x.shape[0],):
             raise SetError(f"{self.method}: labels must be int64 [{x.shape[0]}], got {y.dtype} {tuple(y.shape)}")
         if x.shape[0] == 0:
@@ -92,21 +94,46 @@ class DistilledSet:
 
     def with_soft_labels(self, soft: torch.Tensor, how: str) -> "DistilledSet":
         """The same images, relabelled (``how`` is recorded in the params)."""
-        return DistilledSet(self.images, self.labels, self.num_classes, self.mean, self.std, self.method, self.dataset,
-                            {**self.params, "relabel": how}, self.seed, soft.float(), self.synthesis_seconds,
-                            self.peak_memory_bytes, self.source_index)
+        return DistilledSet(
+            self.images,
+            self.labels,
+            self.num_classes,
+            self.mean,
+            self.std,
+            self.method,
+            self.dataset,
+            {**self.params, "relabel": how},
+            self.seed,
+            soft.float(),
+            self.synthesis_seconds,
+            self.peak_memory_bytes,
+            self.source_index,
+        )
 
     def save(self, path: str | Path) -> Path:
         """Write the set (:func:`save_tensors`). Its synthesis time and peak memory stay out of the file:
         they differ between identical runs, and a rerun must rewrite the file byte for byte so that the
         stages that read it stay up to date (:mod:`compendium.core.volatile`); the stage that made the set
         reports them in its tables. A loaded set has ``synthesis_seconds`` NaN and ``peak_memory_bytes`` 0."""
-        return save_tensors(path, "labelled", {"images": self.images.float(), "labels": self.labels,
-                                               "soft_labels": None if self.soft_labels is None else self.soft_labels.float(),
-                                               "source_index": self.source_index},
-                            {"num_classes": self.num_classes, "mean": self.mean, "std": self.std,
-                             "method": self.method, "dataset": self.dataset, "params": self.params,
-                             "seed": self.seed})
+        return save_tensors(
+            path,
+            "labelled",
+            {
+                "images": self.images.float(),
+                "labels": self.labels,
+                "soft_labels": None if self.soft_labels is None else self.soft_labels.float(),
+                "source_index": self.source_index,
+            },
+            {
+                "num_classes": self.num_classes,
+                "mean": self.mean,
+                "std": self.std,
+                "method": self.method,
+                "dataset": self.dataset,
+                "params": self.params,
+                "seed": self.seed,
+            },
+        )
 
     @classmethod
     def load(cls, path: str | Path, dataset: str | None = None) -> "DistilledSet":
@@ -114,11 +141,25 @@ class DistilledSet:
         (a stage that reads another's sets must run on the same ``dataset``)."""
         d, meta = load_tensors(path, "labelled")
         if dataset is not None and meta["dataset"] != dataset:
-            raise SetError(f"{path}: a set of {meta['dataset']!r}, not {dataset!r}; set the same `dataset` in the stage "
-                           "that wrote it and in this one, and rerun that stage")
-        return cls(d["images"], d["labels"], meta["num_classes"], tuple(meta["mean"]), tuple(meta["std"]),
-                   meta["method"], meta["dataset"], meta["params"], meta["seed"], d["soft_labels"],
-                   float(meta.get("synthesis_seconds", math.nan)), int(meta.get("peak_memory_bytes", 0)), d["source_index"])
+            raise SetError(
+                f"{path}: a set of {meta['dataset']!r}, not {dataset!r}; set the same `dataset` in the stage "
+                "that wrote it and in this one, and rerun that stage"
+            )
+        return cls(
+            d["images"],
+            d["labels"],
+            meta["num_classes"],
+            tuple(meta["mean"]),
+            tuple(meta["std"]),
+            meta["method"],
+            meta["dataset"],
+            meta["params"],
+            meta["seed"],
+            d["soft_labels"],
+            float(meta.get("synthesis_seconds", math.nan)),
+            int(meta.get("peak_memory_bytes", 0)),
+            d["source_index"],
+        )
 
 
 def save_tensors(path: str | Path, kind: str, tensors: dict, meta: dict) -> Path:
@@ -144,20 +185,31 @@ def load_tensors(path: str | Path, kind: str) -> tuple[dict, dict]:
     except Exception as e:  # noqa: BLE001 - any unpickling failure means a corrupt file
         raise SetError(f"{path} is not a readable set file ({type(e).__name__}: {e})") from e
     if not isinstance(d, dict) or d.get("format") != FORMAT_VERSION or d.get("kind") != kind:
-        raise SetError(f"{path}: not a {kind} set of format {FORMAT_VERSION} "
-                       f"(found kind {d.get('kind') if isinstance(d, dict) else None!r})")
+        raise SetError(
+            f"{path}: not a {kind} set of format {FORMAT_VERSION} "
+            f"(found kind {d.get('kind') if isinstance(d, dict) else None!r})"
+        )
     return d["tensors"], json.loads(d["meta"])
 
 
-def from_real(images_u8: torch.Tensor, labels: torch.Tensor, index: torch.Tensor, num_classes: int, mean, std,
-              method: str, **kw) -> DistilledSet:
+def from_real(
+    images_u8: torch.Tensor, labels: torch.Tensor, index: torch.Tensor, num_classes: int, mean, std, method: str, **kw
+) -> DistilledSet:
     """A coreset: real images ``images_u8[index]`` (uint8) with their labels, normalised."""
     index = torch.as_tensor(index, dtype=torch.int64)
     x = images_u8[index].float().div_(255.0)
     m = torch.as_tensor(mean, dtype=torch.float32).view(1, -1, 1, 1)
     s = torch.as_tensor(std, dtype=torch.float32).view(1, -1, 1, 1)
-    return DistilledSet((x - m) / s, labels[index].clone(), num_classes, tuple(mean), tuple(std), method,
-                        source_index=index.clone(), **kw)
+    return DistilledSet(
+        (x - m) / s,
+        labels[index].clone(),
+        num_classes,
+        tuple(mean),
+        tuple(std),
+        method,
+        source_index=index.clone(),
+        **kw,
+    )
 
 
 def _rss_bytes() -> int:

@@ -17,20 +17,66 @@ from typing import Sequence
 
 from compendium.distill.evaluate import EvalConfig
 
-ZOO = ("mlp", "lenet", "convnet", "alexnet", "vgg11", "resnet18", "mobilenet_v2", "efficientnet_b0",
-       "shufflenet_v2", "vit_tiny", "vgg16", "resnet50", "resnet101")
-LABELS = {"mlp": "MLP", "lenet": "LeNet", "convnet": "ConvNet", "alexnet": "AlexNet-BN", "vgg11": "VGG-11-BN",
-          "resnet18": "ResNet-18", "mobilenet_v2": "MobileNet-V2", "efficientnet_b0": "EfficientNet-B0",
-          "shufflenet_v2": "ShuffleNet-V2", "vit_tiny": "ViT-Tiny", "vit_bn": "ViT-BN", "vgg16": "VGG-16-BN",
-          "resnet50": "ResNet-50", "resnet101": "ResNet-101"}
-RELATIVE_COST = {"mlp": 0.3, "lenet": 0.4, "convnet": 1.0, "alexnet": 1.5, "vgg11": 2.0, "resnet18": 3.0,
-                 "mobilenet_v2": 2.5, "efficientnet_b0": 3.5, "shufflenet_v2": 2.5, "vit_tiny": 2.0, "vit_bn": 2.0,
-                 "vgg16": 3.5, "resnet50": 6.0, "resnet101": 11.0}
+ZOO = (
+    "mlp",
+    "lenet",
+    "convnet",
+    "alexnet",
+    "vgg11",
+    "resnet18",
+    "mobilenet_v2",
+    "efficientnet_b0",
+    "shufflenet_v2",
+    "vit_tiny",
+    "vgg16",
+    "resnet50",
+    "resnet101",
+)
+LABELS = {
+    "mlp": "MLP",
+    "lenet": "LeNet",
+    "convnet": "ConvNet",
+    "alexnet": "AlexNet-BN",
+    "vgg11": "VGG-11-BN",
+    "resnet18": "ResNet-18",
+    "mobilenet_v2": "MobileNet-V2",
+    "efficientnet_b0": "EfficientNet-B0",
+    "shufflenet_v2": "ShuffleNet-V2",
+    "vit_tiny": "ViT-Tiny",
+    "vit_bn": "ViT-BN",
+    "vgg16": "VGG-16-BN",
+    "resnet50": "ResNet-50",
+    "resnet101": "ResNet-101",
+}
+RELATIVE_COST = {
+    "mlp": 0.3,
+    "lenet": 0.4,
+    "convnet": 1.0,
+    "alexnet": 1.5,
+    "vgg11": 2.0,
+    "resnet18": 3.0,
+    "mobilenet_v2": 2.5,
+    "efficientnet_b0": 3.5,
+    "shufflenet_v2": 2.5,
+    "vit_tiny": 2.0,
+    "vit_bn": 2.0,
+    "vgg16": 3.5,
+    "resnet50": 6.0,
+    "resnet101": 11.0,
+}
 
 
-def arch_kwargs(name: str, *, width: int = 16, width_mult: float = 0.125, vit_depth: int = 4,
-                stem_stride: int = 2, mlp_width: int = 128, vit_patch: int | None = None,
-                depth_mult: float = 1.0) -> dict:
+def arch_kwargs(
+    name: str,
+    *,
+    width: int = 16,
+    width_mult: float = 0.125,
+    vit_depth: int = 4,
+    stem_stride: int = 2,
+    mlp_width: int = 128,
+    vit_patch: int | None = None,
+    depth_mult: float = 1.0,
+) -> dict:
     """``models.build`` keyword arguments of one zoo architecture at the given reduced scale."""
     table = {
         "mlp": {"width": mlp_width, "depth": 3},
@@ -45,7 +91,7 @@ def arch_kwargs(name: str, *, width: int = 16, width_mult: float = 0.125, vit_de
         "vit_tiny": {"width_mult": min(1.0, 2 * width_mult), "depth": vit_depth, "patch_size": vit_patch},
         "vit_bn": {"width_mult": min(1.0, 2 * width_mult), "depth": vit_depth, "patch_size": vit_patch},
         "vgg16": {"width_mult": width_mult, "norm": "batch"},
-        "resnet50": {"width_mult": width_mult, "stem_stride": stem_stride},    # the small stem below 128 px
+        "resnet50": {"width_mult": width_mult, "stem_stride": stem_stride},  # the small stem below 128 px
         "resnet101": {"width_mult": width_mult, "stem_stride": stem_stride},
     }
     if name not in table:
@@ -62,8 +108,13 @@ def configs(names: Sequence[str], base: EvalConfig, **scale) -> dict[str, EvalCo
 #: ConvNet and VGG-11 use instance norm, its AlexNet none): a student trained on one image per class sees a
 #: 10-image batch, whose batch statistics the zoo's BatchNorm variants would learn from. ResNet-18 is left
 #: out: ours has BatchNorm only (DC's uses instance norm).
-DC_ARCHS = {"mlp": {}, "lenet": {}, "convnet": {"norm": "instance"}, "alexnet": {"norm": "none"},
-            "vgg11": {"norm": "instance"}}
+DC_ARCHS = {
+    "mlp": {},
+    "lenet": {},
+    "convnet": {"norm": "instance"},
+    "alexnet": {"norm": "none"},
+    "vgg11": {"norm": "instance"},
+}
 #: Their names in tables: DC's AlexNet and VGG-11 carry no BatchNorm (the zoo's ``LABELS`` say "-BN").
 DC_LABELS = {n: {"alexnet": "AlexNet", "vgg11": "VGG-11"}.get(n, LABELS[n]) for n in DC_ARCHS}
 
@@ -73,4 +124,6 @@ def dc_configs(names: Sequence[str], base: EvalConfig, **scale) -> dict[str, Eva
     unknown = [n for n in names if n not in DC_ARCHS]
     if unknown:
         raise ValueError(f"not among DC's evaluation networks {sorted(DC_ARCHS)}: {unknown}")
-    return {n: c.replace(arch_kwargs={**c.arch_kwargs, **DC_ARCHS[n]}) for n, c in configs(names, base, **scale).items()}
+    return {
+        n: c.replace(arch_kwargs={**c.arch_kwargs, **DC_ARCHS[n]}) for n, c in configs(names, base, **scale).items()
+    }

@@ -26,7 +26,10 @@ import pandas as pd
 from compendium.core import paths
 
 # dependencies and products that are not results: their hashes change with every run and say nothing
-DROP = r"^(src|notebooks|build|data|models)/|^data$|requirements|reports/(tables|notebooks|claims|figures|metrics)|headlines.json"
+DROP = (
+    r"^(src|notebooks|build|data|models)/|^data$|requirements"
+    r"|reports/(tables|notebooks|claims|figures|metrics)|headlines.json"
+)
 META = ("rev", "typ", "Created", "parent", "State", "Executor")
 
 
@@ -35,8 +38,10 @@ def transpose(table: pd.DataFrame) -> pd.DataFrame:
     experiment, named by the experiment's name where it has one, else its revision (``workspace``, the branch)."""
     if table.empty:
         return pd.DataFrame()
-    names = [str(e) if isinstance(e, str) and e else str(r) for e, r in zip(table.get("Experiment", [""] * len(table)),
-                                                                            table["rev"])]
+    names = [
+        str(e) if isinstance(e, str) and e else str(r)
+        for e, r in zip(table.get("Experiment", [""] * len(table)), table["rev"])
+    ]
     keys = [c for c in table.columns if c != "Experiment" and c not in META]
     out = table[keys].T
     out.columns = names

@@ -51,46 +51,145 @@ def _loss(stage: str, table: str, title: str, x: str = "iteration", series: tupl
 
 P = "reports/plots"
 PLOTS = (
-    Plot("class_balance_fashion_mnist", f"{P}/data_overview/class_balance_fashion_mnist.csv", "class", "count",
-         ("split",), "Fashion-MNIST: images per class, train and test", mark="bar"),
-    Plot("class_balance_digits", f"{P}/data_overview/class_balance_digits.csv", "class", "count", ("split",),
-         "digits: images per class, train and test", mark="bar"),
-    Plot("t4_ratio", f"{P}/theory_dwa/t4_ratio.csv", "rho", "ratio_median", ("teacher",),
-         "DWA Sec. 3.3 (T4): median loss ratio after the weight perturbation, per teacher"),
-    Plot("bias_sweep", f"{P}/theory_ssdd/bias_sweep.csv", "value", "relative bias (median)", ("swept",),
-         "SSDD Sec. 3.3: relative bias of the sampled-augmentation gradient, per swept setting", mark="point"),
-    Plot("knn_curves", f"{P}/rela_smoke/knn_curves.csv", "epoch", "knn", ("arm",),
-         "rela_smoke: kNN accuracy during pre-training, per arm"),
-    Plot("lambda_trace", f"{P}/rela_smoke/lambda_trace.csv", "step", "lam", ("arm",),
-         "rela_smoke: the ReLA weight λ per step, per arm"),
-    Plot("rela_loss_trace", f"{P}/rela_smoke/lambda_trace.csv", "step", "rela_loss", ("arm",),
-         "rela_smoke: the ReLA loss per step, per arm", log_y=True),
-    Plot("budget_curves", f"{P}/rela_budget/budget_curves.csv", "budget", "probe mean", ("column",),
-         "ReLA Table 1: linear probe against the budget, per arm", mark="point"),
-    Plot("representation_similarity", f"{P}/rela_budget/representation_similarity.csv", "target", "source",
-         ("transport similarity",), "ReLA Fig. 4a: transport similarity between priors and students", mark="rect"),
-    Plot("training_dynamics", f"{P}/rela_ablations/training_dynamics.csv", "step", "rela_loss", ("arm",),
-         "ReLA ablations: the ReLA loss per step, per schedule", log_y=True),
-    Plot("training_dynamics_lambda", f"{P}/rela_ablations/training_dynamics.csv", "step", "lam", ("arm",),
-         "ReLA ablations: λ per step, per schedule"),
-    _loss("dd_inversion", "loss_curves", "SRe2L / DWA / RDED recovery loss, per method and ipc", x="point",
-          series=("method", "ipc")),
-    _loss("dd_matching", "loss_curves", "DC / DSA / DM matching loss, per method and ipc", x="point",
-          series=("method", "ipc")),
-    _loss("dd_kip", "loss_curves", "KIP / LS loss, per method and ipc (one line per seed)", x="point",
-          series=("method", "ipc", "seed")),
+    Plot(
+        "class_balance_fashion_mnist",
+        f"{P}/data_overview/class_balance_fashion_mnist.csv",
+        "class",
+        "count",
+        ("split",),
+        "Fashion-MNIST: images per class, train and test",
+        mark="bar",
+    ),
+    Plot(
+        "class_balance_digits",
+        f"{P}/data_overview/class_balance_digits.csv",
+        "class",
+        "count",
+        ("split",),
+        "digits: images per class, train and test",
+        mark="bar",
+    ),
+    Plot(
+        "t4_ratio",
+        f"{P}/theory_dwa/t4_ratio.csv",
+        "rho",
+        "ratio_median",
+        ("teacher",),
+        "DWA Sec. 3.3 (T4): median loss ratio after the weight perturbation, per teacher",
+    ),
+    Plot(
+        "bias_sweep",
+        f"{P}/theory_ssdd/bias_sweep.csv",
+        "value",
+        "relative bias (median)",
+        ("swept",),
+        "SSDD Sec. 3.3: relative bias of the sampled-augmentation gradient, per swept setting",
+        mark="point",
+    ),
+    Plot(
+        "knn_curves",
+        f"{P}/rela_smoke/knn_curves.csv",
+        "epoch",
+        "knn",
+        ("arm",),
+        "rela_smoke: kNN accuracy during pre-training, per arm",
+    ),
+    Plot(
+        "lambda_trace",
+        f"{P}/rela_smoke/lambda_trace.csv",
+        "step",
+        "lam",
+        ("arm",),
+        "rela_smoke: the ReLA weight λ per step, per arm",
+    ),
+    Plot(
+        "rela_loss_trace",
+        f"{P}/rela_smoke/lambda_trace.csv",
+        "step",
+        "rela_loss",
+        ("arm",),
+        "rela_smoke: the ReLA loss per step, per arm",
+        log_y=True,
+    ),
+    Plot(
+        "budget_curves",
+        f"{P}/rela_budget/budget_curves.csv",
+        "budget",
+        "probe mean",
+        ("column",),
+        "ReLA Table 1: linear probe against the budget, per arm",
+        mark="point",
+    ),
+    Plot(
+        "representation_similarity",
+        f"{P}/rela_budget/representation_similarity.csv",
+        "target",
+        "source",
+        ("transport similarity",),
+        "ReLA Fig. 4a: transport similarity between priors and students",
+        mark="rect",
+    ),
+    Plot(
+        "training_dynamics",
+        f"{P}/rela_ablations/training_dynamics.csv",
+        "step",
+        "rela_loss",
+        ("arm",),
+        "ReLA ablations: the ReLA loss per step, per schedule",
+        log_y=True,
+    ),
+    Plot(
+        "training_dynamics_lambda",
+        f"{P}/rela_ablations/training_dynamics.csv",
+        "step",
+        "lam",
+        ("arm",),
+        "ReLA ablations: λ per step, per schedule",
+    ),
+    _loss(
+        "dd_inversion",
+        "loss_curves",
+        "SRe2L / DWA / RDED recovery loss, per method and ipc",
+        x="point",
+        series=("method", "ipc"),
+    ),
+    _loss(
+        "dd_matching",
+        "loss_curves",
+        "DC / DSA / DM matching loss, per method and ipc",
+        x="point",
+        series=("method", "ipc"),
+    ),
+    _loss(
+        "dd_kip",
+        "loss_curves",
+        "KIP / LS loss, per method and ipc (one line per seed)",
+        x="point",
+        series=("method", "ipc", "seed"),
+    ),
     _loss("dd_unrolled", "outer_loss", "DD / SLDD outer loss, per run"),
     _loss("dd_labels", "target_loss", "Label distillation: target loss, per run"),
     _loss("dd_mnemonics", "exemplar_loss", "Mnemonics: exemplar loss, per run"),
     _loss("dd_gtn", "meta_loss", "GTN meta loss, per run"),
     _loss("dd_text", "outer_loss", "Text DD outer loss, per run"),
-    Plot("ssdd_outer_loss", f"{P}/ssdd_distill/outer_loss.csv", "step", "loss", ("set",),
-         "KRR-ST / SSDD outer loss (Eq. 3), per set", log_y=True),
+    Plot(
+        "ssdd_outer_loss",
+        f"{P}/ssdd_distill/outer_loss.csv",
+        "step",
+        "loss",
+        ("set",),
+        "KRR-ST / SSDD outer loss (Eq. 3), per set",
+        log_y=True,
+    ),
 )
 
 #: Figures shown beside the data plots (one per family).
-IMAGES = ("reports/figures/data_overview/samples_per_class.png", "reports/figures/rela_budget/budget_curves_and_cost.png",
-          "reports/figures/dd_dwa/fig5_grid.png", "reports/figures/ssdd_eval/convnet_probes.png")
+IMAGES = (
+    "reports/figures/data_overview/samples_per_class.png",
+    "reports/figures/rela_budget/budget_curves_and_cost.png",
+    "reports/figures/dd_dwa/fig5_grid.png",
+    "reports/figures/ssdd_eval/convnet_probes.png",
+)
 
 
 def _nominal_or_q(field: str, kind: str) -> dict:
@@ -102,10 +201,18 @@ def template(plot: Plot) -> dict:
     the series columns are written in."""
     enc: dict = {
         "x": {"field": "<DVC_METRIC_X>", "type": "quantitative", "title": "<DVC_METRIC_X_LABEL>"},
-        "y": {"field": "<DVC_METRIC_Y>", "type": "quantitative", "title": "<DVC_METRIC_Y_LABEL>",
-              "scale": {"zero": False, **({"type": "log"} if plot.log_y else {})}},
-        "tooltip": [{"field": "rev", "type": "nominal"}, {"field": "<DVC_METRIC_X>"}, {"field": "<DVC_METRIC_Y>"},
-                    *({"field": s} for s in plot.series)],
+        "y": {
+            "field": "<DVC_METRIC_Y>",
+            "type": "quantitative",
+            "title": "<DVC_METRIC_Y_LABEL>",
+            "scale": {"zero": False, **({"type": "log"} if plot.log_y else {})},
+        },
+        "tooltip": [
+            {"field": "rev", "type": "nominal"},
+            {"field": "<DVC_METRIC_X>"},
+            {"field": "<DVC_METRIC_Y>"},
+            *({"field": s} for s in plot.series),
+        ],
     }
     mark: dict = {"type": plot.mark, "tooltip": True}
     if plot.mark == "rect":
@@ -129,10 +236,15 @@ def template(plot: Plot) -> dict:
             enc["strokeDash"] = {"field": "rev", "type": "nominal", "title": "revision"}
         if plot.mark == "point":
             mark = {"type": "line", "point": True, "tooltip": True}
-    return {"$schema": "https://vega.github.io/schema/vega-lite/v5.json",
-            "data": {"values": "<DVC_METRIC_DATA>"},
-            "title": "<DVC_METRIC_TITLE>", "width": 420, "height": 300,
-            "mark": mark, "encoding": enc}
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json",
+        "data": {"values": "<DVC_METRIC_DATA>"},
+        "title": "<DVC_METRIC_TITLE>",
+        "width": 420,
+        "height": 300,
+        "mark": mark,
+        "encoding": enc,
+    }
 
 
 def templates() -> dict[str, dict]:
@@ -148,8 +260,14 @@ def section() -> str:
     """The top-level ``plots:`` section of dvc.yaml (YAML; strings quoted as JSON, which YAML reads)."""
     lines = [START, "plots:"]
     for p in PLOTS:
-        lines += [f"  - {p.id}:", f"      template: {p.template_name}", f"      x: {_q(p.x)}",
-                  "      y:", f"        {p.file}: {_q(p.y)}", f"      title: {_q(p.title)}"]
+        lines += [
+            f"  - {p.id}:",
+            f"      template: {p.template_name}",
+            f"      x: {_q(p.x)}",
+            "      y:",
+            f"        {p.file}: {_q(p.y)}",
+            f"      title: {_q(p.title)}",
+        ]
     lines += [f"  - {img}" for img in IMAGES]
     return "\n".join(lines + [END])
 
@@ -157,7 +275,7 @@ def section() -> str:
 def current_section(text: str) -> str:
     if START not in text or END not in text:
         raise ValueError(f"dvc.yaml has no generated plots section ({START!r} ... {END!r})")
-    return text[text.index(START): text.index(END) + len(END)]
+    return text[text.index(START) : text.index(END) + len(END)]
 
 
 def problems(root: Path | None = None) -> list[str]:
@@ -227,21 +345,29 @@ def vendored_page(packages: Path) -> str:
         if "</script" in code.lower():
             raise ValueError(f"{name} {version}: its build contains '</script' and cannot be inlined")
         licence = (root / "LICENSE").read_text(encoding="utf-8").replace("*/", "* /")
-        parts.append(f"<script>/* {name} {version}, from the npm registry (npm pack {name}@{version}); its licence:\n"
-                     f"{licence}*/\n{code}\n</script>")
-    return ("<!DOCTYPE html>\n<html>\n<head>\n    {refresh_tag}\n    <meta charset=\"utf-8\">\n    <title>DVC Plot</title>\n"
-            "    <!-- vega, vega-lite and vega-embed inlined at the versions DVC's own page loads from a CDN, so that the\n"
-            "         page works offline: python -m compendium.pipeline.dvcplots --write-page <folder of the unpacked\n"
-            "         npm packages> -->\n" + "\n".join(parts)
-            + "\n    <style>\n        table {\n            border-spacing: 15px;\n        }\n    </style>\n</head>\n"
-              "<body>\n    {plot_divs}\n</body>\n</html>\n")
+        parts.append(
+            f"<script>/* {name} {version}, from the npm registry (npm pack {name}@{version}); its licence:\n"
+            f"{licence}*/\n{code}\n</script>"
+        )
+    return (
+        '<!DOCTYPE html>\n<html>\n<head>\n    {refresh_tag}\n    <meta charset="utf-8">\n    <title>DVC Plot</title>\n'
+        "    <!-- vega, vega-lite and vega-embed inlined at the versions DVC's own page loads from a CDN, so that the\n"
+        "         page works offline: python -m compendium.pipeline.dvcplots --write-page <folder of the unpacked\n"
+        "         npm packages> -->\n"
+        + "\n".join(parts)
+        + "\n    <style>\n        table {\n            border-spacing: 15px;\n        }\n    </style>\n</head>\n"
+        "<body>\n    {plot_divs}\n</body>\n</html>\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "--write-page":
         if len(argv) < 2:
-            print("usage: python -m compendium.pipeline.dvcplots --write-page <folder>, the folder holding "
-                  + ", ".join(f"{n}-{v}/package/ (npm pack {n}@{v}; tar xzf)" for n, v in VEGA), file=sys.stderr)
+            print(
+                "usage: python -m compendium.pipeline.dvcplots --write-page <folder>, the folder holding "
+                + ", ".join(f"{n}-{v}/package/ (npm pack {n}@{v}; tar xzf)" for n, v in VEGA),
+                file=sys.stderr,
+            )
             return 2
         (paths.ROOT / PAGE).write_text(vendored_page(Path(argv[1])), encoding="utf-8")
         print(f"[dvcplots] wrote {PAGE}")

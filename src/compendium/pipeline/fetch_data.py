@@ -33,8 +33,12 @@ from compendium.core.data import MANIFEST, check_file, verify, write_idx
 
 DEBIAN_DIR = Path("/usr/share/datasets/fashion-mnist")
 DEBIAN_PACKAGE = "dataset-fashion-mnist"
-FMNIST_STEMS = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-                "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
+FMNIST_STEMS = (
+    "train-images-idx3-ubyte",
+    "train-labels-idx1-ubyte",
+    "t10k-images-idx3-ubyte",
+    "t10k-labels-idx1-ubyte",
+)
 
 
 def log(msg: str) -> None:
@@ -55,10 +59,9 @@ def _from_debian_download(downloads: Path) -> Path | None:
     target.mkdir(parents=True, exist_ok=True)
 
     def download() -> bool:
-        r = subprocess.run(["apt-get", "download", DEBIAN_PACKAGE], cwd=target,
-                           capture_output=True, text=True)
+        r = subprocess.run(["apt-get", "download", DEBIAN_PACKAGE], cwd=target, capture_output=True, text=True)
         if r.returncode != 0:
-            log(f"apt-get download failed: {r.stderr.strip().splitlines()[-1:] }")
+            log(f"apt-get download failed: {r.stderr.strip().splitlines()[-1:]}")
         return r.returncode == 0
 
     ok = download()
@@ -106,8 +109,10 @@ def fetch_fashion_mnist(data_dir: Path, downloads: Path) -> None:
         if source is not None:
             log("fashion-mnist: downloaded with torchvision")
     if source is None:
-        raise SystemExit("fashion-mnist: no source worked (Debian package, apt-get download, "
-                         "torchvision). Install `dataset-fashion-mnist` or allow the download.")
+        raise SystemExit(
+            "fashion-mnist: no source worked (Debian package, apt-get download, "
+            "torchvision). Install `dataset-fashion-mnist` or allow the download."
+        )
     out = data_dir / "fashion-mnist"
     out.mkdir(parents=True, exist_ok=True)
     for stem in FMNIST_STEMS:
@@ -175,8 +180,10 @@ def fetch_fortunes(data_dir: Path, downloads: Path) -> None:
         if source is not None:
             log(f"fortunes: from Debian's {FORTUNES_PACKAGE} package (apt-get download)")
     if source is None:
-        raise SystemExit("fortunes: no source worked (installed package, apt-get download). "
-                         f"Install Debian's `{FORTUNES_PACKAGE}` package (1:1.99.1-7.3) or allow apt-get download.")
+        raise SystemExit(
+            "fortunes: no source worked (installed package, apt-get download). "
+            f"Install Debian's `{FORTUNES_PACKAGE}` package (1:1.99.1-7.3) or allow apt-get download."
+        )
     out = data_dir / "fortunes"
     out.mkdir(parents=True, exist_ok=True)
     for n in names:
@@ -185,8 +192,9 @@ def fetch_fortunes(data_dir: Path, downloads: Path) -> None:
         os.replace(tmp, out / n)
     bad = [f"{r} {p}" for r in rels if (p := check_file(r, data_dir))]
     if bad:
-        raise SystemExit("fortunes: the package's files differ from the manifest (another package version?): "
-                         + "; ".join(bad))
+        raise SystemExit(
+            "fortunes: the package's files differ from the manifest (another package version?): " + "; ".join(bad)
+        )
 
 
 def unexpected_files(data_dir: Path) -> list[Path]:
@@ -196,8 +204,7 @@ def unexpected_files(data_dir: Path) -> list[Path]:
 
 def _committed_text(dvc_file: Path) -> str | None:
     """``data.dvc`` as committed in git's HEAD, or None outside git."""
-    r = subprocess.run(["git", "show", f"HEAD:./{dvc_file.name}"], cwd=dvc_file.parent,
-                       capture_output=True, text=True)
+    r = subprocess.run(["git", "show", f"HEAD:./{dvc_file.name}"], cwd=dvc_file.parent, capture_output=True, text=True)
     return r.stdout if r.returncode == 0 else None
 
 
@@ -222,8 +229,10 @@ def dvc_commit(data_dir: Path) -> None:
     after = dvc_file.read_text()
     if after != reference:
         dvc_file.write_text(before)
-        raise SystemExit(f"data/ does not match the committed {dvc_file.name} although every file "
-                         "matches the manifest in compendium/core/data.py: the manifest or data.dvc is out of date.")
+        raise SystemExit(
+            f"data/ does not match the committed {dvc_file.name} although every file "
+            "matches the manifest in compendium/core/data.py: the manifest or data.dvc is out of date."
+        )
     if before != after:
         log(f"{dvc_file.name} had recorded damaged data; restored it")
     log(f"data/ matches {dvc_file.name} and is in DVC's cache")
@@ -233,8 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-dir", type=Path, default=paths.DATA)
     ap.add_argument("--downloads", type=Path, default=paths.BUILD / "downloads")
-    ap.add_argument("--dvc", action="store_true",
-                    help="afterwards put data/ into DVC's cache, checked against data.dvc")
+    ap.add_argument(
+        "--dvc", action="store_true", help="afterwards put data/ into DVC's cache, checked against data.dvc"
+    )
     args = ap.parse_args(argv)
     args.data_dir.mkdir(parents=True, exist_ok=True)
     fetch_fashion_mnist(args.data_dir, args.downloads)
@@ -242,8 +252,12 @@ def main(argv: list[str] | None = None) -> int:
     fetch_fortunes(args.data_dir, args.downloads)
     extra = unexpected_files(args.data_dir)
     if extra:
-        print("unexpected files under data/ (data.dvc would not match): "
-              + ", ".join(str(p) for p in extra) + "\nMove them out of data/.", file=sys.stderr)
+        print(
+            "unexpected files under data/ (data.dvc would not match): "
+            + ", ".join(str(p) for p in extra)
+            + "\nMove them out of data/.",
+            file=sys.stderr,
+        )
         return 1
     verify(root=args.data_dir)
     log("all files verified against the manifest")

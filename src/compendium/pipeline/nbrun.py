@@ -5,7 +5,8 @@
    here, before a kernel starts.
 2. Execute the cleaned notebook (``build/nb/<stage>.ipynb``, made by the ``clean_notebooks``
    stage) with papermill, the resolved parameters injected, in a fresh staging folder
-   (``build/staging/<stage>-<random>``, one per run) that the notebook's :class:`compendium.pipeline.report.Reporter` writes to.
+   (``build/staging/<stage>-<random>``, one per run) that the notebook's :class:`compendium.pipeline.report.Reporter`
+   writes to.
 3. Render the executed notebook to HTML with nbconvert (inputs shown unless ``--hide-input``;
    cells tagged ``hide-input`` always lose their input). The page styles, the same for every page,
    live once in ``html/notebook.css``.
@@ -73,10 +74,11 @@ def render_html(executed: Path, html: Path, hide_input: bool = False) -> str:
 
     cfg = Config()
     cfg.TagRemovePreprocessor.enabled = True
-    cfg.TagRemovePreprocessor.remove_input_tags = {"hide-input", "injected-parameters"} if hide_input else {"hide-input"}
+    cfg.TagRemovePreprocessor.remove_input_tags = (
+        {"hide-input", "injected-parameters"} if hide_input else {"hide-input"}
+    )
     cfg.TagRemovePreprocessor.remove_cell_tags = {"remove-cell"}
-    exporter = HTMLExporter(config=cfg, exclude_input=hide_input, exclude_input_prompt=True,
-                            exclude_output_prompt=True)
+    exporter = HTMLExporter(config=cfg, exclude_input=hide_input, exclude_input_prompt=True, exclude_output_prompt=True)
     nb = nbformat.read(executed, as_version=4)
     body, _ = exporter.from_notebook_node(nb)
     body, css = split_css(body)
@@ -121,10 +123,15 @@ def write_shared_css(html_dir: Path, css: str) -> None:
 
 def stage_products(output_root: Path, stage: str) -> list[Path]:
     """Where a stage's products live under the output root (files and folders)."""
-    return [output_root / paths.HTML / f"{stage}.html", output_root / paths.EXECUTED / f"{stage}.ipynb",
-            output_root / paths.METRICS / f"{stage}.json", output_root / paths.CLAIMS / f"{stage}.csv",
-            output_root / paths.FIGURES / stage,
-            output_root / paths.TABLES / stage, output_root / paths.PLOTS / stage]
+    return [
+        output_root / paths.HTML / f"{stage}.html",
+        output_root / paths.EXECUTED / f"{stage}.ipynb",
+        output_root / paths.METRICS / f"{stage}.json",
+        output_root / paths.CLAIMS / f"{stage}.csv",
+        output_root / paths.FIGURES / stage,
+        output_root / paths.TABLES / stage,
+        output_root / paths.PLOTS / stage,
+    ]
 
 
 class PublishError(RuntimeError):
@@ -158,15 +165,20 @@ def unwritable(output_root: Path, stage: str, staging: Path | None = None) -> No
     go to) cannot be written, naming it."""
     staged = sorted(f for f in staging.rglob("*") if f.is_file()) if staging is not None else []
     targets = [output_root / f.relative_to(staging) for f in staged] if staging is not None else []
-    old = [f for p in stage_products(output_root, stage)
-           for f in ([p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [])]
+    old = [
+        f
+        for p in stage_products(output_root, stage)
+        for f in ([p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [])
+    ]
     folders = {_nearest_existing(t) for t in [*targets, *old, *stage_products(output_root, stage)]}
     folders |= {p for p in stage_products(output_root, stage) if p.is_dir()}
     blocked = sorted(str(d) for d in folders if not (d.is_dir() and _can_write(d)))
     if blocked:
         kept = f"the new products are kept in {staging}" if staging is not None else "nothing was computed"
-        raise PublishError(f"stage {stage!r} cannot publish: {', '.join(blocked)} is not writable. Nothing was "
-                           f"replaced; {kept}. Make the folder writable and rerun the stage.")
+        raise PublishError(
+            f"stage {stage!r} cannot publish: {', '.join(blocked)} is not writable. Nothing was "
+            f"replaced; {kept}. Make the folder writable and rerun the stage."
+        )
 
 
 def _publish(staging: Path, output_root: Path, stage: str) -> list[Path]:
@@ -178,8 +190,11 @@ def _publish(staging: Path, output_root: Path, stage: str) -> list[Path]:
     are in place are the previous run's files that this run did not write removed."""
     new = sorted(f for f in staging.rglob("*") if f.is_file())
     targets = [output_root / f.relative_to(staging) for f in new]
-    old = [f for p in stage_products(output_root, stage)
-           for f in ([p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [])]
+    old = [
+        f
+        for p in stage_products(output_root, stage)
+        for f in ([p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [])
+    ]
     stale = sorted(set(old) - set(targets))
     unwritable(output_root, stage, staging)
     moved = _move_tree(staging, output_root)
@@ -219,16 +234,20 @@ def stage_lock(stage: str):
                 pid = int(pid)
             except (OSError, ValueError):
                 pid, started = -1, "?"
-                try:   # just created by a run that has not written its PID yet: held
+                try:  # just created by a run that has not written its PID yet: held
                     if time.time() - lock.stat().st_mtime < 5:
-                        raise StageLocked(f"stage {stage!r} is starting in another process; wait for it to finish "
-                                          f"or stop it. The lock is {lock}.") from None
+                        raise StageLocked(
+                            f"stage {stage!r} is starting in another process; wait for it to finish "
+                            f"or stop it. The lock is {lock}."
+                        ) from None
                 except FileNotFoundError:
                     continue
             if pid > 0 and _pid_alive(pid):
-                raise StageLocked(f"stage {stage!r} is already running in process {pid} (since {started.strip()}); "
-                                  f"wait for it to finish or stop it. The lock is {lock}.") from None
-            lock.unlink(missing_ok=True)   # left by a process that is gone
+                raise StageLocked(
+                    f"stage {stage!r} is already running in process {pid} (since {started.strip()}); "
+                    f"wait for it to finish or stop it. The lock is {lock}."
+                ) from None
+            lock.unlink(missing_ok=True)  # left by a process that is gone
             continue
         with os.fdopen(fd, "w") as f:
             f.write(f"{os.getpid()} {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
@@ -310,12 +329,22 @@ def artifacts_destination(output_root: Path, models_root: Path | None = None) ->
     else the ``artifacts/`` folder beside another output root. Never under ``reports/``'s own products."""
     if models_root is not None:
         return Path(models_root)
-    return paths.MODELS if Path(output_root).resolve() == paths.REPORTS.resolve() else Path(output_root) / paths.ARTIFACTS
+    return (
+        paths.MODELS if Path(output_root).resolve() == paths.REPORTS.resolve() else Path(output_root) / paths.ARTIFACTS
+    )
 
 
-def run_stage(stage: str, params_file: Path | None = None, output_root: Path | None = None,
-              notebook: Path | None = None, scale: str | None = None, hide_input: bool = False,
-              timeout: int | None = None, progress: bool = True, models_root: Path | None = None) -> list[Path]:
+def run_stage(
+    stage: str,
+    params_file: Path | None = None,
+    output_root: Path | None = None,
+    notebook: Path | None = None,
+    scale: str | None = None,
+    hide_input: bool = False,
+    timeout: int | None = None,
+    progress: bool = True,
+    models_root: Path | None = None,
+) -> list[Path]:
     """Run ``stage`` and return the paths it wrote under ``output_root`` (default ``reports/``).
     The progress lines of the run (:mod:`compendium.core.progress`) go to ``build/progress/<stage>.log``,
     not into the pages, and with ``progress`` they are streamed to this process's console as they come.
@@ -331,14 +360,16 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
         notebook = source
     module = params.stage_module(stage)
     values = params.stage_params(stage, params_file, scale)
-    planned = funding.unmet(stage, values)   # the seeds the committed power plan funds at cpu, before any compute
+    planned = funding.unmet(stage, values)  # the seeds the committed power plan funds at cpu, before any compute
     if planned:
-        raise params.ParamsError(f"{params_file or paths.PARAMS}: stage {stage} runs fewer seeds than the power plan "
-                                 "funds:\n" + "\n".join(f"  - {stage}.{p}" for p in planned))
+        raise params.ParamsError(
+            f"{params_file or paths.PARAMS}: stage {stage} runs fewer seeds than the power plan "
+            "funds:\n" + "\n".join(f"  - {stage}.{p}" for p in planned)
+        )
     data.verify(tuple(getattr(module, "DATA", ())))
 
     with stage_lock(stage):
-        unwritable(output_root, stage)   # a read-only products folder stops the run before any compute
+        unwritable(output_root, stage)  # a read-only products folder stops the run before any compute
         # a folder of this run's own: two runs of one stage (a hand run during `dvc repro`) never share it
         (paths.BUILD / "staging").mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f"{stage}-", dir=paths.BUILD / "staging"))
@@ -348,40 +379,63 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
         artifacts_dest = artifacts_destination(output_root, models_root)
         # an earlier run of this stage that was interrupted left its completed calls here, if its inputs were these
         resume_dir = resume_folder(stage, values, notebook, output_root, models_root)
-        for other in (resume_dir.parent.iterdir() if resume_dir.parent.is_dir() else ()):
+        for other in resume_dir.parent.iterdir() if resume_dir.parent.is_dir() else ():
             if other != resume_dir:
-                shutil.rmtree(other, ignore_errors=True)   # from other inputs: never reused
+                shutil.rmtree(other, ignore_errors=True)  # from other inputs: never reused
         if resume_dir.is_dir() and any(resume_dir.iterdir()):
-            print(f"[nbrun] stage {stage!r}: resuming; {sum(1 for _ in resume_dir.rglob('*.pt'))} completed calls "
-                  f"of an interrupted run with the same inputs are in {resume_dir}", flush=True)
+            print(
+                f"[nbrun] stage {stage!r}: resuming; {sum(1 for _ in resume_dir.rglob('*.pt'))} completed calls "
+                f"of an interrupted run with the same inputs are in {resume_dir}",
+                flush=True,
+            )
         progress_file = paths.BUILD / "progress" / f"{stage}.log"
         progress_file.parent.mkdir(parents=True, exist_ok=True)
         progress_file.write_text("")
-        env_before = {k: os.environ.get(k) for k in (paths.OUTPUT_ROOT_ENV, paths.MODELS_ROOT_ENV, "COMPENDIUM_STAGE",
-                                                     paths.SCALE_ENV, "TQDM_DISABLE", resume.RESUME_ENV,
-                                                     PROGRESS_ENV, paths.PUBLISHED_ROOT_ENV)}
+        env_before = {
+            k: os.environ.get(k)
+            for k in (
+                paths.OUTPUT_ROOT_ENV,
+                paths.MODELS_ROOT_ENV,
+                "COMPENDIUM_STAGE",
+                paths.SCALE_ENV,
+                "TQDM_DISABLE",
+                resume.RESUME_ENV,
+                PROGRESS_ENV,
+                paths.PUBLISHED_ROOT_ENV,
+            )
+        }
         os.environ[resume.RESUME_ENV] = str(resume_dir)
         os.environ[PROGRESS_ENV] = str(progress_file)
         os.environ[paths.OUTPUT_ROOT_ENV] = str(staging)
         os.environ[paths.MODELS_ROOT_ENV] = str(artifacts_dest)
-        os.environ[paths.PUBLISHED_ROOT_ENV] = str(output_root.resolve())   # the upstream stages' tables and claims
+        os.environ[paths.PUBLISHED_ROOT_ENV] = str(output_root.resolve())  # the upstream stages' tables and claims
         os.environ["COMPENDIUM_STAGE"] = stage
         os.environ[paths.SCALE_ENV] = str(values.get("scale", ""))
         os.environ["TQDM_DISABLE"] = "1"
         t0 = time.perf_counter()
         try:
             with Follower(progress_file, "  ", out=sys.stdout if progress else io.StringIO()):
-                pm.execute_notebook(str(notebook), str(executed), parameters=values, kernel_name=kernel_name(),
-                                    log_output=False, progress_bar=False, cwd=str(paths.ROOT),
-                                    execution_timeout=timeout)
+                pm.execute_notebook(
+                    str(notebook),
+                    str(executed),
+                    parameters=values,
+                    kernel_name=kernel_name(),
+                    log_output=False,
+                    progress_bar=False,
+                    cwd=str(paths.ROOT),
+                    execution_timeout=timeout,
+                )
         except pm.PapermillExecutionError:
             failed = paths.BUILD / "failed" / f"{stage}.ipynb"
             failed.parent.mkdir(parents=True, exist_ok=True)
             if executed.is_file():
                 shutil.copy2(executed, failed)
             shutil.rmtree(staging, ignore_errors=True)
-            print(f"[nbrun] stage {stage!r} failed; the partly executed notebook is {failed}; "
-                  f"nothing was written under {output_root}", file=sys.stderr)
+            print(
+                f"[nbrun] stage {stage!r} failed; the partly executed notebook is {failed}; "
+                f"nothing was written under {output_root}",
+                file=sys.stderr,
+            )
             raise
         finally:
             for k, v in env_before.items():
@@ -390,7 +444,7 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
                 else:
                     os.environ[k] = v
         css = render_html(executed, staging / paths.HTML / f"{stage}.html", hide_input=hide_input)
-        unwritable(output_root, stage, staging)   # before the artifacts move: all or nothing
+        unwritable(output_root, stage, staging)  # before the artifacts move: all or nothing
         staged_artifacts = staging / paths.ARTIFACTS
         moved = _move_tree(staged_artifacts, artifacts_dest) if staged_artifacts.is_dir() else []
         shutil.rmtree(staged_artifacts, ignore_errors=True)
@@ -401,9 +455,12 @@ def run_stage(stage: str, params_file: Path | None = None, output_root: Path | N
             raise
         write_shared_css(output_root / paths.HTML, css)
         shutil.rmtree(staging, ignore_errors=True)
-        shutil.rmtree(resume_dir.parent, ignore_errors=True)   # published: nothing left to resume
-        print(f"[nbrun] stage {stage!r} ({values.get('scale', '')}) done in {time.perf_counter() - t0:.1f} s; "
-              f"{len(moved)} files under {output_root}", flush=True)
+        shutil.rmtree(resume_dir.parent, ignore_errors=True)  # published: nothing left to resume
+        print(
+            f"[nbrun] stage {stage!r} ({values.get('scale', '')}) done in {time.perf_counter() - t0:.1f} s; "
+            f"{len(moved)} files under {output_root}",
+            flush=True,
+        )
         return moved
 
 
@@ -417,13 +474,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hide-input", action="store_true", help="render the HTML without code")
     ap.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
     ap.add_argument("--quiet", action="store_true", help="do not stream the progress lines to the console")
-    ap.add_argument("--models-root", type=Path, default=None,
-                    help="where artifacts go and upstream ones are read (default: models/ for reports/, "
-                         "else <output-root>/artifacts)")
+    ap.add_argument(
+        "--models-root",
+        type=Path,
+        default=None,
+        help="where artifacts go and upstream ones are read (default: models/ for reports/, "
+        "else <output-root>/artifacts)",
+    )
     args = ap.parse_args(argv)
     try:
-        run_stage(args.stage, args.params, args.output_root, args.notebook, args.scale,
-                  args.hide_input, args.timeout, progress=not args.quiet, models_root=args.models_root)
+        run_stage(
+            args.stage,
+            args.params,
+            args.output_root,
+            args.notebook,
+            args.scale,
+            args.hide_input,
+            args.timeout,
+            progress=not args.quiet,
+            models_root=args.models_root,
+        )
     except (params.ParamsError, data.DataError, StageLocked, PublishError) as e:
         print(f"[nbrun] {e}", file=sys.stderr)
         return 2

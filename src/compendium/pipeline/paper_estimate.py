@@ -18,7 +18,8 @@ counted its operators and FLOPs on the CPU (:class:`StepModel`: a per-operator l
 rate, fitted to the loops the GPU did time; its leave-one-out error is on the page). Stages with neither keep their
 2-core time times the work ratio: the time itself for the loops that stay on the CPU (text DD, the NAS trainings,
 the theory stages), an upper bound for those that run on the GPU without a timing or a count of their dominant
-loop (LD's meta-learner, LS, KRR-ST / SSDD's pool, ``dd_mnemonics``' learners). Everything that is not the dominant loop (data loading,
+loop (LD's meta-learner, LS, KRR-ST / SSDD's pool, ``dd_mnemonics``' learners). Everything that is not the dominant
+loop (data loading,
 test passes, figures) is scaled with it, so the estimate is coarse, about a factor of two either way; it is the
 time table the README states until the profile has run on a GPU.
 
@@ -49,7 +50,7 @@ from compendium.pipeline import timings
 
 SCALE = "paper"
 ESTIMATE_MD = paths.ROOT / "benchmarks" / "paper_estimate.md"
-COUNTS = paths.ROOT / "benchmarks" / "bench_counts.json"   # benchmarks/bench_steps.py --count (operators, FLOPs)
+COUNTS = paths.ROOT / "benchmarks" / "bench_counts.json"  # benchmarks/bench_steps.py --count (operators, FLOPs)
 #: Stages with a counted bench case but no GPU timing: (the part of :data:`compendium.pipeline.faithful.WORK` the
 #: case stands for, the case). The GPU step is modelled only where that part is the stage's dominant one at paper
 #: scale (at ``paper`` both stages' pools outgrow them, so neither applies there yet).
@@ -57,7 +58,7 @@ MODELLED_LOOP: dict[str, tuple[str, tuple[str, str]]] = {
     "dd_unrolled": ("iterations x steps x epochs", ("dd", "dd")),
     "ssdd_distill": ("steps (outer, per set)", ("krr", "ssdd")),
 }
-START, END = "<!-- paper-time:start -->", "<!-- paper-time:end -->"   # the README's time table
+START, END = "<!-- paper-time:start -->", "<!-- paper-time:end -->"  # the README's time table
 
 
 @dataclass(frozen=True)
@@ -71,13 +72,16 @@ class StepModel:
         >>> round(m.predict(1000, 1e11), 6)   # 1,000 launches and 0.1 TFLOP
         0.02
     """
+
     seconds_per_op: float
-    flops_per_second: float      # math.inf: the FLOPs term fitted to zero
+    flops_per_second: float  # math.inf: the FLOPs term fitted to zero
     points: int
     loo: tuple[float, ...]
 
     def predict(self, ops: float, flops: float) -> float:
-        return ops * self.seconds_per_op + (flops / self.flops_per_second if math.isfinite(self.flops_per_second) else 0.0)
+        return ops * self.seconds_per_op + (
+            flops / self.flops_per_second if math.isfinite(self.flops_per_second) else 0.0
+        )
 
 
 def _nnls_fit(ops: np.ndarray, flops: np.ndarray, seconds: np.ndarray) -> tuple[float, float]:
@@ -89,11 +93,18 @@ def _nnls_fit(ops: np.ndarray, flops: np.ndarray, seconds: np.ndarray) -> tuple[
 def fit_step_model(gpu_rows: list[dict], count_rows: list[dict]) -> StepModel | None:
     """The :class:`StepModel` of the GPU of ``gpu_rows`` (``bench_steps.py`` timings, the CPU-timed rows left out)
     from every (loop, variant, shape) that also has a count in ``count_rows``; None with fewer than 3 such."""
-    counts = {(r["loop"], r["variant"], r["shape"]): (r["ops_per_step"], r["flops_per_step"]) for r in count_rows
-              if r.get("ops_per_step")}
-    pts = [(*counts[k], float(r["seconds_per_step"])) for r in gpu_rows
-           if r.get("device") not in (None, "cpu") and r.get("seconds_per_step")
-           and (k := (r["loop"], r["variant"], r["shape"])) in counts]
+    counts = {
+        (r["loop"], r["variant"], r["shape"]): (r["ops_per_step"], r["flops_per_step"])
+        for r in count_rows
+        if r.get("ops_per_step")
+    }
+    pts = [
+        (*counts[k], float(r["seconds_per_step"]))
+        for r in gpu_rows
+        if r.get("device") not in (None, "cpu")
+        and r.get("seconds_per_step")
+        and (k := (r["loop"], r["variant"], r["shape"])) in counts
+    ]
     if len(pts) < 3:
         return None
     o, f, t = (np.array(c, dtype=float) for c in zip(*pts))
@@ -110,21 +121,24 @@ def modelled_steps(model: StepModel | None, count_rows: list[dict], shape: str =
     """``{(loop, variant): modelled GPU seconds per step}`` of every counted case at ``shape``."""
     if model is None:
         return {}
-    return {(r["loop"], r["variant"]): model.predict(r["ops_per_step"], r["flops_per_step"]) for r in count_rows
-            if r.get("shape") == shape and r.get("ops_per_step")}
+    return {
+        (r["loop"], r["variant"]): model.predict(r["ops_per_step"], r["flops_per_step"])
+        for r in count_rows
+        if r.get("shape") == shape and r.get("ops_per_step")
+    }
 
 
 @dataclass(frozen=True)
 class PaperEstimate:
     stage: str
-    keys: str                    # the dominant loop's cost model
-    ratio: float                 # its work at paper / cpu scale
-    cpu_minutes: float | None    # measured at cpu scale on 2 cores
-    case: str                    # the bench case standing for the loop ("" when it stays on the CPU)
-    cpu_step: float | None       # s/step on 2 cores, cpu shapes
-    gpu_step: float | None       # s/step on the GPU, paper shapes
-    minutes: float | None        # the estimate on one GPU
-    modelled: bool = False       # gpu_step from the StepModel, not timed
+    keys: str  # the dominant loop's cost model
+    ratio: float  # its work at paper / cpu scale
+    cpu_minutes: float | None  # measured at cpu scale on 2 cores
+    case: str  # the bench case standing for the loop ("" when it stays on the CPU)
+    cpu_step: float | None  # s/step on 2 cores, cpu shapes
+    gpu_step: float | None  # s/step on the GPU, paper shapes
+    minutes: float | None  # the estimate on one GPU
+    modelled: bool = False  # gpu_step from the StepModel, not timed
 
 
 def gpu_minutes(cpu_minutes: float, ratio: float, gpu_step: float | None, cpu_step: float | None) -> float:
@@ -134,8 +148,14 @@ def gpu_minutes(cpu_minutes: float, ratio: float, gpu_step: float | None, cpu_st
     return cpu_minutes * ratio * scale
 
 
-def estimate(stages: list[str], paper_values: dict[str, dict], cpu: dict[str, F.Measured], cpu_rows: list[dict],
-             gpu_rows: list[dict], modelled: dict[tuple[str, str], float] | None = None) -> list[PaperEstimate]:
+def estimate(
+    stages: list[str],
+    paper_values: dict[str, dict],
+    cpu: dict[str, F.Measured],
+    cpu_rows: list[dict],
+    gpu_rows: list[dict],
+    modelled: dict[tuple[str, str], float] | None = None,
+) -> list[PaperEstimate]:
     """One :class:`PaperEstimate` per stage (``minutes`` None where the stage has no measured cpu time). A stage of
     :data:`MODELLED_LOOP` whose case no GPU timed takes its GPU step from ``modelled`` (:func:`modelled_steps`) when
     the case's part is the stage's dominant one."""
@@ -152,8 +172,19 @@ def estimate(stages: list[str], paper_values: dict[str, dict], cpu: dict[str, F.
             case = mcase
             cs, gs, by_model = c.get(case), modelled[case], True
         mins = None if m is None or m.minutes is None else gpu_minutes(m.minutes, r, gs, cs)
-        out.append(PaperEstimate(st, keys, r, m.minutes if m else None, "/".join(case) if case and cs and gs else "",
-                                 cs if case else None, gs if case else None, mins, by_model and bool(cs)))
+        out.append(
+            PaperEstimate(
+                st,
+                keys,
+                r,
+                m.minutes if m else None,
+                "/".join(case) if case and cs and gs else "",
+                cs if case else None,
+                gs if case else None,
+                mins,
+                by_model and bool(cs),
+            )
+        )
     return out
 
 
@@ -165,21 +196,35 @@ def _s(x: float | None) -> str:
     return "–" if x is None else f"{x:.3g} s"
 
 
-def model_lines(model: StepModel | None, gpu: str, modelled: dict[tuple[str, str], float] | None = None,
-                cpu_rows: list[dict] | None = None) -> list[str]:
+def model_lines(
+    model: StepModel | None,
+    gpu: str,
+    modelled: dict[tuple[str, str], float] | None = None,
+    cpu_rows: list[dict] | None = None,
+) -> list[str]:
     """The page's account of the :class:`StepModel` (or why there is none), and the modelled GPU step of each
     counted loop no GPU timed, beside its 2-core step at the ``cpu`` shapes."""
     if model is None:
-        return ["No step model: fewer than three loops have both a GPU timing and a count "
-                "(`benchmarks/bench_steps.py --count`).", ""]
+        return [
+            "No step model: fewer than three loops have both a GPU timing and a count "
+            "(`benchmarks/bench_steps.py --count`).",
+            "",
+        ]
     loo = sorted(abs(e) for e in model.loo)
-    rate = "no FLOPs term" if not math.isfinite(model.flops_per_second) else f"{model.flops_per_second / 1e12:,.1f} TFLOP/s"
-    return [f"**Step model** ({gpu}, fitted to the {model.points} loop shapes it timed and `bench_steps.py --count` "
-            f"counted): {model.seconds_per_op * 1e6:.1f} µs per ATen operator plus the FLOPs at {rate}. "
-            f"Leave-one-out relative error of those {model.points}: median {100 * loo[len(loo) // 2]:.0f}%, "
-            f"largest {100 * loo[-1]:.0f}%. The small networks of these papers are launch-bound on a GPU, so a "
-            "step's operator count, not its FLOPs, sets most of its time. Loops marked *(modelled)* take their GPU "
-            "step from this model.", ""] + _modelled_table(modelled or {}, cpu_rows or [])
+    rate = (
+        "no FLOPs term"
+        if not math.isfinite(model.flops_per_second)
+        else f"{model.flops_per_second / 1e12:,.1f} TFLOP/s"
+    )
+    return [
+        f"**Step model** ({gpu}, fitted to the {model.points} loop shapes it timed and `bench_steps.py --count` "
+        f"counted): {model.seconds_per_op * 1e6:.1f} µs per ATen operator plus the FLOPs at {rate}. "
+        f"Leave-one-out relative error of those {model.points}: median {100 * loo[len(loo) // 2]:.0f}%, "
+        f"largest {100 * loo[-1]:.0f}%. The small networks of these papers are launch-bound on a GPU, so a "
+        "step's operator count, not its FLOPs, sets most of its time. Loops marked *(modelled)* take their GPU "
+        "step from this model.",
+        "",
+    ] + _modelled_table(modelled or {}, cpu_rows or [])
 
 
 def _modelled_table(modelled: dict[tuple[str, str], float], cpu_rows: list[dict]) -> list[str]:
@@ -187,47 +232,71 @@ def _modelled_table(modelled: dict[tuple[str, str], float], cpu_rows: list[dict]
     own = {case for case in modelled if case in {c for _, c in MODELLED_LOOP.values()}}
     if not own:
         return []
-    lines = ["| counted loop, not timed on a GPU | s/step, 2 cores (cpu shapes) | s/step, GPU (paper shapes, modelled) |",
-             "|---|---:|---:|"]
+    lines = [
+        "| counted loop, not timed on a GPU | s/step, 2 cores (cpu shapes) | s/step, GPU (paper shapes, modelled) |",
+        "|---|---:|---:|",
+    ]
     lines += [f"| {'/'.join(c)} | {_s(timed.get(c))} | {_s(modelled[c])} |" for c in sorted(own)]
     return lines + [""]
 
 
-def markdown(rows: list[PaperEstimate], gpu: str, model: StepModel | None = None,
-             modelled: dict[tuple[str, str], float] | None = None, cpu_rows: list[dict] | None = None) -> str:
+def markdown(
+    rows: list[PaperEstimate],
+    gpu: str,
+    model: StepModel | None = None,
+    modelled: dict[tuple[str, str], float] | None = None,
+    cpu_rows: list[dict] | None = None,
+) -> str:
     """The time table: per stage its loop, work ratio, measured cpu minutes, step times and the GPU estimate."""
-    lines = ["# The paper profile: expected time per stage on one GPU", "",
-             "Generated by `python -m compendium.pipeline.paper_estimate --write`; do not edit by hand.", "",
-             "**An extrapolation, not a measurement** (no stage has run at `scale: paper` end to end):",
-             "`cpu minutes x work ratio (paper / cpu, the dominant loop's cost model) x (GPU s/step at the papers'",
-             f"shapes / 2-core s/step at the cpu shapes)`, the step times from `benchmarks/bench_steps.py` on {gpu}",
-             "and on 2 cores. Stages without a GPU case (loop `–`) keep their 2-core time times the work ratio: the",
-             "time itself where the loops stay on the CPU (text DD, the NAS trainings), an upper bound where they run",
-             "on the GPU without a GPU timing (the unrolled DD / LD / GTN loops, LS, KRR-ST / SSDD, `dd_labels`' and",
-             "`dd_mnemonics`' learners).",
-             "Expect a factor of two either way; `compendium.pipeline.paper_estimate` explains the model.", "",
-             *model_lines(model, gpu, modelled, cpu_rows),
-             "| stage | dominant loop (keys scaled) | work ratio | cpu, 2 cores (measured) | loop | s/step, 2 cores | "
-             "s/step, GPU | paper, one GPU (estimated) |",
-             "|---|---|---:|---:|---|---:|---:|---:|"]
+    lines = [
+        "# The paper profile: expected time per stage on one GPU",
+        "",
+        "Generated by `python -m compendium.pipeline.paper_estimate --write`; do not edit by hand.",
+        "",
+        "**An extrapolation, not a measurement** (no stage has run at `scale: paper` end to end):",
+        "`cpu minutes x work ratio (paper / cpu, the dominant loop's cost model) x (GPU s/step at the papers'",
+        f"shapes / 2-core s/step at the cpu shapes)`, the step times from `benchmarks/bench_steps.py` on {gpu}",
+        "and on 2 cores. Stages without a GPU case (loop `–`) keep their 2-core time times the work ratio: the",
+        "time itself where the loops stay on the CPU (text DD, the NAS trainings), an upper bound where they run",
+        "on the GPU without a GPU timing (the unrolled DD / LD / GTN loops, LS, KRR-ST / SSDD, `dd_labels`' and",
+        "`dd_mnemonics`' learners).",
+        "Expect a factor of two either way; `compendium.pipeline.paper_estimate` explains the model.",
+        "",
+        *model_lines(model, gpu, modelled, cpu_rows),
+        "| stage | dominant loop (keys scaled) | work ratio | cpu, 2 cores (measured) | loop | s/step, 2 cores | "
+        "s/step, GPU | paper, one GPU (estimated) |",
+        "|---|---|---:|---:|---|---:|---:|---:|",
+    ]
     for r in rows:
-        lines.append(f"| {r.stage} | {r.keys} | {r.ratio:,.1f}x | {F.fmt_minutes(r.cpu_minutes)} | {_loop(r) or '–'} | "
-                     f"{_s(r.cpu_step)} | {_s(r.gpu_step)} | {F.fmt_minutes(r.minutes)} |")
+        lines.append(
+            f"| {r.stage} | {r.keys} | {r.ratio:,.1f}x | {F.fmt_minutes(r.cpu_minutes)} | {_loop(r) or '–'} | "
+            f"{_s(r.cpu_step)} | {_s(r.gpu_step)} | {F.fmt_minutes(r.minutes)} |"
+        )
     known = [r.minutes for r in rows if r.minutes is not None]
     on_cpu = sum(r.minutes for r in rows if r.minutes is not None and not r.case)
-    lines += ["", f"**Total: about {sum(known) / 60:,.0f} hours on one GPU**, {on_cpu / 60:,.0f} of them in stages "
-              "without a GPU case (their 2-core time).", ""]
+    lines += [
+        "",
+        f"**Total: about {sum(known) / 60:,.0f} hours on one GPU**, {on_cpu / 60:,.0f} of them in stages "
+        "without a GPU case (their 2-core time).",
+        "",
+    ]
     return "\n".join(lines)
 
 
 def readme_block(rows: list[PaperEstimate], gpu: str) -> str:
-    """The paper profile's time table on the manual's scales page (between :data:`START` and :data:`END`): per stage its estimate on one GPU."""
+    """The paper profile's time table on the manual's scales page (between :data:`START` and :data:`END`): per stage
+    its estimate on one GPU."""
     known = [r for r in rows if r.minutes is not None]
     lines = [START, "", f"| stage | loop timed on {gpu} | paper, one GPU (estimated) |", "|---|---|---:|"]
     lines += [f"| `{r.stage}` | {_loop(r) or '– (its 2-core time)'} | {F.fmt_minutes(r.minutes)} |" for r in known]
-    lines += ["", f"About **{sum(r.minutes for r in known) / 60:,.0f} hours** in all, "
-              f"{sum(r.minutes for r in known if not r.case) / 60:,.0f} of them in stages without a GPU case, at their "
-              f"2-core time (`{ESTIMATE_MD.relative_to(paths.ROOT)}`: the model and its inputs per stage).", "", END]
+    lines += [
+        "",
+        f"About **{sum(r.minutes for r in known) / 60:,.0f} hours** in all, "
+        f"{sum(r.minutes for r in known if not r.case) / 60:,.0f} of them in stages without a GPU case, at their "
+        f"2-core time (`{ESTIMATE_MD.relative_to(paths.ROOT)}`: the model and its inputs per stage).",
+        "",
+        END,
+    ]
     return "\n".join(lines)
 
 
@@ -262,15 +331,16 @@ def rewrite_readme(readme: Path) -> None:
     text = readme.read_text()
     if START not in text or END not in text:
         raise ValueError(f"{readme} has no {START} ... {END} block")
-    old = text[text.index(START): text.index(END) + len(END)]
+    old = text[text.index(START) : text.index(END) + len(END)]
     rows, gpu, _ = current()
     readme.write_text(text.replace(old, readme_block(rows, gpu)))
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="The paper profile's expected time per stage on one GPU (extrapolated).")
-    ap.add_argument("--write", action="store_true", help=f"write {ESTIMATE_MD.relative_to(paths.ROOT)} and the "
-                                                         "README's time table")
+    ap.add_argument(
+        "--write", action="store_true", help=f"write {ESTIMATE_MD.relative_to(paths.ROOT)} and the README's time table"
+    )
     args = ap.parse_args(argv)
     rows, gpu, model = current()
     text = markdown(rows, gpu, model, modelled_steps(model, read_counts()), F.read_bench(F.BENCH_CPU))

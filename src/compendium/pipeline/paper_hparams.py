@@ -50,12 +50,15 @@ class Setting:
 
 _DC_CODE = "DC (Zhao, Mopuri & Bilen, ICLR 2021) / DSA (Zhao & Bilen, ICML 2021) code"
 _DWA_T6 = "DWA (Du et al., NeurIPS 2024) Table 6 (CIFAR)"
-_DWA_EVAL_STEPS = ("ambiguous: DWA Table 6 trains 400 epochs at batch 128, i.e. 400 steps at ipc 10 and 1,600 at "
-                   "ipc 50 on 10 classes; the stage trains a fixed 2,000 steps at every ipc")
+_DWA_EVAL_STEPS = (
+    "ambiguous: DWA Table 6 trains 400 epochs at batch 128, i.e. 400 steps at ipc 10 and 1,600 at "
+    "ipc 50 on 10 classes; the stage trains a fixed 2,000 steps at every ipc"
+)
 _DWA_STEM = "DWA code (MoCo's CIFAR ResNet-18): 3x3 stride-1 stem, no max-pool"
 
-_DC_STUDENT_LR = Setting(0.01, f"{_DC_CODE}: students train with SGD, lr_net 0.01, 300 epochs (1,000 with DSA "
-                               "augmentation)")
+_DC_STUDENT_LR = Setting(
+    0.01, f"{_DC_CODE}: students train with SGD, lr_net 0.01, 300 epochs (1,000 with DSA augmentation)"
+)
 _DC_FAMILY = {
     "width": Setting(128, f"{_DC_CODE}: ConvNet of 3 blocks with 128 channels"),
     "iterations": Setting(1000, f"{_DC_CODE}: 1,000 outer iterations"),
@@ -85,55 +88,77 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         "loops_ipc50": Setting([50, 10], f"{_DC_CODE}: (outer_loop, inner_loop) = (50, 10) at ipc 50"),
         "dsa_eval": Setting(True, "DSA and DM code: their sets are evaluated with DSA augmentation (1,000 epochs)"),
         "eval_width": Setting(128, f"{_DC_CODE}: ConvNet-128 students"),
-        "dataset": Setting("cifar10", "DC Table 1, DSA Table 2, DM Table 1: CIFAR-10 (the code's Table 1 command; the "
-                                      "papers also report MNIST, Fashion-MNIST and SVHN)"),
+        "dataset": Setting(
+            "cifar10",
+            "DC Table 1, DSA Table 2, DM Table 1: CIFAR-10 (the code's Table 1 command; the "
+            "papers also report MNIST, Fashion-MNIST and SVHN)",
+        ),
     },
     "dd_dc_arch": {
         **_DC_FAMILY,
-        "ipc": Setting(1, "DC code (Zhao, Mopuri & Bilen, ICLR 2021): the ablation commands of its Tables T2-T7 "
-                          "condense 1 image per class"),
+        "ipc": Setting(
+            1,
+            "DC code (Zhao, Mopuri & Bilen, ICLR 2021): the ablation commands of its Tables T2-T7 "
+            "condense 1 image per class",
+        ),
         "loops": Setting([1, 1], f"{_DC_CODE}: (outer_loop, inner_loop) = (1, 1) at ipc 1"),
         "dataset": Setting("mnist", "DC code: the ablation commands of its Tables T2-T7 run on MNIST"),
     },
     "dd_kip": {
-        "kernels": Setting(["fc", "rbf"], "KIP (Nguyen, Chen & Lee, ICLR 2021) single-kernel study: FC and RBF kernels"),
-        "depth": Setting(1, "KIP single-kernel study: the FC1 kernel (one hidden layer); its kernel-to-kernel study "
-                            "draws FC / CNN kernels of depth 1-3"),
-        "dataset": Setting("cifar10", "KIP Sec. 3: MNIST and CIFAR-10 (LS also Fashion-MNIST); the profile runs CIFAR-10"),
+        "kernels": Setting(
+            ["fc", "rbf"], "KIP (Nguyen, Chen & Lee, ICLR 2021) single-kernel study: FC and RBF kernels"
+        ),
+        "depth": Setting(
+            1,
+            "KIP single-kernel study: the FC1 kernel (one hidden layer); its kernel-to-kernel study "
+            "draws FC / CNN kernels of depth 1-3",
+        ),
+        "dataset": Setting(
+            "cifar10", "KIP Sec. 3: MNIST and CIFAR-10 (LS also Fashion-MNIST); the profile runs CIFAR-10"
+        ),
     },
     "dd_inversion": {
         "ipcs": Setting([1, 10, 50], "ReLA camera-ready Table 5 (v1 Table 6): IPC 1, 10, 50 (DWA Table 1: 10, 50)"),
         **_DWA_RECOVERY,
         "ladder_ipc": Setting(10, "DWA Table 3: the ablation at ipc 10 (its ipc-50 block is not run)"),
         "rded_factor": Setting(1, "RDED (Sun et al., CVPR 2024) code, CIFAR-10 ipc-10 script: factor 1"),
-        "rded_images_per_class": Setting(300, "RDED code, CIFAR-10 ipc-10 script: 300 real images scored per class "
-                                              "(mipc)"),
+        "rded_images_per_class": Setting(
+            300, "RDED code, CIFAR-10 ipc-10 script: 300 real images scored per class (mipc)"
+        ),
         "students": Setting(["convnet", "resnet18"], "DWA Table 1: ConvNet-128 and ResNet-18 settings"),
-        "dataset": Setting("cifar100", "DWA Tables 1, 3 and 11: CIFAR-100 (Table 1 also CIFAR-10; Table 2 Tiny-ImageNet and "
-                                       "ImageNet-1K)"),
+        "dataset": Setting(
+            "cifar100",
+            "DWA Tables 1, 3 and 11: CIFAR-100 (Table 1 also CIFAR-10; Table 2 Tiny-ImageNet and ImageNet-1K)",
+        ),
         "eval_width": Setting(128, "DWA Table 1: ConvNet-128"),
         "eval_resnet_width_mult": Setting(1.0, "DWA Table 1: the standard ResNet-18"),
         "eval_resnet_stem_stride": Setting(1, _DWA_STEM),
         **_DWA_VALIDATION,
-        "gvbsm_backbones": Setting(["resnet18", "convnet", "mobilenet_v2", "wrn_16_2", "shufflenet_v2"],
-                                   "G-VBSM's CIFAR recovery code: ResNet18, ConvNetW128, MobileNetV2, WRN_16_2, "
-                                   "ShuffleNetV2_0_5"),
+        "gvbsm_backbones": Setting(
+            ["resnet18", "convnet", "mobilenet_v2", "wrn_16_2", "shufflenet_v2"],
+            "G-VBSM's CIFAR recovery code: ResNet18, ConvNetW128, MobileNetV2, WRN_16_2, ShuffleNetV2_0_5",
+        ),
         "gvbsm_iterations": Setting(4000, "G-VBSM's CIFAR-10 / CIFAR-100 recover.sh: --iteration 4000"),
         "gvbsm_lr": Setting(0.05, "G-VBSM's CIFAR-10 / CIFAR-100 recover.sh: --lr 0.05"),
     },
     "dd_dwa": {
         **_DWA_RECOVERY,
         "sweep_seeds": Setting([0, 1, 2, 3, 4], "DWA Fig. 3: 5 runs per point"),
-        "sweep_lambdas": Setting([0.01, 0.03, 0.05, 0.07, 0.09, 0.11, 0.13, 0.15, 0.17, 0.19, 0.21, 0.23],
-                                 "ambiguous: DWA Fig. 3 sweeps lambda_var over 0.01-0.23 without listing the "
-                                 "points; the stage steps by 0.02"),
+        "sweep_lambdas": Setting(
+            [0.01, 0.03, 0.05, 0.07, 0.09, 0.11, 0.13, 0.15, 0.17, 0.19, 0.21, 0.23],
+            "ambiguous: DWA Fig. 3 sweeps lambda_var over 0.01-0.23 without listing the "
+            "points; the stage steps by 0.02",
+        ),
         "grid_K": Setting([1, 4, 8, 12, 16], "ambiguous: DWA Fig. 5 does not list its K values (default 12)"),
-        "grid_rho": Setting([0.005, 0.01, 0.015, 0.02, 0.03],
-                            "ambiguous: DWA Fig. 5 does not list its rho values (default 15e-3)"),
+        "grid_rho": Setting(
+            [0.005, 0.01, 0.015, 0.02, 0.03], "ambiguous: DWA Fig. 5 does not list its rho values (default 15e-3)"
+        ),
         "cross_ipc": Setting(10, "DWA Table 4: the ipc-10 block"),
         "cross_ipc_extra": Setting([50], "DWA Table 4: the ipc-50 block"),
-        "cross_teachers": Setting(["resnet18", "vit_bn"], "DWA Tables 4 and 9: sets distilled by ResNet-18 and by "
-                                                          "DeiT-Tiny-BN (SRe2L's ViT-BN)"),
+        "cross_teachers": Setting(
+            ["resnet18", "vit_bn"],
+            "DWA Tables 4 and 9: sets distilled by ResNet-18 and by DeiT-Tiny-BN (SRe2L's ViT-BN)",
+        ),
         "cl_ipc": Setting(20, "DWA Table 10 (App. A.2.4): GDumb memory of 20 images per class"),
         "cl_tasks": Setting(5, "DWA Table 10: 5 class-incremental tasks"),
         "tsne_ipc": Setting(50, "DWA Fig. 1: ipc 50"),
@@ -142,16 +167,20 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         **_DWA_VALIDATION,
     },
     "dd_teachers": {
-        "teachers": Setting(["convnet", "resnet18", "vit_bn", "mobilenet_v2", "shufflenet_v2"],
-                            "DWA: ResNet-18 (default), ConvNet-128 (Table 1) and DeiT-Tiny-BN (Table 9) teachers; "
-                            "G-VBSM's CIFAR code adds MobileNetV2 and ShuffleNetV2 0.5x to its backbones"),
+        "teachers": Setting(
+            ["convnet", "resnet18", "vit_bn", "mobilenet_v2", "shufflenet_v2"],
+            "DWA: ResNet-18 (default), ConvNet-128 (Table 1) and DeiT-Tiny-BN (Table 9) teachers; "
+            "G-VBSM's CIFAR code adds MobileNetV2 and ShuffleNetV2 0.5x to its backbones",
+        ),
         "mobilenet_width_mult": Setting(1.0, "G-VBSM's CIFAR code: MobileNetV2"),
         "shufflenet_width_mult": Setting(0.5, "G-VBSM's CIFAR code: ShuffleNetV2_0_5"),
         "convnet_width": Setting(128, "DWA Table 1: ConvNet-128"),
         "resnet_width_mult": Setting(1.0, "DWA Sec. 4: the standard ResNet-18"),
         "resnet_stem_stride": Setting(1, _DWA_STEM),
         "train_n": Setting(50000, "SRe2L / DWA squeeze: the teacher trains on the whole training set (CIFAR: 50,000)"),
-        "dataset": Setting("cifar100", "DWA Tables 1, 3, 4: CIFAR-100 squeezes (the teachers of dd_inversion and dd_dwa)"),
+        "dataset": Setting(
+            "cifar100", "DWA Tables 1, 3, 4: CIFAR-100 squeezes (the teachers of dd_inversion and dd_dwa)"
+        ),
         "epochs": Setting(200, "DWA code, CIFAR squeeze: 200 epochs"),
         "batch_size": Setting(128, "DWA code, CIFAR squeeze: batch 128"),
         "lr": Setting(0.1, "DWA code, CIFAR squeeze: SGD lr 0.1, momentum 0.9, cosine"),
@@ -159,13 +188,17 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
     },
     "dd_crossarch": {
         "table4_ipcs": Setting([10, 50], "DWA Table 4: ipc 10 and 50 blocks"),
-        "table4_archs": Setting(["mobilenet_v2", "shufflenet_v2", "efficientnet_b0", "vgg16", "resnet50", "convnet"],
-                                "DWA Table 4 columns: MobileNetV2, ShuffleNet, EfficientNet, VGG-16, ResNet-50, "
-                                "ConvNet-128"),
-        "table9_archs": Setting(["vit_tiny", "resnet18", "resnet50", "resnet101"],
-                                "DWA Table 9 (App. A.2.3) columns: DeiT-Tiny, ResNet-18, ResNet-50, ResNet-101"),
-        "cross_teachers": Setting(["resnet18", "vit_bn"], "DWA Tables 4 and 9: sets distilled by ResNet-18 and by "
-                                                          "DeiT-Tiny-BN"),
+        "table4_archs": Setting(
+            ["mobilenet_v2", "shufflenet_v2", "efficientnet_b0", "vgg16", "resnet50", "convnet"],
+            "DWA Table 4 columns: MobileNetV2, ShuffleNet, EfficientNet, VGG-16, ResNet-50, ConvNet-128",
+        ),
+        "table9_archs": Setting(
+            ["vit_tiny", "resnet18", "resnet50", "resnet101"],
+            "DWA Table 9 (App. A.2.3) columns: DeiT-Tiny, ResNet-18, ResNet-50, ResNet-101",
+        ),
+        "cross_teachers": Setting(
+            ["resnet18", "vit_bn"], "DWA Tables 4 and 9: sets distilled by ResNet-18 and by DeiT-Tiny-BN"
+        ),
         "zoo_width": Setting(128, "DWA Table 4: ConvNet-128"),
         "zoo_width_mult": Setting(1.0, "DWA Table 4: the standard MobileNetV2, ShuffleNetV2, EfficientNet-B0"),
         "zoo_depth_mult": Setting(1.0, "DWA Table 4: the standard MobileNetV2, ShuffleNetV2, EfficientNet-B0"),
@@ -183,23 +216,31 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
     "dd_labels": {
         "arch": Setting("lenet", "LD (Bohdal et al., 2020): LeNet for MNIST and similar datasets"),
         "inner_steps": Setting(1, "LD second-order variant: one inner model update per label step"),
-        "dataset": Setting("mnist", "LD Sec. 4: MNIST within-dataset and EMNIST -> MNIST cross-dataset (the digits stand in "
-                                    "for EMNIST)"),
+        "dataset": Setting(
+            "mnist",
+            "LD Sec. 4: MNIST within-dataset and EMNIST -> MNIST cross-dataset (the digits stand in for EMNIST)",
+        ),
     },
     "dd_gtn": {
-        "curricula": Setting(["full", "shuffled_batch", "shuffled", "noise"],
-                             "GTN (Such et al., ICML 2020) curriculum study: full curriculum, shuffled batch, all "
-                             "shuffled, noise"),
-        "dataset": Setting("cifar10", "GTN Sec. 3.3 and DSA's NAS study: the architecture search on CIFAR-10 (GTN's "
-                                      "few-step learning also MNIST)"),
+        "curricula": Setting(
+            ["full", "shuffled_batch", "shuffled", "noise"],
+            "GTN (Such et al., ICML 2020) curriculum study: full curriculum, shuffled batch, all shuffled, noise",
+        ),
+        "dataset": Setting(
+            "cifar10",
+            "GTN Sec. 3.3 and DSA's NAS study: the architecture search on CIFAR-10 (GTN's "
+            "few-step learning also MNIST)",
+        ),
     },
     "dd_nas": {
-        "dataset": Setting("cifar10", "GTN Sec. 3.3 and DSA's NAS study: the ground truth trains each architecture on "
-                                      "CIFAR-10"),
+        "dataset": Setting(
+            "cifar10", "GTN Sec. 3.3 and DSA's NAS study: the ground truth trains each architecture on CIFAR-10"
+        ),
     },
     "dd_mnemonics": {
-        "dataset": Setting("cifar100", "Mnemonics (Liu et al., CVPR 2020) Sec. 5: CIFAR-100 under the LUCIR protocol "
-                                       "(and ImageNet)"),
+        "dataset": Setting(
+            "cifar100", "Mnemonics (Liu et al., CVPR 2020) Sec. 5: CIFAR-100 under the LUCIR protocol (and ImageNet)"
+        ),
         "base_classes": Setting(50, "Mnemonics Sec. 5 (LUCIR): half of CIFAR-100's classes in phase 0"),
         "increment": Setting(2, "Mnemonics Sec. 5: N = 25 phases of 2 classes (the most of its 5, 10, 25)"),
         "phase_increments": Setting([5, 10], "Mnemonics Sec. 5: N = 10 and 5 phases (5 and 10 classes each)"),
@@ -215,10 +256,14 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         "dataset": Setting("cifar100", "SSDD (Yu, Yao & Chiu, ICLR 2025) Sec. 4, Tables 1-4: CIFAR-100 as the source"),
         "arch": Setting("resnet18", "SSDD App. A.1: a ResNet-18 teacher g_phi trained with Barlow Twins (solo-learn)"),
         "width": Setting(64, "SSDD App. A.1: the standard ResNet-18 (widths 64-512, a 512-d representation)"),
-        "train_n": Setting(50000, "SSDD Sec. 3.1: the teacher is trained on the whole source set (CIFAR-100's 50,000 "
-                                  "training images)"),
-        "lambd": Setting(0.005, "Barlow Twins (Zbontar et al., ICML 2021): off-diagonal weight 5e-3 (SSDD App. A.1: "
-                                "a Barlow Twins teacher)"),
+        "train_n": Setting(
+            50000, "SSDD Sec. 3.1: the teacher is trained on the whole source set (CIFAR-100's 50,000 training images)"
+        ),
+        "lambd": Setting(
+            0.005,
+            "Barlow Twins (Zbontar et al., ICML 2021): off-diagonal weight 5e-3 (SSDD App. A.1: "
+            "a Barlow Twins teacher)",
+        ),
         "pool_n": Setting(50000, "SSDD Algorithm 1: real batches are drawn from the whole source set (CIFAR-100)"),
     },
     "ssdd_distill": {
@@ -228,30 +273,42 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         "s": Setting(2, "SSDD App. A.1: s = 2 for CIFAR-100 (32 -> 16 px)"),
         "augmentation": Setting("rotation", "SSDD App. A.1: rotations by 90, 180, 270 degrees"),
         "hidden": Setting(4, "SSDD App. A.1: approximation networks of hidden width 4 (CIFAR-100)"),
-        "approx_variants": Setting(["same", "bias", "q2", "q8", "ideal"], "SSDD Table 11: Same, Bias, Ours_2, Ours_8, "
-                                                                          "Ideal beside Ours_4"),
-        "ablation_augmentations": Setting(["jigsaw", "crop"], "SSDD Table 12: jigsaw and crop beside rotation (its "
-                                                              "'no augmentation' is Table 3's '+ Parameterization')"),
+        "approx_variants": Setting(
+            ["same", "bias", "q2", "q8", "ideal"], "SSDD Table 11: Same, Bias, Ours_2, Ours_8, Ideal beside Ours_4"
+        ),
+        "ablation_augmentations": Setting(
+            ["jigsaw", "crop"],
+            "SSDD Table 12: jigsaw and crop beside rotation (its 'no augmentation' is Table 3's '+ Parameterization')",
+        ),
         "ablation_inits": Setting(["real", "random"], "SSDD Table 4: real-image and random bases beside PCA"),
         "steps": Setting(30000, "SSDD App. A.1: 30,000 outer iterations (CIFAR-100)"),
         "lr": Setting(0.001, "SSDD App. A.1: AdamW lr 0.001, linearly decayed"),
-        "krrst_lr": Setting(0.0001, "ambiguous: SSDD does not state the KRR-ST baseline's outer lr; KRR-ST (Lee et "
-                                    "al., ICLR 2024) README: 1e-4 for CIFAR-100"),
+        "krrst_lr": Setting(
+            0.0001,
+            "ambiguous: SSDD does not state the KRR-ST baseline's outer lr; KRR-ST (Lee et "
+            "al., ICLR 2024) README: 1e-4 for CIFAR-100",
+        ),
         "real_batch": Setting(1024, "KRR-ST code: 1,024 real images per outer step (SSDD does not state it)"),
         "lam_rel": Setting(0.000001, "KRR-ST code: ridge 1e-6 x tr(K) (SSDD does not state it)"),
         "pool_size": Setting(10, "SSDD App. A.1: model pool of L = 10"),
         "pool_steps": Setting(1000, "SSDD App. A.1: Z = 1,000 steps before a pool model is reset"),
-        "budgets": Setting([25, 50, 100, 1000, 5000], "SSDD Table 2 / Table 5: N = 25, 50, 100, 1000, 5000 on CIFAR-100"),
+        "budgets": Setting(
+            [25, 50, 100, 1000, 5000], "SSDD Table 2 / Table 5: N = 25, 50, 100, 1000, 5000 on CIFAR-100"
+        ),
     },
     "ssdd_eval": {
         "dataset": Setting("cifar100", "SSDD Sec. 4, Tables 1-4: CIFAR-100 as the source (and Table 2's target)"),
         "seeds": Setting([0, 1, 2], "SSDD App. A.1 / Table 1: mean and std over 3 runs"),
         "ablation_seeds": Setting([0, 1, 2], "SSDD App. A.1: 3 runs"),
         "cross_seeds": Setting([0, 1, 2], "SSDD Table 1: 3 runs per student"),
-        "archs": Setting(["convnet", "vgg11", "resnet18", "alexnet", "mobilenet_v2", "vit_tiny"],
-                         "SSDD Table 1: ConvNet, VGG11, ResNet18, AlexNet, MobileNet, ViT"),
-        "cross_methods": Setting(["Random", "KMeans", "DSA", "DM", "IDM", "DATM", "KRR-ST", "SSDD"],
-                                 "SSDD Table 1: Random, KMeans, DSA, DM, IDM, DATM, KRR-ST, Ours"),
+        "archs": Setting(
+            ["convnet", "vgg11", "resnet18", "alexnet", "mobilenet_v2", "vit_tiny"],
+            "SSDD Table 1: ConvNet, VGG11, ResNet18, AlexNet, MobileNet, ViT",
+        ),
+        "cross_methods": Setting(
+            ["Random", "KMeans", "DSA", "DM", "IDM", "DATM", "KRR-ST", "SSDD"],
+            "SSDD Table 1: Random, KMeans, DSA, DM, IDM, DATM, KRR-ST, Ours",
+        ),
         "budget_n": Setting(100, "SSDD Table 1: N = 100 (IPC 1 on CIFAR-100)"),
         "budgets": Setting([25, 50, 100, 1000, 5000], "SSDD Table 2: N = 25, 50, 100, 1000, 5000"),
         "pre_epochs": Setting(1000, "SSDD App. A.1: 1,000 pre-training epochs"),
@@ -259,8 +316,9 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         "pre_wd": Setting(0.001, "SSDD Table 5: weight decay 1e-3 at N <= 100 (CIFAR-100)"),
         "matching_ipc": Setting(1, "SSDD App. A.1: supervised DD baselines at IPC = N / #classes"),
         "probe_lr": Setting(0.2, "SSDD App. A.1: linear probe with SGD lr 0.2, momentum 0.9, no weight decay, cosine"),
-        "probe_train_n": Setting(50000, "KRR-ST code's linear evaluation (SSDD follows KRR-ST): the whole training split "
-                                        "(CIFAR-100)"),
+        "probe_train_n": Setting(
+            50000, "KRR-ST code's linear evaluation (SSDD follows KRR-ST): the whole training split (CIFAR-100)"
+        ),
         "probe_test_n": Setting(10000, "KRR-ST code's linear evaluation: top-1 on the whole test split"),
         "zoo_width_mult": Setting(1.0, "SSDD Table 1: the standard VGG11, ResNet18, AlexNet, MobileNet"),
     },
@@ -272,8 +330,11 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         "byol_epochs": Setting(100, "ReLA camera-ready Table 8: 100 epochs (CF10-T is a full-budget BYOL run)"),
         "cross_byol_epochs": Setting(100, "ReLA camera-ready Table 8: 100 epochs (CF100-T, full budget)"),
         "byol_batch_size": Setting(128, "ReLA camera-ready Table 8: batch 128 (CIFAR)"),
-        "order": Setting("code", "ambiguous: camera-ready eq. 10 z-scores before the PCA, the ReLA code after it; "
-                                 "the stage follows the code"),
+        "order": Setting(
+            "code",
+            "ambiguous: camera-ready eq. 10 z-scores before the PCA, the ReLA code after it; "
+            "the stage follows the code",
+        ),
     },
     "rela_budget": {
         "dataset": Setting("cifar10", "ReLA camera-ready Table 1: the CIFAR-10 rows"),
@@ -287,8 +348,11 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         "same_dataset_prior": Setting("trained:priors/cifar10_byol.pt", "ReLA camera-ready Table 1: CF10-T"),
         "cross_dataset_prior": Setting("trained:priors/cifar100_byol.pt", "ReLA camera-ready Table 1: CF100-T"),
         "cost_goal": Setting(0.5, "ReLA camera-ready abstract: the same accuracy as BYOL* at 50% of its cost"),
-        "rela_code_extras": Setting(True, "ambiguous: the papers' weak views are crop + flip, the code adds colour "
-                                          "jitter and grayscale; the stage follows the code"),
+        "rela_code_extras": Setting(
+            True,
+            "ambiguous: the papers' weak views are crop + flip, the code adds colour "
+            "jitter and grayscale; the stage follows the code",
+        ),
         "probe_train": Setting(0, "ReLA code: the probe trains on the whole training split"),
         "probe_standardize": Setting(False, "ReLA code: the probe's features are not normalised"),
         "probe_epochs": Setting(100, "ReLA code: 100 probe epochs"),
@@ -297,17 +361,26 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
     },
 }
 
-_OPEN = "open: "   # a gap with no reason recorded in the project yet
-_SHARED_STUDENT = ("one student protocol for every dd_* method (AdamW, cosine, a fixed number of steps); the paper's "
-                   "students train with SGD, so its rate is not comparable")
-_SHARED_TEMPERATURE = ("one student protocol for every teacher-label method: T = 4 at every scale; DWA's CIFAR "
-                       "validator uses 30 (ImageNet-1K 20)")
-_RESNET_STUDENT = ("ReLA's students and BYOL priors are ResNet-18s (CIFAR stem); here the Conv-3 stays the Table 1 "
-                   "student at every scale")
-_KRRST_CONVNET = ("{}: KRR-ST's ConvNet-3 widens 128-256-512 and flattens its 4x4x512 map; the stage's ConvNet-3 "
-                  "has one width")
-_SSDD_BUDGETS = (_OPEN + "SSDD Table 2 runs N = 25, 50, 100, 1000, 5000 on CIFAR-100; the paper profile runs N = 25, "
-                 "50, 100 (at N = 1000 and 5000 Table 5's U = 500 / 700 are not twice N, the rule of basis_mult)")
+_OPEN = "open: "  # a gap with no reason recorded in the project yet
+_SHARED_STUDENT = (
+    "one student protocol for every dd_* method (AdamW, cosine, a fixed number of steps); the paper's "
+    "students train with SGD, so its rate is not comparable"
+)
+_SHARED_TEMPERATURE = (
+    "one student protocol for every teacher-label method: T = 4 at every scale; DWA's CIFAR "
+    "validator uses 30 (ImageNet-1K 20)"
+)
+_RESNET_STUDENT = (
+    "ReLA's students and BYOL priors are ResNet-18s (CIFAR stem); here the Conv-3 stays the Table 1 "
+    "student at every scale"
+)
+_KRRST_CONVNET = (
+    "{}: KRR-ST's ConvNet-3 widens 128-256-512 and flattens its 4x4x512 map; the stage's ConvNet-3 has one width"
+)
+_SSDD_BUDGETS = (
+    _OPEN + "SSDD Table 2 runs N = 25, 50, 100, 1000, 5000 on CIFAR-100; the paper profile runs N = 25, "
+    "50, 100 (at N = 1000 and 5000 Table 5's U = 500 / 700 are not twice N, the rule of basis_mult)"
+)
 
 GAPS: dict[str, dict[str, str]] = {
     "dd_matching": {
@@ -321,13 +394,14 @@ GAPS: dict[str, dict[str, str]] = {
     },
     "dd_inversion": {
         "temperature": _SHARED_TEMPERATURE,
-        "gvbsm_backbones": "WRN-16-2, the fifth backbone of G-VBSM's CIFAR code, is not in the compendium's zoo; the other "
-                           "four are dd_teachers' teachers",
+        "gvbsm_backbones": "WRN-16-2, the fifth backbone of G-VBSM's CIFAR code, is not in the compendium's zoo; the "
+        "other "
+        "four are dd_teachers' teachers",
         "methods": "G-VBSM (Shao et al., CVPR 2024; ReLA Table 5's fourth column, which ReLA cites without describing) "
-                   "follows its CIFAR code's recovery (compendium.distill.gvbsm) against dd_teachers' ResNet-18, ConvNet, "
-                   "MobileNet-V2 and ShuffleNet-V2 0.5x: its WRN-16-2 is not in the zoo, and its ensemble relabelling is "
-                   "replaced by the shared post-training ReLA Table 5 prescribes. The cpu profile leaves it out (the "
-                   "table's arms sit at the student's ceiling there); dd_tables has no G-VBSM row yet",
+        "follows its CIFAR code's recovery (compendium.distill.gvbsm) against dd_teachers' ResNet-18, ConvNet, "
+        "MobileNet-V2 and ShuffleNet-V2 0.5x: its WRN-16-2 is not in the zoo, and its ensemble relabelling is "
+        "replaced by the shared post-training ReLA Table 5 prescribes. The cpu profile leaves it out (the "
+        "table's arms sit at the student's ceiling there); dd_tables has no G-VBSM row yet",
     },
     "dd_dwa": {
         "temperature": _SHARED_TEMPERATURE,
@@ -335,28 +409,29 @@ GAPS: dict[str, dict[str, str]] = {
     "dd_teachers": {
         "epochs": _OPEN + "50 epochs at paper scale (the faithful profile trains 200)",
         "lr": _OPEN + "the stage trains its teachers with AdamW (cosine); DWA's code with SGD, so the rates are not "
-                      "comparable",
+        "comparable",
         "weight_decay": _OPEN + "AdamW's decoupled weight decay 0.01 against DWA's SGD weight decay 5e-4",
     },
     "dd_crossarch": {
         "temperature": _SHARED_TEMPERATURE,
         "dataset": "no `dataset` key: each set is evaluated on the dataset it was made from (at paper scale the DC / "
-                   "DSA / DM matrix on CIFAR-10, DC's Table 2 on MNIST, DWA's Tables 4 and 9 on CIFAR-100), read from "
-                   "`data_root`; DWA's Table 9 is ImageNet-1K's, whose teachers and sets the stages do not make",
+        "DSA / DM matrix on CIFAR-10, DC's Table 2 on MNIST, DWA's Tables 4 and 9 on CIFAR-100), read from "
+        "`data_root`; DWA's Table 9 is ImageNet-1K's, whose teachers and sets the stages do not make",
     },
     "dd_mnemonics": {
         "width": "Mnemonics trains a 32-layer ResNet on CIFAR-100 (ResNet-18 on ImageNet); the stage's learner is a "
-                 "ConvNet with instance norm (the unrolled network keeps no running statistics)",
+        "ConvNet with instance norm (the unrolled network keeps no running statistics)",
         "methods": "DC / DSA / DM memories are dd_matching's sets, made from CIFAR-10 at paper scale, so the CIFAR-100 "
-                   "profile leaves them out (DWA's come from dd_inversion's CIFAR-100 sets); the DC and DSA continual "
-                   "rows are tested at cpu scale",
-        "memory": "LUCIR keeps 20 exemplars per class; the stage keeps 10, the ipc of the distilled memories it compares",
+        "profile leaves them out (DWA's come from dd_inversion's CIFAR-100 sets); the DC and DSA continual "
+        "rows are tested at cpu scale",
+        "memory": "LUCIR keeps 20 exemplars per class; the stage keeps 10, the ipc of the distilled memories it "
+        "compares",
         "class_order": "the natural class order; LUCIR shuffles CIFAR-100's classes with seed 1993",
     },
     "dd_text": {
         "archs": _OPEN + "no Bi-RNN learner is implemented (TextConvNet and Bi-LSTM are)",
         "embeddings": "MiniLM's WordPiece token embeddings at every scale, where TDD uses GloVe word vectors (no GloVe "
-                      "file is shipped or read)",
+        "file is shipped or read)",
     },
     "ssdd_distill": {
         "budgets": _SSDD_BUDGETS,
@@ -364,18 +439,18 @@ GAPS: dict[str, dict[str, str]] = {
     },
     "ssdd_eval": {
         "cross_methods": "IDM and DATM are not implemented; DSA and DM come from dd_matching, which distils "
-                         "CIFAR-10 at paper scale, so the CIFAR-100 paper profile leaves them out",
+        "CIFAR-10 at paper scale, so the CIFAR-100 paper profile leaves them out",
         "probe_lr": "the stage's probe trains Adam on z-scored features at every scale",
         "budgets": _SSDD_BUDGETS,
         "student_width": _KRRST_CONVNET.format("the student") + ", globally pooled at every scale (chosen at "
-                                                                "cpu scale so that pre-training shows in the probe)",
+        "cpu scale so that pre-training shows in the probe)",
     },
     "priors": {"width": _RESNET_STUDENT},
     "rela_budget": {
         "width": _RESNET_STUDENT,
         "priors": "Table 1's priors are Rand., CF10-T, CF100-T, TIN-T, IN1K-T and CLIP-RN50; the stage has Rand., "
-                  "CF10-T, CF100-T and a supervised CIFAR-10 network as the strong prior (CLIP loads only from "
-                  "local files)",
+        "CF10-T, CF100-T and a supervised CIFAR-10 network as the strong prior (CLIP loads only from "
+        "local files)",
     },
 }
 
@@ -393,7 +468,7 @@ def same(ours: Any, paper: Any) -> bool:
 
 
 def status(ours: Any, setting: Setting | None, gap: str | None = None) -> str:
-    """"matches", "differs (gap: <reason>)" or "differs" for one key.
+    """ "matches", "differs (gap: <reason>)" or "differs" for one key.
 
     >>> status(0.25, Setting(0.25, "DWA Table 6"))
     'matches'
@@ -429,10 +504,16 @@ def compare(params: dict) -> pd.DataFrame:
         for key in [*settings, *(k for k in gaps if k not in settings)]:
             setting = settings.get(key)
             ours = values.get(key)
-            rows.append({"stage": stage, "key": key, "ours": ours,
-                         "paper": None if setting is None else setting.value,
-                         "source": "" if setting is None else setting.source,
-                         "status": status(ours, setting, gaps.get(key))})
+            rows.append(
+                {
+                    "stage": stage,
+                    "key": key,
+                    "ours": ours,
+                    "paper": None if setting is None else setting.value,
+                    "source": "" if setting is None else setting.source,
+                    "status": status(ours, setting, gaps.get(key)),
+                }
+            )
     columns = ["stage", "key", "ours", "paper", "source", "status"]
     # object columns keep every value as params.yaml has it (an int stays an int, a missing key None)
     return pd.DataFrame({c: pd.Series([row[c] for row in rows], dtype=object) for c in columns})
@@ -445,9 +526,12 @@ def coverage_markdown(params: dict) -> str:
     lines = ["| stage | matches / recorded | gaps | differs |", "|---|---|---|---|"]
     for stage, rows in table.groupby("stage", sort=False):
         matched = int((rows["status"] == "matches").sum())
-        gap_keys = [key + (" (open)" if GAPS[stage][key].startswith(_OPEN) else "")
-                    for key in rows.loc[rows["status"].str.startswith("differs (gap"), "key"]]
+        gap_keys = [
+            key + (" (open)" if GAPS[stage][key].startswith(_OPEN) else "")
+            for key in rows.loc[rows["status"].str.startswith("differs (gap"), "key"]
+        ]
         plain = rows.loc[rows["status"] == "differs", "key"].tolist()
-        lines.append(f"| `{stage}` | {matched} / {len(rows)} | {', '.join(gap_keys) or '—'} | "
-                     f"{', '.join(plain) or '—'} |")
+        lines.append(
+            f"| `{stage}` | {matched} / {len(rows)} | {', '.join(gap_keys) or '—'} | {', '.join(plain) or '—'} |"
+        )
     return "\n".join(lines)

@@ -152,8 +152,12 @@ def paper_column(spec: str) -> str | None:
 
 
 # Our students and the camera-ready Table 2 rows they stand in for.
-ARCH_ANALOGUES = {"ResNet-18": "ResNet-18", "MobileNet-V2": "MobileNet-V2", "EfficientNet-B0": "EfficientNet-B0",
-                  "ViT-Tiny": "ViT T/16"}
+ARCH_ANALOGUES = {
+    "ResNet-18": "ResNet-18",
+    "MobileNet-V2": "MobileNet-V2",
+    "EfficientNet-B0": "EfficientNet-B0",
+    "ViT-Tiny": "ViT T/16",
+}
 
 
 def cells(name: str, keep: dict, row_col: str, pairs: dict) -> dict:
@@ -177,8 +181,12 @@ def table2_cells(students: list[str], priors: list[str], data: str = "CF-10") ->
     ``{(student, column): %}``, columns ``"Original (BYOL)"`` and ``"+ReLA <prior label>"``, for the
     students with a paper row (:data:`ARCH_ANALOGUES`) and the priors whose analogue is a column."""
     cols = {"Original (BYOL)": "Original", **{f"+ReLA {prior_label(p)}": paper_column(p) for p in priors}}
-    return cells("v2_table2", {"Data": data}, "Arch",
-                 {(s, c): (ARCH_ANALOGUES.get(s), pc) for s in students for c, pc in cols.items()})
+    return cells(
+        "v2_table2",
+        {"Data": data},
+        "Arch",
+        {(s, c): (ARCH_ANALOGUES.get(s), pc) for s in students for c, pc in cols.items()},
+    )
 
 
 def table3_cells(methods: list[str], priors: list[str], data: str = "CF-10") -> dict:

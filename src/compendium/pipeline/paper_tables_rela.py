@@ -16,11 +16,15 @@ def paper_table1(priors: list, budgets: list) -> pd.DataFrame:
     rows = []
     for b in budgets:
         pct = f"{round(100 * b)}"
-        prow = {"budget": f"{b:.0%}", "BYOL": PT.cell("v2_table1", {"Data": "CF-10", "%": pct}, "BYOL")
-                if pct in ("10", "20", "50") else ""}
+        prow = {
+            "budget": f"{b:.0%}",
+            "BYOL": PT.cell("v2_table1", {"Data": "CF-10", "%": pct}, "BYOL") if pct in ("10", "20", "50") else "",
+        }
         for p in priors:
             col = PT.paper_column(p)
-            prow[f"+ReLA {col}"] = PT.cell("v2_table1", {"Data": "CF-10", "%": pct}, col) if col and pct in ("10", "20", "50") else ""
+            prow[f"+ReLA {col}"] = (
+                PT.cell("v2_table1", {"Data": "CF-10", "%": pct}, col) if col and pct in ("10", "20", "50") else ""
+            )
         prow["BYOL*"] = PT.cell("v2_table1", {"Data": "CF-10", "%": "10"}, "BYOL*") if b == budgets[0] else ""
         rows.append(prow)
     return pd.DataFrame(rows)
@@ -31,9 +35,13 @@ def paper_gap_closures(priors: list, budgets: list) -> list[float]:
     each prior stands in for, in the order of :func:`gap_closures` (prior, then budget); NaN where the
     paper has no cell."""
     v = lambda c, pct: PT.value(PT.cell("v2_table1", {"Data": "CF-10", "%": pct}, c))
-    return [(v(PT.paper_column(p), pct) - v("BYOL", pct)) / (v("BYOL*", "10") - v("BYOL", pct))
-            if PT.paper_column(p) and pct in ("10", "20", "50") else float("nan")
-            for p in priors for pct in (f"{round(100 * b)}" for b in budgets)]
+    return [
+        (v(PT.paper_column(p), pct) - v("BYOL", pct)) / (v("BYOL*", "10") - v("BYOL", pct))
+        if PT.paper_column(p) and pct in ("10", "20", "50")
+        else float("nan")
+        for p in priors
+        for pct in (f"{round(100 * b)}" for b in budgets)
+    ]
 
 
 def paper_budget_curves(priors: list) -> tuple[list[tuple[str, str, list, list]], float]:
@@ -41,6 +49,8 @@ def paper_budget_curves(priors: list) -> tuple[list[tuple[str, str, list, list]]
     %, accuracies) for BYOL and each prior's analogue, and BYOL*."""
     paper = PT.table("v2_table1")
     paper = paper[paper["Data"] == "CF-10"]
-    curves = [(c, pc, paper["%"].astype(float), [PT.value(v) for v in paper[pc]])
-              for c, pc in [("BYOL", "BYOL")] + [(PT.prior_label(p), PT.paper_column(p)) for p in priors]]
+    curves = [
+        (c, pc, paper["%"].astype(float), [PT.value(v) for v in paper[pc]])
+        for c, pc in [("BYOL", "BYOL")] + [(PT.prior_label(p), PT.paper_column(p)) for p in priors]
+    ]
     return curves, PT.value(paper["BYOL*"].iloc[0])

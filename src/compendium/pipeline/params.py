@@ -47,7 +47,7 @@ def schemas() -> dict[str, dict[str, Param]]:
     """Every stage's schema, discovered from ``compendium.pipeline.schemas.<module>``."""
     out: dict[str, dict[str, Param]] = {}
     for info in sorted(pkgutil.iter_modules(stage_schemas.__path__), key=lambda i: i.name):
-        if info.name.startswith("_"):   # shared by several stages' schemas, not a stage's own
+        if info.name.startswith("_"):  # shared by several stages' schemas, not a stage's own
             continue
         mod = importlib.import_module(f"{stage_schemas.__name__}.{info.name}")
         out[mod.SECTION] = mod.SCHEMA
@@ -93,8 +93,9 @@ def load(path: Path | str | None = None) -> dict:
     return data
 
 
-def validate(params: dict, schema: dict[str, dict[str, Param]] | None = None, where: str = "params.yaml",
-             require=None) -> None:
+def validate(
+    params: dict, schema: dict[str, dict[str, Param]] | None = None, where: str = "params.yaml", require=None
+) -> None:
     """Raise :class:`ParamsError` listing every problem of ``params`` against ``schema``.
 
     Every section present is checked in full; ``require`` names the sections that must be
@@ -169,10 +170,14 @@ def shadowed(params: dict, section: str, reference: dict | None) -> list[str]:
     scale = params.get(SCALE_KEY)
     body, ref = params[section], reference[section]
     over = (body.get(OVERRIDES_KEY) or {}).get(scale) or {}
-    return [f"{key}: set to {body[key]!r} (the last commit has {ref.get(key)!r}), but scale {scale!r} sets it again "
-            f"under {section}.{OVERRIDES_KEY}.{scale}.{key} ({over[key]!r}), which wins; set "
-            f"{section}.{OVERRIDES_KEY}.{scale}.{key} instead (dvc exp run -S '{section}.{OVERRIDES_KEY}.{scale}.{key}=...')"
-            for key in over if key in body and key != OVERRIDES_KEY and body[key] != ref.get(key, body[key])]
+    return [
+        f"{key}: set to {body[key]!r} (the last commit has {ref.get(key)!r}), but scale {scale!r} sets it again "
+        f"under {section}.{OVERRIDES_KEY}.{scale}.{key} ({over[key]!r}), which wins; set "
+        f"{section}.{OVERRIDES_KEY}.{scale}.{key} instead (dvc exp run -S "
+        f"'{section}.{OVERRIDES_KEY}.{scale}.{key}=...')"
+        for key in over
+        if key in body and key != OVERRIDES_KEY and body[key] != ref.get(key, body[key])
+    ]
 
 
 def committed_params(path: Path | None = None) -> dict | None:
@@ -181,8 +186,9 @@ def committed_params(path: Path | None = None) -> dict | None:
 
     path = Path(path or paths.PARAMS)
     try:
-        out = subprocess.run(["git", "show", f"HEAD:./{path.name}"], cwd=path.parent, capture_output=True, text=True,
-                             timeout=30)
+        out = subprocess.run(
+            ["git", "show", f"HEAD:./{path.name}"], cwd=path.parent, capture_output=True, text=True, timeout=30
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if out.returncode != 0:
@@ -214,13 +220,15 @@ def stage_params(section: str, path: Path | str | None = None, scale: str | None
     values = {SCALE_KEY: params[SCALE_KEY], **resolve(params, section)}
     check = getattr(stage_module(section), "check", None)
     problems = check(values) if check is not None else []
-    if path is None and scale is None:   # the project's params.yaml at its own scale: a shadowed override is an error
+    if path is None and scale is None:  # the project's params.yaml at its own scale: a shadowed override is an error
         problems += shadowed(params, section, committed_params())
     if values.get("device") == "cuda" and not torch.cuda.is_available():
         problems.append("device: 'cuda' is requested but this machine has no CUDA device; use 'auto' or 'cpu'")
     if problems:
-        raise ParamsError(f"{where} has {len(problems)} problem(s) at scale {values[SCALE_KEY]!r}:\n"
-                          + "\n".join(f"  - {section}.{e}" for e in problems))
+        raise ParamsError(
+            f"{where} has {len(problems)} problem(s) at scale {values[SCALE_KEY]!r}:\n"
+            + "\n".join(f"  - {section}.{e}" for e in problems)
+        )
     return values
 
 

@@ -34,15 +34,23 @@ from compendium.distill import ranking
 from compendium.distill import records
 from compendium.pipeline.ranking_table import NO_TEACHER, ONE_SEED, ior_hlr_table  # noqa: F401  (re-exported)
 
-RANDOM_REAL = "random real (same size)"   # the random arm's method name in the runs table
+RANDOM_REAL = "random real (same size)"  # the random arm's method name in the runs table
 
 
 def _cost(cfg: E.EvalConfig) -> float:
     return cfg.steps * (3 if cfg.arch == "resnet18" else 1)
 
 
-def ior_hlr_jobs(sets: Mapping, configs: Mapping[str, E.EvalConfig], seeds: Sequence[int], teacher,
-                 images_u8: torch.Tensor, labels: torch.Tensor, mean, std) -> list[runner.Job]:
+def ior_hlr_jobs(
+    sets: Mapping,
+    configs: Mapping[str, E.EvalConfig],
+    seeds: Sequence[int],
+    teacher,
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    mean,
+    std,
+) -> list[runner.Job]:
     """The evaluations IOR and HLR need beside a stage's soft/teacher-label runs of ``sets`` ((method, ipc)
     -> set), for every student of ``configs`` (student -> the stage's evaluation config) and seed:
 
@@ -67,12 +75,33 @@ def ior_hlr_jobs(sets: Mapping, configs: Mapping[str, E.EvalConfig], seeds: Sequ
         for ipc in sorted({ipc for _, ipc in sets}):
             for s in seeds:
                 rnd = coresets.random_real(images_u8, labels, ipc, C, mean, std, seed=s)
-                jobs.append(runner.Job({"method": RANDOM_REAL, "ipc": ipc, "student": st, "labels": cfg.label_mode,
-                                        "set": ranking.RANDOM}, rnd, cfg, s,
-                                       teacher if cfg.label_mode == "teacher" else None, cost=_cost(cfg)))
+                jobs.append(
+                    runner.Job(
+                        {
+                            "method": RANDOM_REAL,
+                            "ipc": ipc,
+                            "student": st,
+                            "labels": cfg.label_mode,
+                            "set": ranking.RANDOM,
+                        },
+                        rnd,
+                        cfg,
+                        s,
+                        teacher if cfg.label_mode == "teacher" else None,
+                        cost=_cost(cfg),
+                    )
+                )
         pool = records.ceiling_set(images_u8, labels, cfg.steps * cfg.batch_size, mean, std)
-        jobs += [runner.Job({"method": records.CEILING, "ipc": 0, "student": st, "labels": ranking.HARD, "set": ranking.FULL},
-                            pool, hard, s, cost=_cost(cfg)) for s in seeds]
+        jobs += [
+            runner.Job(
+                {"method": records.CEILING, "ipc": 0, "student": st, "labels": ranking.HARD, "set": ranking.FULL},
+                pool,
+                hard,
+                s,
+                cost=_cost(cfg),
+            )
+            for s in seeds
+        ]
     return jobs
 
 
@@ -86,9 +115,11 @@ def long_frame(results: Iterable[Mapping], extra: Iterable[Mapping], methods: It
     return df[["method", "ipc", "student", "evaluation", "set", "seed", "acc"]]
 
 
-SELF_NOTE = ("IOR 0 by construction: the set is itself a random real subset of the same size under the same "
-             "labels (its own runs are the random arm)")
-DRAW, SELF, NONE = "draw", "self", "none"   # the random arm: a fresh draw per seed, the set itself, none
+SELF_NOTE = (
+    "IOR 0 by construction: the set is itself a random real subset of the same size under the same "
+    "labels (its own runs are the random arm)"
+)
+DRAW, SELF, NONE = "draw", "self", "none"  # the random arm: a fresh draw per seed, the set itself, none
 
 
 # ---------------------------------------------------------------------- the arms from a stage's own jobs
@@ -102,11 +133,13 @@ def by_method(methods: Iterable[str], columns: Sequence[str] = ("method", "ipc",
 
     def cell(job: runner.Job):
         return {c: job.key[c] for c in columns} if job.key.get("method") in methods else None
+
     return cell
 
 
-def dwa_cell(jobs: Sequence[runner.Job], parts: Iterable[str] = ("sweep", "grid", "real", "inv"),
-             min_seeds: int = 2) -> Cell:
+def dwa_cell(
+    jobs: Sequence[runner.Job], parts: Iterable[str] = ("sweep", "grid", "real", "inv"), min_seeds: int = 2
+) -> Cell:
     """The cells of ``dd_dwa``'s teacher-label sets (its jobs' keys: ``part``, ``set``): the Fig. 3 sweep, the
     Fig. 5 grid, arm B (``real``) and dd_inversion's sets (``inv``), each evaluated on at least ``min_seeds``
     seeds (the ceiling and Table 10's class-restricted runs are not sets of the table). Method
@@ -121,6 +154,7 @@ def dwa_cell(jobs: Sequence[runner.Job], parts: Iterable[str] = ("sweep", "grid"
         if k[0] not in parts or len(seeds.get(k, ())) < min_seeds:
             return None
         return {"method": f"{k[0]}: {k[1]}", "ipc": len(job.dset) // job.dset.num_classes, "student": job.cfg.arch}
+
     return cell
 
 
@@ -138,13 +172,22 @@ def _cells(jobs: Sequence[runner.Job], cell: Cell) -> list[tuple[runner.Job, dic
         if not {"method", "ipc"} <= set(c):
             raise ValueError(f"a cell needs 'method' and 'ipc', got {sorted(c)} for {j.key}")
         if j.cfg.label_mode == ranking.HARD:
-            raise ValueError(f"{j.key}: IOR and HLR are for sets evaluated with soft or teacher labels, this job is hard")
+            raise ValueError(
+                f"{j.key}: IOR and HLR are for sets evaluated with soft or teacher labels, this job is hard"
+            )
         out.append((j, c))
     return out
 
 
-def arm_jobs(jobs: Sequence[runner.Job], cell: Cell, images_u8: torch.Tensor, labels: torch.Tensor, *,
-             random: str = DRAW, full_by: Sequence[str] = ("student",)) -> list[runner.Job]:
+def arm_jobs(
+    jobs: Sequence[runner.Job],
+    cell: Cell,
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    random: str = DRAW,
+    full_by: Sequence[str] = ("student",),
+) -> list[runner.Job]:
     """The evaluations IOR and HLR need beside a stage's own jobs ``jobs`` (those ``cell`` names; each keeps
     its set, config, seed, teacher and cost):
 
@@ -165,12 +208,17 @@ def arm_jobs(jobs: Sequence[runner.Job], cell: Cell, images_u8: torch.Tensor, la
     C = int(labels.max()) + 1
     out, rnd, full, draws, pools = [], {}, {}, {}, {}
     for j, c in _cells(jobs, cell):
-        out.append(runner.Job({**c, "labels": ranking.HARD, "set": ranking.DISTILLED}, j.dset, _hard(j.cfg), j.seed,
-                              cost=j.cost))
+        out.append(
+            runner.Job(
+                {**c, "labels": ranking.HARD, "set": ranking.DISTILLED}, j.dset, _hard(j.cfg), j.seed, cost=j.cost
+            )
+        )
         if random == DRAW:
             if j.cfg.label_mode != "teacher":
-                raise ValueError(f"{c}: a fresh random subset under {j.cfg.label_mode!r} labels needs a teacher to label "
-                                 "it; use random=NONE (IOR not defined) or the stage's own convention")
+                raise ValueError(
+                    f"{c}: a fresh random subset under {j.cfg.label_mode!r} labels needs a teacher to label "
+                    "it; use random=NONE (IOR not defined) or the stage's own convention"
+                )
             g = tuple((k, v) for k, v in c.items() if k != "method")
             have = rnd.setdefault(g, (j.cfg, j.teacher, j.dset.mean, j.dset.std, j.cost, set()))
             if have[0] != j.cfg or have[1] is not j.teacher:
@@ -190,21 +238,40 @@ def arm_jobs(jobs: Sequence[runner.Job], cell: Cell, images_u8: torch.Tensor, la
             k = (c["ipc"], s, mean, std)
             if k not in draws:
                 draws[k] = coresets.random_real(images_u8, labels, c["ipc"], C, mean, std, seed=s)
-            out.append(runner.Job({"method": RANDOM_REAL, **c, "labels": cfg.label_mode, "set": ranking.RANDOM},
-                                  draws[k], cfg, s, teacher, cost=cost))
+            out.append(
+                runner.Job(
+                    {"method": RANDOM_REAL, **c, "labels": cfg.label_mode, "set": ranking.RANDOM},
+                    draws[k],
+                    cfg,
+                    s,
+                    teacher,
+                    cost=cost,
+                )
+            )
     for f, (cfg, mean, std, cost, seeds) in full.items():
         if not cfg.steps:
-            raise ValueError(f"{dict(f)}: the real-pool arm needs a config with fixed steps (its size is steps x batch)")
+            raise ValueError(
+                f"{dict(f)}: the real-pool arm needs a config with fixed steps (its size is steps x batch)"
+            )
         k = (cfg.steps * cfg.batch_size, mean, std)
         if k not in pools:
             pools[k] = records.ceiling_set(images_u8, labels, k[0], mean, std)
-        out += [runner.Job({"method": records.CEILING, "ipc": 0, **dict(f), "labels": ranking.HARD, "set": ranking.FULL},
-                           pools[k], cfg, s, cost=cost) for s in sorted(seeds)]
+        out += [
+            runner.Job(
+                {"method": records.CEILING, "ipc": 0, **dict(f), "labels": ranking.HARD, "set": ranking.FULL},
+                pools[k],
+                cfg,
+                s,
+                cost=cost,
+            )
+            for s in sorted(seeds)
+        ]
     return out
 
 
-def arm_frame(jobs: Sequence[runner.Job], rows, cell: Cell, extra: Iterable[Mapping], *,
-              random: str = DRAW) -> pd.DataFrame:
+def arm_frame(
+    jobs: Sequence[runner.Job], rows, cell: Cell, extra: Iterable[Mapping], *, random: str = DRAW
+) -> pd.DataFrame:
     """The long frame of :func:`compendium.distill.ranking.matched_runs` from the stage's own ``jobs`` and
     their result ``rows`` (in the order of ``jobs``, as :func:`compendium.distill.runner.evaluate_many` returns
     them; the rows ``cell`` names are the distilled arm, evaluation = the job's label mode) and the rows of
@@ -232,8 +299,12 @@ def arm_frame(jobs: Sequence[runner.Job], rows, cell: Cell, extra: Iterable[Mapp
 
 def _same_training(a: E.EvalConfig, b: E.EvalConfig) -> bool:
     """The same student training: equal configs, the KL's settings ignored with hard labels (unused there)."""
+
     def norm(c):
-        return c.replace(temperature=1.0, t2_scale=False, teacher_train_mode=False) if c.label_mode == ranking.HARD else c
+        return (
+            c.replace(temperature=1.0, t2_scale=False, teacher_train_mode=False) if c.label_mode == ranking.HARD else c
+        )
+
     return norm(a) == norm(b)
 
 
@@ -241,9 +312,14 @@ def _same_set(a, b) -> bool:
     if a is b:
         return True
     soft = (a.soft_labels is None and b.soft_labels is None) or (
-        a.soft_labels is not None and b.soft_labels is not None and torch.equal(a.soft_labels, b.soft_labels))
-    return (a.images.shape == b.images.shape and soft and torch.equal(a.labels, b.labels)
-            and torch.equal(a.images, b.images))
+        a.soft_labels is not None and b.soft_labels is not None and torch.equal(a.soft_labels, b.soft_labels)
+    )
+    return (
+        a.images.shape == b.images.shape
+        and soft
+        and torch.equal(a.labels, b.labels)
+        and torch.equal(a.images, b.images)
+    )
 
 
 def reuse(new: Sequence[runner.Job], done: Sequence[runner.Job], rows) -> tuple[list[runner.Job], list[dict | None]]:
@@ -257,22 +333,50 @@ def reuse(new: Sequence[runner.Job], done: Sequence[runner.Job], rows) -> tuple[
         raise ValueError(f"{len(rows)} result rows for {len(done)} done jobs")
     to_run, reused = [], []
     for n in new:
-        hit = next((i for i, d in enumerate(done) if d.seed == n.seed and d.teacher is n.teacher
-                    and d.classes == n.classes and _same_training(d.cfg, n.cfg) and _same_set(d.dset, n.dset)), None)
+        hit = next(
+            (
+                i
+                for i, d in enumerate(done)
+                if d.seed == n.seed
+                and d.teacher is n.teacher
+                and d.classes == n.classes
+                and _same_training(d.cfg, n.cfg)
+                and _same_set(d.dset, n.dset)
+            ),
+            None,
+        )
         if hit is None:
             to_run.append(n)
             reused.append(None)
             continue
         d, r = done[hit], rows[hit]
-        reused.append({**n.key, "seed": n.seed, **{k: v for k, v in r.items() if k not in d.key and k != "seed"},
-                       "same run as": ", ".join(f"{k} {v}" for k, v in d.key.items())})
+        reused.append(
+            {
+                **n.key,
+                "seed": n.seed,
+                **{k: v for k, v in r.items() if k not in d.key and k != "seed"},
+                "same run as": ", ".join(f"{k} {v}" for k, v in d.key.items()),
+            }
+        )
     return to_run, reused
 
 
-def evaluate_ior_hlr(jobs: Sequence[runner.Job], rows, cell: Cell, images_u8: torch.Tensor, labels: torch.Tensor,
-                     test_images: torch.Tensor, test_labels: torch.Tensor, *, by: Sequence[str] = ("student",),
-                     full_by: Sequence[str] | None = None, random: str = DRAW, reuse_done: bool = False,
-                     workers: int = 2, note: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
+def evaluate_ior_hlr(
+    jobs: Sequence[runner.Job],
+    rows,
+    cell: Cell,
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    test_images: torch.Tensor,
+    test_labels: torch.Tensor,
+    *,
+    by: Sequence[str] = ("student",),
+    full_by: Sequence[str] | None = None,
+    random: str = DRAW,
+    reuse_done: bool = False,
+    workers: int = 2,
+    note: str = "",
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(table, runs)``: the arms of :func:`arm_jobs` beside the stage's own ``jobs`` (result ``rows`` in their
     order) evaluated on the test set (``reuse_done``: a run the stage already made is taken over, :func:`reuse`),
     and :func:`ior_hlr_table` over keys (method, ipc) and ``by`` (``full_by``: default ``by``; ``random``
@@ -290,16 +394,29 @@ def evaluate_ior_hlr(jobs: Sequence[runner.Job], rows, cell: Cell, images_u8: to
 
 # ------------------------------------------------------------------------- label distillation (dd_labels)
 
-LD_TRUE, LD_MAPPED = "true labels", "digit k -> class k"   # dd_labels' hard-label arms (within, cross)
-LD_NOTE = ("random arm by the stage's convention: with fixed real base images the random real subset of the same "
-           "size is the within base with its true one-hot labels (LD has no teacher to label a fresh draw); "
-           "syn hard: the base images with their own class labels (within: true labels; cross: digit k -> class k)")
+LD_TRUE, LD_MAPPED = "true labels", "digit k -> class k"  # dd_labels' hard-label arms (within, cross)
+LD_NOTE = (
+    "random arm by the stage's convention: with fixed real base images the random real subset of the same "
+    "size is the within base with its true one-hot labels (LD has no teacher to label a fresh draw); "
+    "syn hard: the base images with their own class labels (within: true labels; cross: digit k -> class k)"
+)
 
 
-def label_distillation(rows, sets: Mapping[tuple, object], cfg: E.EvalConfig, seeds: Sequence[int],
-                       images_u8: torch.Tensor, labels: torch.Tensor, test_images: torch.Tensor,
-                       test_labels: torch.Tensor, *, student: str, optimizer: str = "adam", mult: float = 1.0,
-                       workers: int = 2) -> tuple[pd.DataFrame, pd.DataFrame]:
+def label_distillation(
+    rows,
+    sets: Mapping[tuple, object],
+    cfg: E.EvalConfig,
+    seeds: Sequence[int],
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    test_images: torch.Tensor,
+    test_labels: torch.Tensor,
+    *,
+    student: str,
+    optimizer: str = "adam",
+    mult: float = 1.0,
+    workers: int = 2,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(table, runs)`` of ``dd_labels``' learned labels (every set of ``sets`` ``{(base, labels): set}`` but
     the hard-label arms) at the distillation cell (``student``, ``optimizer``, ``mult``) of the stage's result
     ``rows`` (base, labels, student, optimizer, mult, seed, acc), with the stage's config ``cfg`` of that cell:
@@ -313,13 +430,24 @@ def label_distillation(rows, sets: Mapping[tuple, object], cfg: E.EvalConfig, se
     df = df[(df["student"] == student) & (df["optimizer"] == optimizer) & (df["mult"] == mult) & df["seed"].isin(seeds)]
     ref = sets[("within", LD_TRUE)]
     pool = records.ceiling_set(images_u8, labels, cfg.steps * cfg.batch_size, ref.mean, ref.std)
-    jobs = [runner.Job({"method": records.CEILING, "ipc": 0, "labels": ranking.HARD, "set": ranking.FULL}, pool,
-                       _hard(cfg), s, cost=cfg.steps) for s in seeds]
+    jobs = [
+        runner.Job(
+            {"method": records.CEILING, "ipc": 0, "labels": ranking.HARD, "set": ranking.FULL},
+            pool,
+            _hard(cfg),
+            s,
+            cost=cfg.steps,
+        )
+        for s in seeds
+    ]
     runs = runner.evaluate_many(jobs, test_images, test_labels, workers=workers)
 
-    def arm(src, name, **kw):   # the stage's rows of (src base, labels name), as an arm of the table
-        return [{"seed": r["seed"], "acc": r["acc"], **kw}
-                for r in df[(df["base"] == src) & (df["labels"] == name)].to_dict("records")]
+    def arm(src, name, **kw):  # the stage's rows of (src base, labels name), as an arm of the table
+        return [
+            {"seed": r["seed"], "acc": r["acc"], **kw}
+            for r in df[(df["base"] == src) & (df["labels"] == name)].to_dict("records")
+        ]
+
     out, randoms = [], set()
     for (base, name), d in sets.items():
         if name in (LD_TRUE, LD_MAPPED):
@@ -328,10 +456,20 @@ def label_distillation(rows, sets: Mapping[tuple, object], cfg: E.EvalConfig, se
         cell = {"method": name, "ipc": len(d) // d.num_classes, "base": base}
         out += arm(base, name, **cell, evaluation="soft", set=ranking.DISTILLED)
         out += arm(base, hard, **cell, evaluation=ranking.HARD, set=ranking.DISTILLED)
-        if (cell["ipc"], base) not in randoms:   # one random arm per (ipc, base), shared by the variants
+        if (cell["ipc"], base) not in randoms:  # one random arm per (ipc, base), shared by the variants
             randoms.add((cell["ipc"], base))
             out += arm("within", LD_TRUE, **{**cell, "method": RANDOM_REAL}, evaluation="soft", set=ranking.RANDOM)
-    out += [{"method": records.CEILING, "ipc": 0, "base": np.nan, "evaluation": ranking.HARD, "set": ranking.FULL,
-             "seed": r["seed"], "acc": r["acc"]} for r in runs]
+    out += [
+        {
+            "method": records.CEILING,
+            "ipc": 0,
+            "base": np.nan,
+            "evaluation": ranking.HARD,
+            "set": ranking.FULL,
+            "seed": r["seed"],
+            "acc": r["acc"],
+        }
+        for r in runs
+    ]
     table = ior_hlr_table(pd.DataFrame(out), by=["base"], full_by=[], note=LD_NOTE)
     return table, pd.DataFrame(runs)

@@ -19,9 +19,16 @@ NO_TEACHER = "IOR not defined (no teacher)"
 ONE_SEED = "one seed: no interval (n = 1)"
 
 
-def ior_hlr_table(frame: pd.DataFrame, keys: Sequence[str] = ("method", "ipc"), by: Sequence[str] = (),
-                  weight: float = ranking.DEFAULT_WEIGHT, *, full_by: Sequence[str] | None = None,
-                  ior_defined: bool = True, note: str = "") -> pd.DataFrame:
+def ior_hlr_table(
+    frame: pd.DataFrame,
+    keys: Sequence[str] = ("method", "ipc"),
+    by: Sequence[str] = (),
+    weight: float = ranking.DEFAULT_WEIGHT,
+    *,
+    full_by: Sequence[str] | None = None,
+    ior_defined: bool = True,
+    note: str = "",
+) -> pd.DataFrame:
     """One row per (``keys``, ``by``): the matched seeds, the mean accuracy of the four arms (syn under the
     method's evaluation, random real under it, syn hard, full hard), IOR and HLR with the 95% interval of
     the paired difference over the matched seeds (:meth:`Effect.paired`), and the label-robust score (the
@@ -37,11 +44,19 @@ def ior_hlr_table(frame: pd.DataFrame, keys: Sequence[str] = ("method", "ipc"), 
     for gkey, g in runs.groupby(group, sort=False, dropna=False):
         per = {c: dict(zip(g["seed"], g[c])) for c in ranking.RUN_COLUMNS}
         hlr = Effect.paired("HLR", per["full hard"], per["syn hard"])
-        effects = {"IOR": Effect.paired("IOR", per["syn"], per["random"]) if ior_defined else None, "HLR": hlr,
-                   "LRS": Effect("LRS", tuple(g["LRS"]), tuple(g["seed"])) if ior_defined else None}
+        effects = {
+            "IOR": Effect.paired("IOR", per["syn"], per["random"]) if ior_defined else None,
+            "HLR": hlr,
+            "LRS": Effect("LRS", tuple(g["LRS"]), tuple(g["seed"])) if ior_defined else None,
+        }
         row = dict(zip(group, gkey))
-        row.update({"seeds": ", ".join(str(s) for s in hlr.seeds), "n": hlr.n,
-                    **{f"acc {c}": float(g[c].mean()) for c in ("syn", "random", "syn hard", "full hard")}})
+        row.update(
+            {
+                "seeds": ", ".join(str(s) for s in hlr.seeds),
+                "n": hlr.n,
+                **{f"acc {c}": float(g[c].mean()) for c in ("syn", "random", "syn hard", "full hard")},
+            }
+        )
         for name, eff in effects.items():
             lo, hi = eff.interval if eff is not None else (math.nan, math.nan)
             row.update({name: eff.mean if eff is not None else math.nan, f"{name} low": lo, f"{name} high": hi})

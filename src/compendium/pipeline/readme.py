@@ -6,7 +6,8 @@ measured, the last from-scratch run (``benchmarks/repro_from_scratch.json``, wri
 
 The block between ``<!-- results:start -->`` and ``<!-- results:end -->`` in README.md is what
 :func:`block` renders, the one between ``<!-- verdicts:start -->`` and ``<!-- verdicts:end -->`` what
-:func:`verdict_lines` renders from the ledger and the claims registry's central claims; a test fails when they differ, so the README never states a verdict, a number or
+:func:`verdict_lines` renders from the ledger and the claims registry's central claims; a test fails when they differ,
+so the README never states a verdict, a number or
 a time the pipeline did not produce. ``make repro`` ends with ``python -m compendium.pipeline.readme``,
 which rewrites the block in place.
 """
@@ -33,9 +34,14 @@ SITE = "reports/site/index.html"
 #: The record of the last from-scratch `dvc repro` (a fresh clone, an empty DVC cache).
 FROM_SCRATCH = paths.ROOT / "benchmarks" / "repro_from_scratch.json"
 
-FAMILY_NAMES = {"theory": "theory checks (data overview included)", "rela": "ReLA (priors to ablations)",
-                "labelled": "labelled distillation", "unrolled": "the reading notes' methods", "ssdd": "SSDD",
-                "other": "the claims ledger"}
+FAMILY_NAMES = {
+    "theory": "theory checks (data overview included)",
+    "rela": "ReLA (priors to ablations)",
+    "labelled": "labelled distillation",
+    "unrolled": "the reading notes' methods",
+    "ssdd": "SSDD",
+    "other": "the claims ledger",
+}
 
 
 def family_times(minutes: dict[str, float]) -> pd.DataFrame:
@@ -45,23 +51,35 @@ def family_times(minutes: dict[str, float]) -> pd.DataFrame:
     for stage, m in minutes.items():
         try:
             fam = summary.family(stage)
-        except KeyError:   # the claims ledger, which gathers the others' rows
+        except KeyError:  # the claims ledger, which gathers the others' rows
             fam = "other"
         per[fam] = per.get(fam, 0.0) + m
         n[fam] = n.get(fam, 0) + 1
     order = [f for f in (*summary.FAMILIES, "other") if f in per]
-    return pd.DataFrame({"stages": [FAMILY_NAMES.get(f, f) for f in order], "count": [n[f] for f in order],
-                         "minutes": [f"{per[f]:.1f}" for f in order]})
+    return pd.DataFrame(
+        {
+            "stages": [FAMILY_NAMES.get(f, f) for f in order],
+            "count": [n[f] for f in order],
+            "minutes": [f"{per[f]:.1f}" for f in order],
+        }
+    )
 
 
 def from_scratch_line(rec: dict) -> str:
     """One sentence on a from-scratch run's record (:data:`FROM_SCRATCH`)."""
-    return (f"A from-scratch `dvc repro` (a fresh clone of {rec['commit']}, an empty DVC cache, every stage run once) "
-            f"took **{rec['wall_minutes']:.0f} min** of wall time on {rec['machine'].split(',')[0]}"
-            + (f" (in {rec['parts']} parts, resumed after {', '.join(rec['failed_attempts'])})"
-               if rec.get("failed_attempts") else "") + ", "
-            f"{rec['notebook_minutes']:.0f} of them in the notebooks; its longest stage, `{rec['longest_stage']}`, "
-            f"{rec['longest_stage_minutes']:.1f} min ([`benchmarks/repro_from_scratch.md`](benchmarks/repro_from_scratch.md)).")
+    return (
+        f"A from-scratch `dvc repro` (a fresh clone of {rec['commit']}, an empty DVC cache, every stage run once) "
+        f"took **{rec['wall_minutes']:.0f} min** of wall time on {rec['machine'].split(',')[0]}"
+        + (
+            f" (in {rec['parts']} parts, resumed after {', '.join(rec['failed_attempts'])})"
+            if rec.get("failed_attempts")
+            else ""
+        )
+        + ", "
+        f"{rec['notebook_minutes']:.0f} of them in the notebooks; its longest stage, `{rec['longest_stage']}`, "
+        f"{rec['longest_stage_minutes']:.1f} min "
+        "([`benchmarks/repro_from_scratch.md`](benchmarks/repro_from_scratch.md))."
+    )
 
 
 def block(claims: pd.DataFrame, headlines: dict, minutes: dict[str, float], scratch: dict | None = None) -> str:
@@ -75,27 +93,41 @@ def block(claims: pd.DataFrame, headlines: dict, minutes: dict[str, float], scra
     tested = int((comp["tested"] == "yes").sum())
     decided = int(comp["verdict_all_seeds"].isin(["holds", "fails", "holds only under a condition"]).sum())
     replicated = int((comp["replication"] == "replicated").sum())
-    lines = [START,
-             f"**{total} claims checked at `{scales}` scale, {len(comp)} of them comparisons of trained arms: {tested} "
-             f"run in the regime the claim is about, {decided} decided on all their seeds, {replicated} replicated on "
-             "two disjoint seed sets.**",
-             "A comparison's verdict stands only where both seed sets reach it; each row of "
-             "[`reports/claims.md`](reports/claims.md) shows its smallest effect of interest, both seed sets' verdicts "
-             "and the seeds the power plan asks for.", "",
-             markdown_table(s), "",
-             "Headline numbers, ours beside the paper's (top-1 %; ours are Fashion-MNIST runs at this scale, "
-             "theirs the paper's own dataset and network, so they are not expected to agree; whether a "
-             "comparison is tested is the ledger's verdict, not these numbers):", "",
-             markdown_table(summary.headline_table(headlines), text=True), ""]
+    lines = [
+        START,
+        f"**{total} claims checked at `{scales}` scale, {len(comp)} of them comparisons of trained arms: {tested} "
+        f"run in the regime the claim is about, {decided} decided on all their seeds, {replicated} replicated on "
+        "two disjoint seed sets.**",
+        "A comparison's verdict stands only where both seed sets reach it; each row of "
+        "[`reports/claims.md`](reports/claims.md) shows its smallest effect of interest, both seed sets' verdicts "
+        "and the seeds the power plan asks for.",
+        "",
+        markdown_table(s),
+        "",
+        "Headline numbers, ours beside the paper's (top-1 %; ours are Fashion-MNIST runs at this scale, "
+        "theirs the paper's own dataset and network, so they are not expected to agree; whether a "
+        "comparison is tested is the ledger's verdict, not these numbers):",
+        "",
+        markdown_table(summary.headline_table(headlines), text=True),
+        "",
+    ]
     if minutes:
-        lines += [f"Measured time of the stages' notebooks: **{sum(minutes.values()):.0f} min** on 2 cores "
-                  f"({len(minutes)} stages, each at its last run; the minutes and parameters in "
-                  f"`reports/{timings.FILE}`):", "",
-                  markdown_table(family_times(minutes), text=True), ""]
+        lines += [
+            f"Measured time of the stages' notebooks: **{sum(minutes.values()):.0f} min** on 2 cores "
+            f"({len(minutes)} stages, each at its last run; the minutes and parameters in "
+            f"`reports/{timings.FILE}`):",
+            "",
+            markdown_table(family_times(minutes), text=True),
+            "",
+        ]
     if scratch:
         lines += [from_scratch_line(scratch), ""]
-    lines += [f"![ReLA Table 1 at this scale: linear probe against the budget, and its cost]({FIGURE})", "",
-              f"Every page, figure and the sortable ledger: open [`{SITE}`]({SITE}) after `make site` (or `make repro`).", END]
+    lines += [
+        f"![ReLA Table 1 at this scale: linear probe against the budget, and its cost]({FIGURE})",
+        "",
+        f"Every page, figure and the sortable ledger: open [`{SITE}`]({SITE}) after `make site` (or `make repro`).",
+        END,
+    ]
     return "\n".join(lines)
 
 
@@ -112,7 +144,7 @@ def read_ledger() -> pd.DataFrame:
 def current(text: str, start: str = START, end: str = END) -> str:
     if start not in text or end not in text:
         raise ValueError(f"README.md has no {start} ... {end} block")
-    return text[text.index(start): text.index(end) + len(end)]
+    return text[text.index(start) : text.index(end) + len(end)]
 
 
 def rendered() -> str:
@@ -130,9 +162,13 @@ def main() -> int:
     text = README.read_text()
     text = text.replace(current(text), rendered())
     README.write_text(text.replace(current(text, VERDICTS_START, VERDICTS_END), rendered_verdicts()))
-    paper_estimate.rewrite_readme(paper_estimate.F.SCALES_PAGE)   # the paper profile's time table: its cpu minutes are the ones just measured
-    print(f"[readme] results block rewritten from {len(read_ledger())} claims and the summary's headlines; "
-          "the paper profile's time table too")
+    paper_estimate.rewrite_readme(
+        paper_estimate.F.SCALES_PAGE
+    )  # the paper profile's time table: its cpu minutes are the ones just measured
+    print(
+        f"[readme] results block rewritten from {len(read_ledger())} claims and the summary's headlines; "
+        "the paper profile's time table too"
+    )
     return 0
 
 

@@ -41,10 +41,18 @@ def setup_style() -> None:
     import seaborn as sns
 
     sns.set_theme(style="whitegrid", context="notebook")
-    matplotlib.rcParams.update({"figure.dpi": 80, "savefig.bbox": "tight", "pdf.fonttype": 42,
-                                "svg.hashsalt": "compendium", "legend.fontsize": 10, "legend.title_fontsize": 10})
+    matplotlib.rcParams.update(
+        {
+            "figure.dpi": 80,
+            "savefig.bbox": "tight",
+            "pdf.fonttype": 42,
+            "svg.hashsalt": "compendium",
+            "legend.fontsize": 10,
+            "legend.title_fontsize": 10,
+        }
+    )
     try:
-        from IPython import get_ipython   # inside a kernel: DataFrames are shown as table_html renders them
+        from IPython import get_ipython  # inside a kernel: DataFrames are shown as table_html renders them
     except ImportError:
         return
     shell = get_ipython()
@@ -68,7 +76,7 @@ def table_html(df: pd.DataFrame, digits: int = 3) -> str:
     """A DataFrame as a page shows it: each cell by :func:`cell_html` (rounded floats, escaped text,
     the table marks as bold and underline), and no index where it is only row numbers (a RangeIndex);
     a labelled index stays."""
-    uuid = hashlib.sha1(df.to_csv().encode()).hexdigest()[:8]   # the same page for the same table
+    uuid = hashlib.sha1(df.to_csv().encode()).hexdigest()[:8]  # the same page for the same table
     styler = Styler(df, uuid=uuid, cell_ids=False).format(lambda v: cell_html(v, digits))
     if isinstance(df.index, pd.RangeIndex):
         styler = styler.hide(axis="index")
@@ -181,8 +189,9 @@ def provenance() -> dict:
     import torch
 
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=paths.ROOT,
-                                capture_output=True, text=True, timeout=10).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=paths.ROOT, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         commit = ""
     import numpy

@@ -37,8 +37,10 @@ def chromium() -> str:
         found = shutil.which(name)
         if found:
             return found
-    raise FileNotFoundError("no Chromium found: install Debian's `chromium` (apt-get install chromium; "
-                            "`make setup` does it where apt is available)")
+    raise FileNotFoundError(
+        "no Chromium found: install Debian's `chromium` (apt-get install chromium; "
+        "`make setup` does it where apt is available)"
+    )
 
 
 #: Every table of a page's article: its full width and the width of the article's column (px).
@@ -60,7 +62,7 @@ def _local_target(href: str, page: Path) -> Path | None:
 
 def check(site: Path, screenshot: Path | None = None) -> Report:
     """Visit every page under ``site`` and return what was seen (``problems`` empty when all is well)."""
-    from playwright.sync_api import sync_playwright   # the browser driver is needed here only
+    from playwright.sync_api import sync_playwright  # the browser driver is needed here only
 
     site = Path(site).resolve()
     pages = sorted(p for p in site.rglob("*.html") if "_static" not in p.parts and "_sources" not in p.parts)
@@ -71,16 +73,26 @@ def check(site: Path, screenshot: Path | None = None) -> Report:
         browser = pw.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         current: list[str] = [""]
-        page.on("console", lambda m: rep.problems.append(f"{current[0]}: console {m.type}: {m.text}")
-                if m.type == "error" else None)
+        page.on(
+            "console",
+            lambda m: rep.problems.append(f"{current[0]}: console {m.type}: {m.text}") if m.type == "error" else None,
+        )
         page.on("pageerror", lambda e: rep.problems.append(f"{current[0]}: script error: {e}"))
-        page.on("request", lambda r: rep.problems.append(f"{current[0]}: request to the internet: {r.url}")
-                if urlparse(r.url).scheme in ("http", "https") else None)
+        page.on(
+            "request",
+            lambda r: (
+                rep.problems.append(f"{current[0]}: request to the internet: {r.url}")
+                if urlparse(r.url).scheme in ("http", "https")
+                else None
+            ),
+        )
         page.on("requestfailed", lambda r: rep.problems.append(f"{current[0]}: failed to load {r.url}"))
         for p in pages:
             current[0] = str(p.relative_to(site))
             page.goto(p.as_uri(), wait_until="load")
-            for src, ok in page.eval_on_selector_all("img", "els => els.map(e => [e.currentSrc || e.src, e.complete && e.naturalWidth > 0])"):
+            for src, ok in page.eval_on_selector_all(
+                "img", "els => els.map(e => [e.currentSrc || e.src, e.complete && e.naturalWidth > 0])"
+            ):
                 rep.images += 1
                 if not ok:
                     rep.problems.append(f"{current[0]}: image does not load: {src}")
@@ -101,7 +113,7 @@ def check(site: Path, screenshot: Path | None = None) -> Report:
             page.screenshot(path=str(screenshot), full_page=False)
             rep.screenshot = screenshot
             paper = site / "papers" / "rela.html"
-            if paper.is_file():   # one paper page too: its forest plot and claims table
+            if paper.is_file():  # one paper page too: its forest plot and claims table
                 page.goto(paper.as_uri(), wait_until="load")
                 page.screenshot(path=str(screenshot.with_name("paper-rela.png")), full_page=False)
         browser.close()
@@ -114,8 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--screenshot", type=Path, default=paths.BUILD / "site-check" / "home.png")
     args = ap.parse_args(argv)
     rep = check(args.site, args.screenshot)
-    print(f"[site-check] {rep.pages} pages, {rep.links} local links, {rep.images} images, {rep.tables} tables; "
-          f"{len(rep.problems)} problems; home page screenshot: {rep.screenshot}")
+    print(
+        f"[site-check] {rep.pages} pages, {rep.links} local links, {rep.images} images, {rep.tables} tables; "
+        f"{len(rep.problems)} problems; home page screenshot: {rep.screenshot}"
+    )
     for line in rep.problems[:50]:
         print(f"  {line}")
     return 1 if rep.problems else 0

@@ -39,8 +39,9 @@ class Param:
                 return [f"{name}: must not be empty"]
             errs = []
             for i, v in enumerate(value):
-                errs += Param(item_kind, self.doc, self.low, self.high, self.choices,
-                              validate=self.validate).check(f"{name}[{i}]", v)
+                errs += Param(item_kind, self.doc, self.low, self.high, self.choices, validate=self.validate).check(
+                    f"{name}[{i}]", v
+                )
             return errs
         ok = {
             "int": isinstance(value, int) and not isinstance(value, bool),

@@ -20,7 +20,7 @@ from pathlib import Path
 from compendium.core import paths
 
 PACKAGE = "compendium"
-RUNNER = "compendium.pipeline.nbrun"   # what every stage's command runs
+RUNNER = "compendium.pipeline.nbrun"  # what every stage's command runs
 
 
 def _package_root() -> Path:
@@ -80,7 +80,7 @@ def closure(modules: set[str]) -> set[str]:
             continue
         seen.add(m)
         parts = m.split(".")
-        todo += [".".join(parts[:i]) for i in range(1, len(parts))]   # parent packages run their __init__
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # parent packages run their __init__
         todo += list(_direct(m))
     return seen
 
@@ -115,7 +115,7 @@ def _stage_block(text: str, stage: str) -> tuple[int, int]:
     m = re.search(rf"^  {re.escape(stage)}:\n", text, flags=re.M)
     if m is None:
         raise KeyError(f"dvc.yaml has no stage {stage!r}")
-    nxt = re.search(r"^  \S", text[m.end():], flags=re.M)
+    nxt = re.search(r"^  \S", text[m.end() :], flags=re.M)
     return m.start(), (m.end() + nxt.start()) if nxt else len(text)
 
 
@@ -145,7 +145,9 @@ def sources(stage: str) -> list[str]:
 def checked_stages(dvc_yaml: Path | None = None) -> list[str]:
     """The notebook stages of ``dvc.yaml`` and the module stages it declares."""
     text = (dvc_yaml or paths.DVC_YAML).read_text()
-    return notebook_stages(dvc_yaml) + [s for s in MODULE_STAGES if re.search(rf"^  {re.escape(s)}:\n", text, flags=re.M)]
+    return notebook_stages(dvc_yaml) + [
+        s for s in MODULE_STAGES if re.search(rf"^  {re.escape(s)}:\n", text, flags=re.M)
+    ]
 
 
 def problems(dvc_yaml: Path | None = None) -> list[str]:
@@ -172,14 +174,15 @@ def rewrite(text: str, stages: list[str]) -> str:
         if first is None:
             raise ValueError(f"stage {stage!r} declares no src/ deps to replace")
         new = "".join(f"      - {f}\n" for f in sources(stage))
-        block = block[:first.start()] + new + SRC_DEP.sub("", block[first.start():])
+        block = block[: first.start()] + new + SRC_DEP.sub("", block[first.start() :])
         text = text[:a] + block + text[b:]
     return text
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Check (or --write) every notebook stage's src/ deps in dvc.yaml "
-                                             "against the files it imports.")
+    ap = argparse.ArgumentParser(
+        description="Check (or --write) every notebook stage's src/ deps in dvc.yaml against the files it imports."
+    )
     ap.add_argument("--write", action="store_true", help="rewrite the deps in dvc.yaml")
     args = ap.parse_args(argv)
     if args.write:

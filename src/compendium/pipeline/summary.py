@@ -89,34 +89,52 @@ class Headline:
 
 
 def _t1(col: str, paper_col: str) -> tuple[Cell, Cell]:
-    return (Cell("rela_budget", "table1", "budget", "10%", col),
-            Cell("rela_budget", "table1_paper_cifar10", "budget", "10%", paper_col))
+    return (
+        Cell("rela_budget", "table1", "budget", "10%", col),
+        Cell("rela_budget", "table1_paper_cifar10", "budget", "10%", paper_col),
+    )
 
 
 def _classic(method: str, ipc: int) -> tuple[Cell, Cell]:
-    return (Cell("dd_tables", "classic", "method", method, f"ipc {ipc}"),
-            Cell("dd_tables", "classic", "method", method, f"paper FMNIST ipc {ipc}"))
+    return (
+        Cell("dd_tables", "classic", "method", method, f"ipc {ipc}"),
+        Cell("dd_tables", "classic", "method", method, f"paper FMNIST ipc {ipc}"),
+    )
 
 
 def _dwa(method: str, ipc: int) -> tuple[Cell, Cell]:
-    return (Cell("dd_tables", "dwa_table1", "method", method, f"ipc {ipc}"),
-            Cell("dd_tables", "dwa_table1", "method", method, f"paper CF-10 R18 ipc {ipc}"))
+    return (
+        Cell("dd_tables", "dwa_table1", "method", method, f"ipc {ipc}"),
+        Cell("dd_tables", "dwa_table1", "method", method, f"paper CF-10 R18 ipc {ipc}"),
+    )
 
 
 def _ssdd(method: str) -> tuple[Cell, Cell]:
     col = "paper (CIFAR-100 → CIFAR-100)"
     on = (("target", "fashion-mnist"),)  # the set distilled for, and probed on, Fashion-MNIST
-    return (Cell("ssdd_eval", "table1", "method", method, "ConvNet", also=on),
-            Cell("ssdd_eval", "table1", "method", method, col, part=0, also=on))
+    return (
+        Cell("ssdd_eval", "table1", "method", method, "ConvNet", also=on),
+        Cell("ssdd_eval", "table1", "method", method, col, part=0, also=on),
+    )
 
 
 #: The headline rows, in the order the README shows them. The first of each family is its metric.
 HEADLINES = (
     Headline("rela", "ReLA", "Table 1, 10% budget: BYOL", *_t1("BYOL", "BYOL"), "CIFAR-10, ResNet-18"),
-    Headline("rela", "ReLA", "Table 1, 10% budget: BYOL + ReLA (Rand. prior)", *_t1("+ReLA Rand.", "+ReLA Rand."),
-             "CIFAR-10, ResNet-18"),
-    Headline("rela", "ReLA", "Table 1, 10% budget: BYOL + ReLA (strongest prior)",
-             *_t1("+ReLA strong (supervised)", "+ReLA CLIP-RN50"), "CIFAR-10, ResNet-18, CLIP-RN50 prior"),
+    Headline(
+        "rela",
+        "ReLA",
+        "Table 1, 10% budget: BYOL + ReLA (Rand. prior)",
+        *_t1("+ReLA Rand.", "+ReLA Rand."),
+        "CIFAR-10, ResNet-18",
+    ),
+    Headline(
+        "rela",
+        "ReLA",
+        "Table 1, 10% budget: BYOL + ReLA (strongest prior)",
+        *_t1("+ReLA strong (supervised)", "+ReLA CLIP-RN50"),
+        "CIFAR-10, ResNet-18, CLIP-RN50 prior",
+    ),
     Headline("labelled", "DWA", "Table 1: DWA, 10 images per class", *_dwa("DWA", 10), "CIFAR-10, ResNet-18"),
     Headline("labelled", "DWA", "Table 1: SRe2L, 10 images per class", *_dwa("SRe2L", 10), "CIFAR-10, ResNet-18"),
     Headline("labelled", "DC", "DC, 10 images per class", *_classic("DC", 10), "Fashion-MNIST, ConvNet"),
@@ -128,8 +146,18 @@ HEADLINES = (
 #: Stage families by stage name; every stage of the ledger belongs to one.
 FAMILIES = {
     "rela": ("priors", "rela_"),
-    "labelled": ("dd_teachers", "dd_coresets", "dd_inversion", "dd_matching", "dd_kip", "dd_dwa", "dd_crossarch",
-                 "dd_dc_arch", "dd_tables", "dd_regime"),
+    "labelled": (
+        "dd_teachers",
+        "dd_coresets",
+        "dd_inversion",
+        "dd_matching",
+        "dd_kip",
+        "dd_dwa",
+        "dd_crossarch",
+        "dd_dc_arch",
+        "dd_tables",
+        "dd_regime",
+    ),
     "unrolled": ("dd_unrolled", "dd_labels", "dd_mnemonics", "dd_nas", "dd_gtn", "dd_text"),
     "ssdd": ("ssdd_",),
     "theory": ("theory_", "data_"),
@@ -144,8 +172,13 @@ def family(stage: str) -> str:
 
 
 #: Short metric names of the verdicts (``dvc metrics show`` prints one column each).
-KEYS = {claims.HOLDS: "holds", claims.FAILS: "fails", claims.CONDITIONAL: "conditional",
-        claims.INCONCLUSIVE: "inconclusive", claims.NOT_TESTED: "not_tested"}
+KEYS = {
+    claims.HOLDS: "holds",
+    claims.FAILS: "fails",
+    claims.CONDITIONAL: "conditional",
+    claims.INCONCLUSIVE: "inconclusive",
+    claims.NOT_TESTED: "not_tested",
+}
 
 
 def verdict_counts(ledger: pd.DataFrame) -> dict:
@@ -161,11 +194,22 @@ def headline_rows(reports: Path, partial: bool = False) -> list[dict]:
     faithful profile): a headline whose stage table is absent is left out instead of being an error."""
     rows = []
     for h in HEADLINES:
-        if partial and not all((reports / paths.TABLES / c.stage / f"{c.table}.csv").is_file()
-                               for c in (h.ours, h.theirs) if isinstance(c, Cell)):
+        if partial and not all(
+            (reports / paths.TABLES / c.stage / f"{c.table}.csv").is_file()
+            for c in (h.ours, h.theirs)
+            if isinstance(c, Cell)
+        ):
             continue
-        rows.append({"family": h.family, "paper": h.paper, "what": h.what, "ours": h.ours.read(reports),
-                     "paper_value": h.theirs.read(reports), "paper_setting": h.paper_setting})
+        rows.append(
+            {
+                "family": h.family,
+                "paper": h.paper,
+                "what": h.what,
+                "ours": h.ours.read(reports),
+                "paper_value": h.theirs.read(reports),
+                "paper_setting": h.paper_setting,
+            }
+        )
     return rows
 
 
@@ -218,8 +262,24 @@ RESULTS_FILE = "results.json"
 
 #: The stages that write DD-Ranking's IOR / HLR table (``reports/tables/<stage>/ior_hlr.csv``).
 IOR_HLR_STAGES = ("dd_coresets", "dd_inversion", "dd_dwa", "dd_crossarch", "dd_labels", "dd_unrolled", "dd_text")
-IOR_HLR_VALUES = ("seeds", "n", "acc syn", "acc random", "acc syn hard", "acc full hard", "IOR", "IOR low", "IOR high",
-                  "HLR", "HLR low", "HLR high", "LRS", "LRS low", "LRS high", "note")
+IOR_HLR_VALUES = (
+    "seeds",
+    "n",
+    "acc syn",
+    "acc random",
+    "acc syn hard",
+    "acc full hard",
+    "IOR",
+    "IOR low",
+    "IOR high",
+    "HLR",
+    "HLR low",
+    "HLR high",
+    "LRS",
+    "LRS low",
+    "LRS high",
+    "note",
+)
 
 
 def ior_hlr(reports: Path | None = None) -> pd.DataFrame:
@@ -234,8 +294,13 @@ def ior_hlr(reports: Path | None = None) -> pd.DataFrame:
         t = pd.read_csv(f, keep_default_na=True)
         keys = [c for c in t.columns if c not in IOR_HLR_VALUES]
         for _, r in t.iterrows():
-            rows.append({"stage": st, "cell": "; ".join(f"{k}={r[k]}" for k in keys),
-                         **{c: r.get(c, float("nan")) for c in IOR_HLR_VALUES}})
+            rows.append(
+                {
+                    "stage": st,
+                    "cell": "; ".join(f"{k}={r[k]}" for k in keys),
+                    **{c: r.get(c, float("nan")) for c in IOR_HLR_VALUES},
+                }
+            )
     return pd.DataFrame(rows, columns=["stage", "cell", *IOR_HLR_VALUES])
 
 
@@ -248,9 +313,12 @@ def build(reports: Path | None = None, partial: bool = False) -> dict:
     ledger = pd.read_csv(ledger_file, dtype=str, keep_default_na=False)
     rows = headline_rows(reports, partial)
     scales = sorted(set(ledger["scale"]))
-    return {"families": family_metrics(ledger, rows), "ior_hlr": ior_hlr(reports),
-            "results": {fam: result_cells(reports, fam) for fam in RESULT_TABLES},
-            "headlines": {"scale": ", ".join(scales) or "-", "rows": rows}}
+    return {
+        "families": family_metrics(ledger, rows),
+        "ior_hlr": ior_hlr(reports),
+        "results": {fam: result_cells(reports, fam) for fam in RESULT_TABLES},
+        "headlines": {"scale": ", ".join(scales) or "-", "rows": rows},
+    }
 
 
 def write(result: dict, reports: Path | None = None) -> Path:
@@ -279,17 +347,25 @@ def headline_table(h: dict) -> pd.DataFrame:
     if not len(df):
         return pd.DataFrame(columns=["paper", "what", "ours", "paper's", "the paper's setting"])
     fmt = lambda v: "–" if v is None or pd.isna(v) else f"{v:.1f}"
-    return pd.DataFrame({"paper": df["paper"], "what": df["what"],
-                         f"ours (Fashion-MNIST, {h['scale']})": df["ours"].map(fmt),
-                         "paper's": df["paper_value"].map(fmt), "the paper's setting": df["paper_setting"]})
+    return pd.DataFrame(
+        {
+            "paper": df["paper"],
+            "what": df["what"],
+            f"ours (Fashion-MNIST, {h['scale']})": df["ours"].map(fmt),
+            "paper's": df["paper_value"].map(fmt),
+            "the paper's setting": df["paper_setting"],
+        }
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     result = build()
     out = write(result)
     h = result["headlines"]
-    print(f"[summary] {len(h['rows'])} headline numbers, {len(result['families'])} family metrics, "
-          f"{len(result['ior_hlr'])} IOR / HLR cells -> {out}")
+    print(
+        f"[summary] {len(h['rows'])} headline numbers, {len(result['families'])} family metrics, "
+        f"{len(result['ior_hlr'])} IOR / HLR cells -> {out}"
+    )
     return 0
 
 

@@ -35,8 +35,10 @@ def from_notebooks(notebooks: Path) -> dict[str, dict]:
     for nb in sorted(Path(notebooks).glob("*.ipynb")):
         meta = json.loads(nb.read_text()).get("metadata", {}).get("papermill", {})
         if meta.get("duration") is not None:
-            out[nb.stem] = {"minutes": round(float(meta["duration"]) / 60, 2),
-                            "parameters": dict(meta.get("parameters") or {})}
+            out[nb.stem] = {
+                "minutes": round(float(meta["duration"]) / 60, 2),
+                "parameters": dict(meta.get("parameters") or {}),
+            }
     return out
 
 

@@ -37,13 +37,13 @@ SCHEDULES = (*schedule.KINDS, scaled_switch.NAME)
 
 @dataclass
 class Setup:
-    images: torch.Tensor              # D: uint8 [N, C, H, W]
+    images: torch.Tensor  # D: uint8 [N, C, H, W]
     labels: torch.Tensor
     test_images: torch.Tensor
     test_labels: torch.Tensor
     mean: tuple
     std: tuple
-    epochs: int = 3                   # the full (100%) budget's epochs
+    epochs: int = 3  # the full (100%) budget's epochs
     batch_size: int = 128
     lr: float = 1e-3
     weight_decay: float = 0.01
@@ -54,9 +54,9 @@ class Setup:
     rela_code_extras: bool = True
     device: str = "auto"
     num_classes: int = 10
-    probe_train: int = 0              # images of D the probe trains on (0: all), a fixed random subset
-    probe_standardize: bool = False   # z-score the features with the probe-training statistics first
-    cpu_bf16: bool = False            # bf16 autocast of pre-training on the CPU (ssl.train.PretrainConfig)
+    probe_train: int = 0  # images of D the probe trains on (0: all), a fixed random subset
+    probe_standardize: bool = False  # z-score the features with the probe-training statistics first
+    cpu_bf16: bool = False  # bf16 autocast of pre-training on the CPU (ssl.train.PretrainConfig)
 
     @property
     def size(self) -> int:
@@ -75,15 +75,16 @@ class Arm:
     budget: float = 0.1
     seed: int = 0
     prior: str = ""
-    schedule: str = "switch"          # switch (camera-ready) | switch_scaled (its EMAs scaled to the run) | v1 | epochs / first (ReLA for the first w of
+    # switch (camera-ready) | switch_scaled (its EMAs scaled to the run) | v1 | epochs / first (ReLA for the first w of
+    schedule: str = "switch"
     #                                   the epochs / steps) | constant (lambda = w)
     w: float = 0.0
-    budget_mode: str = "dynamic"      # dynamic (fresh subset each epoch, code) | static (v1 Fig. 4a)
-    transfer_trainable: bool = True   # paper; False = the released code (W, b frozen)
-    order: str = "code"               # target pre-processing: code (PCA then z-score) | paper
+    budget_mode: str = "dynamic"  # dynamic (fresh subset each epoch, code) | static (v1 Fig. 4a)
+    transfer_trainable: bool = True  # paper; False = the released code (W, b frozen)
+    order: str = "code"  # target pre-processing: code (PCA then z-score) | paper
     untrained: bool = False
-    head_mult: float | None = None    # None: the setup's
-    reuse: str = ""                   # a ``trained:`` prior that *is* this arm's result (see :func:`reusable`)
+    head_mult: float | None = None  # None: the setup's
+    reuse: str = ""  # a ``trained:`` prior that *is* this arm's result (see :func:`reusable`)
 
     def __post_init__(self):
         if self.schedule not in SCHEDULES:
@@ -112,10 +113,18 @@ class Arm:
 
 def train_record(arm: Arm, setup: Setup) -> dict:
     """What identifies a plain pre-training run: compared with a prior's ``train`` record."""
-    return {"method": arm.method, "epochs": setup.epochs, "batch_size": setup.batch_size, "lr": setup.lr,
-            "weight_decay": setup.weight_decay, "head_mult": setup.head_mult if arm.head_mult is None else arm.head_mult,
-            "budget": arm.budget, "seed": arm.seed, "images": int(setup.images.shape[0]),
-            **({"cpu_bf16": True} if setup.cpu_bf16 else {})}   # an fp32 run's record is as before the flag
+    return {
+        "method": arm.method,
+        "epochs": setup.epochs,
+        "batch_size": setup.batch_size,
+        "lr": setup.lr,
+        "weight_decay": setup.weight_decay,
+        "head_mult": setup.head_mult if arm.head_mult is None else arm.head_mult,
+        "budget": arm.budget,
+        "seed": arm.seed,
+        "images": int(setup.images.shape[0]),
+        **({"cpu_bf16": True} if setup.cpu_bf16 else {}),
+    }  # an fp32 run's record is as before the flag
 
 
 def reusable(spec: str, arm: Arm, setup: Setup) -> bool:
@@ -126,14 +135,17 @@ def reusable(spec: str, arm: Arm, setup: Setup) -> bool:
         return False
     try:
         meta_file = Path(f"{priors._trained_file(spec, spec.partition(':')[2])}.json")
-    except priors.PriorError:   # missing: not reusable; :func:`check_priors` reports it with the fix
+    except priors.PriorError:  # missing: not reusable; :func:`check_priors` reports it with the fix
         return False
     if not meta_file.is_file():
         return False
     meta = json.loads(meta_file.read_text())
     train_meta = {k: v for k, v in meta.get("train", {}).items() if k != "seconds"}
-    return (meta.get("arch") == arm.arch and meta.get("kwargs") == arm.student_kwargs(setup)
-            and train_meta == train_record(arm, setup))
+    return (
+        meta.get("arch") == arm.arch
+        and meta.get("kwargs") == arm.student_kwargs(setup)
+        and train_meta == train_record(arm, setup)
+    )
 
 
 def build_student(arm: Arm, setup: Setup) -> models.Backbone:
@@ -147,7 +159,7 @@ class Result:
     row: dict
     steps: list
     backbone: models.Backbone | None = None
-    targets_made: list = field(default_factory=list)   # targets this run had to make (rand of a new student)
+    targets_made: list = field(default_factory=list)  # targets this run had to make (rand of a new student)
 
 
 def frozen_probe(backbone: models.Backbone, setup: Setup, seed: int) -> probe.ProbeResult:
@@ -161,17 +173,32 @@ def frozen_probe(backbone: models.Backbone, setup: Setup, seed: int) -> probe.Pr
     dev = pick_device(setup.device)
     images, labels = setup.images, setup.labels
     if 0 < setup.probe_train < len(images):
-        keep = torch.randperm(len(images), generator=torch.Generator().manual_seed(12345))[:setup.probe_train]
+        keep = torch.randperm(len(images), generator=torch.Generator().manual_seed(12345))[: setup.probe_train]
         images, labels = images[keep], labels[keep]
     f_tr = probe.extract_features(backbone, images, setup.mean, setup.std, device=dev)
     f_te = probe.extract_features(backbone, setup.test_images, setup.mean, setup.std, device=dev)
-    return probe.linear_probe(f_tr, labels, f_te, setup.test_labels, setup.num_classes,
-                                   epochs=setup.probe_epochs, lr=setup.probe_lr, batch_size=setup.probe_batch_size,
-                                   seed=seed, standardize=setup.probe_standardize)
+    return probe.linear_probe(
+        f_tr,
+        labels,
+        f_te,
+        setup.test_labels,
+        setup.num_classes,
+        epochs=setup.probe_epochs,
+        lr=setup.probe_lr,
+        batch_size=setup.probe_batch_size,
+        seed=seed,
+        standardize=setup.probe_standardize,
+    )
 
 
-def run(arm: Arm, setup: Setup, bank: TargetBank | None = None, keep_backbone: bool = False,
-        log: bool = True, checkpoint: str = "") -> Result:
+def run(
+    arm: Arm,
+    setup: Setup,
+    bank: TargetBank | None = None,
+    keep_backbone: bool = False,
+    log: bool = True,
+    checkpoint: str = "",
+) -> Result:
     """Train ``arm`` (at ``arm.budget`` of ``setup.epochs`` full epochs) and probe it. ``checkpoint``: a
     per-epoch checkpoint file that the training resumes from exactly when it exists ("" = none)."""
     t0 = time.perf_counter()
@@ -200,24 +227,52 @@ def run(arm: Arm, setup: Setup, bank: TargetBank | None = None, keep_backbone: b
             target_values = bank.get(arm.prior, bb, arm.arch, kwargs, arm.seed, arm.order)
             made = list(getattr(bank, "made", [])[n_made:])
             model = methods.ReLA(model, target_values.shape[1], transfer_trainable=arm.transfer_trainable)
-            extra = dict(targets=target_values, schedule=arm.make_schedule(setup),
-                         rela_views=augment.preset("rela_weak", size=setup.size, code_extras=setup.rela_code_extras))
-        cfg = train.PretrainConfig(epochs=setup.epochs, batch_size=setup.batch_size, lr=setup.lr,
-                                   weight_decay=setup.weight_decay, budget=arm.budget, budget_mode=arm.budget_mode,
-                                   seed=arm.seed, device=setup.device, log_prefix=arm.name if log else "",
-                                   checkpoint=checkpoint, cpu_bf16=setup.cpu_bf16)
-        hist = train.pretrain(model, setup.images, cfg, augment.preset(arm.method, size=setup.size, small_images=setup.size < 64), setup.mean,
-                              setup.std, **extra)
+            extra = dict(
+                targets=target_values,
+                schedule=arm.make_schedule(setup),
+                rela_views=augment.preset("rela_weak", size=setup.size, code_extras=setup.rela_code_extras),
+            )
+        cfg = train.PretrainConfig(
+            epochs=setup.epochs,
+            batch_size=setup.batch_size,
+            lr=setup.lr,
+            weight_decay=setup.weight_decay,
+            budget=arm.budget,
+            budget_mode=arm.budget_mode,
+            seed=arm.seed,
+            device=setup.device,
+            log_prefix=arm.name if log else "",
+            checkpoint=checkpoint,
+            cpu_bf16=setup.cpu_bf16,
+        )
+        hist = train.pretrain(
+            model,
+            setup.images,
+            cfg,
+            augment.preset(arm.method, size=setup.size, small_images=setup.size < 64),
+            setup.mean,
+            setup.std,
+            **extra,
+        )
         steps, switch, n_steps = hist.steps, hist.switch_step, len(hist.steps)
         train_seconds = sum(e["seconds"] for e in hist.epochs)
     bb = bb.cpu().to(memory_format=torch.contiguous_format)
     res = frozen_probe(bb, setup, arm.seed)
     last3 = res.last_k(3)
-    row = {"arm": arm.name, **{k: v for k, v in asdict(arm).items() if k not in ("name", "arch_kwargs")},
-           "width": json.dumps(arm.arch_kwargs, sort_keys=True), "feature dim": bb.feature_dim,
-           "probe": res.final, "probe last-3 mean": last3[0], "probe last-3 std": last3[1],
-           "steps": n_steps, "switch step": switch, "train seconds": train_seconds, "reused": arm.reuse,
-           "total seconds": time.perf_counter() - t0}
+    row = {
+        "arm": arm.name,
+        **{k: v for k, v in asdict(arm).items() if k not in ("name", "arch_kwargs")},
+        "width": json.dumps(arm.arch_kwargs, sort_keys=True),
+        "feature dim": bb.feature_dim,
+        "probe": res.final,
+        "probe last-3 mean": last3[0],
+        "probe last-3 std": last3[1],
+        "steps": n_steps,
+        "switch step": switch,
+        "train seconds": train_seconds,
+        "reused": arm.reuse,
+        "total seconds": time.perf_counter() - t0,
+    }
     if log:
         say(f"[{arm.name}] seed {arm.seed}: probe {res.final:.4f}  {n_steps} steps  ({row['total seconds']:.0f} s)")
     return Result(row, steps, copy.deepcopy(bb) if keep_backbone else None, made)
@@ -267,7 +322,7 @@ def _run_in_worker(arm: Arm, target_values: torch.Tensor | None, keep_backbone: 
         ckpt = resume.checkpoint_file(f"{arm.name}-seed{arm.seed}-{key[:16]}")
     result = run(arm, _WORKER["setup"], bank, keep_backbone=keep_backbone, checkpoint=ckpt)
     if ckpt:
-        Path(ckpt).unlink(missing_ok=True)   # the call's result is stored in its place
+        Path(ckpt).unlink(missing_ok=True)  # the call's result is stored in its place
     return result
 
 
@@ -336,18 +391,27 @@ def check_priors(arms: list[Arm], setup: Setup, bank: TargetBank | None = None, 
             try:
                 found = bank.lookup(a.prior, build_student(a, setup), a.arch, a.student_kwargs(setup), a.seed, a.order)
             except Exception as e:  # noqa: BLE001 - any unreadable file is reported with its prior and the fix
-                files = [str(Path(index_dir) / str(x.get("file"))) for x in entries if _serves(x, a.prior)] or [str(index_dir)]
-                problems.append(f"{', '.join(files)} (targets of prior {a.prior!r}) cannot be read "
-                                f"({type(e).__name__}: {_first_line(e)}): {remake}")
+                files = [str(Path(index_dir) / str(x.get("file"))) for x in entries if _serves(x, a.prior)] or [
+                    str(index_dir)
+                ]
+                problems.append(
+                    f"{', '.join(files)} (targets of prior {a.prior!r}) cannot be read "
+                    f"({type(e).__name__}: {_first_line(e)}): {remake}"
+                )
                 unreadable.add(a.prior)
                 continue
             if found is None and a.prior.startswith("rand:"):
-                problems.append(f"prior {a.prior!r} (arm {a.name!r}, seed {a.seed}, order {a.order}): the priors stage's "
-                                f"targets in {index_dir} hold no such random network; add `rand` with that seed and "
-                                f"order to the priors stage and run `{REMAKE_PRIORS}`")
+                problems.append(
+                    f"prior {a.prior!r} (arm {a.name!r}, seed {a.seed}, order {a.order}): the priors stage's "
+                    f"targets in {index_dir} hold no such random network; add `rand` with that seed and "
+                    f"order to the priors stage and run `{REMAKE_PRIORS}`"
+                )
                 unreadable.add(a.prior)
-        checkpoints = dict.fromkeys([a.prior for a in arms if a.prior and not a.prior.startswith("rand")]
-                                    + [a.reuse for a in arms if a.reuse] + [p for p in also if not p.startswith("rand")])
+        checkpoints = dict.fromkeys(
+            [a.prior for a in arms if a.prior and not a.prior.startswith("rand")]
+            + [a.reuse for a in arms if a.reuse]
+            + [p for p in also if not p.startswith("rand")]
+        )
         channels = int(setup.images.shape[1])
         for spec in checkpoints:
             try:
@@ -356,39 +420,53 @@ def check_priors(arms: list[Arm], setup: Setup, bank: TargetBank | None = None, 
                 problems.append(f"{e}" + (f"; {remake}" if spec.startswith("trained:") else ""))
                 continue
             except Exception as e:  # noqa: BLE001 - a damaged checkpoint or sidecar
-                problems.append(f"prior {spec!r}: its checkpoint cannot be read ({type(e).__name__}: {_first_line(e)})"
-                                + (f"; {remake}" if spec.startswith("trained:") else ""))
+                problems.append(
+                    f"prior {spec!r}: its checkpoint cannot be read ({type(e).__name__}: {_first_line(e)})"
+                    + (f"; {remake}" if spec.startswith("trained:") else "")
+                )
                 continue
             if channels != prior.in_channels and 1 not in (channels, prior.in_channels):
-                problems.append(f"prior {spec!r} takes {prior.in_channels} channels, D has {channels}: "
-                                "use a prior trained on images with as many channels (or grey images)")
+                problems.append(
+                    f"prior {spec!r} takes {prior.in_channels} channels, D has {channels}: "
+                    "use a prior trained on images with as many channels (or grey images)"
+                )
             dims = sorted({e["prior_dim"] for e in entries if e.get("prior") == spec and "prior_dim" in e})
             if dims and prior.feature_dim not in dims:
-                problems.append(f"prior {spec!r} has {prior.feature_dim} features, but its targets in {index_dir} were "
-                                f"made from a prior with {dims[0]}: the checkpoint and the targets are out of step; "
-                                f"remake both with `{REMAKE_PRIORS}`")
+                problems.append(
+                    f"prior {spec!r} has {prior.feature_dim} features, but its targets in {index_dir} were "
+                    f"made from a prior with {dims[0]}: the checkpoint and the targets are out of step; "
+                    f"remake both with `{REMAKE_PRIORS}`"
+                )
     if problems:
-        raise priors.PriorError(f"{len(problems)} input(s) of the priors stage that these arms need are missing or "
-                                "broken (checked before any arm trains):\n" + "\n".join(f"  - {x}" for x in problems))
+        raise priors.PriorError(
+            f"{len(problems)} input(s) of the priors stage that these arms need are missing or "
+            "broken (checked before any arm trains):\n" + "\n".join(f"  - {x}" for x in problems)
+        )
 
 
-def run_many(arms: list[Arm], setup: Setup, bank: TargetBank | None = None, workers: int = 2,
-             keep_backbones: bool = False) -> list[Result]:
+def run_many(
+    arms: list[Arm], setup: Setup, bank: TargetBank | None = None, workers: int = 2, keep_backbones: bool = False
+) -> list[Result]:
     """Run every arm; results in the order of ``arms``. ``workers`` = 0 runs them here, one after the
     other (the choice for a GPU); otherwise in that many single-threaded processes. ReLA targets are
     read here, once per prior, and handed to the workers; targets that must be made (the ``rand``
-    prior of a new student, another target order) are made by the call that needs them. ``bank.made`` lists every target made. The priors' checkpoints and target
+    prior of a new student, another target order) are made by the call that needs them. ``bank.made`` lists every
+    target made. The priors' checkpoints and target
     files are checked first (:func:`check_priors`): a missing one stops the call before any arm trains."""
     if workers < 0:
         raise ValueError(f"workers must be >= 0, got {workers}")
     names = [a.name + f"/seed{a.seed}" for a in arms]
     if len(set(names)) != len(names):
-        raise ValueError("two arms share a name and a seed: " + ", ".join(sorted({n for n in names if names.count(n) > 1})))
-    check_priors(arms, setup, bank)   # a missing or broken input stops the stage before any arm trains
+        raise ValueError(
+            "two arms share a name and a seed: " + ", ".join(sorted({n for n in names if names.count(n) > 1}))
+        )
+    check_priors(arms, setup, bank)  # a missing or broken input stops the stage before any arm trains
     found = []
     for a in arms:
         if a.prior:
-            found.append(bank.lookup(a.prior, build_student(a, setup), a.arch, a.student_kwargs(setup), a.seed, a.order))
+            found.append(
+                bank.lookup(a.prior, build_student(a, setup), a.arch, a.student_kwargs(setup), a.seed, a.order)
+            )
         else:
             found.append(None)
     calls = [(_run_in_worker, (a, t, keep_backbones), {}) for a, t in zip(arms, found)]
@@ -396,16 +474,23 @@ def run_many(arms: list[Arm], setup: Setup, bank: TargetBank | None = None, work
         _init_worker(setup)
         out = run_calls(calls, 0, resume_context=setup)
     else:
-        out = run_calls(calls, workers, costs=[cost(a) for a in arms], initializer=_init_worker, initargs=(setup,),
-                        resume_context=setup)
+        out = run_calls(
+            calls,
+            workers,
+            costs=[cost(a) for a in arms],
+            initializer=_init_worker,
+            initargs=(setup,),
+            resume_context=setup,
+        )
     if bank is not None:
         for i in sorted(range(len(arms)), key=lambda i: -cost(arms[i])):
             bank.made.extend(out[i].targets_made)
     return out
 
 
-def dataset_setup(index_file: Path, dataset: str = "fashion-mnist", data_root: str | Path = "",
-                  **settings) -> tuple[Setup, TargetBank]:
+def dataset_setup(
+    index_file: Path, dataset: str = "fashion-mnist", data_root: str | Path = "", **settings
+) -> tuple[Setup, TargetBank]:
     """D = the training images of ``dataset`` the ``priors`` stage made its targets for (its
     ``indices``), the full test set, and the bank of those targets. ``settings``: :class:`Setup`
     fields. ``probe_train`` > 0 trains the probe on that many images of D (a fixed random subset)."""
@@ -413,11 +498,13 @@ def dataset_setup(index_file: Path, dataset: str = "fashion-mnist", data_root: s
     index = targets.read_index(index_file)
     made_for = index["dataset"]
     if made_for != dataset:
-        raise ValueError(f"the priors stage made its targets for {made_for!r}, this stage asks for {dataset!r}: "
-                         f"set the same `dataset` in params.yaml's priors section and rerun it")
+        raise ValueError(
+            f"the priors stage made its targets for {made_for!r}, this stage asks for {dataset!r}: "
+            f"set the same `dataset` in params.yaml's priors section and rerun it"
+        )
     idx = torch.tensor(index["indices"])
     tr, te = data.load_dataset(dataset, "train", data_root), data.load_dataset(dataset, "test", data_root)
-    mean, std = tuple(index["mean"]), tuple(index["std"])   # the priors stage's normalisation
+    mean, std = tuple(index["mean"]), tuple(index["std"])  # the priors stage's normalisation
     settings.setdefault("num_classes", tr.num_classes)
     setup = Setup(tr.images[idx], tr.labels[idx], te.images, te.labels, mean, std, **settings)
     return setup, TargetBank(setup, index_file)

@@ -22,14 +22,25 @@ LEGEND_SIZE = 10
 def _below(ax, handles=None, ncol: int = 1, pad: float = 0.2):
     """A legend under ``ax`` (outside the axes), at :data:`LEGEND_SIZE`."""
     kw = {"handles": handles} if handles is not None else {}
-    return ax.legend(**kw, loc="upper center", bbox_to_anchor=(0.5, -pad), ncol=ncol, fontsize=LEGEND_SIZE,
-                     frameon=False)
+    return ax.legend(
+        **kw, loc="upper center", bbox_to_anchor=(0.5, -pad), ncol=ncol, fontsize=LEGEND_SIZE, frameon=False
+    )
 
 
-def grouped_bars(stats: pd.DataFrame, group_col: str, series_col: str, groups: Sequence[str], series: Sequence[str], *,
-                 labels: Mapping[str, str] | None = None, paper: Mapping[tuple, float] | None = None,
-                 paper_label: str = "paper", title: str = "", ylabel: str = "linear probe (%)",
-                 figsize=(11, 4)):
+def grouped_bars(
+    stats: pd.DataFrame,
+    group_col: str,
+    series_col: str,
+    groups: Sequence[str],
+    series: Sequence[str],
+    *,
+    labels: Mapping[str, str] | None = None,
+    paper: Mapping[tuple, float] | None = None,
+    paper_label: str = "paper",
+    title: str = "",
+    ylabel: str = "linear probe (%)",
+    figsize=(11, 4),
+):
     """Grouped bars from zero (camera-ready Tables 2 and 3): for each ``group`` (x) one bar per ``series``
     (colour), the seed mean of ``stats`` (:func:`compendium.rela.experiment.seed_stats`: ``mean``,
     ``std``, ``count`` as fractions) in %, ±1 std over seeds where a cell has more than one seed.
@@ -49,8 +60,15 @@ def grouped_bars(stats: pd.DataFrame, group_col: str, series_col: str, groups: S
         n = np.array([int(st.loc[(g, s), "count"]) for g in groups])
         sd = np.array([100 * st.loc[(g, s), "std"] if k > 1 else 0.0 for g, k in zip(groups, n)])
         n_max = max(n_max, int(n.max()))
-        ax.bar(x, mu, w, yerr=sd if (n > 1).any() else None, capsize=3, label=labels.get(s, s),
-               error_kw={"elinewidth": 1.2})
+        ax.bar(
+            x,
+            mu,
+            w,
+            yerr=sd if (n > 1).any() else None,
+            capsize=3,
+            label=labels.get(s, s),
+            error_kw={"elinewidth": 1.2},
+        )
         for xi, g in zip(x, groups):
             if (g, s) in paper:
                 ax.hlines(paper[(g, s)], xi - 0.45 * w, xi + 0.45 * w, color="k", lw=2.5, zorder=5)
@@ -60,8 +78,7 @@ def grouped_bars(stats: pd.DataFrame, group_col: str, series_col: str, groups: S
     handles, _ = ax.get_legend_handles_labels()
     if paper:
         handles.append(Line2D([], [], color="k", lw=2.5, label=paper_label))
-    noise = (f"error bars: ±1 std over seeds (up to {n_max})" if n_max > 1
-             else "one seed: no error bars")
+    noise = f"error bars: ±1 std over seeds (up to {n_max})" if n_max > 1 else "one seed: no error bars"
     handles.append(Line2D([], [], color="none", label=noise))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=LEGEND_SIZE, frameon=False)
     fig.tight_layout()
@@ -105,18 +122,36 @@ def training_dynamics(trace: pd.DataFrame, switch_steps: Mapping[str, float | No
     axes[0].set(xlabel="step", ylabel="ReLA loss", title="(a) ReLA loss")
     axes[1].set(xlabel="step", ylabel=f"{ssl_name} loss", title=f"(b) {ssl_name} loss (when computed)")
     axes[2].set(xlabel="step", ylabel="λ, ρ", title="(c) λ (thick) and switch criterion ρ (thin)", ylim=(-0.05, 1.05))
-    handles = ([Line2D([], [], color=colour[s], lw=2, label=s) for s in scheds]
-               + [Line2D([], [], color="k", ls=style[p], lw=1.2, label=f"prior: {p}") for p in priors]
-               + [Line2D([], [], color="0.4", ls="-.", lw=0.8, label="switch step"),
-                  Line2D([], [], color="0.4", lw=0.8, label="ρ = 0.995 (switch threshold)")])
+    handles = (
+        [Line2D([], [], color=colour[s], lw=2, label=s) for s in scheds]
+        + [Line2D([], [], color="k", ls=style[p], lw=1.2, label=f"prior: {p}") for p in priors]
+        + [
+            Line2D([], [], color="0.4", ls="-.", lw=0.8, label="switch step"),
+            Line2D([], [], color="0.4", lw=0.8, label="ρ = 0.995 (switch threshold)"),
+        ]
+    )
     fig.tight_layout(rect=(0, 0.1, 1, 1))
-    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(handles), 4),
-               fontsize=LEGEND_SIZE, frameon=False)
+    fig.legend(
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 0.0),
+        ncol=min(len(handles), 4),
+        fontsize=LEGEND_SIZE,
+        frameon=False,
+    )
     return fig
 
 
-def learning_curves(curves: pd.DataFrame, steps: pd.DataFrame, results: pd.DataFrame, arms: Sequence[str],
-                    seeds: Sequence[int], *, budget: float, method: str = "byol"):
+def learning_curves(
+    curves: pd.DataFrame,
+    steps: pd.DataFrame,
+    results: pd.DataFrame,
+    arms: Sequence[str],
+    seeds: Sequence[int],
+    *,
+    budget: float,
+    method: str = "byol",
+):
     """The smoke run (camera-ready Fig. 5's quantities at smoke scale): (a) the kNN monitor per epoch,
     mean ±1 std over seeds, untrained dotted; (b) the ReLA arms' losses (solid: ReLA loss, dashed: the
     SSL loss), ρ on the right axis (dotted) and the switch steps, for the first seed. Legends under
@@ -128,8 +163,9 @@ def learning_curves(curves: pd.DataFrame, steps: pd.DataFrame, results: pd.DataF
         m = d.groupby("epoch")["knn"].agg(["mean", "std"]).reset_index()
         axes[0].plot(m["epoch"], 100 * m["mean"], "o-", ms=3, color=colours[arm], label=arm)
         if len(seeds) > 1:
-            axes[0].fill_between(m["epoch"], 100 * (m["mean"] - m["std"]), 100 * (m["mean"] + m["std"]), alpha=0.2,
-                                 color=colours[arm])
+            axes[0].fill_between(
+                m["epoch"], 100 * (m["mean"] - m["std"]), 100 * (m["mean"] + m["std"]), alpha=0.2, color=colours[arm]
+            )
     base = 100 * results[results["arm"] == "untrained"]["kNN"].mean()
     axes[0].axhline(base, color="k", ls=":", lw=1, label="untrained")
     band = ", band: ±1 std over seeds" if len(seeds) > 1 else ""
@@ -151,22 +187,41 @@ def learning_curves(curves: pd.DataFrame, steps: pd.DataFrame, results: pd.DataF
         sw = results[(results["arm"] == arm) & (results["seed"] == seeds[0])]["switch step"]
         if len(sw) and pd.notna(sw.iloc[0]):
             ax.axvline(sw.iloc[0], color=c, ls="-.", lw=1)
-            ax.text(sw.iloc[0], 0.98, f" switch at {int(sw.iloc[0])}", color=c, fontsize=LEGEND_SIZE, va="top",
-                    transform=ax.get_xaxis_transform())
+            ax.text(
+                sw.iloc[0],
+                0.98,
+                f" switch at {int(sw.iloc[0])}",
+                color=c,
+                fontsize=LEGEND_SIZE,
+                va="top",
+                transform=ax.get_xaxis_transform(),
+            )
     if ax_rho is not None:
         ax_rho.axhline(0.995, color="gray", lw=0.8)
         ax_rho.set(ylabel="ρ (dotted; switch at 0.995)", ylim=(0, 1.02))
-    handles += [Line2D([], [], color="k", lw=0.8, label="ReLA loss"),
-                Line2D([], [], color="k", lw=0.8, ls="--", label=f"{m_} loss"),
-                Line2D([], [], color="k", lw=1.2, ls=":", label="ρ = exp(−max(ℓ_s − ℓ_f, 0)), right axis")]
-    ax.set(xlabel="optimizer step", ylabel="loss", title=f"(b) losses, switch criterion and switch steps (seed {seeds[0]})")
+    handles += [
+        Line2D([], [], color="k", lw=0.8, label="ReLA loss"),
+        Line2D([], [], color="k", lw=0.8, ls="--", label=f"{m_} loss"),
+        Line2D([], [], color="k", lw=1.2, ls=":", label="ρ = exp(−max(ℓ_s − ℓ_f, 0)), right axis"),
+    ]
+    ax.set(
+        xlabel="optimizer step", ylabel="loss", title=f"(b) losses, switch criterion and switch steps (seed {seeds[0]})"
+    )
     _below(ax, handles=handles, pad=0.14)
     fig.tight_layout()
     return fig
 
 
-def ablation_panels(runs: pd.DataFrame, acc: Mapping[tuple, float], labels: Sequence[str], lambdas: Sequence[float],
-                    fractions: Sequence[float], seeds: Sequence[int], *, budget: float):
+def ablation_panels(
+    runs: pd.DataFrame,
+    acc: Mapping[tuple, float],
+    labels: Sequence[str],
+    lambdas: Sequence[float],
+    fractions: Sequence[float],
+    seeds: Sequence[int],
+    *,
+    budget: float,
+):
     """The ablations: (a) static vs dynamic subset under the camera-ready switch, bars from zero, mean
     ±1 std over ``seeds`` (``runs``: one row per arm and seed, ``probe``); (b) constant λ vs v1's
     adaptive λ and the camera-ready switch (v1 Fig. 4b); (c) ReLA for the first w of the steps vs the
@@ -185,10 +240,18 @@ def ablation_panels(runs: pd.DataFrame, acc: Mapping[tuple, float], labels: Sequ
     dyn = [stat(f"{L}: adaptive switch") for L in labels]
     n = max(len(runs[runs["arm"] == f"{L}: adaptive switch"]) for L in labels)
     for off, vals, lab in ((-0.2, sta, "static subset"), (0.2, dyn, "dynamic subset")):
-        ax.bar(xs + off, [100 * m for m, _ in vals], 0.4, yerr=[100 * s for _, s in vals] if n > 1 else None, capsize=3,
-               label=lab)
+        ax.bar(
+            xs + off,
+            [100 * m for m, _ in vals],
+            0.4,
+            yerr=[100 * s for _, s in vals] if n > 1 else None,
+            capsize=3,
+            label=lab,
+        )
     for x, (a, sa), (b, sb) in zip(xs, sta, dyn):
-        ax.text(x, 100 * max(a + sa, b + sb) + 1, f"{100 * (b - a):+.1f}", ha="center", va="bottom", fontsize=LEGEND_SIZE)
+        ax.text(
+            x, 100 * max(a + sa, b + sb) + 1, f"{100 * (b - a):+.1f}", ha="center", va="bottom", fontsize=LEGEND_SIZE
+        )
     ax.axhline(100 * stat("BYOL")[0], color="k", ls=":", lw=1, label="BYOL")
     ax.axhline(100 * stat("untrained")[0], color="gray", ls="--", lw=1, label="untrained")
     ax.set_xticks(xs, list(labels))
@@ -199,23 +262,41 @@ def ablation_panels(runs: pd.DataFrame, acc: Mapping[tuple, float], labels: Sequ
     ax = axes[1]
     for i, L in enumerate(labels):
         c = f"C{i}"
-        ax.plot(lambdas, [100 * acc[(f"{L}: constant λ={lam:g}", s0)] for lam in lambdas], "o-", color=c, label=f"{L}: constant λ")
+        ax.plot(
+            lambdas,
+            [100 * acc[(f"{L}: constant λ={lam:g}", s0)] for lam in lambdas],
+            "o-",
+            color=c,
+            label=f"{L}: constant λ",
+        )
         if (f"{L}: v1 continuous", s0) in acc:  # a descriptive arm, absent when the run leaves those out
             ax.axhline(100 * acc[(f"{L}: v1 continuous", s0)], color=c, ls="--", lw=1, label=f"{L}: v1 adaptive λ")
         ax.axhline(100 * acc[(f"{L}: adaptive switch", s0)], color=c, ls="-.", lw=1, label=f"{L}: adaptive switch")
     ax.axhline(100 * acc[("BYOL", s0)], color="k", ls=":", lw=1, label="BYOL")
-    ax.set(xlabel="constant λ (weight of the ReLA loss at every step)", ylabel="linear probe (%)",
-           title=f"(b) constant λ vs adaptive (v1 Fig. 4b), seed {s0}")
+    ax.set(
+        xlabel="constant λ (weight of the ReLA loss at every step)",
+        ylabel="linear probe (%)",
+        title=f"(b) constant λ vs adaptive (v1 Fig. 4b), seed {s0}",
+    )
     _below(ax, pad=0.14)
     ax = axes[2]
     for i, L in enumerate(labels):
         c = f"C{i}"
-        ys = [acc[("BYOL", s0)] if w == 0 else acc[(f"{L}: constant λ=1", s0)] if w == 1 and 1.0 in lambdas
-              else acc.get((f"{L}: first {w:.0%} ReLA", s0)) for w in fractions]
+        ys = [
+            acc[("BYOL", s0)]
+            if w == 0
+            else acc[(f"{L}: constant λ=1", s0)]
+            if w == 1 and 1.0 in lambdas
+            else acc.get((f"{L}: first {w:.0%} ReLA", s0))
+            for w in fractions
+        ]
         ax.plot([100 * w for w in fractions], [100 * y for y in ys], "o-", color=c, label=f"{L}: ReLA for the first w")
         ax.axhline(100 * acc[(f"{L}: adaptive switch", s0)], color=c, ls="--", lw=1, label=f"{L}: adaptive (switch)")
-    ax.set(xlabel="w: share of the steps trained by ReLA (%)", ylabel="linear probe (%)",
-           title=f"(c) first-w strategies vs adaptive (camera-ready Fig. 4b), seed {s0}")
+    ax.set(
+        xlabel="w: share of the steps trained by ReLA (%)",
+        ylabel="linear probe (%)",
+        title=f"(c) first-w strategies vs adaptive (camera-ready Fig. 4b), seed {s0}",
+    )
     _below(ax, pad=0.14)
     fig.tight_layout()
     return fig
@@ -233,9 +314,20 @@ def regime_curves(curves: pd.DataFrame, budget: float = 0.1, chosen: Mapping | N
         g = curves[(curves["view"] == view) & (curves["labels"] == n)]
         for w in widths:
             acc = g[g["width"] == w].pivot_table(index="epoch", columns="seed", values="probe") * 100
-            line, = ax.plot(acc.index, acc.mean(1), "o-", ms=3, label=f"width {w} ({acc.shape[1]} seed{'' if acc.shape[1] == 1 else 's'})")
+            (line,) = ax.plot(
+                acc.index,
+                acc.mean(1),
+                "o-",
+                ms=3,
+                label=f"width {w} ({acc.shape[1]} seed{'' if acc.shape[1] == 1 else 's'})",
+            )
             ax.fill_between(acc.index, acc.min(1), acc.max(1), color=line.get_color(), alpha=0.2, lw=0)
-            if chosen is not None and int(chosen["width"]) == w and view == chosen.get("view") and n == chosen.get("labels"):
+            if (
+                chosen is not None
+                and int(chosen["width"]) == w
+                and view == chosen.get("view")
+                and n == chosen.get("labels")
+            ):
                 for e in (chosen["full epochs"], chosen["full epochs"] * budget):
                     if e in acc.index:
                         ax.plot([e], [acc.loc[e].mean()], "k*", ms=12)

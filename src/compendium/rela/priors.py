@@ -9,7 +9,8 @@ A prior is named by a spec string:
   state_dict plus the constructor's arguments in a JSON sidecar), e.g. BYOL on Fashion-MNIST. A
   relative path is looked up under ``models/`` first (``trained:priors/fmnist_supervised.pt``).
   Both files hold only what an identical rerun reproduces (no timings, dates, hosts or process ids:
-  :func:`compendium.core.volatile.volatile_keys`), so they are byte-identical across identical runs and a rerun of the stage
+  :func:`compendium.core.volatile.volatile_keys`), so they are byte-identical across identical runs and a rerun of the
+  stage
   that writes them leaves the stages that read them up to date. A stage's timings go to its
   ``reports/timings/<stage>.json`` (a DVC output no stage depends on).
 * ``torchvision:<arch>@<file>``: a torchvision classification model (``resnet18``, ``resnet50``, ...)
@@ -75,8 +76,16 @@ def spec_problem(spec: str) -> str | None:
     return None
 
 
-def save_backbone(backbone: models.Backbone, path: Path, arch: str, kwargs: dict,
-                  mean, std, input_size: int, train: dict | None = None) -> None:
+def save_backbone(
+    backbone: models.Backbone,
+    path: Path,
+    arch: str,
+    kwargs: dict,
+    mean,
+    std,
+    input_size: int,
+    train: dict | None = None,
+) -> None:
     """Write ``<path>`` (state_dict) and ``<path>.json`` (how to rebuild it) for ``trained:`` priors.
     ``train``: how it was trained (method, epochs, batch size, ...), so that a stage can reuse it as
     the run it would otherwise repeat (BYOL* seed 0 is the same-dataset prior).
@@ -89,9 +98,11 @@ def save_backbone(backbone: models.Backbone, path: Path, arch: str, kwargs: dict
     path = Path(path)
     bad = volatile.volatile_keys(train or {})
     if bad:
-        raise ValueError(f"save_backbone({path}): the train record's {bad} differ between identical runs and would "
-                         f"change {path}.json, which downstream stages depend on; leave them out of `train` and "
-                         "write them to the stage's reports/timings/<stage>.json instead")
+        raise ValueError(
+            f"save_backbone({path}): the train record's {bad} differ between identical runs and would "
+            f"change {path}.json, which downstream stages depend on; leave them out of `train` and "
+            "write them to the stage's reports/timings/<stage>.json instead"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save(backbone.state_dict(), path)
     meta = {"arch": arch, "kwargs": kwargs, "mean": list(mean), "std": list(std), "input_size": input_size}
@@ -110,8 +121,10 @@ def _frozen(model: nn.Module) -> nn.Module:
 def _local_file(spec: str, file: str) -> Path:
     p = paths.resolve(file)
     if not p.is_file():
-        raise PriorError(f"prior {spec!r}: weights file {p} is missing (priors are never downloaded at run "
-                         "time; put the file there or change the prior in params.yaml)")
+        raise PriorError(
+            f"prior {spec!r}: weights file {p} is missing (priors are never downloaded at run "
+            "time; put the file there or change the prior in params.yaml)"
+        )
     return p
 
 
@@ -123,13 +136,22 @@ def _trained_file(spec: str, file: str) -> Path:
         if art.is_file():
             return art
         if not paths.resolve(file).is_file():
-            raise PriorError(f"prior {spec!r}: weights file {art} is missing; it is written by the stage that "
-                             "trains this prior (run `dvc repro`), or give an absolute path")
+            raise PriorError(
+                f"prior {spec!r}: weights file {art} is missing; it is written by the stage that "
+                "trains this prior (run `dvc repro`), or give an absolute path"
+            )
     return _local_file(spec, file)
 
 
-def load(spec: str, *, student_arch: str | None = None, student_kwargs: dict | None = None,
-         seed: int = 0, mean=None, std=None) -> Prior:
+def load(
+    spec: str,
+    *,
+    student_arch: str | None = None,
+    student_kwargs: dict | None = None,
+    seed: int = 0,
+    mean=None,
+    std=None,
+) -> Prior:
     """Build the prior named by ``spec`` (see the module docstring)."""
     kind, _, rest = spec.partition(":")
     if kind == "rand":
@@ -139,8 +161,15 @@ def load(spec: str, *, student_arch: str | None = None, student_kwargs: dict | N
         kw = dict(student_kwargs or {})
         torch.manual_seed(seed)
         bb = models.build(arch, **kw)
-        return Prior(f"rand:{arch}", _frozen(bb), bb.feature_dim, kw.get("image_size", 32),
-                     kw.get("in_channels", 3), tuple(mean or (0.5,)), tuple(std or (0.5,)))
+        return Prior(
+            f"rand:{arch}",
+            _frozen(bb),
+            bb.feature_dim,
+            kw.get("image_size", 32),
+            kw.get("in_channels", 3),
+            tuple(mean or (0.5,)),
+            tuple(std or (0.5,)),
+        )
     if kind == "trained":
         p = _trained_file(spec, rest)
         meta_file = Path(f"{p}.json")
@@ -152,8 +181,15 @@ def load(spec: str, *, student_arch: str | None = None, student_kwargs: dict | N
             bb.load_state_dict(torch.load(p, map_location="cpu", weights_only=True))
         except RuntimeError as e:
             raise PriorError(f"prior {spec!r}: the weights in {p} do not fit {meta['arch']}: {e}") from e
-        return Prior(spec, _frozen(bb), bb.feature_dim, meta["input_size"], meta["kwargs"].get("in_channels", 3),
-                     tuple(meta["mean"]), tuple(meta["std"]))
+        return Prior(
+            spec,
+            _frozen(bb),
+            bb.feature_dim,
+            meta["input_size"],
+            meta["kwargs"].get("in_channels", 3),
+            tuple(meta["mean"]),
+            tuple(meta["std"]),
+        )
     if kind == "torchvision":
         arch, _, file = rest.partition("@")
         import torchvision
@@ -196,7 +232,9 @@ def _drop_classifier(net: nn.Module) -> int:
     for attr in ("fc", "classifier", "heads", "head"):
         if hasattr(net, attr):
             head = getattr(net, attr)
-            linear = head if isinstance(head, nn.Linear) else next(m for m in head.modules() if isinstance(m, nn.Linear))
+            linear = (
+                head if isinstance(head, nn.Linear) else next(m for m in head.modules() if isinstance(m, nn.Linear))
+            )
             setattr(net, attr, nn.Identity())
             return linear.in_features
     raise PriorError(f"cannot find the classifier of {type(net).__name__}")

@@ -120,10 +120,17 @@ def gap_closures(runs: pd.DataFrame, priors: list, budgets: list, *, label: Call
             ran = sorted(set(r) & set(lo) & set(full))
             seeds = sorted(set(ran) & ssl_phase_seeds(runs, p, b))
             gap = mean_over(full, seeds) - mean_over(lo, seeds) if seeds else float("nan")
-            out.append({"prior": label(p), "budget": f"{b:.0%}", "seeds": seed_text(seeds),
-                        "ReLA-only seeds": len(ran) - len(seeds),
-                        "gap closure (ours)": (mean_over(r, seeds) - mean_over(lo, seeds)) / gap if gap > 0
-                        else float("nan")})
+            out.append(
+                {
+                    "prior": label(p),
+                    "budget": f"{b:.0%}",
+                    "seeds": seed_text(seeds),
+                    "ReLA-only seeds": len(ran) - len(seeds),
+                    "gap closure (ours)": (mean_over(r, seeds) - mean_over(lo, seeds)) / gap
+                    if gap > 0
+                    else float("nan"),
+                }
+            )
     return pd.DataFrame(out)
 
 
@@ -164,9 +171,16 @@ def cost_table(runs: pd.DataFrame, priors: list, budgets: list, *, label: Callab
             seeds = seeds.intersection(*[ssl_phase_seeds(runs, p, b) for b in budgets])
         seeds = sorted(seeds)
         mb = matching_budget(budgets, [mean_over(c, seeds) for c in cells], mean_over(full, seeds)) if seeds else None
-        sec = lambda q, b: float(r[(r["prior"] == q) & np.isclose(r["budget"], b)
-                                   & r["seed"].isin(seeds)]["train seconds"].mean())
-        rows.append({"arm": "BYOL" if not p else f"+ReLA {label(p)}", "seeds": seed_text(seeds), "matching budget": mb,
-                     "train seconds at that budget": sec(p, mb) if mb is not None else float("nan"),
-                     "BYOL* train seconds": sec("", 1.0)})
+        sec = lambda q, b: float(
+            r[(r["prior"] == q) & np.isclose(r["budget"], b) & r["seed"].isin(seeds)]["train seconds"].mean()
+        )
+        rows.append(
+            {
+                "arm": "BYOL" if not p else f"+ReLA {label(p)}",
+                "seeds": seed_text(seeds),
+                "matching budget": mb,
+                "train seconds at that budget": sec(p, mb) if mb is not None else float("nan"),
+                "BYOL* train seconds": sec("", 1.0),
+            }
+        )
     return pd.DataFrame(rows)

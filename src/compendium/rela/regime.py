@@ -50,7 +50,7 @@ from compendium.core.stats import t_interval
 from compendium.core.progress import say
 from compendium.ssl import methods, train
 
-RECORDS = paths.REPORTS / "regime" / "rela_byol"      # one CSV per (width, seed) curve, committed
+RECORDS = paths.REPORTS / "regime" / "rela_byol"  # one CSV per (width, seed) curve, committed
 CHECKPOINTS = paths.ROOT / "build" / "regime" / "rela_byol"
 VIEWS = ("pooled", "flat")
 
@@ -67,7 +67,7 @@ class Plan:
     lr: float = 1e-3
     weight_decay: float = 0.01
     cpu_bf16: bool = True
-    probe_train: tuple = (10000, 1000)   # labelled images the probe trains on (nested subsets of one draw)
+    probe_train: tuple = (10000, 1000)  # labelled images the probe trains on (nested subsets of one draw)
     probe_epochs: int = 30
     probe_lr: float = 0.01
     probe_batch_size: int = 256
@@ -101,7 +101,7 @@ def record_file(width: int, seed: int, root: Path = RECORDS) -> Path:
     return Path(root) / f"width{width}_seed{seed}.csv"
 
 
-PLAN_FILE = "plan.json"   # beside the records: the settings every curve of the folder was made with
+PLAN_FILE = "plan.json"  # beside the records: the settings every curve of the folder was made with
 
 
 def check_records(plan: Plan, root: Path = RECORDS) -> None:
@@ -112,22 +112,34 @@ def check_records(plan: Plan, root: Path = RECORDS) -> None:
         made = json.loads(f.read_text())
         if made != plan.settings():
             diff = sorted(k for k in set(made) | set(plan.settings()) if made.get(k) != plan.settings().get(k))
-            raise ValueError(f"{root} holds curves made with other settings ({', '.join(diff)}) than params.yaml's "
-                             f"rela_regime section: move that folder away, or set those keys back, before running")
+            raise ValueError(
+                f"{root} holds curves made with other settings ({', '.join(diff)}) than params.yaml's "
+                f"rela_regime section: move that folder away, or set those keys back, before running"
+            )
 
 
-def _probes(backbone: models.Backbone, plan: Plan, images, labels, test_images, test_labels, mean, std,
-            seed: int) -> dict:
+def _probes(
+    backbone: models.Backbone, plan: Plan, images, labels, test_images, test_labels, mean, std, seed: int
+) -> dict:
     """Final probe accuracy per feature view and label count: ``{f"{view}@{n}": acc}``."""
-    views = {"pooled": backbone,
-             "flat": models.Backbone(torch.nn.Sequential(*list(backbone.body)[:-1]), 0, "flat")}
+    views = {"pooled": backbone, "flat": models.Backbone(torch.nn.Sequential(*list(backbone.body)[:-1]), 0, "flat")}
     out = {}
     for view, bb in views.items():
         f_tr = probe.extract_features(bb, images, mean, std)
         f_te = probe.extract_features(bb, test_images, mean, std)
         for n in plan.probe_train:
-            res = probe.linear_probe(f_tr[:n], labels[:n], f_te, test_labels, 10, epochs=plan.probe_epochs,
-                                     lr=plan.probe_lr, batch_size=plan.probe_batch_size, seed=seed, standardize=True)
+            res = probe.linear_probe(
+                f_tr[:n],
+                labels[:n],
+                f_te,
+                test_labels,
+                10,
+                epochs=plan.probe_epochs,
+                lr=plan.probe_lr,
+                batch_size=plan.probe_batch_size,
+                seed=seed,
+                standardize=True,
+            )
             out[f"{view}@{n}"] = res.final
     return out
 
@@ -142,21 +154,32 @@ def curve(width: int, seed: int, plan: Plan, checkpoint: str = "", datasets: tup
         raise ValueError(f"the regime study runs on fashion-mnist, not {plan.dataset!r}")
     tr, te = datasets or (data.load_dataset(plan.dataset, "train"), data.load_dataset(plan.dataset, "test"))
     mean, std = [data.FASHION_MNIST_MEAN], [data.FASHION_MNIST_STD]
-    keep = torch.randperm(len(tr.images), generator=torch.Generator().manual_seed(12345))[:max(plan.probe_train)]
+    keep = torch.randperm(len(tr.images), generator=torch.Generator().manual_seed(12345))[: max(plan.probe_train)]
     p_images, p_labels = tr.images[keep], tr.labels[keep]
     torch.manual_seed(seed)
-    bb = models.build("convnet", in_channels=1, image_size=28, width=width, depth=plan.depth, norm=plan.norm,
-                      global_pool=True)
+    bb = models.build(
+        "convnet", in_channels=1, image_size=28, width=width, depth=plan.depth, norm=plan.norm, global_pool=True
+    )
     rows = []
 
     def add(epoch: int, seconds: float, accs: dict) -> None:
         for key, acc in accs.items():
             view, _, n = key.partition("@")
-            rows.append({"width": width, "seed": seed, "epoch": epoch, "view": view, "labels": int(n),
-                         "probe": acc, "train seconds": seconds})
+            rows.append(
+                {
+                    "width": width,
+                    "seed": seed,
+                    "epoch": epoch,
+                    "view": view,
+                    "labels": int(n),
+                    "probe": acc,
+                    "train seconds": seconds,
+                }
+            )
 
-    untrained = models.build("convnet", in_channels=1, image_size=28, width=width, depth=plan.depth,
-                             norm=plan.norm, global_pool=True)
+    untrained = models.build(
+        "convnet", in_channels=1, image_size=28, width=width, depth=plan.depth, norm=plan.norm, global_pool=True
+    )
     untrained.load_state_dict(bb.state_dict())
     probe.recalibrate_bn(untrained, tr.images, mean, std)
     add(0, 0.0, _probes(untrained, plan, p_images, p_labels, te.images, te.labels, mean, std, seed))
@@ -164,26 +187,43 @@ def curve(width: int, seed: int, plan: Plan, checkpoint: str = "", datasets: tup
     def on_epoch(epoch: int, model) -> dict:
         if epoch not in plan.probe_at:
             return {}
-        return {f"probe {k}": v for k, v in
-                _probes(bb, plan, p_images, p_labels, te.images, te.labels, mean, std, seed).items()}
+        return {
+            f"probe {k}": v
+            for k, v in _probes(bb, plan, p_images, p_labels, te.images, te.labels, mean, std, seed).items()
+        }
 
     model = methods.build("byol", bb, head_mult=1.0)
-    cfg = train.PretrainConfig(epochs=plan.epochs, batch_size=plan.batch_size, lr=plan.lr,
-                               weight_decay=plan.weight_decay, budget=1.0, seed=seed, device="cpu",
-                               log_prefix=f"byol w{width} s{seed}", checkpoint=checkpoint, cpu_bf16=plan.cpu_bf16)
-    hist = train.pretrain(model, tr.images, cfg, augment.preset("byol", size=28, small_images=True), mean, std,
-                          on_epoch=on_epoch)
+    cfg = train.PretrainConfig(
+        epochs=plan.epochs,
+        batch_size=plan.batch_size,
+        lr=plan.lr,
+        weight_decay=plan.weight_decay,
+        budget=1.0,
+        seed=seed,
+        device="cpu",
+        log_prefix=f"byol w{width} s{seed}",
+        checkpoint=checkpoint,
+        cpu_bf16=plan.cpu_bf16,
+    )
+    hist = train.pretrain(
+        model, tr.images, cfg, augment.preset("byol", size=28, small_images=True), mean, std, on_epoch=on_epoch
+    )
     seconds = 0.0
     for rec in hist.epochs:
         seconds += rec["seconds"]
-        accs = {k[len("probe "):]: v for k, v in rec.items() if k.startswith("probe ")}
+        accs = {k[len("probe ") :]: v for k, v in rec.items() if k.startswith("probe ")}
         if accs:
             add(int(rec["epoch"]), seconds, accs)
     return pd.DataFrame(rows)
 
 
-def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, checkpoints: Path = CHECKPOINTS,
-               only: list[tuple[int, int]] | None = None) -> list[Path]:
+def run_pieces(
+    plan: Plan,
+    hours: float = 0.0,
+    root: Path = RECORDS,
+    checkpoints: Path = CHECKPOINTS,
+    only: list[tuple[int, int]] | None = None,
+) -> list[Path]:
     """Run every curve of ``plan`` without a record (cheapest width first), writing each record as it
     finishes; start no new curve after ``hours`` (0: no limit). An interrupted curve resumes from its
     checkpoint. Returns the records written."""
@@ -217,15 +257,18 @@ def _settings_tag(plan: Plan) -> str:
 def load(root: Path = RECORDS) -> pd.DataFrame:
     """Every committed curve of the study (empty frame when none)."""
     files = sorted(Path(root).glob("width*_seed*.csv"))
-    return pd.concat([pd.read_csv(f) for f in files], ignore_index=True) if files else pd.DataFrame(
-        columns=["width", "seed", "epoch", "view", "labels", "probe", "train seconds"])
+    return (
+        pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+        if files
+        else pd.DataFrame(columns=["width", "seed", "epoch", "view", "labels", "probe", "train seconds"])
+    )
 
 
 @dataclass(frozen=True)
 class Goals:
-    full_gain: float = 0.10     # BYOL at the full budget above the untrained network, lower 95% bound
-    low_gain: float = 0.0       # BYOL at 10% above the untrained network, lower 95% bound
-    budget: float = 0.1         # the headline budget of ReLA's Table 1
+    full_gain: float = 0.10  # BYOL at the full budget above the untrained network, lower 95% bound
+    low_gain: float = 0.0  # BYOL at 10% above the untrained network, lower 95% bound
+    budget: float = 0.1  # the headline budget of ReLA's Table 1
 
 
 def regimes(curves: pd.DataFrame, goals: Goals | None = None) -> pd.DataFrame:
@@ -246,14 +289,29 @@ def regimes(curves: pd.DataFrame, goals: Goals | None = None) -> pd.DataFrame:
             full_m, full_lo, full_hi = t_interval(acc[E] - acc[0])
             low_m, low_lo, low_hi = t_interval(acc[low] - acc[0])
             gap_m, gap_lo, gap_hi = t_interval(acc[E] - acc[low])
-            rows.append({"view": view, "labels": int(n), "width": int(width), "full epochs": int(E),
-                         "seeds": int(acc[[0, E, low]].dropna().shape[0]), "untrained": float(acc[0].mean()),
-                         "BYOL full": float(acc[E].mean()), "BYOL 10%": float(acc[low].mean()),
-                         "full gain": full_m, "full gain lo": full_lo, "full gain hi": full_hi,
-                         "10% gain": low_m, "10% gain lo": low_lo, "10% gain hi": low_hi,
-                         "gap": gap_m, "gap lo": gap_lo, "gap hi": gap_hi,
-                         "train minutes": float(secs.get(E, math.nan)) / 60,
-                         "meets goals": bool(full_lo >= goals.full_gain and low_lo > goals.low_gain)})
+            rows.append(
+                {
+                    "view": view,
+                    "labels": int(n),
+                    "width": int(width),
+                    "full epochs": int(E),
+                    "seeds": int(acc[[0, E, low]].dropna().shape[0]),
+                    "untrained": float(acc[0].mean()),
+                    "BYOL full": float(acc[E].mean()),
+                    "BYOL 10%": float(acc[low].mean()),
+                    "full gain": full_m,
+                    "full gain lo": full_lo,
+                    "full gain hi": full_hi,
+                    "10% gain": low_m,
+                    "10% gain lo": low_lo,
+                    "10% gain hi": low_hi,
+                    "gap": gap_m,
+                    "gap lo": gap_lo,
+                    "gap hi": gap_hi,
+                    "train minutes": float(secs.get(E, math.nan)) / 60,
+                    "meets goals": bool(full_lo >= goals.full_gain and low_lo > goals.low_gain),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -270,8 +328,10 @@ def nearest(table: pd.DataFrame, view: str = "pooled", labels: int = 10000) -> d
     None where there is none."""
     t = table[(table["view"] == view) & (table["labels"] == labels)].dropna(subset=["full gain lo"])
     low_ok = t[t["10% gain lo"] > 0].sort_values(["train minutes", "width"])
-    return {"largest full gain": None if t.empty else t.sort_values("full gain lo").iloc[-1],
-            "cheapest with the low budget above untrained": None if low_ok.empty else low_ok.iloc[0]}
+    return {
+        "largest full gain": None if t.empty else t.sort_values("full gain lo").iloc[-1],
+        "cheapest with the low budget above untrained": None if low_ok.empty else low_ok.iloc[0],
+    }
 
 
 def main(argv=None) -> int:
@@ -283,7 +343,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     plan = Plan.from_params(yaml.safe_load(paths.PARAMS.read_text())["rela_regime"])
-    only = [(w, s) for w, s in plan.curves() if (not args.widths or w in args.widths) and (not args.seeds or s in args.seeds)]
+    only = [
+        (w, s)
+        for w, s in plan.curves()
+        if (not args.widths or w in args.widths) and (not args.seeds or s in args.seeds)
+    ]
     run_pieces(plan, hours=args.hours, only=only)
     return 0
 

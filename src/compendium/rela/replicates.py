@@ -80,13 +80,30 @@ def replicates_needed(specs: Sequence[str], seeds: Sequence[int], base_seed: int
     out = {}
     for spec in specs:
         if str(spec).startswith("trained:"):
-            out[spec] = sorted({int(_REPLICATE.match(r).group("seed")) for s in seeds
-                                if (r := prior_for_seed(spec, s, seeds, base_seed)) != spec})
+            out[spec] = sorted(
+                {
+                    int(_REPLICATE.match(r).group("seed"))
+                    for s in seeds
+                    if (r := prior_for_seed(spec, s, seeds, base_seed)) != spec
+                }
+            )
     return out
 
 
-def train_byol(images: torch.Tensor, kwargs: dict, mean, std, *, epochs: int, batch_size: int, seed: int,
-               out: Path, device: str = "auto", name: str = "byol", cpu_bf16: bool = False) -> tuple[dict, float, float]:
+def train_byol(
+    images: torch.Tensor,
+    kwargs: dict,
+    mean,
+    std,
+    *,
+    epochs: int,
+    batch_size: int,
+    seed: int,
+    out: Path,
+    device: str = "auto",
+    name: str = "byol",
+    cpu_bf16: bool = False,
+) -> tuple[dict, float, float]:
     """BYOL (Grill et al., NeurIPS 2020) at the full budget on ``images`` (uint8): a ConvNet built from
     ``kwargs`` and seeded by ``seed``, the `byol` augmentation preset, the default pre-training
     optimiser (``cpu_bf16``: bf16 autocast on the CPU, see :class:`compendium.ssl.train.PretrainConfig`);
@@ -96,29 +113,68 @@ def train_byol(images: torch.Tensor, kwargs: dict, mean, std, *, epochs: int, ba
     torch.manual_seed(seed)
     bb = models.build("convnet", **kwargs)
     method = methods.build("byol", bb)
-    cfg = train.PretrainConfig(epochs=epochs, batch_size=batch_size, budget=1.0, seed=seed, device=device,
-                               log_prefix=name, checkpoint=resume.checkpoint_file(name), cpu_bf16=cpu_bf16)
+    cfg = train.PretrainConfig(
+        epochs=epochs,
+        batch_size=batch_size,
+        budget=1.0,
+        seed=seed,
+        device=device,
+        log_prefix=name,
+        checkpoint=resume.checkpoint_file(name),
+        cpu_bf16=cpu_bf16,
+    )
     size = kwargs["image_size"]
-    hist = train.pretrain(method, images, cfg, augment.preset("byol", size=size, small_images=size < 64),
-                          list(mean), list(std))
-    record = {"method": "byol", "epochs": epochs, "batch_size": cfg.batch_size, "lr": cfg.lr,
-              "weight_decay": cfg.weight_decay, "head_mult": 1.0, "budget": cfg.budget, "seed": seed,
-              "images": len(images), **({"cpu_bf16": True} if cpu_bf16 else {})}
-    if distributed_rank()[0] == 0:   # under torchrun (compendium.core.launch) one rank writes the file
+    hist = train.pretrain(
+        method, images, cfg, augment.preset("byol", size=size, small_images=size < 64), list(mean), list(std)
+    )
+    record = {
+        "method": "byol",
+        "epochs": epochs,
+        "batch_size": cfg.batch_size,
+        "lr": cfg.lr,
+        "weight_decay": cfg.weight_decay,
+        "head_mult": 1.0,
+        "budget": cfg.budget,
+        "seed": seed,
+        "images": len(images),
+        **({"cpu_bf16": True} if cpu_bf16 else {}),
+    }
+    if distributed_rank()[0] == 0:  # under torchrun (compendium.core.launch) one rank writes the file
         priors.save_backbone(bb.cpu(), out, "convnet", kwargs, mean, std, size, train=record)
     return record, float(sum(e["seconds"] for e in hist.epochs)), float(hist.epochs[-1]["loss"])
 
 
-def train_supervised(images: torch.Tensor, labels: torch.Tensor, num_classes: int, kwargs: dict, mean, std, *,
-                     epochs: int, batch_size: int, lr: float, seed: int, out: Path, device: str = "auto",
-                     test: tuple | None = None) -> list[dict]:
+def train_supervised(
+    images: torch.Tensor,
+    labels: torch.Tensor,
+    num_classes: int,
+    kwargs: dict,
+    mean,
+    std,
+    *,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    seed: int,
+    out: Path,
+    device: str = "auto",
+    test: tuple | None = None,
+) -> list[dict]:
     """The supervised prior: a ConvNet built from ``kwargs`` and seeded by ``seed``, trained as a classifier on
     ``images``/``labels`` (:func:`compendium.ssl.train.train_classifier`) and saved at ``out``; returns the
     per-epoch records (with the test accuracy when ``test`` = (images, labels) is given)."""
     torch.manual_seed(seed)
     net = models.build("convnet", **kwargs)
-    records = train.train_classifier(net, images, labels, num_classes, train.SupervisedConfig(
-        epochs=epochs, batch_size=batch_size, lr=lr, seed=seed, device=device), list(mean), list(std), test=test)
+    records = train.train_classifier(
+        net,
+        images,
+        labels,
+        num_classes,
+        train.SupervisedConfig(epochs=epochs, batch_size=batch_size, lr=lr, seed=seed, device=device),
+        list(mean),
+        list(std),
+        test=test,
+    )
     priors.save_backbone(net, out, "convnet", kwargs, mean, std, kwargs["image_size"])
     return records
 

@@ -78,16 +78,25 @@ class EMASwitch(_Schedule):
     def update(self, rela_loss: float | None, epoch: int | None = None) -> None:
         self.steps += 1
         if self.switched:
-            self.history.append({"step": self.steps, "lam": 0.0, "rela_loss": None, "rho": 1.0,
-                                 "slow": self.slow, "fast": self.fast})
+            self.history.append(
+                {"step": self.steps, "lam": 0.0, "rela_loss": None, "rho": 1.0, "slow": self.slow, "fast": self.fast}
+            )
             return
         if rela_loss is None:
             raise ValueError("the ReLA phase needs the step's ReLA loss")
         rho = self.rho()  # from the state before this step's update (code order)
         self.fast = self.fast_beta * self.fast + (1 - self.fast_beta) * float(rela_loss)
         self.slow = self.slow_beta * self.slow + (1 - self.slow_beta) * self.fast
-        self.history.append({"step": self.steps, "lam": 1.0, "rela_loss": float(rela_loss), "rho": rho,
-                             "slow": self.slow, "fast": self.fast})
+        self.history.append(
+            {
+                "step": self.steps,
+                "lam": 1.0,
+                "rela_loss": float(rela_loss),
+                "rho": rho,
+                "slow": self.slow,
+                "fast": self.fast,
+            }
+        )
         if rho >= self.threshold:
             self.switched = True
             self.switch_step = self.steps
@@ -237,9 +246,8 @@ class Constant(_Schedule):
         self.history.append({"step": self.steps, "lam": self.value, "rela_loss": rela_loss})
 
 
-KINDS = {"switch": EMASwitch, "v1": V1Continuous, "epochs": EpochFraction, "first": StepFraction,
-         "constant": Constant}
-ADAPTIVE = ("switch", "v1")   # the schedules that decide lambda from the ReLA loss (the papers' Algorithm 1)
+KINDS = {"switch": EMASwitch, "v1": V1Continuous, "epochs": EpochFraction, "first": StepFraction, "constant": Constant}
+ADAPTIVE = ("switch", "v1")  # the schedules that decide lambda from the ReLA loss (the papers' Algorithm 1)
 
 
 def make(kind: str, **kw):

@@ -19,8 +19,9 @@ def linear_cka(x: torch.Tensor, y: torch.Tensor) -> float:
     return float(num / den) if den > 0 else 0.0
 
 
-def transport_similarity(src_fit: torch.Tensor, tgt_fit: torch.Tensor, src_eval: torch.Tensor,
-                         tgt_eval: torch.Tensor, ridge: float = 1e-3) -> float:
+def transport_similarity(
+    src_fit: torch.Tensor, tgt_fit: torch.Tensor, src_eval: torch.Tensor, tgt_eval: torch.Tensor, ridge: float = 1e-3
+) -> float:
     """How well a linear map carries the source representation to the target's (camera-ready
     Def. 4, D_Rep, with the 0-1 loss replaced by our resolution):
     the target features are PCA-standardised (as ReLA's targets, eq. 10), a ridge map W, b is fitted

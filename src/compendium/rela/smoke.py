@@ -42,8 +42,10 @@ def index_targets(index_file: Path, priors: list[str], student_kwargs: dict) -> 
         if entry is None:
             raise ValueError(f"no targets for prior {spec!r} in {index_file}; add it to the `priors` stage's `priors`")
         if entry["student"] != student_kwargs:
-            raise ValueError(f"the targets of {spec!r} were made for the student {entry['student']}, not {student_kwargs}: "
-                             "make the two stages' architecture keys agree")
+            raise ValueError(
+                f"the targets of {spec!r} were made for the student {entry['student']}, not {student_kwargs}: "
+                "make the two stages' architecture keys agree"
+            )
         out[spec] = targets.load_targets(index_file.parent / entry["file"])["values"]
     return index, out
 
@@ -83,9 +85,18 @@ class Monitor:
     def linear_probe(self, backbone, seed: int) -> probe.ProbeResult:
         f_tr = probe.extract_features(backbone, self.images, self.mean, self.std, device=self.device)
         f_te = probe.extract_features(backbone, self.test_images, self.mean, self.std, device=self.device)
-        return probe.linear_probe(f_tr, self.labels, f_te, self.test_labels, 10, epochs=self.probe_epochs,
-                                  lr=self.probe_lr, batch_size=self.probe_batch_size, seed=seed,
-                                  standardize=self.probe_standardize)
+        return probe.linear_probe(
+            f_tr,
+            self.labels,
+            f_te,
+            self.test_labels,
+            10,
+            epochs=self.probe_epochs,
+            lr=self.probe_lr,
+            batch_size=self.probe_batch_size,
+            seed=seed,
+            standardize=self.probe_standardize,
+        )
 
 
 def student(seed: int, student_kwargs: dict) -> models.Backbone:
@@ -101,15 +112,38 @@ def smoke_arms(method: str, priors: list[str], schedule_name: str, fraction_arm:
     arms = [{"name": "untrained"}, {"name": m}]
     arms += [{"name": f"{m} + ReLA ({label(p)})", "prior": p, "schedule": schedule_name} for p in priors]
     if fraction_arm > 0:
-        arms.append({"name": f"{m} + ReLA ({label(priors[-1])}), ReLA for the first {fraction_arm:g} of epochs",
-                     "prior": priors[-1], "schedule": "epochs"})
+        arms.append(
+            {
+                "name": f"{m} + ReLA ({label(priors[-1])}), ReLA for the first {fraction_arm:g} of epochs",
+                "prior": priors[-1],
+                "schedule": "epochs",
+            }
+        )
     return arms
 
 
-def run_smoke(arms: list[dict], seeds: list[int], monitor: Monitor, target_values: dict, *, student_kwargs: dict,
-              method: str, head_mult: float, transfer_trainable: bool, rela_code_extras: bool, fraction_arm: float,
-              epochs: int, batch_size: int, lr: float, weight_decay: float, budget: float, device: str,
-              compile: bool, knn_every: int, cpu_bf16: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def run_smoke(
+    arms: list[dict],
+    seeds: list[int],
+    monitor: Monitor,
+    target_values: dict,
+    *,
+    student_kwargs: dict,
+    method: str,
+    head_mult: float,
+    transfer_trainable: bool,
+    rela_code_extras: bool,
+    fraction_arm: float,
+    epochs: int,
+    batch_size: int,
+    lr: float,
+    weight_decay: float,
+    budget: float,
+    device: str,
+    compile: bool,
+    knn_every: int,
+    cpu_bf16: bool = False,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Train and probe every arm on every seed. Returns (results: one row per run, curves: the kNN
     monitor per epoch, steps: the trainer's per-step trace)."""
     images, dev = monitor.images, monitor.device
@@ -126,9 +160,14 @@ def run_smoke(arms: list[dict], seeds: list[int], monitor: Monitor, target_value
                 model = methods.build(method, bb, head_mult=head_mult)
                 kw = {}
                 if "prior" in spec:
-                    model = methods.ReLA(model, target_values[spec["prior"]].shape[1], transfer_trainable=transfer_trainable)
-                    sched = (schedule.make("epochs", w=fraction_arm, epochs=epochs) if spec["schedule"] == "epochs"
-                             else schedule.make(spec["schedule"]))
+                    model = methods.ReLA(
+                        model, target_values[spec["prior"]].shape[1], transfer_trainable=transfer_trainable
+                    )
+                    sched = (
+                        schedule.make("epochs", w=fraction_arm, epochs=epochs)
+                        if spec["schedule"] == "epochs"
+                        else schedule.make(spec["schedule"])
+                    )
                     kw = dict(targets=target_values[spec["prior"]], rela_views=rela_views, schedule=sched)
                 start = probe.recalibrate_bn(copy.deepcopy(bb), images, mean, std, device=dev)
                 curves.append({"seed": seed, "arm": arm, "epoch": 0, "knn": monitor.knn(start)})
@@ -140,9 +179,18 @@ def run_smoke(arms: list[dict], seeds: list[int], monitor: Monitor, target_value
                         return {"knn": acc}
                     return {}
 
-                cfg = train.PretrainConfig(epochs=epochs, batch_size=batch_size, lr=lr, weight_decay=weight_decay,
-                                           budget=budget, seed=seed, device=device, compile=compile, log_prefix=arm,
-                                           cpu_bf16=cpu_bf16)
+                cfg = train.PretrainConfig(
+                    epochs=epochs,
+                    batch_size=batch_size,
+                    lr=lr,
+                    weight_decay=weight_decay,
+                    budget=budget,
+                    seed=seed,
+                    device=device,
+                    compile=compile,
+                    log_prefix=arm,
+                    cpu_bf16=cpu_bf16,
+                )
                 hist = train.pretrain(model, images, cfg, ssl_views, mean, std, on_epoch=on_epoch, **kw)
                 for s in hist.steps:
                     steps.append({"seed": seed, "arm": arm, **s})
@@ -154,10 +202,21 @@ def run_smoke(arms: list[dict], seeds: list[int], monitor: Monitor, target_value
                 switch, n_steps, train_seconds = None, 0, 0.0
             res = monitor.linear_probe(bb.cpu(), seed)
             last3 = res.last_k(3)
-            results.append({"seed": seed, "arm": arm, "schedule": spec.get("schedule", ""), "probe final": res.final,
-                            "probe last-3 mean": last3[0], "probe last-3 std": last3[1], "kNN": monitor.knn(bb),
-                            "steps": n_steps, "switch step": switch, "train seconds": train_seconds,
-                            "total seconds": time.perf_counter() - t0})
+            results.append(
+                {
+                    "seed": seed,
+                    "arm": arm,
+                    "schedule": spec.get("schedule", ""),
+                    "probe final": res.final,
+                    "probe last-3 mean": last3[0],
+                    "probe last-3 std": last3[1],
+                    "kNN": monitor.knn(bb),
+                    "steps": n_steps,
+                    "switch step": switch,
+                    "train seconds": train_seconds,
+                    "total seconds": time.perf_counter() - t0,
+                }
+            )
             say(f"[rela_smoke] seed {seed} {arm}: probe {res.final:.4f}  ({time.perf_counter() - t0:.0f} s)")
     return pd.DataFrame(results), pd.DataFrame(curves), pd.DataFrame(steps)
 
@@ -170,9 +229,17 @@ def probe_table(results: pd.DataFrame, arms: list[str], seeds: list[int]) -> pd.
         r = results[results["arm"] == arm]
         first = r[r["seed"] == seeds[0]].iloc[0]
         mean, std = probe.seed_summary(r["probe final"].tolist())
-        rows.append({"arm": arm, "paper statistic: last-3 mean (seed %d)" % seeds[0]: 100 * first["probe last-3 mean"],
-                     "± last-3 std": 100 * first["probe last-3 std"], "honest: mean over seeds": 100 * mean,
-                     "± std over seeds": 100 * std, "seeds": len(r), "steps": int(r["steps"].iloc[0]),
-                     "switch step (mean)": pd.to_numeric(r["switch step"]).mean(),
-                     "train seconds (mean)": r["train seconds"].mean()})
+        rows.append(
+            {
+                "arm": arm,
+                "paper statistic: last-3 mean (seed %d)" % seeds[0]: 100 * first["probe last-3 mean"],
+                "± last-3 std": 100 * first["probe last-3 std"],
+                "honest: mean over seeds": 100 * mean,
+                "± std over seeds": 100 * std,
+                "seeds": len(r),
+                "steps": int(r["steps"].iloc[0]),
+                "switch step (mean)": pd.to_numeric(r["switch step"]).mean(),
+                "train seconds (mean)": r["train seconds"].mean(),
+            }
+        )
     return pd.DataFrame(rows)

@@ -36,10 +36,24 @@ from compendium.rela import priors as prior_models
 from compendium.rela.experiment import Arm, Result, Setup
 
 
-def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int, budgets: list, priors: list,
-                headline_budget: float, same_dataset_prior: str, schedule: str, label: Callable[[str], str],
-                grid_seeds: int = 1, variant_schedule: str = "", extra_cells: Sequence[tuple[str, float]] = (),
-                per_seed_priors: bool = False, prior_only: bool = False) -> list[Arm]:
+def budget_arms(
+    setup: Setup,
+    arch_kwargs: dict,
+    *,
+    seeds: list,
+    full_seeds: int,
+    budgets: list,
+    priors: list,
+    headline_budget: float,
+    same_dataset_prior: str,
+    schedule: str,
+    label: Callable[[str], str],
+    grid_seeds: int = 1,
+    variant_schedule: str = "",
+    extra_cells: Sequence[tuple[str, float]] = (),
+    per_seed_priors: bool = False,
+    prior_only: bool = False,
+) -> list[Arm]:
     """Camera-ready Table 1's arms: per seed the untrained student, BYOL* (100%) on the first
     ``full_seeds`` seeds (reusing the same-dataset prior when it is that very run, as CF10-T is BYOL*),
     and at each budget BYOL and + ReLA per prior on the first ``grid_seeds`` seeds; later seeds run
@@ -53,7 +67,8 @@ def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int
     ``per_seed_priors``: a seed's "+ReLA" arms read each trained prior's replicate on the next seed
     (:func:`compendium.rela.replicates.prior_for_seed`; arm names keep the prior's label, and
     :func:`compendium.rela.replicates.base_spec` maps the file back). ``prior_only``: beside each "+ReLA"
-    arm of the grid (not the ``extra_cells``), the same prior with λ = 1 throughout (regression onto the prior alone, no SSL phase), named by
+    arm of the grid (not the ``extra_cells``), the same prior with λ = 1 throughout (regression onto the prior alone,
+    no SSL phase), named by
     :func:`prior_only_name`, so that what the prior gives and what the SSL phase adds are told apart."""
     arms = []
 
@@ -61,18 +76,32 @@ def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int
         spec = replicates.prior_for_seed(p, s, seeds) if per_seed_priors else p
         out = [Arm(name, arch_kwargs=arch_kwargs, budget=b, seed=s, prior=spec, schedule=sched)]
         if prior_only and beside and not is_variant_name(name):
-            out.append(Arm(prior_only_name(name), arch_kwargs=arch_kwargs, budget=b, seed=s, prior=spec,
-                           schedule="constant", w=1.0))
+            out.append(
+                Arm(
+                    prior_only_name(name),
+                    arch_kwargs=arch_kwargs,
+                    budget=b,
+                    seed=s,
+                    prior=spec,
+                    schedule="constant",
+                    w=1.0,
+                )
+            )
         return out
 
     for i, s in enumerate(seeds):
         arms.append(Arm("untrained", arch_kwargs=arch_kwargs, seed=s, untrained=True))
         if i < full_seeds:
             full = Arm("BYOL 100%", arch_kwargs=arch_kwargs, budget=1.0, seed=s)
-            for spec in replicates.byol_star_specs(same_dataset_prior, s):   # the prior is this very run, or its replicate
+            for spec in replicates.byol_star_specs(
+                same_dataset_prior, s
+            ):  # the prior is this very run, or its replicate
                 if experiment.reusable(spec, full, setup):
                     full.reuse = spec
-                    say(f"[rela] BYOL* seed {s}: reusing {spec}, trained by the priors stage with exactly this configuration")
+                    say(
+                        f"[rela] BYOL* seed {s}: reusing {spec}, trained by the priors stage with exactly this "
+                        "configuration"
+                    )
                     break
             arms.append(full)
         for b in budgets:
@@ -86,8 +115,13 @@ def budget_arms(setup: Setup, arch_kwargs: dict, *, seeds: list, full_seeds: int
                 if not any(np.isclose(b, g) for g in budgets):
                     arms += rela(f"ReLA {label(p)} {b:.0%}", p, b, s, beside=False)
         if variant_schedule:
-            arms += rela(variant_name(f"ReLA {label(same_dataset_prior)} {headline_budget:.0%}", variant_schedule),
-                         same_dataset_prior, headline_budget, s, variant_schedule)
+            arms += rela(
+                variant_name(f"ReLA {label(same_dataset_prior)} {headline_budget:.0%}", variant_schedule),
+                same_dataset_prior,
+                headline_budget,
+                s,
+                variant_schedule,
+            )
     return arms
 
 
@@ -143,9 +177,15 @@ def prior_vs_ssl(all_runs: pd.DataFrame, label: Callable[[str], str]) -> pd.Data
         seeds = sorted(set(po.index) & set(re.index) & set(by.index))
         if not seeds:
             continue
-        row = {"prior": label(p), "budget": f"{b:.0%}", "seeds": len(seeds), "+ReLA": 100 * re[seeds].mean(),
-               "prior alone (λ = 1)": 100 * po[seeds].mean(), "BYOL": 100 * by[seeds].mean(),
-               "SSL-phase share of +ReLA": float(rela[rela["seed"].isin(seeds)]["SSL-phase share"].mean())}
+        row = {
+            "prior": label(p),
+            "budget": f"{b:.0%}",
+            "seeds": len(seeds),
+            "+ReLA": 100 * re[seeds].mean(),
+            "prior alone (λ = 1)": 100 * po[seeds].mean(),
+            "BYOL": 100 * by[seeds].mean(),
+            "SSL-phase share of +ReLA": float(rela[rela["seed"].isin(seeds)]["SSL-phase share"].mean()),
+        }
         for name, d in (("prior alone − BYOL", po[seeds] - by[seeds]), ("+ReLA − prior alone", re[seeds] - po[seeds])):
             m, lo, hi = t_interval(100 * d.to_numpy())
             row[name] = m
@@ -167,7 +207,7 @@ def ssl_share(runs: pd.DataFrame) -> pd.Series:
             out.append(1.0)
         elif r["schedule"] == "constant":
             out.append(1.0 - float(r["w"]))
-        elif r["schedule"] in ("switch", "switch_scaled", "epochs", "first"):   # lambda = 1 until the switch, 0 after
+        elif r["schedule"] in ("switch", "switch_scaled", "epochs", "first"):  # lambda = 1 until the switch, 0 after
             sw = r.get("switch step")
             out.append(0.0 if sw is None or pd.isna(sw) else (float(r["steps"]) - float(sw)) / float(r["steps"]))
         else:
@@ -202,17 +242,34 @@ def switch_variants(runs: pd.DataFrame) -> pd.DataFrame:
         same = runs[(runs["prior"] == p) & (runs["budget"] == b) & ~runs["untrained"].astype(bool)]
         for sched, d in same.groupby("schedule"):
             fired = d["switch step"].notna()
-            out.append({"prior": p, "budget": f"{b:.0%}", "schedule": SCHEDULE_NAMES.get(sched, sched),
-                        "seeds": ",".join(str(int(x)) for x in sorted(d["seed"])), "probe mean": float(d["probe"].mean()),
-                        "switch fired": f"{int(fired.sum())} of {len(d)}",
-                        "switch step (mean)": float(d["switch step"].mean()) if fired.any() else float("nan"),
-                        "SSL-phase steps (mean)": float((d["steps"] - d["switch step"].fillna(d["steps"])).mean())})
+            out.append(
+                {
+                    "prior": p,
+                    "budget": f"{b:.0%}",
+                    "schedule": SCHEDULE_NAMES.get(sched, sched),
+                    "seeds": ",".join(str(int(x)) for x in sorted(d["seed"])),
+                    "probe mean": float(d["probe"].mean()),
+                    "switch fired": f"{int(fired.sum())} of {len(d)}",
+                    "switch step (mean)": float(d["switch step"].mean()) if fired.any() else float("nan"),
+                    "SSL-phase steps (mean)": float((d["steps"] - d["switch step"].fillna(d["steps"])).mean()),
+                }
+            )
     return pd.DataFrame(out)
 
 
-def ablation_arms(arch_kwargs: dict, *, seeds: list, priors: list, budget: float, lambdas: list, fractions: list,
-                  label: Callable[[str], str], schedule: str = "switch", schedule_seeds: int = 1,
-                  descriptive: bool = True) -> list[Arm]:
+def ablation_arms(
+    arch_kwargs: dict,
+    *,
+    seeds: list,
+    priors: list,
+    budget: float,
+    lambdas: list,
+    fractions: list,
+    label: Callable[[str], str],
+    schedule: str = "switch",
+    schedule_seeds: int = 1,
+    descriptive: bool = True,
+) -> list[Arm]:
     """The ablations' arms (v1 Fig. 4a-b, camera-ready Fig. 4b, and W, b frozen / the paper's target
     order): every seed runs untrained, BYOL and the switch with the dynamic and the static subset;
     the first ``schedule_seeds`` also v1's continuous λ, each constant λ and each first-w schedule
@@ -248,8 +305,17 @@ def ablation_arms(arch_kwargs: dict, *, seeds: list, priors: list, budget: float
 def dynamics_arms(labels: list[str], fractions: list) -> list[str]:
     """Per prior label, the arms of camera-ready Fig. 5 (App. J): the switch, v1's continuous λ and
     the first first-w schedule with 0 < w < 1 (if any), without repeats."""
-    show = [(f"{L}: {k}") for L in labels for k in ("adaptive switch", "v1 continuous",
-                                                     f"first {[w for w in fractions if 0 < w < 1][0]:.0%} ReLA" if any(0 < w < 1 for w in fractions) else "v1 continuous")]
+    show = [
+        (f"{L}: {k}")
+        for L in labels
+        for k in (
+            "adaptive switch",
+            "v1 continuous",
+            f"first {[w for w in fractions if 0 < w < 1][0]:.0%} ReLA"
+            if any(0 < w < 1 for w in fractions)
+            else "v1 continuous",
+        )
+    ]
     return list(dict.fromkeys(show))
 
 
@@ -259,8 +325,9 @@ def prior_probes(priors: list, setup: Setup, arch_kwargs: dict, seed: int) -> li
     out = []
     student_kwargs = Arm("x", arch_kwargs=arch_kwargs).student_kwargs(setup)
     for p in priors:
-        prior = prior_models.load(p, student_arch="convnet", student_kwargs=student_kwargs, seed=seed, mean=setup.mean,
-                                  std=setup.std)
+        prior = prior_models.load(
+            p, student_arch="convnet", student_kwargs=student_kwargs, seed=seed, mean=setup.mean, std=setup.std
+        )
         pset = Setup(**{**vars(setup), "mean": prior.mean, "std": prior.std})
         out.append(experiment.frozen_probe(prior.model, pset, seed).final)
     return out
@@ -278,20 +345,40 @@ def table1(stats: pd.DataFrame, budgets: list, columns: list[str]) -> pd.DataFra
         row = {"budget": f"{b:.0%}"}
         for c in columns:
             pre, post = marks[c]
-            row[c if c == "BYOL" else f"+ReLA {c}"] = pre + experiment.cell_text(st.loc[c, "mean"], st.loc[c, "std"], int(st.loc[c, "count"])) + post
-        row["BYOL* (100%)"] = experiment.cell_text(full["mean"], full["std"], int(full["count"])) if b == budgets[0] else ""
+            row[c if c == "BYOL" else f"+ReLA {c}"] = (
+                pre + experiment.cell_text(st.loc[c, "mean"], st.loc[c, "std"], int(st.loc[c, "count"])) + post
+            )
+        row["BYOL* (100%)"] = (
+            experiment.cell_text(full["mean"], full["std"], int(full["count"])) if b == budgets[0] else ""
+        )
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def similarity_features(priors: list, arms: list[Arm], results: list[Result], setup: Setup, images: torch.Tensor, *,
-                        seed: int, headline_budget: float, arch_kwargs: dict, label: Callable[[str], str]) -> dict:
+def similarity_features(
+    priors: list,
+    arms: list[Arm],
+    results: list[Result],
+    setup: Setup,
+    images: torch.Tensor,
+    *,
+    seed: int,
+    headline_budget: float,
+    arch_kwargs: dict,
+    label: Callable[[str], str],
+) -> dict:
     """Features of ``images`` for camera-ready Fig. 4a: each prior (``prior: <label>``), then the
     ``seed``'s trained students at the headline budget and at 100% (a reused BYOL* is its prior)."""
     feats = {}
     for p in priors:
-        prior = prior_models.load(p, student_arch="convnet", student_kwargs=Arm("x", arch_kwargs=arch_kwargs).student_kwargs(setup),
-                                  seed=seed, mean=setup.mean, std=setup.std)
+        prior = prior_models.load(
+            p,
+            student_arch="convnet",
+            student_kwargs=Arm("x", arch_kwargs=arch_kwargs).student_kwargs(setup),
+            seed=seed,
+            mean=setup.mean,
+            std=setup.std,
+        )
         feats[f"prior: {label(p)}"] = probe.extract_features(prior.model, images, prior.mean, prior.std)
     for a, r in zip(arms, results):
         if a.reuse or is_prior_only_name(a.name):  # a reused BYOL* is its prior, already in the matrix
@@ -310,46 +397,75 @@ def similarity_matrices(feats: dict, half: int) -> tuple[list[str], np.ndarray, 
     cka = np.zeros_like(transport)
     for i, s in enumerate(names):
         for j, t in enumerate(names):
-            transport[i, j] = similarity.transport_similarity(feats[s][:half], feats[t][:half], feats[s][half:], feats[t][half:])
+            transport[i, j] = similarity.transport_similarity(
+                feats[s][:half], feats[t][:half], feats[s][half:], feats[t][half:]
+            )
             cka[i, j] = similarity.linear_cka(feats[s], feats[t])
     return names, transport, cka
 
 
 def similarity_frame(names: list[str], transport: np.ndarray, cka: np.ndarray) -> pd.DataFrame:
     """The two matrices as one row per (source, target)."""
-    return pd.DataFrame([{"source": s, "target": t, "transport similarity": transport[i, j], "linear CKA": cka[i, j]}
-                         for i, s in enumerate(names) for j, t in enumerate(names)])
+    return pd.DataFrame(
+        [
+            {"source": s, "target": t, "transport similarity": transport[i, j], "linear CKA": cka[i, j]}
+            for i, s in enumerate(names)
+            for j, t in enumerate(names)
+        ]
+    )
 
 
 def similarity_figure(names: list[str], transport: np.ndarray, cka: np.ndarray):
     """Camera-ready Fig. 4a as two heat maps, sources in rows and targets in columns."""
     fig, axes = plt.subplots(1, 2, figsize=(15, 6.6), gridspec_kw={"wspace": 0.08})
-    for k, (ax, m, title) in enumerate(((axes[0], transport, "transport similarity (1 − D_Rep)"), (axes[1], cka, "linear CKA"))):
+    for k, (ax, m, title) in enumerate(
+        ((axes[0], transport, "transport similarity (1 − D_Rep)"), (axes[1], cka, "linear CKA"))
+    ):
         im = ax.imshow(m, vmin=0, vmax=1, cmap="viridis")
         ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=7)
         ax.set_yticks(range(len(names)), names if k == 0 else [], fontsize=7)
         for i in range(len(names)):
             for j in range(len(names)):
-                ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=6, color="w" if m[i, j] < 0.6 else "k")
+                ax.text(
+                    j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=6, color="w" if m[i, j] < 0.6 else "k"
+                )
         ax.set(title=title, xlabel="target", ylabel="source" if k == 0 else "")
         ax.grid(False)
     fig.colorbar(im, ax=axes, shrink=0.7)
     return fig
 
 
-def transport_per_seed(source: torch.Tensor, arms: list[Arm], results: list[Result], setup: Setup,
-                       images: torch.Tensor, half: int, *, headline_budget: float, same_dataset_prior: str) -> pd.DataFrame:
+def transport_per_seed(
+    source: torch.Tensor,
+    arms: list[Arm],
+    results: list[Result],
+    setup: Setup,
+    images: torch.Tensor,
+    half: int,
+    *,
+    headline_budget: float,
+    same_dataset_prior: str,
+) -> pd.DataFrame:
     """The transport similarity from ``source`` (the strongest prior's features of ``images``) to each
     headline student (BYOL and + ReLA with the same-dataset prior, every seed), ``out``, and back, ``in``."""
     rows = []
     for a, r in zip(arms, results):
-        if (a.budget == headline_budget and not (a.untrained or a.reuse)
-                and replicates.base_spec(a.prior) in ("", same_dataset_prior)
-                and not (is_variant_name(a.name) or is_prior_only_name(a.name))):   # the stage's own +ReLA arms only
+        if (
+            a.budget == headline_budget
+            and not (a.untrained or a.reuse)
+            and replicates.base_spec(a.prior) in ("", same_dataset_prior)
+            and not (is_variant_name(a.name) or is_prior_only_name(a.name))
+        ):  # the stage's own +ReLA arms only
             f = probe.extract_features(r.backbone, images, setup.mean, setup.std)
-            rows.append({"seed": a.seed, "student": a.name, "probe": r.row["probe"],
-                         "out": similarity.transport_similarity(source[:half], f[:half], source[half:], f[half:]),
-                         "in": similarity.transport_similarity(f[:half], source[:half], f[half:], source[half:])})
+            rows.append(
+                {
+                    "seed": a.seed,
+                    "student": a.name,
+                    "probe": r.row["probe"],
+                    "out": similarity.transport_similarity(source[:half], f[:half], source[half:], f[half:]),
+                    "in": similarity.transport_similarity(f[:half], source[:half], f[half:], source[half:]),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -357,8 +473,10 @@ def switch_summary(runs: pd.DataFrame) -> str:
     """How many ReLA runs fired the λ switch, and the step counts of the runs."""
     rela_runs = runs[runs["prior"] != ""]
     fired = rela_runs["switch step"].notna()
-    return (f"the switch fired in {int(fired.sum())} of {len(rela_runs)} ReLA runs; steps per run: "
-            f"{sorted(set(int(x) for x in rela_runs['steps']))}")
+    return (
+        f"the switch fired in {int(fired.sum())} of {len(rela_runs)} ReLA runs; steps per run: "
+        f"{sorted(set(int(x) for x in rela_runs['steps']))}"
+    )
 
 
 def cost_panel(ax, cost: pd.DataFrame, colors: list, budgets: list) -> None:
@@ -368,24 +486,54 @@ def cost_panel(ax, cost: pd.DataFrame, colors: list, budgets: list) -> None:
     vals = [100 * (v if v is not None and not pd.isna(v) else 1.0) for v in cost["matching budget"]]
     ax.bar(xs, vals, color=colors)
     for x, v, mb in zip(xs, vals, cost["matching budget"]):
-        ax.text(x, v, "not within\n" + f"{max(budgets):.0%}" if mb is None or pd.isna(mb) else f"{v:.0f}%", ha="center",
-                va="bottom", fontsize=8)
+        ax.text(
+            x,
+            v,
+            "not within\n" + f"{max(budgets):.0%}" if mb is None or pd.isna(mb) else f"{v:.0f}%",
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
     ax.axhline(100, color="k", ls="--", lw=1)
     ax.set_xticks(xs, cost["arm"], rotation=20, ha="right", fontsize=8)
-    ax.set(ylabel="budget that reaches BYOL* (%)", title="(c) cost to match BYOL* (grid: " +
-           ", ".join(f"{b:.0%}" for b in budgets) + ")", ylim=(0, 115))
+    ax.set(
+        ylabel="budget that reaches BYOL* (%)",
+        title="(c) cost to match BYOL* (grid: " + ", ".join(f"{b:.0%}" for b in budgets) + ")",
+        ylim=(0, 115),
+    )
 
 
-def budget_metrics(*, headline: float, per_seed: pd.DataFrame, full: pd.Series, untrained: pd.Series, cost: pd.DataFrame,
-                   stats: pd.DataFrame, runs: pd.DataFrame) -> dict:
+def budget_metrics(
+    *,
+    headline: float,
+    per_seed: pd.DataFrame,
+    full: pd.Series,
+    untrained: pd.Series,
+    cost: pd.DataFrame,
+    stats: pd.DataFrame,
+    runs: pd.DataFrame,
+) -> dict:
     """The ``rela_budget`` stage's metrics: the headline gap closure, the transport per seed, BYOL*
     and the untrained student, the budget that matches BYOL* per arm, every Table 1 cell and the
     total training time."""
-    return {"gap_closure": headline, "transport_per_seed": per_seed.to_dict("records"),
-            "byol_full": {"mean": float(full["mean"]), "std": float(full["std"])},
-            "untrained": float(untrained["mean"]),
-            "matching_budget": {r["arm"]: (None if r["matching budget"] is None or pd.isna(r["matching budget"])
-                                           else float(r["matching budget"])) for _, r in cost.iterrows()},
-            "cells": {f"{r['column']} {r['budget']:.0%}": {"mean": float(r["mean"]), "std": float(r["std"]),
-                                                         "seeds": int(r["count"])} for _, r in stats.iterrows()},
-            "train_seconds_total": float(runs["train seconds"].sum())}
+    return {
+        "gap_closure": headline,
+        "transport_per_seed": per_seed.to_dict("records"),
+        "byol_full": {"mean": float(full["mean"]), "std": float(full["std"])},
+        "untrained": float(untrained["mean"]),
+        "matching_budget": {
+            r["arm"]: (
+                None if r["matching budget"] is None or pd.isna(r["matching budget"]) else float(r["matching budget"])
+            )
+            for _, r in cost.iterrows()
+        },
+        "cells": {
+            f"{r['column']} {r['budget']:.0%}": {
+                "mean": float(r["mean"]),
+                "std": float(r["std"]),
+                "seeds": int(r["count"]),
+            }
+            for _, r in stats.iterrows()
+        },
+        "train_seconds_total": float(runs["train seconds"].sum()),
+    }

@@ -48,8 +48,9 @@ def prior_inputs(images: torch.Tensor, prior: Prior) -> torch.Tensor:
         else:
             raise ValueError(f"cannot adapt {x.shape[1]} channels to the prior's {prior.in_channels}")
     if x.shape[-1] != prior.input_size or x.shape[-2] != prior.input_size:
-        x = F.interpolate(x, size=(prior.input_size, prior.input_size), mode="bilinear", align_corners=False,
-                          antialias=True)
+        x = F.interpolate(
+            x, size=(prior.input_size, prior.input_size), mode="bilinear", align_corners=False, antialias=True
+        )
     mean = torch.as_tensor(prior.mean, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
     std = torch.as_tensor(prior.std, dtype=x.dtype, device=x.device).view(1, -1, 1, 1)
     if mean.shape[1] not in (1, x.shape[1]):
@@ -62,7 +63,7 @@ def prior_features(prior: Prior, images: torch.Tensor, batch_size: int = 256, de
     """The prior's features of every image, batch by batch (float32 on the CPU), in eval mode."""
     prior.model.eval().to(device, memory_format=torch.channels_last)
     for i in range(0, images.shape[0], batch_size):
-        x = prior_inputs(images[i:i + batch_size].to(device), prior).contiguous(memory_format=torch.channels_last)
+        x = prior_inputs(images[i : i + batch_size].to(device), prior).contiguous(memory_format=torch.channels_last)
         yield prior.model(x).float().reshape(x.shape[0], -1).cpu()
 
 
@@ -71,7 +72,7 @@ class Targets:
     """ReLA-D targets. ``seconds`` (fit / transform / total wall-clock time) stays in memory for the
     stage's timings report; :func:`save_targets` does not write it."""
 
-    values: torch.Tensor                  # [N, n] float32
+    values: torch.Tensor  # [N, n] float32
     map: TargetMap
     prior: str
     seconds: dict = field(default_factory=dict)
@@ -86,8 +87,15 @@ def target_dim(student_dim: int, prior_dim: int) -> int:
     return min(student_dim, prior_dim)
 
 
-def make_targets(prior: Prior, images: torch.Tensor, n_components: int, order: str = "code", batch_size: int = 256,
-                 device="cpu", store_features: bool | str = "auto") -> Targets:
+def make_targets(
+    prior: Prior,
+    images: torch.Tensor,
+    n_components: int,
+    order: str = "code",
+    batch_size: int = 256,
+    device="cpu",
+    store_features: bool | str = "auto",
+) -> Targets:
     """ReLA-D targets for ``images`` (``uint8 [N, C, H, W]``). See the module docstring.
 
     ``store_features="auto"`` keeps the raw features (one pass over the prior instead of two) when
@@ -111,7 +119,7 @@ def make_targets(prior: Prior, images: torch.Tensor, n_components: int, order: s
     second = kept if kept is not None else prior_features(prior, images, batch_size, device)
     i = 0
     for f in second:
-        out[i:i + f.shape[0]] = tmap.transform(f).float()
+        out[i : i + f.shape[0]] = tmap.transform(f).float()
         i += f.shape[0]
     t2 = time.perf_counter()
     return Targets(out, tmap, prior.name, {"fit": t1 - t0, "transform": t2 - t1, "total": t2 - t0})
@@ -125,8 +133,19 @@ def save_targets(t: Targets, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     p = t.map.pca
     tmp = path.with_suffix(".tmp")
-    torch.save({"values": t.values, "prior": t.prior, "order": t.map.order, "key": t.key,
-                "mean": p.mean, "components": p.components, "eigenvalues": p.eigenvalues, "n": p.n}, tmp)
+    torch.save(
+        {
+            "values": t.values,
+            "prior": t.prior,
+            "order": t.map.order,
+            "key": t.key,
+            "mean": p.mean,
+            "components": p.components,
+            "eigenvalues": p.eigenvalues,
+            "n": p.n,
+        },
+        tmp,
+    )
     tmp.replace(path)
 
 
@@ -134,11 +153,21 @@ def load_targets(path: Path) -> dict:
     return torch.load(Path(path), map_location="cpu", weights_only=True)
 
 
-def cached_targets(prior: Prior, images: torch.Tensor, dataset: str, seed: int, n_components: int,
-                   cache_dir: Path, order: str = "code", batch_size: int = 256, device="cpu") -> tuple[torch.Tensor, Path, bool]:
+def cached_targets(
+    prior: Prior,
+    images: torch.Tensor,
+    dataset: str,
+    seed: int,
+    n_components: int,
+    cache_dir: Path,
+    order: str = "code",
+    batch_size: int = 256,
+    device="cpu",
+) -> tuple[torch.Tensor, Path, bool]:
     """Targets from ``cache_dir/<key>.pt`` if there, else computed and saved. Returns (targets, file, hit)."""
-    key = cache_key(prior.name, dataset, seed, n=n_components, order=order, N=int(images.shape[0]),
-                    size=list(images.shape[1:]))
+    key = cache_key(
+        prior.name, dataset, seed, n=n_components, order=order, N=int(images.shape[0]), size=list(images.shape[1:])
+    )
     path = Path(cache_dir) / f"{key}.pt"
     if path.is_file():
         return load_targets(path)["values"], path, True
@@ -162,8 +191,14 @@ def write_index(path: Path, *, dataset: str, mean, std, indices, targets: list[d
     normalisation ``mean`` / ``std``, and one entry per target file (``targets``)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    index = {"version": INDEX_VERSION, "dataset": dataset, "mean": list(mean), "std": list(std),
-             "indices": list(indices), "targets": list(targets)}
+    index = {
+        "version": INDEX_VERSION,
+        "dataset": dataset,
+        "mean": list(mean),
+        "std": list(std),
+        "indices": list(indices),
+        "targets": list(targets),
+    }
     path.write_text(json.dumps(index, indent=1) + "\n")
     return path
 
@@ -202,19 +237,27 @@ class TargetBank:
             index_file = Path(index_file)
             index = read_index(index_file)
             if len(index["indices"]) != setup.images.shape[0]:
-                raise ValueError(f"the targets in {index_file} are for {len(index['indices'])} images, D has "
-                                 f"{setup.images.shape[0]}: load D with the index's `indices`")
+                raise ValueError(
+                    f"the targets in {index_file} are for {len(index['indices'])} images, D has "
+                    f"{setup.images.shape[0]}: load D with the index's `indices`"
+                )
             self.entries, self.index_dir = index["targets"], index_file.parent
 
-    def lookup(self, spec: str, student: models.Backbone, arch: str, kwargs: dict, seed: int,
-               order: str = "code") -> torch.Tensor | None:
+    def lookup(
+        self, spec: str, student: models.Backbone, arch: str, kwargs: dict, seed: int, order: str = "code"
+    ) -> torch.Tensor | None:
         """The targets if the index or the memory has them, else None (nothing is computed).
         ``rand:<arch>``: the index's random network of that architecture, for every student (the
         camera-ready Table 2's "RN18 (Rand.)" column is one random network for all students)."""
         if spec.startswith("rand:"):
             for e in self.entries:
-                if (e["prior"] == "rand" and e["arch"] == spec[5:] and e["order"] == order
-                        and e["seed"] == seed and e["n"] == target_dim(student.feature_dim, e["prior_dim"])):
+                if (
+                    e["prior"] == "rand"
+                    and e["arch"] == spec[5:]
+                    and e["order"] == order
+                    and e["seed"] == seed
+                    and e["n"] == target_dim(student.feature_dim, e["prior_dim"])
+                ):
                     return self._load(e)
             return None
         for e in self.entries:
@@ -233,24 +276,43 @@ class TargetBank:
 
     @staticmethod
     def _key(spec, arch, kwargs, seed, order, dim):
-        return (spec, arch, json.dumps(kwargs, sort_keys=True) if spec == "rand" else "", seed if spec == "rand" else 0,
-                order, dim)
+        return (
+            spec,
+            arch,
+            json.dumps(kwargs, sort_keys=True) if spec == "rand" else "",
+            seed if spec == "rand" else 0,
+            order,
+            dim,
+        )
 
-    def get(self, spec: str, student: models.Backbone, arch: str, kwargs: dict, seed: int,
-            order: str = "code") -> torch.Tensor:
+    def get(
+        self, spec: str, student: models.Backbone, arch: str, kwargs: dict, seed: int, order: str = "code"
+    ) -> torch.Tensor:
         """``[N, n]`` targets, n = min(student dim, prior dim): from the index, else made and kept."""
         found = self.lookup(spec, student, arch, kwargs, seed, order)
         if found is not None:
             return found
         if spec.startswith("rand:"):
-            raise ValueError(f"prior {spec!r}: no such random network (seed {seed}, order {order}) in the priors "
-                             "stage's targets; use `rand` for the student's own random network")
+            raise ValueError(
+                f"prior {spec!r}: no such random network (seed {seed}, order {order}) in the priors "
+                "stage's targets; use `rand` for the student's own random network"
+            )
         s = self.setup
-        prior = priors.load(spec, student_arch=arch, student_kwargs=kwargs, seed=seed, mean=tuple(s.mean),
-                            std=tuple(s.std))
+        prior = priors.load(
+            spec, student_arch=arch, student_kwargs=kwargs, seed=seed, mean=tuple(s.mean), std=tuple(s.std)
+        )
         n = target_dim(student.feature_dim, prior.feature_dim)
-        t = make_targets(prior, s.images, n, order=order, batch_size=self.batch_size,
-                         device=pick_device(s.device), store_features=True)
-        self.made.append({"prior": spec, "arch": arch, "seed": seed, "n": n, "order": order, "seconds": t.seconds["total"]})
+        t = make_targets(
+            prior,
+            s.images,
+            n,
+            order=order,
+            batch_size=self.batch_size,
+            device=pick_device(s.device),
+            store_features=True,
+        )
+        self.made.append(
+            {"prior": spec, "arch": arch, "seed": seed, "n": n, "order": order, "seconds": t.seconds["total"]}
+        )
         self.memo[self._key(spec, arch, kwargs, seed, order, student.feature_dim)] = t.values
         return t.values

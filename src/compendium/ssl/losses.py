@@ -69,8 +69,15 @@ def barlow_twins_loss(z1: torch.Tensor, z2: torch.Tensor, lambd: float = 5e-3, e
     return on + lambd * off
 
 
-def vicreg_loss(z1: torch.Tensor, z2: torch.Tensor, sim_weight: float = 25.0, var_weight: float = 25.0,
-                cov_weight: float = 1.0, gamma: float = 1.0, eps: float = 1e-4) -> torch.Tensor:
+def vicreg_loss(
+    z1: torch.Tensor,
+    z2: torch.Tensor,
+    sim_weight: float = 25.0,
+    var_weight: float = 25.0,
+    cov_weight: float = 1.0,
+    gamma: float = 1.0,
+    eps: float = 1e-4,
+) -> torch.Tensor:
     """VICReg (Bardes et al. 2022, eq. 1-6): ``sim * MSE(z1, z2) + var * [v(z1) + v(z2)] / 2 +
     cov * [c(z1) + c(z2)]`` with the hinge on the per-dimension std ``v = mean relu(gamma - sqrt(var
     + eps))`` (unbiased variance) and the off-diagonal covariance ``c = sum_{i != j} Cov_ij^2 / D``
@@ -91,11 +98,20 @@ def vicreg_loss(z1: torch.Tensor, z2: torch.Tensor, sim_weight: float = 25.0, va
         cov = zc.t() @ zc / (n - 1)
         return (cov.pow(2).sum() - torch.diagonal(cov).pow(2).sum()) / d
 
-    return sim_weight * inv + var_weight * (variance(z1) + variance(z2)) / 2 + cov_weight * (covariance(z1) + covariance(z2))
+    return (
+        sim_weight * inv
+        + var_weight * (variance(z1) + variance(z2)) / 2
+        + cov_weight * (covariance(z1) + covariance(z2))
+    )
 
 
-def dino_loss(student: torch.Tensor, teacher: torch.Tensor, center: torch.Tensor,
-              student_temp: float = 0.1, teacher_temp: float = 0.04) -> torch.Tensor:
+def dino_loss(
+    student: torch.Tensor,
+    teacher: torch.Tensor,
+    center: torch.Tensor,
+    student_temp: float = 0.1,
+    teacher_temp: float = 0.04,
+) -> torch.Tensor:
     """DINO (Caron et al. 2021, eq. 1-2) for two global views: cross-entropy
     ``-P_t(x_i) . log P_s(x_j)`` for i != j, where ``P_t = softmax((t - center)/teacher_temp)``
     (stop-gradient) and ``P_s = softmax(s / student_temp)``. ``student``/``teacher`` are
@@ -132,8 +148,9 @@ def sinkhorn_knopp(scores: torch.Tensor, epsilon: float = 0.05, iterations: int 
     return (q * b).t()
 
 
-def swav_loss(scores1: torch.Tensor, scores2: torch.Tensor, temperature: float = 0.1,
-              epsilon: float = 0.05, iterations: int = 3) -> torch.Tensor:
+def swav_loss(
+    scores1: torch.Tensor, scores2: torch.Tensor, temperature: float = 0.1, epsilon: float = 0.05, iterations: int = 3
+) -> torch.Tensor:
     """SwAV swapped prediction (Caron et al. 2020, eq. 1-2): codes ``q`` of each view from
     Sinkhorn-Knopp (no gradient) are predicted from the other view's scores:
     ``-1/2 [q2 . log softmax(s1/T) + q1 . log softmax(s2/T)]`` averaged over the batch."""
@@ -147,5 +164,7 @@ def swav_loss(scores1: torch.Tensor, scores2: torch.Tensor, temperature: float =
 def rela_loss(pred1: torch.Tensor, pred2: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """ReLA-F (camera-ready eq. 9): ``1 - cos(W phi(x) + b, y)`` averaged over the two weak views,
     both regressed onto the same stored target ``y`` of the clean image."""
-    return 0.5 * ((1 - F.cosine_similarity(pred1, target, dim=-1)).mean()
-                  + (1 - F.cosine_similarity(pred2, target, dim=-1)).mean())
+    return 0.5 * (
+        (1 - F.cosine_similarity(pred1, target, dim=-1)).mean()
+        + (1 - F.cosine_similarity(pred2, target, dim=-1)).mean()
+    )

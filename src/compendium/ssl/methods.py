@@ -122,7 +122,8 @@ class BYOL(SSLMethod):
     def learnable_params(self):
         return super().learnable_params() + [
             {"name": "projector", "params": list(self.projector.parameters())},
-            {"name": "predictor", "params": list(self.predictor.parameters())}]
+            {"name": "predictor", "params": list(self.predictor.parameters())},
+        ]
 
     def momentum_pairs(self):
         return [(self.backbone, self.backbone_target), (self.projector, self.projector_target)]
@@ -151,7 +152,8 @@ class SimSiam(SSLMethod):
     def learnable_params(self):
         return super().learnable_params() + [
             {"name": "projector", "params": list(self.projector.parameters())},
-            {"name": "predictor", "params": list(self.predictor.parameters())}]
+            {"name": "predictor", "params": list(self.predictor.parameters())},
+        ]
 
     def loss(self, x1, x2):
         z1, z2 = self.projector(self.backbone(x1)), self.projector(self.backbone(x2))
@@ -223,8 +225,9 @@ class MoCo(SSLMethod):
     name = "moco"
     momentum_base = 0.99
 
-    def __init__(self, backbone, head_mult: float = 1.0, out_dim: int = 128, queue_size: int = 4096,
-                 temperature: float = 0.2):
+    def __init__(
+        self, backbone, head_mult: float = 1.0, out_dim: int = 128, queue_size: int = 4096, temperature: float = 0.2
+    ):
         super().__init__(backbone)
         o = _h(out_dim, head_mult)
         self.projector = mlp([self.feature_dim, self.feature_dim, o], batch_norm=False)
@@ -254,8 +257,10 @@ class MoCo(SSLMethod):
             k1 = self.projector_target(self.backbone_target(x1))
             k2 = self.projector_target(self.backbone_target(x2))
         queue = self.queue.clone()
-        loss = 0.5 * (L.infonce_queue_loss(q1, k2, queue, self.temperature)
-                      + L.infonce_queue_loss(q2, k1, queue, self.temperature))
+        loss = 0.5 * (
+            L.infonce_queue_loss(q1, k2, queue, self.temperature)
+            + L.infonce_queue_loss(q2, k1, queue, self.temperature)
+        )
         self._enqueue(torch.cat([k1, k2]))
         return loss, {"ssl_loss": loss.detach()}
 
@@ -268,10 +273,13 @@ class DINO(SSLMethod):
     name = "dino"
     momentum_base = 0.99
 
-    def __init__(self, backbone, head_mult: float = 1.0, hidden: int = 2048, bottleneck: int = 256,
-                 prototypes: int = 2048):
+    def __init__(
+        self, backbone, head_mult: float = 1.0, hidden: int = 2048, bottleneck: int = 256, prototypes: int = 2048
+    ):
         super().__init__(backbone)
-        self.head = DINOHead(self.feature_dim, _h(hidden, head_mult), _h(bottleneck, head_mult), _h(prototypes, head_mult))
+        self.head = DINOHead(
+            self.feature_dim, _h(hidden, head_mult), _h(bottleneck, head_mult), _h(prototypes, head_mult)
+        )
         self.backbone_target = _frozen_copy(self.backbone)
         self.head_target = _frozen_copy(self.head)
         self.register_buffer("center", torch.zeros(self.head.out_dim))
@@ -294,8 +302,9 @@ class DINO(SSLMethod):
 class DINOHead(nn.Module):
     def __init__(self, in_dim: int, hidden: int, bottleneck: int, out_dim: int):
         super().__init__()
-        self.mlp = nn.Sequential(nn.Linear(in_dim, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(),
-                                 nn.Linear(hidden, bottleneck))
+        self.mlp = nn.Sequential(
+            nn.Linear(in_dim, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(), nn.Linear(hidden, bottleneck)
+        )
         self.last = nn.utils.parametrizations.weight_norm(nn.Linear(bottleneck, out_dim, bias=False))
         self.out_dim = out_dim
 
@@ -309,8 +318,15 @@ class SwAV(SSLMethod):
 
     name = "swav"
 
-    def __init__(self, backbone, head_mult: float = 1.0, hidden: int = 2048, out_dim: int = 128,
-                 prototypes: int = 3000, temperature: float = 0.1):
+    def __init__(
+        self,
+        backbone,
+        head_mult: float = 1.0,
+        hidden: int = 2048,
+        out_dim: int = 128,
+        prototypes: int = 3000,
+        temperature: float = 0.1,
+    ):
         super().__init__(backbone)
         o = _h(out_dim, head_mult)
         self.projector = mlp([self.feature_dim, _h(hidden, head_mult), o])
@@ -320,7 +336,8 @@ class SwAV(SSLMethod):
     def learnable_params(self):
         return super().learnable_params() + [
             {"name": "projector", "params": list(self.projector.parameters())},
-            {"name": "prototypes", "params": list(self.prototypes.parameters())}]
+            {"name": "prototypes", "params": list(self.prototypes.parameters())},
+        ]
 
     def loss(self, x1, x2):
         with torch.no_grad():

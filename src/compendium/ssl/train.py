@@ -42,7 +42,7 @@ class Schedule(Protocol):
     @property
     def lam(self) -> float: ...
 
-    switch_step: int | None       # the last ReLA-phase step once the switch has fired, else None
+    switch_step: int | None  # the last ReLA-phase step once the switch has fired, else None
 
     def update(self, rela_loss: float | None, epoch: int | None = None) -> None:
         """Called once per step, after the step's losses (``rela_loss`` None outside the ReLA phase)."""
@@ -83,7 +83,7 @@ class BudgetSampler:
         idx = self.epoch_indices()
         stop = (len(idx) // batch_size) * batch_size if drop_last else len(idx)
         for i in range(0, stop, batch_size):
-            yield idx[i:i + batch_size]
+            yield idx[i : i + batch_size]
 
     def steps_per_epoch(self, batch_size: int, drop_last: bool = True) -> int:
         return self.size // batch_size if drop_last else -(-self.size // batch_size)
@@ -99,19 +99,19 @@ class PretrainConfig:
     budget_mode: str = "dynamic"
     seed: int = 0
     device: str = "auto"
-    bf16: bool = True              # autocast on CUDA
-    cpu_bf16: bool = False         # autocast on the CPU as well (fast only where the CPU has AMX / AVX512-BF16)
+    bf16: bool = True  # autocast on CUDA
+    cpu_bf16: bool = False  # autocast on the CPU as well (fast only where the CPU has AMX / AVX512-BF16)
     momentum_schedule: str = "constant"  # constant (ReLA code) | cosine (BYOL paper)
     compile: bool = False
-    channels_last: bool = True     # NHWC convolutions: ~1.6x on these CPUs for Conv-3
-    checkpoint: str = ""           # path of the per-epoch checkpoint ("" = none)
+    channels_last: bool = True  # NHWC convolutions: ~1.6x on these CPUs for Conv-3
+    checkpoint: str = ""  # path of the per-epoch checkpoint ("" = none)
     log_prefix: str = "pretrain"
 
 
 @dataclass
 class History:
-    epochs: list = field(default_factory=list)   # one dict per epoch
-    steps: list = field(default_factory=list)    # one dict per step: losses and lambda
+    epochs: list = field(default_factory=list)  # one dict per epoch
+    steps: list = field(default_factory=list)  # one dict per step: losses and lambda
     switch_step: int | None = None
 
 
@@ -125,10 +125,16 @@ def _mean_over_ranks(value: torch.Tensor, world: int) -> float:
 
 
 def _state(model, opt, sampler, schedule, history, epoch, gen):
-    return {"model": model.state_dict(), "opt": opt.state_dict(), "epoch": epoch,
-            "sampler_gen": sampler.generator.get_state(), "aug_gen": gen.get_state(),
-            "schedule": None if schedule is None else schedule.state_dict(),
-            "history": asdict(history), "torch_rng": torch.get_rng_state()}
+    return {
+        "model": model.state_dict(),
+        "opt": opt.state_dict(),
+        "epoch": epoch,
+        "sampler_gen": sampler.generator.get_state(),
+        "aug_gen": gen.get_state(),
+        "schedule": None if schedule is None else schedule.state_dict(),
+        "history": asdict(history),
+        "torch_rng": torch.get_rng_state(),
+    }
 
 
 def autocasts(device: torch.device, cfg: PretrainConfig) -> bool:
@@ -136,9 +142,18 @@ def autocasts(device: torch.device, cfg: PretrainConfig) -> bool:
     return cfg.bf16 and (device.type == "cuda" or (device.type == "cpu" and cfg.cpu_bf16))
 
 
-def pretrain(model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig, ssl_views: Views,
-             mean, std, targets: torch.Tensor | None = None, rela_views: Views | None = None,
-             schedule: Schedule | None = None, on_epoch: Callable[[int, SSLMethod | ReLA], dict] | None = None) -> History:
+def pretrain(
+    model: SSLMethod | ReLA,
+    images: torch.Tensor,
+    cfg: PretrainConfig,
+    ssl_views: Views,
+    mean,
+    std,
+    targets: torch.Tensor | None = None,
+    rela_views: Views | None = None,
+    schedule: Schedule | None = None,
+    on_epoch: Callable[[int, SSLMethod | ReLA], dict] | None = None,
+) -> History:
     """Train ``model`` on ``images`` (``uint8 [N, C, H, W]``); ReLA needs ``targets`` ``[N, n]``
     and a ``schedule``. ``on_epoch(epoch, model)`` may return metrics to log (e.g. kNN accuracy)."""
     is_rela = isinstance(model, ReLA)
@@ -220,7 +235,11 @@ def pretrain(model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig,
             opt.step()
             step = len(history.steps) + 1
             if momentum_base:
-                tau = momentum_base if cfg.momentum_schedule == "constant" else cosine_momentum(step, total_steps, momentum_base)
+                tau = (
+                    momentum_base
+                    if cfg.momentum_schedule == "constant"
+                    else cosine_momentum(step, total_steps, momentum_base)
+                )
                 model.momentum_update(tau)
             if schedule is not None:
                 schedule.update(rela_value, epoch=epoch)
@@ -234,15 +253,22 @@ def pretrain(model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig,
             n_seen += len(idx)
         if schedule is not None:
             schedule.end_epoch(epoch + 1)
-        record = {"epoch": epoch + 1, "loss": sums["loss"] / max(n_seen, 1), "images": n_seen,
-                  "seconds": time.perf_counter() - t0, "lam": schedule.lam if schedule is not None else 0.0}
-        sync_buffers(model)   # under torchrun: rank 0's BatchNorm statistics on every rank (checkpoint, result)
+        record = {
+            "epoch": epoch + 1,
+            "loss": sums["loss"] / max(n_seen, 1),
+            "images": n_seen,
+            "seconds": time.perf_counter() - t0,
+            "lam": schedule.lam if schedule is not None else 0.0,
+        }
+        sync_buffers(model)  # under torchrun: rank 0's BatchNorm statistics on every rank (checkpoint, result)
         if on_epoch is not None:
             record.update(on_epoch(epoch + 1, model) or {})
         history.epochs.append(record)
         extras = "  ".join(f"{k} {v:.4g}" for k, v in record.items() if k not in ("epoch", "images", "seconds"))
         if rank == 0 and cfg.log_prefix:
-            say(f"[{cfg.log_prefix}] epoch {epoch + 1}/{cfg.epochs}  {extras}  {rate.update(epoch + 1, world * n_seen)}")
+            say(
+                f"[{cfg.log_prefix}] epoch {epoch + 1}/{cfg.epochs}  {extras}  {rate.update(epoch + 1, world * n_seen)}"
+            )
         if ckpt and rank == 0:
             ckpt.parent.mkdir(parents=True, exist_ok=True)
             tmp = ckpt.with_suffix(".tmp")
@@ -257,22 +283,31 @@ class SupervisedConfig:
     batch_size: int = 256
     lr: float = 1e-3
     weight_decay: float = 0.0
-    crop_scale: float = 0.8        # RandomResizedCrop min scale (1.0: no crop)
+    crop_scale: float = 0.8  # RandomResizedCrop min scale (1.0: no crop)
     flip: bool = True
     seed: int = 0
     device: str = "auto"
     log_prefix: str = "supervised"
 
 
-def pretrained(model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig, ssl_views: Views, mean, std,
-               **kwargs) -> dict:
+def pretrained(
+    model: SSLMethod | ReLA, images: torch.Tensor, cfg: PretrainConfig, ssl_views: Views, mean, std, **kwargs
+) -> dict:
     """:func:`pretrain` returning ``{"model": model, "history": History}``: the form that
     :func:`compendium.core.launch.call` runs under ``torchrun`` and hands back (rank 0's trained model)."""
     return {"model": model, "history": pretrain(model, images, cfg, ssl_views, mean, std, **kwargs)}
 
 
-def train_classifier(backbone: torch.nn.Module, images: torch.Tensor, labels: torch.Tensor, num_classes: int,
-                     cfg: SupervisedConfig, mean, std, test: tuple[torch.Tensor, torch.Tensor] | None = None) -> list[dict]:
+def train_classifier(
+    backbone: torch.nn.Module,
+    images: torch.Tensor,
+    labels: torch.Tensor,
+    num_classes: int,
+    cfg: SupervisedConfig,
+    mean,
+    std,
+    test: tuple[torch.Tensor, torch.Tensor] | None = None,
+) -> list[dict]:
     """Supervised training of ``backbone`` + a linear head (Adam, cross-entropy, batched crop + flip on the
     device): the supervised prior of ReLA-D and DWA's teacher. Returns one record per epoch (with the
     test accuracy when ``test`` is given); the head is discarded, the backbone is trained in place."""
@@ -292,11 +327,12 @@ def train_classifier(backbone: torch.nn.Module, images: torch.Tensor, labels: to
         t0, total, seen = time.perf_counter(), 0.0, 0
         perm = torch.randperm(len(y_all), generator=order).to(device)
         for i in range(0, len(perm) - cfg.batch_size + 1, cfg.batch_size):
-            idx = perm[i:i + cfg.batch_size]
+            idx = perm[i : i + cfg.batch_size]
             x = x_all[idx].float().div_(255.0)
             if cfg.crop_scale < 1.0 or cfg.flip:
-                x = augment.random_resized_crop(x, None, (cfg.crop_scale, 1.0), flip_p=0.5 if cfg.flip else 0.0,
-                                                generator=gen)
+                x = augment.random_resized_crop(
+                    x, None, (cfg.crop_scale, 1.0), flip_p=0.5 if cfg.flip else 0.0, generator=gen
+                )
             loss = torch.nn.functional.cross_entropy(net((x - mean_t) / std_t), y_all[idx])
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -309,12 +345,14 @@ def train_classifier(backbone: torch.nn.Module, images: torch.Tensor, labels: to
             with torch.no_grad():
                 correct = 0
                 for j in range(0, len(test[1]), 1024):
-                    xb = to_float(test[0][j:j + 1024].to(device), mean, std)
-                    correct += int((net(xb).argmax(1).cpu() == test[1][j:j + 1024]).sum())
+                    xb = to_float(test[0][j : j + 1024].to(device), mean, std)
+                    correct += int((net(xb).argmax(1).cpu() == test[1][j : j + 1024]).sum())
             rec["test_acc"] = correct / len(test[1])
         records.append(rec)
-        say(f"[{cfg.log_prefix}] epoch {epoch + 1}/{cfg.epochs}  " +
-            "  ".join(f"{k} {v:.4g}" for k, v in rec.items() if k not in ("epoch", "seconds")) +
-            f"  {rate.update(epoch + 1, seen)}")
+        say(
+            f"[{cfg.log_prefix}] epoch {epoch + 1}/{cfg.epochs}  "
+            + "  ".join(f"{k} {v:.4g}" for k, v in rec.items() if k not in ("epoch", "seconds"))
+            + f"  {rate.update(epoch + 1, seen)}"
+        )
     backbone.to("cpu")
     return records

@@ -51,8 +51,8 @@ def bn_stat_grads(s: torch.Tensor, mu_t: torch.Tensor, var_t: torch.Tensor, squa
     dm, dv = (mu - mu_t).reshape(-1), (var - var_t).reshape(-1)
     l_mean = dm.pow(2).sum() if squared else dm.norm()
     l_var = dv.pow(2).sum() if squared else dv.norm()
-    g_mean, = torch.autograd.grad(l_mean, s, retain_graph=True)
-    g_var, = torch.autograd.grad(l_var, s)
+    (g_mean,) = torch.autograd.grad(l_mean, s, retain_graph=True)
+    (g_var,) = torch.autograd.grad(l_var, s)
     return g_mean, g_var
 
 
@@ -93,8 +93,9 @@ def t2_scalar_check(batches: int, batch_size: int, g: torch.Generator):
     f64 = torch.float64
     rows = []
     for b in range(batches):
-        s = torch.randn(batch_size, generator=g, dtype=f64) * (0.5 + torch.rand(1, generator=g, dtype=f64)) \
-            + torch.randn(1, generator=g, dtype=f64)
+        s = torch.randn(batch_size, generator=g, dtype=f64) * (
+            0.5 + torch.rand(1, generator=g, dtype=f64)
+        ) + torch.randn(1, generator=g, dtype=f64)
         mu_t, var_t = torch.randn(1, generator=g, dtype=f64)[0], 0.1 + 2 * torch.rand(1, generator=g, dtype=f64)[0]
         gm, gv = bn_stat_grads(s, mu_t, var_t, squared=True)
         auto, exact = gm * gv, exact_grad_product(s, float(mu_t), float(var_t))
@@ -102,13 +103,24 @@ def t2_scalar_check(batches: int, batch_size: int, g: torch.Generator):
         mu, var = batch_stats(s)
         r = float((mu - mu_t) * (var - var_t))
         for i in range(batch_size):
-            rows.append({"batch": b, "i": i, "R": r, "s_minus_mu": float(s[i] - mu), "autograd": float(auto[i]),
-                         "exact": float(exact[i]), "paper": float(paper[i])})
+            rows.append(
+                {
+                    "batch": b,
+                    "i": i,
+                    "R": r,
+                    "s_minus_mu": float(s[i] - mu),
+                    "autograd": float(auto[i]),
+                    "exact": float(exact[i]),
+                    "paper": float(paper[i]),
+                }
+            )
     t2 = pd.DataFrame(rows)
     nz = t2[t2["autograd"].abs() > 1e-12]
     predicted_opposed = np.where(nz["R"] > 0, nz["s_minus_mu"] < 0, nz["s_minus_mu"] > 0)
     summary = {
-        "|S|": batch_size, "draws": batches, "instances": len(t2),
+        "|S|": batch_size,
+        "draws": batches,
+        "instances": len(t2),
         "max rel |autograd − exact|": float(((nz["autograd"] - nz["exact"]).abs() / nz["exact"].abs()).max()),
         "paper / autograd (median)": float((nz["paper"] / nz["autograd"]).median()),
         "1 − 1/|S|": 1 - 1 / batch_size,
@@ -128,8 +140,13 @@ def t2_factor_rows(g: torch.Generator, sizes=(2, 3, 5, 7, 16, 64, 256)) -> list[
         gm, gv = bn_stat_grads(s, torch.tensor(0.3, dtype=f64), torch.tensor(2.0, dtype=f64))
         auto = gm * gv
         keep = auto.abs() > 1e-14
-        rows.append({"|S|": n, "paper / autograd": float((paper_grad_product(s, 0.3, 2.0)[keep] / auto[keep]).mean()),
-                     "1 − 1/|S|": 1 - 1 / n})
+        rows.append(
+            {
+                "|S|": n,
+                "paper / autograd": float((paper_grad_product(s, 0.3, 2.0)[keep] / auto[keep]).mean()),
+                "1 − 1/|S|": 1 - 1 / n,
+            }
+        )
     return rows
 
 
@@ -139,7 +156,9 @@ def t2_multichannel(batches: int, batch_size: int, channels: int, g: torch.Gener
     f64 = torch.float64
     agree, opposed, total = 0, 0, 0
     for _ in range(batches):
-        s = torch.randn(batch_size * 4, channels, generator=g, dtype=f64) * (0.5 + torch.rand(channels, generator=g, dtype=f64))
+        s = torch.randn(batch_size * 4, channels, generator=g, dtype=f64) * (
+            0.5 + torch.rand(channels, generator=g, dtype=f64)
+        )
         mu_t = torch.randn(channels, generator=g, dtype=f64) * 0.5
         var_t = 0.1 + 2 * torch.rand(channels, generator=g, dtype=f64)
         gm, gv = bn_stat_grads(s, mu_t, var_t, squared=False)
@@ -147,8 +166,13 @@ def t2_multichannel(batches: int, batch_size: int, channels: int, g: torch.Gener
         agree += int((auto == conflict_prediction(s, mu_t, var_t)).sum())
         opposed += int(auto.sum())
         total += len(s)
-    return {"channels": channels, "instances per batch": batch_size * 4, "draws": batches,
-            "closed-form sign = autograd sign": agree / total, "fraction with opposing gradients": opposed / total}
+    return {
+        "channels": channels,
+        "instances per batch": batch_size * 4,
+        "draws": batches,
+        "closed-form sign = autograd sign": agree / total,
+        "fraction with opposing gradients": opposed / total,
+    }
 
 
 # ---------------------------------------------------------------- T4: directed weight adjustment
@@ -184,7 +208,7 @@ class FlatMLP:
         out, i = [], 0
         for shape in self.shapes:
             n = math.prod(shape)
-            out.append(theta[i:i + n].reshape(shape))
+            out.append(theta[i : i + n].reshape(shape))
             i += n
         return out
 
@@ -197,8 +221,9 @@ class FlatMLP:
         return F.cross_entropy(self(theta, x), y, reduction="sum")
 
 
-def train_teacher(net: FlatMLP, x, y, weight_decay: float, adam_steps: int, lbfgs_steps: int, seed: int = 0,
-                  lr: float = 0.01):
+def train_teacher(
+    net: FlatMLP, x, y, weight_decay: float, adam_steps: int, lbfgs_steps: int, seed: int = 0, lr: float = 0.01
+):
     """Minimise mean CE + weight_decay * ||theta||^2 / 2 with Adam, then L-BFGS (strong Wolfe).
 
     Returns (theta, gradient norm of that objective, gradient norm of the summed CE alone)."""
@@ -213,8 +238,15 @@ def train_teacher(net: FlatMLP, x, y, weight_decay: float, adam_steps: int, lbfg
         objective(theta).backward()
         opt.step()
     if lbfgs_steps:
-        opt = torch.optim.LBFGS([theta], lr=1.0, max_iter=lbfgs_steps, history_size=50, tolerance_grad=1e-14,
-                                tolerance_change=1e-16, line_search_fn="strong_wolfe")
+        opt = torch.optim.LBFGS(
+            [theta],
+            lr=1.0,
+            max_iter=lbfgs_steps,
+            history_size=50,
+            tolerance_grad=1e-14,
+            tolerance_change=1e-16,
+            line_search_fn="strong_wolfe",
+        )
 
         def closure():
             opt.zero_grad()
@@ -225,9 +257,9 @@ def train_teacher(net: FlatMLP, x, y, weight_decay: float, adam_steps: int, lbfg
         opt.step(closure)
     theta = theta.detach()
     t = theta.clone().requires_grad_(True)
-    g_obj, = torch.autograd.grad(objective(t), t)
+    (g_obj,) = torch.autograd.grad(objective(t), t)
     t = theta.clone().requires_grad_(True)
-    g_sum, = torch.autograd.grad(net.summed_loss(t, x, y), t)
+    (g_sum,) = torch.autograd.grad(net.summed_loss(t, x, y), t)
     return theta, float(g_obj.norm()), float(g_sum.norm())
 
 
@@ -237,7 +269,7 @@ def directed_adjustment(net: FlatMLP, theta: torch.Tensor, xb, yb, rho: float, s
     delta = torch.zeros_like(theta)
     for _ in range(steps):
         t = (theta + delta).requires_grad_(True)
-        g, = torch.autograd.grad(net.summed_loss(t, xb, yb), t)
+        (g,) = torch.autograd.grad(net.summed_loss(t, xb, yb), t)
         delta = delta + rho / steps * g / (g.norm() + 1e-12)
     return delta
 
@@ -251,8 +283,12 @@ def adjustment_effects(net: FlatMLP, theta, x, y, rhos, draws: int, steps: int, 
     rows = []
     base_all = None
     for d in range(draws):
-        pick = torch.stack([torch.nonzero(y == c).flatten()[torch.randint(int((y == c).sum()), (1,), generator=g)]
-                            for c in range(classes)]).flatten()
+        pick = torch.stack(
+            [
+                torch.nonzero(y == c).flatten()[torch.randint(int((y == c).sum()), (1,), generator=g)]
+                for c in range(classes)
+            ]
+        ).flatten()
         rest = torch.ones(len(y), dtype=torch.bool)
         rest[pick] = False
         xb, yb, xr, yr = x[pick], y[pick], x[rest], y[rest]
@@ -260,18 +296,26 @@ def adjustment_effects(net: FlatMLP, theta, x, y, rhos, draws: int, steps: int, 
         if base_all is None:
             base_all = base_b + base_r
         t = theta.clone().requires_grad_(True)
-        grad_r, = torch.autograd.grad(net.summed_loss(t, xr, yr), t)
+        (grad_r,) = torch.autograd.grad(net.summed_loss(t, xr, yr), t)
         for rho in rhos:
             delta = directed_adjustment(net, theta, xb, yb, rho, steps)
             rand = torch.randn(theta.shape, generator=g, dtype=theta.dtype)
             rand = rand / rand.norm() * delta.norm()
             d_b = float(net.summed_loss(theta + delta, xb, yb)) - base_b
             d_r = float(net.summed_loss(theta + delta, xr, yr)) - base_r
-            rows.append({"draw": d, "rho": rho, "norm": float(delta.norm()), "dL_B": d_b, "dL_rest": d_r,
-                         "ratio": d_r / d_b if d_b != 0 else float("nan"),
-                         "first_order_dL_rest": float(grad_r @ delta),
-                         "random_dL_rest": float(net.summed_loss(theta + rand, xr, yr)) - base_r,
-                         "dL_rest_per_sample": d_r / int(rest.sum())})
+            rows.append(
+                {
+                    "draw": d,
+                    "rho": rho,
+                    "norm": float(delta.norm()),
+                    "dL_B": d_b,
+                    "dL_rest": d_r,
+                    "ratio": d_r / d_b if d_b != 0 else float("nan"),
+                    "first_order_dL_rest": float(grad_r @ delta),
+                    "random_dL_rest": float(net.summed_loss(theta + rand, xr, yr)) - base_r,
+                    "dL_rest_per_sample": d_r / int(rest.sum()),
+                }
+            )
     return rows
 
 
@@ -285,8 +329,17 @@ def hidden_preact(net: FlatMLP, theta: torch.Tensor, x: torch.Tensor) -> torch.T
     return x @ w1.T + b1
 
 
-def recover_batches(net: FlatMLP, theta: torch.Tensor, x_train: torch.Tensor, configs, runs: int = 10,
-                    per_class: int = 5, steps: int = 300, lr: float = 0.05, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+def recover_batches(
+    net: FlatMLP,
+    theta: torch.Tensor,
+    x_train: torch.Tensor,
+    configs,
+    runs: int = 10,
+    per_class: int = 5,
+    steps: int = 300,
+    lr: float = 0.05,
+    seed: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """SRe2L/DWA recovery (eq. 3 with eq. 4's unsquared norms) of ``runs`` independent batches S per
     configuration ``(lam_mean, lam_var, init_scale)`` in ``configs``; each batch holds ``per_class``
     instances of every class, initialised N(0, init_scale^2) (the same standardised noise for every
@@ -304,10 +357,10 @@ def recover_batches(net: FlatMLP, theta: torch.Tensor, x_train: torch.Tensor, co
     s = (torch.randn(1, runs, len(y), dim, generator=g, dtype=theta.dtype) * init).requires_grad_(True)
     opt = torch.optim.Adam([s], lr=lr)
     for _ in range(steps):
-        h = s @ w1.T + b1                                           # [K, runs, n, hidden]
+        h = s @ w1.T + b1  # [K, runs, n, hidden]
         logits = torch.tanh(h) @ w2.T + b2
         ce = F.cross_entropy(logits.reshape(-1, classes), y.repeat(len(configs) * runs), reduction="sum") / len(y)
-        l_mean = (h.mean(2) - mu_t).norm(dim=-1)                     # [K, runs]
+        l_mean = (h.mean(2) - mu_t).norm(dim=-1)  # [K, runs]
         l_var = (h.var(2, unbiased=False) - var_t).norm(dim=-1)
         loss = ce + (lam[:, 0, None] * l_mean + lam[:, 1, None] * l_var).sum()
         opt.zero_grad()
@@ -325,9 +378,15 @@ def within_class_variance(s: torch.Tensor, y: torch.Tensor) -> float:
 
 
 @single_thread()
-def variance_decomposition(net: FlatMLP, theta: torch.Tensor, x_train: torch.Tensor, y_train: torch.Tensor,
-                           settings=((1.0, 0.0), (1.0, 1.0), (1.0, 5.0)), init_scales=(0.1, 1.0, 3.0),
-                           **kw) -> list[dict]:
+def variance_decomposition(
+    net: FlatMLP,
+    theta: torch.Tensor,
+    x_train: torch.Tensor,
+    y_train: torch.Tensor,
+    settings=((1.0, 0.0), (1.0, 1.0), (1.0, 5.0)),
+    init_scales=(0.1, 1.0, 3.0),
+    **kw,
+) -> list[dict]:
     """T1: Var(S) of recovered batches for every (lam_mean, lam_var) in ``settings`` and every Gaussian
     init scale, with the within-class variance of the real data for reference. Eq. 7 predicts
     Var(S) = sigma_xi^2(lam L_var): zero without L_var (X_c deterministic) and the same for every
@@ -339,22 +398,33 @@ def variance_decomposition(net: FlatMLP, theta: torch.Tensor, x_train: torch.Ten
     for k, (lm, lv, init) in enumerate(configs):
         flat = s[k].reshape(-1, s.shape[-1])
         acc = float((net(theta, flat).argmax(1) == y.repeat(s.shape[1])).double().mean())
-        rows.append({"init_std": init, "lambda_mean": lm, "lambda_var": lv, "Var(S)": within_class_variance(s[k], y),
-                     "Var(init)": init ** 2 * s.shape[-1], "Var(real data)": real, "teacher accuracy on S": acc})
+        rows.append(
+            {
+                "init_std": init,
+                "lambda_mean": lm,
+                "lambda_var": lv,
+                "Var(S)": within_class_variance(s[k], y),
+                "Var(init)": init**2 * s.shape[-1],
+                "Var(real data)": real,
+                "teacher accuracy on S": acc,
+            }
+        )
     return rows
 
 
 # ---------------------------------------------------------------- T3: random weight perturbation (Sec. 3.2, eqs. 8-11)
 
 T3_SIGMAS = (1e-3, 1e-2, 3e-2)  # per-coordinate std of the random perturbation of theta
-T3_DRAWS = 20                   # perturbations per class and sigma
+T3_DRAWS = 20  # perturbations per class and sigma
 
 
 def _recovery_objective(net: FlatMLP, gamma: float):
     """J(theta, x; c, m) = CE(f_theta(x), c) + gamma/2 ||x - m||^2: eq. 3 for one instance without L_var,
     with an L2 anchor at the class mean m standing in for lam L_mean (it makes the optimum unique)."""
+
     def j(theta, x, c, m):
         return F.cross_entropy(net(theta, x[None]), c[None]) + 0.5 * gamma * ((x - m) ** 2).sum()
+
     return j
 
 
@@ -370,8 +440,16 @@ def _newton(j, thetas, x0, c, m, iters: int = 12):
 
 
 @single_thread()
-def perturbation_response(net: FlatMLP, theta: torch.Tensor, x: torch.Tensor, y: torch.Tensor, sigmas,
-                          draws: int = T3_DRAWS, gamma: float = 1.0, seed: int = 0) -> tuple[list[dict], list[dict]]:
+def perturbation_response(
+    net: FlatMLP,
+    theta: torch.Tensor,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    sigmas,
+    draws: int = T3_DRAWS,
+    gamma: float = 1.0,
+    seed: int = 0,
+) -> tuple[list[dict], list[dict]]:
     """T3 for every class c. x_c(theta) = argmin_x J (see :func:`_recovery_objective`), solved by Newton.
 
     * measured: tr Cov[x_c(theta + dtheta)] over ``draws`` dtheta ~ N(0, sigma^2 I), for each sigma (eq. 11
@@ -396,18 +474,26 @@ def perturbation_response(net: FlatMLP, theta: torch.Tensor, x: torch.Tensor, y:
     per_class, rows = [], []
     for k, c in enumerate(cs):
         hxx = hessian(j, argnums=1)(theta, xs[k], c, ms[k])
-        hxt = jacrev(grad(j, argnums=1), argnums=0)(theta, xs[k], c, ms[k])     # d x P
+        hxt = jacrev(grad(j, argnums=1), argnums=0)(theta, xs[k], c, ms[k])  # d x P
         a = -torch.linalg.solve(hxx, hxt)
-        mtt = hessian(ce, argnums=0)(theta, xs[k], c)                            # P x P
-        mtx = jacrev(grad(ce, argnums=0), argnums=1)(theta, xs[k], c)            # P x d
+        mtt = hessian(ce, argnums=0)(theta, xs[k], c)  # P x P
+        mtx = jacrev(grad(ce, argnums=0), argnums=1)(theta, xs[k], c)  # P x d
         pinv = torch.linalg.pinv(mtx)
         b = -pinv @ mtt
         dth = torch.randn(draws, theta.numel(), generator=g, dtype=theta.dtype)
         v = dth @ mtt.T
         resid = v - (v @ pinv.T) @ mtx.T
-        per_class.append({"class": int(c), "beta implicit": float((a * a).sum()), "beta eq. 10 (pinv)": float((b * b).sum()),
-                          "eq. 9 uncancelled share": float((resid.norm(dim=1) / v.norm(dim=1)).mean()),
-                          "rank of grad_x grad_theta l": int(torch.linalg.matrix_rank(mtx)), "P": theta.numel(), "d": x.shape[1]})
+        per_class.append(
+            {
+                "class": int(c),
+                "beta implicit": float((a * a).sum()),
+                "beta eq. 10 (pinv)": float((b * b).sum()),
+                "eq. 9 uncancelled share": float((resid.norm(dim=1) / v.norm(dim=1)).mean()),
+                "rank of grad_x grad_theta l": int(torch.linalg.matrix_rank(mtx)),
+                "P": theta.numel(),
+                "d": x.shape[1],
+            }
+        )
     dth = torch.randn(len(sigmas), len(cs), draws, theta.numel(), generator=g, dtype=theta.dtype)
     sig = torch.tensor(list(sigmas), dtype=theta.dtype)[:, None, None, None]
     th = (theta + sig * dth).reshape(-1, theta.numel())
@@ -417,9 +503,15 @@ def perturbation_response(net: FlatMLP, theta: torch.Tensor, x: torch.Tensor, y:
     for i, s in enumerate(sigmas):
         for k, c in enumerate(cs):
             dx = xc[i, k] - xs[k]
-            rows.append({"sigma_theta": float(s), "class": int(c), "tr Cov(x_c)": float(torch.cov(dx.T).trace()),
-                         "measured beta": float(torch.cov(dx.T).trace()) / float(s) ** 2,
-                         "Newton |grad|": max(gn, gnorm)})
+            rows.append(
+                {
+                    "sigma_theta": float(s),
+                    "class": int(c),
+                    "tr Cov(x_c)": float(torch.cov(dx.T).trace()),
+                    "measured beta": float(torch.cov(dx.T).trace()) / float(s) ** 2,
+                    "Newton |grad|": max(gn, gnorm),
+                }
+            )
     return rows, per_class
 
 
@@ -432,10 +524,19 @@ def summarise_adjustment(effects):
     def q(p):
         return lambda v: float(np.quantile(v, p))
 
-    return (effects.groupby(["teacher", "rho"], sort=False)
-            .agg(ratio_median=("ratio", "median"), ratio_q25=("ratio", q(0.25)), ratio_q75=("ratio", q(0.75)),
-                 frac_rest_lowered=("dL_rest", lambda v: float((v < 0).mean())),
-                 dL_B=("dL_B", "median"), dL_rest=("dL_rest", "median"), first_order=("first_order_dL_rest", "median"),
-                 random_dL_rest=("random_dL_rest", "median"), random_frac_lowered=("random_dL_rest", lambda v: float((v < 0).mean())),
-                 dL_rest_per_sample=("dL_rest_per_sample", "median"))
-            .reset_index())
+    return (
+        effects.groupby(["teacher", "rho"], sort=False)
+        .agg(
+            ratio_median=("ratio", "median"),
+            ratio_q25=("ratio", q(0.25)),
+            ratio_q75=("ratio", q(0.75)),
+            frac_rest_lowered=("dL_rest", lambda v: float((v < 0).mean())),
+            dL_B=("dL_B", "median"),
+            dL_rest=("dL_rest", "median"),
+            first_order=("first_order_dL_rest", "median"),
+            random_dL_rest=("random_dL_rest", "median"),
+            random_frac_lowered=("random_dL_rest", lambda v: float((v < 0).mean())),
+            dL_rest_per_sample=("dL_rest_per_sample", "median"),
+        )
+        .reset_index()
+    )

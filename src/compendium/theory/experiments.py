@@ -32,7 +32,14 @@ def final_loss_rows(sweep: gaussian.Sweep, names, key: str, values, seeds: int) 
     for name in names:
         fl = sweep.final_loss(name)
         for i, s in enumerate(values):
-            rows.append({"validation": name, key: s, "loss_mean": fl[i].mean(), "loss_std": fl[i].std(ddof=1) if seeds > 1 else 0.0})
+            rows.append(
+                {
+                    "validation": name,
+                    key: s,
+                    "loss_mean": fl[i].mean(),
+                    "loss_std": fl[i].std(ddof=1) if seeds > 1 else 0.0,
+                }
+            )
     return rows
 
 
@@ -46,9 +53,15 @@ def boundary_rows(final, sigmas, n_seeds: int, boundary_samples: int, seed: int)
         x, y = gaussian.sample_mixture(boundary_samples, s, torch.Generator().manual_seed(seed + 50 + i))
         lr_fit = LogisticRegression(C=1e6, max_iter=2000).fit(x.numpy(), y.numpy())
         w, b = gaussian.bayes_offset(sigma=s)
-        bnd.append({"sigma": s, "Bayes crossing t": gaussian.diagonal_crossing(w, b),
-                    "logistic regression t": gaussian.diagonal_crossing(lr_fit.coef_[0], float(lr_fit.intercept_[0])),
-                    "MLP t (mean over seeds)": float(np.nanmean(mlp_t[i])), "MLP t (std)": float(np.nanstd(mlp_t[i]))})
+        bnd.append(
+            {
+                "sigma": s,
+                "Bayes crossing t": gaussian.diagonal_crossing(w, b),
+                "logistic regression t": gaussian.diagonal_crossing(lr_fit.coef_[0], float(lr_fit.intercept_[0])),
+                "MLP t (mean over seeds)": float(np.nanmean(mlp_t[i])),
+                "MLP t (std)": float(np.nanstd(mlp_t[i])),
+            }
+        )
     return bnd
 
 
@@ -59,24 +72,45 @@ def noise_variance_table(rhos, sigmas, mc_samples: int, gen: torch.Generator) ->
     for s in sigmas:
         for r in rhos:
             v_mc, abs_mc, se = gaussian.theorem2_noise_mc(r, s, mc_samples, gen)
-            rows.append({"sigma": s, "rho": r, "V closed form": float(gaussian.theorem2_variance(r, s)), "V Monte Carlo": v_mc,
-                         "MC s.e.": se, "E|x-y'+θ*| (MC)": abs_mc})
+            rows.append(
+                {
+                    "sigma": s,
+                    "rho": r,
+                    "V closed form": float(gaussian.theorem2_variance(r, s)),
+                    "V Monte Carlo": v_mc,
+                    "MC s.e.": se,
+                    "E|x-y'+θ*| (MC)": abs_mc,
+                }
+            )
     noise = pd.DataFrame(rows)
     noise["closed - MC (s.e.)"] = (noise["V closed form"] - noise["V Monte Carlo"]) / noise["MC s.e."]
     return noise
 
 
-def stationary_error_table(rhos, train_sigma: float, mc_eta: float, mc_steps: int, mc_reps: int, seed: int) -> pd.DataFrame:
+def stationary_error_table(
+    rhos, train_sigma: float, mc_eta: float, mc_steps: int, mc_reps: int, seed: int
+) -> pd.DataFrame:
     """ReLA Thm 2 proof model (App C): the error E[(theta_T - theta*)^2] of ``mc_reps`` SGD chains
     (started at theta_0 = -1.5, a fresh generator seeded ``seed + 13`` per rho) against
     eta/(2-eta) (1-(1-eta)^{2T}) V(rho)."""
     stat = []
     for r in rhos:
-        th = gaussian.linear_sgd_mc(train_sigma, mc_eta, mc_steps, -1.5, mc_reps, torch.Generator().manual_seed(seed + 13), rho=r)
+        th = gaussian.linear_sgd_mc(
+            train_sigma, mc_eta, mc_steps, -1.5, mc_reps, torch.Generator().manual_seed(seed + 13), rho=r
+        )
         sq = (th + 1.5) ** 2
         q = (1 - mc_eta) ** (2 * mc_steps)
-        stat.append({"rho": r, "MC E[(θ_T-θ*)²]": float(sq.mean()), "MC s.e.": float(sq.std() / math.sqrt(mc_reps)),
-                     "η/(2−η)(1−(1−η)^{2T}) V(ρ)": mc_eta / (2 - mc_eta) * (1 - q) * float(gaussian.theorem2_variance(r, train_sigma))})
+        stat.append(
+            {
+                "rho": r,
+                "MC E[(θ_T-θ*)²]": float(sq.mean()),
+                "MC s.e.": float(sq.std() / math.sqrt(mc_reps)),
+                "η/(2−η)(1−(1−η)^{2T}) V(ρ)": mc_eta
+                / (2 - mc_eta)
+                * (1 - q)
+                * float(gaussian.theorem2_variance(r, train_sigma)),
+            }
+        )
     stat = pd.DataFrame(stat)
     stat["diff (s.e.)"] = (stat["η/(2−η)(1−(1−η)^{2T}) V(ρ)"] - stat["MC E[(θ_T-θ*)²]"]) / stat["MC s.e."]
     return stat
@@ -93,9 +127,16 @@ def teacher_sweep(net: dwa.FlatMLP, x, y, teachers: dict, rhos, draws: int, asce
     for name, kw in teachers.items():
         theta, g_obj, g_sum = dwa.train_teacher(net, x, y, seed=seed, **kw)
         thetas[name] = theta
-        teacher_rows.append({"teacher": name, "‖∇ training objective‖": g_obj, "‖∇ Σℓ‖ (what eq. 13 needs = 0)": g_sum,
-                             "‖θ‖": float(theta.norm()), "train accuracy": float((net(theta, x).argmax(1) == y).double().mean()),
-                             "mean CE": float(net.summed_loss(theta, x, y)) / len(y)})
+        teacher_rows.append(
+            {
+                "teacher": name,
+                "‖∇ training objective‖": g_obj,
+                "‖∇ Σℓ‖ (what eq. 13 needs = 0)": g_sum,
+                "‖θ‖": float(theta.norm()),
+                "train accuracy": float((net(theta, x).argmax(1) == y).double().mean()),
+                "mean CE": float(net.summed_loss(theta, x, y)) / len(y),
+            }
+        )
         for r in dwa.adjustment_effects(net, theta, x, y, rhos, draws=draws, steps=ascent_steps, seed=seed + 1):
             effects.append({"teacher": name, **r})
     return teacher_rows, pd.DataFrame(effects), thetas
@@ -109,6 +150,18 @@ def perturbation_tables(t3_rows, t3_class) -> tuple[pd.DataFrame, pd.DataFrame]:
     t3 = pd.DataFrame(t3_rows).merge(pd.DataFrame(t3_class), on="class")
     t3["measured / implicit"] = t3["measured beta"] / t3["beta implicit"]
     t3["eq. 10 / measured"] = t3["beta eq. 10 (pinv)"] / t3["measured beta"]
-    t3_sum = t3.groupby("sigma_theta")[["measured beta", "beta implicit", "beta eq. 10 (pinv)", "measured / implicit",
-                                        "eq. 10 / measured", "eq. 9 uncancelled share"]].median().reset_index()
+    t3_sum = (
+        t3.groupby("sigma_theta")[
+            [
+                "measured beta",
+                "beta implicit",
+                "beta eq. 10 (pinv)",
+                "measured / implicit",
+                "eq. 10 / measured",
+                "eq. 9 uncancelled share",
+            ]
+        ]
+        .median()
+        .reset_index()
+    )
     return t3, t3_sum

@@ -28,8 +28,10 @@ HIDDEN = 50
 
 # ----------------------------------------------------------------------------- data
 
-def sample_mixture(n: int, sigma, generator: torch.Generator, mu0=MU0, mu1=MU1,
-                   dtype=torch.float64) -> tuple[torch.Tensor, torch.Tensor]:
+
+def sample_mixture(
+    n: int, sigma, generator: torch.Generator, mu0=MU0, mu1=MU1, dtype=torch.float64
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``n`` samples per run: ``sigma`` is a float or a ``[R]`` tensor; returns x ``[R, n, 2]`` (or
     ``[n, 2]`` for a float) and y ``[R, n]`` in {0, 1}. All runs share the labels and the noise
     (common random numbers), so runs differ only by Sigma."""
@@ -44,6 +46,7 @@ def sample_mixture(n: int, sigma, generator: torch.Generator, mu0=MU0, mu1=MU1,
 
 
 # ----------------------------------------------------------------------------- batched MLP
+
 
 @dataclass
 class MLPs:
@@ -70,8 +73,12 @@ class MLPs:
         r = v.shape[0]
         sizes = [HIDDEN * 2, HIDDEN, HIDDEN, 1]
         parts = torch.split(v, sizes, dim=1)
-        return MLPs(parts[0].reshape(r, HIDDEN, 2), parts[1].reshape(r, HIDDEN),
-                    parts[2].reshape(r, 1, HIDDEN), parts[3].reshape(r, 1))
+        return MLPs(
+            parts[0].reshape(r, HIDDEN, 2),
+            parts[1].reshape(r, HIDDEN),
+            parts[2].reshape(r, 1, HIDDEN),
+            parts[3].reshape(r, 1),
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x ``[R, n, 2]`` (or ``[n, 2]``, shared) -> sigmoid outputs ``[R, n]``."""
@@ -100,14 +107,23 @@ def init_mlps(seeds: list[int], dtype=torch.float64) -> MLPs:
 @dataclass
 class TrainResult:
     final: MLPs
-    trajectory: torch.Tensor | None      # [steps + 1, R, 201] when recorded
+    trajectory: torch.Tensor | None  # [steps + 1, R, 201] when recorded
     eval_steps: list[int]
-    val_loss: dict                        # name -> [len(eval_steps), R]
+    val_loss: dict  # name -> [len(eval_steps), R]
 
 
-def train_mlps(init: MLPs, sigma: torch.Tensor, steps: int, generator: torch.Generator, lr: float = 0.002,
-               momentum: float = 0.98, target_fn=None, val_sets: dict | None = None, eval_every: int = 10,
-               record_trajectory: bool = False) -> TrainResult:
+def train_mlps(
+    init: MLPs,
+    sigma: torch.Tensor,
+    steps: int,
+    generator: torch.Generator,
+    lr: float = 0.002,
+    momentum: float = 0.98,
+    target_fn=None,
+    val_sets: dict | None = None,
+    eval_every: int = 10,
+    record_trajectory: bool = False,
+) -> TrainResult:
     """SGD with momentum (PyTorch's rule: buf <- m buf + g; p <- p - lr buf), batch 1, fresh samples.
 
     ``sigma`` ``[R]`` is each run's Sigma. ``target_fn(x, y) -> [R, 1]`` replaces the hard label
@@ -141,8 +157,9 @@ def train_mlps(init: MLPs, sigma: torch.Tensor, steps: int, generator: torch.Gen
         if step % eval_every == 0 or step == steps:
             evaluate(step)
     final = MLPs(*(p.detach() for p in params))
-    return TrainResult(final, torch.stack(traj) if record_trajectory else None, evals,
-                       {k: torch.stack(v) for k, v in losses.items()})
+    return TrainResult(
+        final, torch.stack(traj) if record_trajectory else None, evals, {k: torch.stack(v) for k, v in losses.items()}
+    )
 
 
 def evaluate_sets(m: MLPs, sets: dict) -> dict:
@@ -157,6 +174,7 @@ def _head(sets: dict, n: int) -> dict:
 
 
 # ----------------------------------------------------------------------------- landscapes
+
 
 def filter_normalized_directions(center: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """Two random directions ``[2, 201]`` normalised per neuron (Li et al. 2018, filter
@@ -177,7 +195,7 @@ def pca_directions(trajectories: torch.Tensor, center: torch.Tensor) -> tuple[to
     """Top-2 principal directions of the stacked ``(theta_t - center)`` and their explained variance ratio."""
     a = (trajectories.reshape(-1, trajectories.shape[-1]) - center).double()
     _, s, vt = torch.linalg.svd(a - a.mean(0), full_matrices=False)
-    return vt[:2].to(center.dtype), (s[:2] ** 2 / (s ** 2).sum())
+    return vt[:2].to(center.dtype), (s[:2] ** 2 / (s**2).sum())
 
 
 def project(points: torch.Tensor, center: torch.Tensor, directions: torch.Tensor) -> torch.Tensor:
@@ -187,8 +205,15 @@ def project(points: torch.Tensor, center: torch.Tensor, directions: torch.Tensor
     return torch.linalg.solve(gram, ((points - center) @ d).unsqueeze(-1)).squeeze(-1)
 
 
-def landscape(center: torch.Tensor, directions: torch.Tensor, a: torch.Tensor, b: torch.Tensor,
-              val_x: torch.Tensor, val_t: torch.Tensor, chunk: int = 512) -> torch.Tensor:
+def landscape(
+    center: torch.Tensor,
+    directions: torch.Tensor,
+    a: torch.Tensor,
+    b: torch.Tensor,
+    val_x: torch.Tensor,
+    val_t: torch.Tensor,
+    chunk: int = 512,
+) -> torch.Tensor:
     """Validation MSE on the grid ``center + a_i d_1 + b_j d_2`` -> ``[len(b), len(a)]``."""
     aa, bb = torch.meshgrid(a, b, indexing="xy")
     coords = torch.stack([aa.flatten(), bb.flatten()], 1).to(center.dtype)
@@ -196,7 +221,7 @@ def landscape(center: torch.Tensor, directions: torch.Tensor, a: torch.Tensor, b
     out = []
     with torch.no_grad():
         for i in range(0, thetas.shape[0], chunk):
-            m = MLPs.from_flat(thetas[i:i + chunk])
+            m = MLPs.from_flat(thetas[i : i + chunk])
             out.append(((m.forward(val_x) - val_t) ** 2).mean(-1))
     return torch.cat(out).reshape(aa.shape)
 
@@ -226,12 +251,13 @@ def diagonal_boundary(m: MLPs, lo: float = -2.0, hi: float = 5.0, iters: int = 6
 
 # ----------------------------------------------------------------------------- Bayes rule (App E)
 
+
 def bayes_offset(mu0=MU0, mu1=MU1, sigma: float = 0.5) -> tuple[np.ndarray, float]:
     """The equal-covariance Gaussian log-likelihood ratio is linear: w.x + b with
     w = (mu1 - mu0)/Sigma^2, b = (|mu0|^2 - |mu1|^2)/(2 Sigma^2); the boundary w.x + b = 0 is the
     hyperplane through (mu0 + mu1)/2 orthogonal to mu1 - mu0, whatever Sigma. Returns (w, b)."""
     m0, m1 = np.asarray(mu0, float), np.asarray(mu1, float)
-    return (m1 - m0) / sigma ** 2, float((m0 @ m0 - m1 @ m1) / (2 * sigma ** 2))
+    return (m1 - m0) / sigma**2, float((m0 @ m0 - m1 @ m1) / (2 * sigma**2))
 
 
 def diagonal_crossing(w: np.ndarray, b: float) -> float:
@@ -241,8 +267,18 @@ def diagonal_crossing(w: np.ndarray, b: float) -> float:
 
 # ----------------------------------------------------------------------------- 1-D linear model (Thm 1, 2)
 
-def linear_sgd_mc(sigma: float, eta: float, steps: int, theta0: float, reps: int, generator: torch.Generator,
-                  mu1: float = 1.0, mu2: float = 2.0, rho: float = 0.0) -> torch.Tensor:
+
+def linear_sgd_mc(
+    sigma: float,
+    eta: float,
+    steps: int,
+    theta0: float,
+    reps: int,
+    generator: torch.Generator,
+    mu1: float = 1.0,
+    mu2: float = 2.0,
+    rho: float = 0.0,
+) -> torch.Tensor:
     """Monte Carlo of theta_{t+1} = theta_t - eta (theta_t + x_t - y'_t) over ``reps`` chains
     (float64). y in {-1, +1} with x ~ N(mu_y, Sigma^2) (mu_{-1} = mu1, mu_{+1} = mu2);
     y' = rho sign(x + theta*) + (1 - rho) y (Thm 2; rho = 0 is Thm 1)."""
@@ -260,7 +296,7 @@ def theorem1_closed_form(sigma: float, eta: float, t: int, theta0: float, mu1: f
     """E[(theta_t - theta*)^2] = (1-eta)^{2t}(theta0-theta*)^2 + eta/(2-eta)(1-(1-eta)^{2t}) V with
     V = E[(x - y + theta*)^2] = Sigma^2 + (1 - (mu2 - mu1)/2)^2 (camera-ready App B.3, Gaussian case)."""
     star = -(mu1 + mu2) / 2
-    v = sigma ** 2 + (1 - (mu2 - mu1) / 2) ** 2
+    v = sigma**2 + (1 - (mu2 - mu1) / 2) ** 2
     q = (1 - eta) ** (2 * t)
     return q * (theta0 - star) ** 2 + eta / (2 - eta) * (1 - q) * v
 
@@ -271,7 +307,7 @@ def theorem1_v1_printed(sigma: float, eta: float, t: int, theta0: float, mu1: fl
     star = -(mu1 + mu2) / 2
     c2 = (theta0 - star) ** 2 + eta / (2 - eta) * (1 - (mu2 - mu1) / 2) ** 2
     c3 = eta / (2 - eta)
-    return (1 - eta) ** (2 * t) * (c2 + c3 * sigma ** 2)
+    return (1 - eta) ** (2 * t) * (c2 + c3 * sigma**2)
 
 
 def zero_one_risk(theta, sigma: float, mu1: float = 1.0, mu2: float = 2.0):
@@ -285,15 +321,19 @@ def curvature_constant(sigma: float, mu1: float = 1.0, mu2: float = 2.0, umax: f
     star = -(mu1 + mu2) / 2
     u = np.linspace(-umax, umax, n)
     u = u[np.abs(u) > 1e-6]
-    return float(np.max((zero_one_risk(star + u, sigma, mu1, mu2) - zero_one_risk(star, sigma, mu1, mu2)) / u ** 2))
+    return float(np.max((zero_one_risk(star + u, sigma, mu1, mu2) - zero_one_risk(star, sigma, mu1, mu2)) / u**2))
 
 
 def noise_terms(sigma: float, mu1: float = 1.0, mu2: float = 2.0) -> dict:
     """For z = x - (mu1+mu2)/2, d = (mu2-mu1)/2: c = E[sign(z) y] = 2 Phi(d/Sigma) - 1 and
     E|z| = Sigma sqrt(2/pi) exp(-d^2/(2 Sigma^2)) + d (1 - 2 Phi(-d/Sigma))."""
     d = (mu2 - mu1) / 2
-    return {"d": d, "c": 2 * norm.cdf(d / sigma) - 1,
-            "abs_z": sigma * math.sqrt(2 / math.pi) * math.exp(-d * d / (2 * sigma * sigma)) + d * (1 - 2 * norm.cdf(-d / sigma))}
+    return {
+        "d": d,
+        "c": 2 * norm.cdf(d / sigma) - 1,
+        "abs_z": sigma * math.sqrt(2 / math.pi) * math.exp(-d * d / (2 * sigma * sigma))
+        + d * (1 - 2 * norm.cdf(-d / sigma)),
+    }
 
 
 def theorem2_variance(rho, sigma: float, mu1: float = 1.0, mu2: float = 2.0):
@@ -302,8 +342,15 @@ def theorem2_variance(rho, sigma: float, mu1: float = 1.0, mu2: float = 2.0):
     the notebook; zero-mean noise, so E[(theta_t - theta*)^2] -> eta/(2-eta) V(rho))."""
     k = noise_terms(sigma, mu1, mu2)
     rho = np.asarray(rho, dtype=float)
-    return (sigma ** 2 + k["d"] ** 2 + rho ** 2 + (1 - rho) ** 2 + 2 * rho * (1 - rho) * k["c"]
-            - 2 * rho * k["abs_z"] - 2 * (1 - rho) * k["d"])
+    return (
+        sigma**2
+        + k["d"] ** 2
+        + rho**2
+        + (1 - rho) ** 2
+        + 2 * rho * (1 - rho) * k["c"]
+        - 2 * rho * k["abs_z"]
+        - 2 * (1 - rho) * k["d"]
+    )
 
 
 def theorem2_rho_star(sigma: float, mu1: float = 1.0, mu2: float = 2.0) -> float:
@@ -312,21 +359,25 @@ def theorem2_rho_star(sigma: float, mu1: float = 1.0, mu2: float = 2.0) -> float
     return (1 - k["c"] + k["abs_z"] - k["d"]) / (2 * (1 - k["c"]))
 
 
-def theorem2_noise_mc(rho: float, sigma: float, n: int, generator: torch.Generator, mu1: float = 1.0,
-                      mu2: float = 2.0) -> tuple[float, float, float]:
+def theorem2_noise_mc(
+    rho: float, sigma: float, n: int, generator: torch.Generator, mu1: float = 1.0, mu2: float = 2.0
+) -> tuple[float, float, float]:
     """Monte Carlo of V(rho), E|x - y' + theta*| and its standard error."""
     y = torch.where(torch.rand(n, generator=generator, dtype=torch.float64) < 0.5, 1.0, -1.0)
     x = torch.where(y > 0, mu2, mu1) + sigma * torch.randn(n, generator=generator, dtype=torch.float64)
     star = -(mu1 + mu2) / 2
     yp = rho * torch.sign(x + star) + (1 - rho) * y
     e = x - yp + star
-    v = e ** 2
+    v = e**2
     return float(v.mean()), float(e.abs().mean()), float(v.std() / math.sqrt(n))
 
 
 def epsilon0(sigma: float, n: int, generator: torch.Generator, mu1: float = 1.0, mu2: float = 2.0) -> float:
     """Thm 2's epsilon_0 = E|x - y + theta*| - E|x - f*(x) + theta*| (Monte Carlo)."""
-    return theorem2_noise_mc(0.0, sigma, n, generator, mu1, mu2)[1] - theorem2_noise_mc(1.0, sigma, n, generator, mu1, mu2)[1]
+    return (
+        theorem2_noise_mc(0.0, sigma, n, generator, mu1, mu2)[1]
+        - theorem2_noise_mc(1.0, sigma, n, generator, mu1, mu2)[1]
+    )
 
 
 def theorem1_rows(sigmas, eta: float, steps: int, reps: int, seed: int, theta0: float = 0.0) -> tuple[list[dict], dict]:
@@ -341,8 +392,17 @@ def theorem1_rows(sigmas, eta: float, steps: int, reps: int, seed: int, theta0: 
         sq = (th + 1.5) ** 2
         mc, se = float(sq.mean()), float(sq.std() / math.sqrt(reps))
         closed, v1 = theorem1_closed_form(s, eta, steps, theta0), theorem1_v1_printed(s, eta, steps, theta0)
-        rows.append({"sigma": s, "MC E[(θ_T-θ*)²]": mc, "MC s.e.": se, "closed form (camera-ready B.3)": closed,
-                     "v1 printed (A.3)": v1, "closed - MC (s.e.)": (closed - mc) / se, "v1 - MC (s.e.)": (v1 - mc) / se})
+        rows.append(
+            {
+                "sigma": s,
+                "MC E[(θ_T-θ*)²]": mc,
+                "MC s.e.": se,
+                "closed form (camera-ready B.3)": closed,
+                "v1 printed (A.3)": v1,
+                "closed - MC (s.e.)": (closed - mc) / se,
+                "v1 - MC (s.e.)": (v1 - mc) / se,
+            }
+        )
     return rows, chains
 
 
@@ -351,10 +411,15 @@ def excess_risk_rows(chains: dict, sigma_ref: float = 0.5) -> list[dict]:
     rows = []
     for s, th in chains.items():
         t = th.numpy()
-        rows.append({"sigma": s, "quadratic excess ½E(θ-θ*)²": 0.5 * float(((th + 1.5) ** 2).mean()),
-                     "0-1 excess on G'(Σ)": float(np.mean(zero_one_risk(t, s)) - zero_one_risk(-1.5, s)),
-                     "0-1 excess on G (Σ=0.5)": float(np.mean(zero_one_risk(t, sigma_ref)) - zero_one_risk(-1.5, sigma_ref)),
-                     "C1(Σ) = sup ΔL/u²": curvature_constant(s)})
+        rows.append(
+            {
+                "sigma": s,
+                "quadratic excess ½E(θ-θ*)²": 0.5 * float(((th + 1.5) ** 2).mean()),
+                "0-1 excess on G'(Σ)": float(np.mean(zero_one_risk(t, s)) - zero_one_risk(-1.5, s)),
+                "0-1 excess on G (Σ=0.5)": float(np.mean(zero_one_risk(t, sigma_ref)) - zero_one_risk(-1.5, sigma_ref)),
+                "C1(Σ) = sup ΔL/u²": curvature_constant(s),
+            }
+        )
     return rows
 
 
@@ -365,6 +430,7 @@ def is_monotone(values, increasing: bool = True, tol: float = 0.0) -> bool:
 
 
 # ----------------------------------------------------------------------------- experiment drivers
+
 
 @dataclass
 class Sweep:
@@ -385,9 +451,19 @@ class Sweep:
         return v.t().reshape(len(self.values), len(self.seeds), -1).numpy()
 
 
-def sigma_sweep(sigmas: list[float], seeds: list[int], steps: int, val_size: int, seed: int,
-                lr: float = 0.002, momentum: float = 0.98, eval_every: int = 10, sigma_val: float = 0.5,
-                record_trajectory: bool = False, curve_size: int = 2000) -> Sweep:
+def sigma_sweep(
+    sigmas: list[float],
+    seeds: list[int],
+    steps: int,
+    val_size: int,
+    seed: int,
+    lr: float = 0.002,
+    momentum: float = 0.98,
+    eval_every: int = 10,
+    sigma_val: float = 0.5,
+    record_trajectory: bool = False,
+    curve_size: int = 2000,
+) -> Sweep:
     """Thm 1 / Fig. 2: train on G'(Sigma) for every Sigma and seed (shared init per seed).
     Validation: ``G`` = the original data (Sigma = 0.5, hard labels, one fixed set for all runs),
     ``G'`` = each run's own Sigma."""
@@ -397,23 +473,45 @@ def sigma_sweep(sigmas: list[float], seeds: list[int], steps: int, val_size: int
     vx, vy = sample_mixture(val_size, sigma_val, gv)
     ox, oy = sample_mixture(val_size, sig, torch.Generator().manual_seed(seed + 2000))
     sets = {"G": (vx, vy), "G'": (ox, oy)}
-    res = train_mlps(init, sig, steps, torch.Generator().manual_seed(seed), lr, momentum,
-                     val_sets=_head(sets, curve_size), eval_every=eval_every, record_trajectory=record_trajectory)
+    res = train_mlps(
+        init,
+        sig,
+        steps,
+        torch.Generator().manual_seed(seed),
+        lr,
+        momentum,
+        val_sets=_head(sets, curve_size),
+        eval_every=eval_every,
+        record_trajectory=record_trajectory,
+    )
     return Sweep(list(sigmas), list(seeds), res, evaluate_sets(res.final, sets))
 
 
 def relabel(teacher: MLPs, rho: torch.Tensor):
     """``target_fn`` for Thm 2: y' = rho f*(x) + (1 - rho) y with a frozen teacher (one model)."""
+
     def fn(x, y):
         with torch.no_grad():
             f = teacher.forward(x.reshape(-1, 2))[0].reshape(y.shape)
         return rho[:, None] * f + (1 - rho[:, None]) * y
+
     return fn
 
 
-def rho_sweep(teacher: MLPs, rhos: list[float], seeds: list[int], steps: int, val_size: int, seed: int,
-              sigma_train: float = 1.0, lr: float = 0.002, momentum: float = 0.98, eval_every: int = 10,
-              record_trajectory: bool = False, curve_size: int = 2000) -> Sweep:
+def rho_sweep(
+    teacher: MLPs,
+    rhos: list[float],
+    seeds: list[int],
+    steps: int,
+    val_size: int,
+    seed: int,
+    sigma_train: float = 1.0,
+    lr: float = 0.002,
+    momentum: float = 0.98,
+    eval_every: int = 10,
+    record_trajectory: bool = False,
+    curve_size: int = 2000,
+) -> Sweep:
     """Thm 2 / Fig. 3: train on Sigma = 1 samples with relabelled targets for every rho and seed.
     Validation: ``G`` (Sigma 0.5, hard labels: primary), ``G_sigma1`` (Sigma 1, hard labels),
     ``G'`` (Sigma 1, the run's relabelled targets)."""
@@ -426,22 +524,39 @@ def rho_sweep(teacher: MLPs, rhos: list[float], seeds: list[int], steps: int, va
         ft = teacher.forward(wx)[0]
     relabelled = rho[:, None] * ft[None] + (1 - rho[:, None]) * wy[None]
     sets = {"G": (vx, vy), "G_sigma1": (wx, wy), "G'": (wx, relabelled)}
-    res = train_mlps(init, sig, steps, torch.Generator().manual_seed(seed), lr, momentum,
-                     target_fn=relabel(teacher, rho), val_sets=_head(sets, curve_size),
-                     eval_every=eval_every, record_trajectory=record_trajectory)
+    res = train_mlps(
+        init,
+        sig,
+        steps,
+        torch.Generator().manual_seed(seed),
+        lr,
+        momentum,
+        target_fn=relabel(teacher, rho),
+        val_sets=_head(sets, curve_size),
+        eval_every=eval_every,
+        record_trajectory=record_trajectory,
+    )
     return Sweep(list(rhos), list(seeds), res, evaluate_sets(res.final, sets))
 
 
-def train_teacher(sigma: float, seed: int, steps: int, data_seed: int, lr: float = 0.002,
-                  momentum: float = 0.98) -> MLPs:
+def train_teacher(
+    sigma: float, seed: int, steps: int, data_seed: int, lr: float = 0.002, momentum: float = 0.98
+) -> MLPs:
     """The teacher f* of Thm 2: "the model trained on the data in Figure 1(c)" (Sigma = 0.1)."""
-    res = train_mlps(init_mlps([seed]), torch.tensor([sigma], dtype=torch.float64), steps,
-                     torch.Generator().manual_seed(data_seed), lr, momentum)
+    res = train_mlps(
+        init_mlps([seed]),
+        torch.tensor([sigma], dtype=torch.float64),
+        steps,
+        torch.Generator().manual_seed(data_seed),
+        lr,
+        momentum,
+    )
     return res.final
 
 
-def landscape_panel(sweep: Sweep, run_index: list[int], val_name: str, val_set, grid: int,
-                    kind: str, seed: int, margin: float = 0.2):
+def landscape_panel(
+    sweep: Sweep, run_index: list[int], val_name: str, val_set, grid: int, kind: str, seed: int, margin: float = 0.2
+):
     """Centre = final parameters of the first listed run; directions ``filter`` (random,
     filter-normalised) or ``pca`` (of the trajectories). Returns a dict for plotting."""
     traj = sweep.result.trajectory[:, run_index]  # [T+1, k, P]
@@ -457,8 +572,13 @@ def landscape_panel(sweep: Sweep, run_index: list[int], val_name: str, val_set, 
     a = torch.linspace(float(lo[0] - margin * span[0]), float(hi[0] + margin * span[0]), grid, dtype=torch.float64)
     b = torch.linspace(float(lo[1] - margin * span[1]), float(hi[1] + margin * span[1]), grid, dtype=torch.float64)
     z = landscape(center, dirs, a, b, *val_set)
-    return {"a": a.numpy(), "b": b.numpy(), "loss": z.numpy(), "coords": coords.numpy(),
-            "explained": None if explained is None else explained.numpy()}
+    return {
+        "a": a.numpy(),
+        "b": b.numpy(),
+        "loss": z.numpy(),
+        "coords": coords.numpy(),
+        "explained": None if explained is None else explained.numpy(),
+    }
 
 
 def trend(values, losses: np.ndarray, z: float = 3.0) -> dict:
@@ -482,9 +602,14 @@ def trend(values, losses: np.ndarray, z: float = 3.0) -> dict:
         if dec[i]:
             start = i + 1
     rho = float(spearmanr(values, mean).statistic) if len(values) > 2 else float("nan")
-    return {"spearman": rho, "significant_decreases": int(dec.sum()), "significant_increases": int(inc.sum()),
-            "monotone_from": float(values[start]), "argmin": float(values[int(np.argmin(mean))]),
-            "mean": mean}
+    return {
+        "spearman": rho,
+        "significant_decreases": int(dec.sum()),
+        "significant_increases": int(inc.sum()),
+        "monotone_from": float(values[start]),
+        "argmin": float(values[int(np.argmin(mean))]),
+        "mean": mean,
+    }
 
 
 # ----------------------------------------------------------------------------- App B.1-B.3 for any shape beta
@@ -520,8 +645,10 @@ def gg_noise_moments(alpha: float, beta: float, mu1: float = 1.0, mu2: float = 2
     for y, mu in ((-1.0, mu1), (1.0, mu2)):
         for k in (1, 2):
             f = lambda x, k=k, y=y, mu=mu: (x - y + star) ** k * gennorm.pdf(x, beta, loc=mu, scale=alpha)  # noqa: E731
-            v = sum(integrate.quad(f, lo, hi, limit=200, epsabs=1e-13, epsrel=1e-11)[0]
-                    for lo, hi in ((-np.inf, mu), (mu, np.inf)))
+            v = sum(
+                integrate.quad(f, lo, hi, limit=200, epsabs=1e-13, epsrel=1e-11)[0]
+                for lo, hi in ((-np.inf, mu), (mu, np.inf))
+            )
             if k == 1:
                 m1 += 0.5 * v
             else:
@@ -534,8 +661,9 @@ def gg_noise_second_moment(alpha, beta, mu1: float = 1.0, mu2: float = 2.0):
     return gg_variance(alpha, beta) + (1 - (mu2 - mu1) / 2) ** 2
 
 
-def gg_theorem1_closed_form(alpha: float, beta: float, eta: float, t: int, theta0: float,
-                            mu1: float = 1.0, mu2: float = 2.0) -> float:
+def gg_theorem1_closed_form(
+    alpha: float, beta: float, eta: float, t: int, theta0: float, mu1: float = 1.0, mu2: float = 2.0
+) -> float:
     """B.3: E[(theta_t - theta*)^2] = (1-eta)^{2t}(theta0-theta*)^2 + eta/(2-eta)(1-(1-eta)^{2t}) E[(x-y+theta*)^2]."""
     star = -(mu1 + mu2) / 2
     q = (1 - eta) ** (2 * t)
@@ -547,8 +675,17 @@ def gg_standard_draws(beta: float, size, rng: np.random.Generator) -> np.ndarray
     return rng.choice([-1.0, 1.0], size=size) * rng.gamma(1 / beta, 1.0, size=size) ** (1 / beta)
 
 
-def gg_linear_sgd_mc(alphas, beta: float, eta: float, steps: int, theta0: float, reps: int, seed: int = 0,
-                     mu1: float = 1.0, mu2: float = 2.0) -> np.ndarray:
+def gg_linear_sgd_mc(
+    alphas,
+    beta: float,
+    eta: float,
+    steps: int,
+    theta0: float,
+    reps: int,
+    seed: int = 0,
+    mu1: float = 1.0,
+    mu2: float = 2.0,
+) -> np.ndarray:
     """B.2's online SGD theta <- theta - eta (theta + x - y) with x ~ N(mu_y, alpha, beta), for every alpha
     in ``alphas`` with common random numbers (the same labels and standardised noise): ``[len(alphas), reps]``."""
     rng = np.random.default_rng(seed)
@@ -580,8 +717,9 @@ def gg_excess_printed(theta, alpha0: float, beta0: float, mu1: float = 1.0, mu2:
     return 0.5 * (gennorm.cdf(d, beta0) - gennorm.cdf(-d, beta0) - inner)
 
 
-def gg_curvature(alpha0: float, beta0: float, mu1: float = 1.0, mu2: float = 2.0, umax: float = 5.0,
-                 n: int = 40001) -> dict:
+def gg_curvature(
+    alpha0: float, beta0: float, mu1: float = 1.0, mu2: float = 2.0, umax: float = 5.0, n: int = 40001
+) -> dict:
     """B.1's constant C1 = sup_u [L(theta* + u) - L(theta*)] / u^2 on a grid, the argmin of the risk on
     a theta grid, and the limit at u -> 0, beta0 d^{beta0-1} f(d) / (2 alpha0^2) with f the pdf of
     N(0, 1, beta0) and d = (mu2 - mu1)/(2 alpha0) (finite for every beta0 > 0, so h is bounded)."""
@@ -594,14 +732,27 @@ def gg_curvature(alpha0: float, beta0: float, mu1: float = 1.0, mu2: float = 2.0
     base = float(gg_zero_one_risk(star, alpha0, beta0, mu1, mu2))
     d = (mu2 - mu1) / (2 * alpha0)
     grid = np.linspace(star - umax, star + umax, n)
-    return {"C1": float(np.max((risk - base) / u ** 2)), "min_excess": float(np.min(risk - base)),
-            "limit": float(beta0 * d ** (beta0 - 1) * gennorm.pdf(d, beta0) / (2 * alpha0 ** 2)),
-            "argmin": float(grid[np.argmin(gg_zero_one_risk(grid, alpha0, beta0, mu1, mu2))]),
-            "printed_vs_exact": float(np.max(np.abs(gg_excess_printed(star + u, alpha0, beta0, mu1, mu2) - (risk - base))))}
+    return {
+        "C1": float(np.max((risk - base) / u**2)),
+        "min_excess": float(np.min(risk - base)),
+        "limit": float(beta0 * d ** (beta0 - 1) * gennorm.pdf(d, beta0) / (2 * alpha0**2)),
+        "argmin": float(grid[np.argmin(gg_zero_one_risk(grid, alpha0, beta0, mu1, mu2))]),
+        "printed_vs_exact": float(np.max(np.abs(gg_excess_printed(star + u, alpha0, beta0, mu1, mu2) - (risk - base)))),
+    }
 
 
-def gg_appendix_b_rows(betas, sigmas, eta: float, steps: int, reps: int, seed: int = 0, theta0: float = 0.0,
-                       sigma_ref: float = 0.5, mu1: float = 1.0, mu2: float = 2.0) -> list[dict]:
+def gg_appendix_b_rows(
+    betas,
+    sigmas,
+    eta: float,
+    steps: int,
+    reps: int,
+    seed: int = 0,
+    theta0: float = 0.0,
+    sigma_ref: float = 0.5,
+    mu1: float = 1.0,
+    mu2: float = 2.0,
+) -> list[dict]:
     """App B.3 for every shape beta and every standard deviation Sigma (alpha set so the variance is
     Sigma^2): the noise moments by quadrature against B.3's closed form, Monte Carlo of E[(theta_T -
     theta*)^2] against the closed form, and the 0-1 excess risk of the same chains on the original data
@@ -611,15 +762,26 @@ def gg_appendix_b_rows(betas, sigmas, eta: float, steps: int, reps: int, seed: i
     for b in betas:
         alphas = gg_alpha(np.asarray(sigmas, float) ** 2, b)
         theta = gg_linear_sgd_mc(alphas, b, eta, steps, theta0, reps, seed, mu1, mu2)
-        a_ref = float(gg_alpha(sigma_ref ** 2, b))
+        a_ref = float(gg_alpha(sigma_ref**2, b))
         base = float(gg_zero_one_risk(star, a_ref, b, mu1, mu2))
         for s, a, th in zip(sigmas, alphas, theta):
             m1, m2 = gg_noise_moments(float(a), b, mu1, mu2)
             sq = (th - star) ** 2
             mc, se = float(sq.mean()), float(sq.std() / math.sqrt(reps))
             closed = gg_theorem1_closed_form(float(a), b, eta, steps, theta0, mu1, mu2)
-            rows.append({"beta": b, "sigma": s, "alpha": float(a), "E[ξ] (quadrature)": m1, "E[ξ²] (quadrature)": m2,
-                         "E[ξ²] (B.3)": float(gg_noise_second_moment(a, b, mu1, mu2)), "MC E[(θ_T-θ*)²]": mc, "MC s.e.": se,
-                         "closed form (B.3)": closed, "closed - MC (s.e.)": (closed - mc) / se,
-                         "0-1 excess on G": float(np.mean(gg_zero_one_risk(th, a_ref, b, mu1, mu2)) - base)})
+            rows.append(
+                {
+                    "beta": b,
+                    "sigma": s,
+                    "alpha": float(a),
+                    "E[ξ] (quadrature)": m1,
+                    "E[ξ²] (quadrature)": m2,
+                    "E[ξ²] (B.3)": float(gg_noise_second_moment(a, b, mu1, mu2)),
+                    "MC E[(θ_T-θ*)²]": mc,
+                    "MC s.e.": se,
+                    "closed form (B.3)": closed,
+                    "closed - MC (s.e.)": (closed - mc) / se,
+                    "0-1 excess on G": float(np.mean(gg_zero_one_risk(th, a_ref, b, mu1, mu2)) - base),
+                }
+            )
     return rows

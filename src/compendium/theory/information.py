@@ -25,11 +25,12 @@ LOG2 = math.log(2.0)
 
 # ----------------------------------------------------------------------------- v1 eq. (24)
 
+
 def nmi_eq24(sigma):
     """v1 App C eq. (24): I_O = 2 log 2 / (1/2 log(2 pi e Sigma^2) + 2 log 2). It mixes the
     differential entropy of X with discrete entropies, so it is not confined to [0, 1]."""
     s = np.asarray(sigma, dtype=float)
-    return 2 * LOG2 / (0.5 * np.log(2 * math.pi * math.e * s ** 2) + 2 * LOG2)
+    return 2 * LOG2 / (0.5 * np.log(2 * math.pi * math.e * s**2) + 2 * LOG2)
 
 
 def eq24_crossings() -> dict:
@@ -40,6 +41,7 @@ def eq24_crossings() -> dict:
 
 
 # ----------------------------------------------------------------------------- true mutual information
+
 
 def _mixture_pdf(x, sigma, mu0=1.0, mu1=2.0):
     return 0.5 * norm.pdf(x, mu0, sigma) + 0.5 * norm.pdf(x, mu1, sigma)
@@ -52,6 +54,7 @@ def _binary_entropy(p):
 
 def mutual_information(sigma: float, mu0: float = 1.0, mu1: float = 2.0) -> float:
     """I(X; Y) in nats = log 2 - E_x[H(Y | x)], by adaptive quadrature."""
+
     def integrand(x):
         a, b = norm.pdf(x, mu0, sigma), norm.pdf(x, mu1, sigma)
         post = b / (a + b) if (a + b) > 0 else 0.5
@@ -64,7 +67,9 @@ def mutual_information(sigma: float, mu0: float = 1.0, mu1: float = 2.0) -> floa
     return LOG2 - (h1 + h2)
 
 
-def mutual_information_mc(sigma: float, n: int, seed: int = 0, mu0: float = 1.0, mu1: float = 2.0) -> tuple[float, float]:
+def mutual_information_mc(
+    sigma: float, n: int, seed: int = 0, mu0: float = 1.0, mu1: float = 2.0
+) -> tuple[float, float]:
     """Monte Carlo of I(X; Y) = E[log p(y | x) + log 2] and its standard error."""
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, n)
@@ -108,8 +113,17 @@ def nmi_discrete(a: np.ndarray, b: np.ndarray) -> float:
     return _nmi_from_joint(joint / joint.sum())
 
 
-def relabel_nmi(rho: float, sigma: float, teacher: str, bins: int, n: int, seed: int = 0,
-                sharpness: float = 4.0, mu0: float = 1.0, mu1: float = 2.0) -> float:
+def relabel_nmi(
+    rho: float,
+    sigma: float,
+    teacher: str,
+    bins: int,
+    n: int,
+    seed: int = 0,
+    sharpness: float = 4.0,
+    mu0: float = 1.0,
+    mu1: float = 2.0,
+) -> float:
     """v1 App C.6: NMI between binned X and binned y' = rho f(x) + (1 - rho) y, with f the sign
     teacher 1[x > (mu0+mu1)/2] or a soft sigmoid teacher; both binned into ``bins`` bins."""
     rng = np.random.default_rng(seed)
@@ -133,6 +147,7 @@ def random_map_nmi(n_items: int, k: int, rng: np.random.Generator) -> tuple[floa
 
 # ----------------------------------------------------------------------------- camera-ready App D.1
 
+
 def frobenius_mean_closed(sigma: float, mu: float, d: int, m: int) -> float:
     """E||X||_F for m samples in d dimensions whose coordinates have means +-mu and std Sigma:
     ||X||_F^2 / Sigma^2 is non-central chi-square(k = d m, lambda = k mu^2 / Sigma^2), and
@@ -150,11 +165,12 @@ def frobenius_mean_mc(sigma: float, mu: float, d: int, m: int, draws: int, seed:
     rng = np.random.default_rng(seed)
     signs = rng.choice([-1.0, 1.0], size=(draws, m, 1))
     x = signs * mu + sigma * rng.standard_normal((draws, m, d))
-    v = np.sqrt((x ** 2).sum(axis=(1, 2)))
+    v = np.sqrt((x**2).sum(axis=(1, 2)))
     return float(v.mean()), float(v.std() / math.sqrt(draws))
 
 
 # ----------------------------------------------------------------------------- D_TV term (Lemmas 1-2)
+
 
 def tv_distance(sigma_s: float, sigma_t: float, mu0: float = 1.0, mu1: float = 2.0) -> float:
     """D_TV between the two mixtures (same means, stds sigma_s and sigma_t), by quadrature."""
@@ -169,10 +185,14 @@ def tv_distance(sigma_s: float, sigma_t: float, mu0: float = 1.0, mu1: float = 2
 def disagreement(t1: float, t2: float, sigma: float, mu0: float = 1.0, mu1: float = 2.0) -> float:
     """eps_D(h, h') = P_D(h(x) != h'(x)) for threshold classifiers at t1 and t2 (exact)."""
     a, b = sorted((t1, t2))
-    return float(0.5 * (norm.cdf(b, mu0, sigma) - norm.cdf(a, mu0, sigma)) + 0.5 * (norm.cdf(b, mu1, sigma) - norm.cdf(a, mu1, sigma)))
+    return float(
+        0.5 * (norm.cdf(b, mu0, sigma) - norm.cdf(a, mu0, sigma))
+        + 0.5 * (norm.cdf(b, mu1, sigma) - norm.cdf(a, mu1, sigma))
+    )
 
 
 # ----------------------------------------------------------------------------- NTK gradient flow
+
 
 def ntk_check(n: int, seed: int, eps: float = 1e-3) -> dict:
     """For a random PSD kernel K, gradient flow f' = -K (f - y) has f_t - y = expm(-K t)(f_0 - y);
@@ -204,6 +224,7 @@ def ntk_check(n: int, seed: int, eps: float = 1e-3) -> dict:
 # d_H <= 2 D_TV always, with equality when H contains the set {p > q}. (d_H is the H-divergence of
 # Ben-David et al., not the Hellinger distance.)
 
+
 def tv_discrete(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """D_TV of discrete distributions on the same points (last axis): (1/2) sum |p - q|."""
     return 0.5 * np.abs(np.asarray(p) - np.asarray(q)).sum(-1)
@@ -211,7 +232,7 @@ def tv_discrete(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 def all_subsets(k: int) -> np.ndarray:
     """Indicator matrix ``[2^k, k]`` of every subset of k points (the hypothesis class of all h)."""
-    return ((np.arange(2 ** k)[:, None] >> np.arange(k)[None, :]) & 1).astype(float)
+    return ((np.arange(2**k)[:, None] >> np.arange(k)[None, :]) & 1).astype(float)
 
 
 def threshold_sets(k: int) -> np.ndarray:
@@ -233,20 +254,26 @@ def lemma1_discrete(pairs: int, k: int, seed: int = 0) -> dict:
     p, q = rng.dirichlet(np.ones(k), pairs), rng.dirichlet(np.ones(k), pairs)
     tv = tv_discrete(p, q)
     d_all, d_thr = h_divergence(p, q, all_subsets(k)), h_divergence(p, q, threshold_sets(k))
-    return {"tv": tv, "d_all": d_all, "d_thr": d_thr,
-            "printed_holds_all": int(np.sum(d_all <= tv + 1e-12)), "printed_holds_thr": int(np.sum(d_thr <= tv + 1e-12)),
-            "half_holds": int(np.sum(0.5 * np.maximum(d_all, d_thr) <= tv + 1e-12)),
-            "max_ratio_all": float(np.max(d_all / tv)), "min_ratio_all": float(np.min(d_all / tv)),
-            "max_ratio_thr": float(np.max(d_thr / tv))}
+    return {
+        "tv": tv,
+        "d_all": d_all,
+        "d_thr": d_thr,
+        "printed_holds_all": int(np.sum(d_all <= tv + 1e-12)),
+        "printed_holds_thr": int(np.sum(d_thr <= tv + 1e-12)),
+        "half_holds": int(np.sum(0.5 * np.maximum(d_all, d_thr) <= tv + 1e-12)),
+        "max_ratio_all": float(np.max(d_all / tv)),
+        "min_ratio_all": float(np.min(d_all / tv)),
+        "max_ratio_thr": float(np.max(d_thr / tv)),
+    }
 
 
 def gaussian_crossings(mu1: float, s1: float, mu2: float, s2: float) -> np.ndarray:
     """Points where the densities of N(mu1, s1^2) and N(mu2, s2^2) are equal (1 or 2 real roots)."""
     if abs(s1 - s2) < 1e-15:
         return np.array([(mu1 + mu2) / 2])
-    a = 1 / s2 ** 2 - 1 / s1 ** 2
-    b = 2 * (mu1 / s1 ** 2 - mu2 / s2 ** 2)
-    c = mu2 ** 2 / s2 ** 2 - mu1 ** 2 / s1 ** 2 + 2 * math.log(s2 / s1)
+    a = 1 / s2**2 - 1 / s1**2
+    b = 2 * (mu1 / s1**2 - mu2 / s2**2)
+    c = mu2**2 / s2**2 - mu1**2 / s1**2 + 2 * math.log(s2 / s1)
     return np.sort(np.roots([a, b, c]).real)
 
 
@@ -269,9 +296,19 @@ def lemma1_gaussian(pairs: int, seed: int = 0) -> dict:
     mu, sd = rng.uniform(-2, 2, (pairs, 2)), rng.uniform(0.3, 3, (pairs, 2))
     res = np.array([gaussian_tv_threshold_hdiv(m[0], s[0], m[1], s[1]) for m, s in zip(mu, sd)])
     tv, dh = res[:, 0], res[:, 1]
-    return {"tv": tv, "d_thr": dh, "printed_holds": int(np.sum(dh <= tv + 1e-12)), "half_holds": int(np.sum(dh / 2 <= tv + 1e-12)),
-            "max_ratio": float(np.max(dh / tv)), "min_ratio": float(np.min(dh / tv)),
-            "example": {"mu": (0.0, 1.0), "sigma": (1.0, 1.0), **dict(zip(("tv", "d_thr"), gaussian_tv_threshold_hdiv(0.0, 1.0, 1.0, 1.0)))}}
+    return {
+        "tv": tv,
+        "d_thr": dh,
+        "printed_holds": int(np.sum(dh <= tv + 1e-12)),
+        "half_holds": int(np.sum(dh / 2 <= tv + 1e-12)),
+        "max_ratio": float(np.max(dh / tv)),
+        "min_ratio": float(np.min(dh / tv)),
+        "example": {
+            "mu": (0.0, 1.0),
+            "sigma": (1.0, 1.0),
+            **dict(zip(("tv", "d_thr"), gaussian_tv_threshold_hdiv(0.0, 1.0, 1.0, 1.0))),
+        },
+    }
 
 
 # ----------------------------------------------------------------------------- camera-ready Lemma 4 (App D)
@@ -280,13 +317,14 @@ def lemma1_gaussian(pairs: int, seed: int = 0) -> dict:
 # 0-1 loss l(y_hat, y) = 1(y_hat != y). On a finite support the infimum is 1 minus the largest weight
 # of a set of points on which one affine map sends phi_S(x) exactly to phi_T(x).
 
+
 def d_rep01(phi_s: np.ndarray, phi_t: np.ndarray, w: np.ndarray, tol: float = 1e-9) -> float:
     """Exact D_Rep with the 0-1 loss on n weighted points (n <= ~12): every subset of points is tested
     for an exact affine fit (least squares on the masked rows, batched pseudo-inverse)."""
     phi_s, phi_t, w = np.atleast_2d(phi_s.T).T, np.atleast_2d(phi_t.T).T, np.asarray(w, float)
     n = len(w)
-    masks = all_subsets(n)                                          # [2^n, n]
-    a = np.concatenate([phi_s, np.ones((n, 1))], 1)                 # affine design [n, a + 1]
+    masks = all_subsets(n)  # [2^n, n]
+    a = np.concatenate([phi_s, np.ones((n, 1))], 1)  # affine design [n, a + 1]
     am, bm = masks[:, :, None] * a[None], masks[:, :, None] * phi_t[None]
     resid = bm - am @ (np.linalg.pinv(am) @ bm)
     scale = 1.0 + np.abs(phi_t).max()
@@ -318,7 +356,9 @@ def triangle_gaps(feats: list[np.ndarray], w: np.ndarray, dist=d_rep01) -> np.nd
     return np.array(out)
 
 
-def random_triple(rng: np.random.Generator, n: int, levels: int = 2, max_dim: int = 2) -> tuple[list[np.ndarray], np.ndarray]:
+def random_triple(
+    rng: np.random.Generator, n: int, levels: int = 2, max_dim: int = 2
+) -> tuple[list[np.ndarray], np.ndarray]:
     """Three random integer-valued representations (entries in {-levels..levels}, 1 to ``max_dim``
     dims; small integers make partial exact fits common) of n points with Dirichlet weights."""
     feats = [rng.integers(-levels, levels + 1, (n, int(rng.integers(1, max_dim + 1)))).astype(float) for _ in range(3)]
@@ -334,8 +374,13 @@ def lemma4_random(triples: int, n: int, seed: int = 0) -> dict:
         gaps.append(triangle_gaps(feats, w).max())
         values.append(d_rep01(feats[0], feats[2], w))
     gaps = np.array(gaps)
-    return {"max_gap": float(gaps.max()), "violations": int(np.sum(gaps > 1e-12)), "triples": triples,
-            "tight": int(np.sum(np.abs(gaps) < 1e-12)), "nontrivial_d": int(np.sum((np.array(values) > 0) & (np.array(values) < 1)))}
+    return {
+        "max_gap": float(gaps.max()),
+        "violations": int(np.sum(gaps > 1e-12)),
+        "triples": triples,
+        "tight": int(np.sum(np.abs(gaps) < 1e-12)),
+        "nontrivial_d": int(np.sum((np.array(values) > 0) & (np.array(values) < 1))),
+    }
 
 
 def lemma4_search(steps: int, restarts: int, n: int, seed: int = 0, loss: str = "01") -> dict:
@@ -377,6 +422,7 @@ def mse_triangle_counterexample() -> dict:
 #
 # I_O(R_Y, R_X) >= I_O(R'_Y, R_X) for R'_Y = V_n^T ((R_Y - mu) / sigma) (eq. 41), I_O = 2 I / (H(X) + H(Y))
 # (v1 App C). The data-processing inequality orders the mutual information, not its normalised form.
+
 
 def eq41_map(cov_y: np.ndarray, n: int) -> np.ndarray:
     """The linear part of eq. (41): R'_Y = V_n^T D^{-1} (R_Y - mu), V from the eigendecomposition of
@@ -423,8 +469,13 @@ def theorem5_gaussian(models: int, m: int, p: int, latent: int, seed: int = 0) -
                 nf, nr = 2 * mi_full / (hx + hy), 2 * mi_red / (hx + hyr)
                 nmi_ok += nr <= nf + 1e-12
                 worst = max(worst, nr - nf)
-    return {"cases": cases, "mi_ordered": int(mi_ok), "nmi_cases": nmi_cases, "nmi_ordered": int(nmi_ok),
-            "max_nmi_increase": float(worst)}
+    return {
+        "cases": cases,
+        "mi_ordered": int(mi_ok),
+        "nmi_cases": nmi_cases,
+        "nmi_ordered": int(nmi_ok),
+        "max_nmi_increase": float(worst),
+    }
 
 
 def theorem5_discrete_example() -> dict:
@@ -438,8 +489,12 @@ def theorem5_discrete_example() -> dict:
     ry_red = (ry - ry.mean(0)) @ eq41_map(cov, 1).T
     rx = y1 / 2
     code = lambda v: np.unique(np.round(v, 9), axis=0, return_inverse=True)[1].ravel()  # noqa: E731
-    return {"nmi_full": nmi_discrete(code(ry), code(rx)), "nmi_reduced": nmi_discrete(code(ry_red), code(rx)),
-            "mi_full": mutual_info_discrete(code(ry), code(rx)), "mi_reduced": mutual_info_discrete(code(ry_red), code(rx))}
+    return {
+        "nmi_full": nmi_discrete(code(ry), code(rx)),
+        "nmi_reduced": nmi_discrete(code(ry_red), code(rx)),
+        "mi_full": mutual_info_discrete(code(ry), code(rx)),
+        "mi_reduced": mutual_info_discrete(code(ry_red), code(rx)),
+    }
 
 
 def mutual_info_discrete(a: np.ndarray, b: np.ndarray) -> float:
@@ -460,22 +515,58 @@ def appendix_d_checks(seed: int = 0, pairs: int = 2000, triples: int = 200, mode
     l4s = {loss: lemma4_search(60, 3, 7, seed, loss) for loss in ("01", "mse")}
     t5g, t5d = theorem5_gaussian(models, 6, 3, 3, seed), theorem5_discrete_example()
     n_d, n_g = len(l1d["tv"]), len(l1g["tv"])
-    lemma1 = [{"check": "discrete, H = all subsets", "cases": n_d, "printed d_H ≤ D_TV holds": l1d["printed_holds_all"],
-               "max d_H / D_TV": l1d["max_ratio_all"]},
-              {"check": "discrete, H = thresholds", "cases": n_d, "printed d_H ≤ D_TV holds": l1d["printed_holds_thr"],
-               "max d_H / D_TV": l1d["max_ratio_thr"]},
-              {"check": "Gaussians, H = thresholds", "cases": n_g, "printed d_H ≤ D_TV holds": l1g["printed_holds"],
-               "max d_H / D_TV": l1g["max_ratio"]}]
+    lemma1 = [
+        {
+            "check": "discrete, H = all subsets",
+            "cases": n_d,
+            "printed d_H ≤ D_TV holds": l1d["printed_holds_all"],
+            "max d_H / D_TV": l1d["max_ratio_all"],
+        },
+        {
+            "check": "discrete, H = thresholds",
+            "cases": n_d,
+            "printed d_H ≤ D_TV holds": l1d["printed_holds_thr"],
+            "max d_H / D_TV": l1d["max_ratio_thr"],
+        },
+        {
+            "check": "Gaussians, H = thresholds",
+            "cases": n_g,
+            "printed d_H ≤ D_TV holds": l1g["printed_holds"],
+            "max d_H / D_TV": l1g["max_ratio"],
+        },
+    ]
     for row, half in zip(lemma1, (l1d["half_holds"], l1d["half_holds"], l1g["half_holds"])):
         row["½ d_H ≤ D_TV holds"] = half
-    lemma4 = [{"D_Rep": "0-1 loss (Def. 4)", "random triples": triples, "violations": l4["violations"], "max gap": l4["max_gap"],
-               "search best gap": l4s["01"]["best_gap"]},
-              {"D_Rep": "squared error (surrogate)", "random triples": 0, "violations": -1,
-               "max gap": mse_triangle_counterexample()["gap"], "search best gap": l4s["mse"]["best_gap"]}]
+    lemma4 = [
+        {
+            "D_Rep": "0-1 loss (Def. 4)",
+            "random triples": triples,
+            "violations": l4["violations"],
+            "max gap": l4["max_gap"],
+            "search best gap": l4s["01"]["best_gap"],
+        },
+        {
+            "D_Rep": "squared error (surrogate)",
+            "random triples": 0,
+            "violations": -1,
+            "max gap": mse_triangle_counterexample()["gap"],
+            "search best gap": l4s["mse"]["best_gap"],
+        },
+    ]
     theorem5 = [t5g | {"discrete NMI(R_Y, R_X)": t5d["nmi_full"], "discrete NMI(R'_Y, R_X)": t5d["nmi_reduced"]}]
-    return {"l1d": l1d, "l1g": l1g, "l4": l4, "l4s": l4s, "t5g": t5g, "t5d": t5d,
-            "lemma1": lemma1, "lemma4": lemma4, "theorem5_v1": theorem5,
-            "lemma1_printed_holds": l1d["printed_holds_all"] + l1d["printed_holds_thr"] + l1g["printed_holds"] == 2 * n_d + n_g}
+    return {
+        "l1d": l1d,
+        "l1g": l1g,
+        "l4": l4,
+        "l4s": l4s,
+        "t5g": t5g,
+        "t5d": t5d,
+        "lemma1": lemma1,
+        "lemma4": lemma4,
+        "theorem5_v1": theorem5,
+        "lemma1_printed_holds": l1d["printed_holds_all"] + l1d["printed_holds_thr"] + l1g["printed_holds"]
+        == 2 * n_d + n_g,
+    }
 
 
 # ----------------------------------------------------------------------------- the notebook's tables
@@ -489,8 +580,14 @@ def information_rows(sigmas, bins, mc_samples: int, seed: int) -> list[dict]:
     for i, s in enumerate(sigmas):
         mc, se = mutual_information_mc(s, mc_samples, seed + i)
         mi = mutual_information(s)
-        row = {"sigma": s, "eq. (24)": float(nmi_eq24(s)), "true I(X;Y) nats (quadrature)": mi,
-               "I Monte Carlo": mc, "MC s.e.": se, "true I / log 2": mi / math.log(2)}
+        row = {
+            "sigma": s,
+            "eq. (24)": float(nmi_eq24(s)),
+            "true I(X;Y) nats (quadrature)": mi,
+            "I Monte Carlo": mc,
+            "MC s.e.": se,
+            "true I / log 2": mi / math.log(2),
+        }
         row.update({f"binned NMI, K={k}": binned_nmi(s, k) for k in bins})
         rows.append(row)
     return rows
@@ -501,8 +598,12 @@ def theorem3_maps(count: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     maps = [random_map_nmi(int(rng.integers(2, 12)), int(rng.integers(2, 14)), rng) for _ in range(count)]
     vals, inj = np.array([v for v, _ in maps]), np.array([b for _, b in maps])
-    return {"max NMI": float(vals.max()), "injective maps": int(inj.sum()), "all ≤ 1": bool(np.all(vals <= 1 + 1e-12)),
-            "= 1 iff injective": bool(np.all((np.abs(vals - 1) < 1e-12) == inj))}
+    return {
+        "max NMI": float(vals.max()),
+        "injective maps": int(inj.sum()),
+        "all ≤ 1": bool(np.all(vals <= 1 + 1e-12)),
+        "= 1 iff injective": bool(np.all((np.abs(vals - 1) < 1e-12) == inj)),
+    }
 
 
 def frobenius_rows(draws: int, seed: int) -> list[dict]:
@@ -512,15 +613,27 @@ def frobenius_rows(draws: int, seed: int) -> list[dict]:
         for s in (0.25, 0.5, 1.0, 2.0):
             mc, se = frobenius_mean_mc(s, mu, d, m, draws, seed)
             closed = frobenius_mean_closed(s, mu, d, m)
-            rows.append({"d": d, "m": m, "mu": mu, "sigma": s, "closed form": closed, "Monte Carlo": mc, "MC s.e.": se,
-                         "diff (s.e.)": (closed - mc) / se})
+            rows.append(
+                {
+                    "d": d,
+                    "m": m,
+                    "mu": mu,
+                    "sigma": s,
+                    "closed form": closed,
+                    "Monte Carlo": mc,
+                    "MC s.e.": se,
+                    "diff (s.e.)": (closed - mc) / se,
+                }
+            )
     return rows
 
 
 def frobenius_monotone(grid) -> dict:
     """Whether the closed form of E||X||_F is non-decreasing in Sigma on ``grid``, per (d, m, mu)."""
-    return {f"d={d}, m={m}, μ={mu}": bool(np.all(np.diff([frobenius_mean_closed(s, mu, d, m) for s in grid]) >= -1e-12))
-            for d, m, mu in FROBENIUS_CASES + ((1, 1, 3.0),)}
+    return {
+        f"d={d}, m={m}, μ={mu}": bool(np.all(np.diff([frobenius_mean_closed(s, mu, d, m) for s in grid]) >= -1e-12))
+        for d, m, mu in FROBENIUS_CASES + ((1, 1, 3.0),)
+    }
 
 
 def tv_term_rows(sigmas, sigma_ref: float = 0.5) -> list[dict]:
@@ -529,5 +642,7 @@ def tv_term_rows(sigmas, sigma_ref: float = 0.5) -> list[dict]:
     for sp in sigmas:
         tv = tv_distance(sp, sigma_ref)
         gap = max(abs(disagreement(t, 1.5, sigma_ref) - disagreement(t, 1.5, sp)) for t in np.linspace(-1, 4, 101))
-        rows.append({"sigma'": sp, "D_TV(G', G)": tv, "max |ε_G − ε_G'| over thresholds": gap, "bound holds": gap <= tv + 1e-9})
+        rows.append(
+            {"sigma'": sp, "D_TV(G', G)": tv, "max |ε_G − ε_G'| over thresholds": gap, "bound holds": gap <= tv + 1e-9}
+        )
     return rows

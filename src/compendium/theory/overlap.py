@@ -36,8 +36,9 @@ def exact_overlap(alpha, delta_mu: float = 1.0, sigma2: float = 0.25, k: float =
     return 2 * norm.cdf(-delta_mu / (2 * np.sqrt(sigma2 + k * a)))
 
 
-def mc_overlap(alpha: float, delta_mu: float = 1.0, sigma2: float = 0.25, k: float = 1.0, n: int = 200000,
-               seed: int = 0) -> tuple[float, float]:
+def mc_overlap(
+    alpha: float, delta_mu: float = 1.0, sigma2: float = 0.25, k: float = 1.0, n: int = 200000, seed: int = 0
+) -> tuple[float, float]:
     """Monte Carlo of the overlap coefficient and its standard error."""
     rng = np.random.default_rng(seed)
     s = np.sqrt(sigma2 + k * alpha)
@@ -71,8 +72,11 @@ def class_spread(x: np.ndarray, y: np.ndarray) -> float:
 def overlap_measures(x: np.ndarray, y: np.ndarray, k: int = 10, groups: np.ndarray | None = None) -> dict:
     from sklearn.metrics import silhouette_score
 
-    return {"knn_mixing": knn_mixing_rate(x, y, k, groups), "silhouette": float(silhouette_score(x, y)),
-            "intra_class_spread": class_spread(x, y)}
+    return {
+        "knn_mixing": knn_mixing_rate(x, y, k, groups),
+        "silhouette": float(silhouette_score(x, y)),
+        "intra_class_spread": class_spread(x, y),
+    }
 
 
 def augmented_views(images: torch.Tensor, min_scale: float | None, views: int, seed: int) -> torch.Tensor:
@@ -114,8 +118,14 @@ def prior_targets(prior: torch.nn.Module, images: torch.Tensor) -> torch.Tensor:
 
 
 @single_thread()
-def view_target_conflicts(images: torch.Tensor, labels: np.ndarray, targets: torch.Tensor, min_scale: float | None,
-                          seed: int, prior: torch.nn.Module) -> dict:
+def view_target_conflicts(
+    images: torch.Tensor,
+    labels: np.ndarray,
+    targets: torch.Tensor,
+    min_scale: float | None,
+    seed: int,
+    prior: torch.nn.Module,
+) -> dict:
     """ReLA camera-ready Fig. 6 / Remark 2 (v1 Fig. 5): augmentation gives similar views different targets.
 
     Two RandomResizedCrop(min_scale, 1) views of every image (``min_scale=None``: the clean image twice).
@@ -125,7 +135,7 @@ def view_target_conflicts(images: torch.Tensor, labels: np.ndarray, targets: tor
     class we report the cosine distance of the two targets, next to the prior's cosine distance between
     the two views themselves (how different psi finds the inputs) and between random cross-class targets."""
     n = len(labels)
-    v = augmented_views(images, min_scale, 2, seed)                       # [2n, HWC], image-major
+    v = augmented_views(images, min_scale, 2, seed)  # [2n, HWC], image-major
     img = np.repeat(np.arange(n), 2)
     d = torch.cdist(v, v).numpy()
     d_sib = d[np.arange(2 * n), np.arange(2 * n) ^ 1]
@@ -136,19 +146,31 @@ def view_target_conflicts(images: torch.Tensor, labels: np.ndarray, targets: tor
     hit = confusable & (labels[img[nn_idx]] != labels[img])
     pairs = np.flatnonzero(hit)
     cos_t = 1 - (targets @ targets.T).numpy()
-    out = {"min_scale": 1.0 if min_scale is None else min_scale, "views": 2 * n,
-           "confusable share": float(confusable.mean()), "confusable with another class": float(hit.mean()),
-           "confusable pairs": int(hit.sum()),
-           "target cos distance (all cross-class pairs)": float(cos_t[labels[:, None] != labels[None, :]].mean()),
-           "target cos distance (those pairs)": float("nan"), "prior cos distance of the two views": float("nan"),
-           "pixel distance to look-alike / to sibling": float("nan"), "example": (-1, -1, -1)}
+    out = {
+        "min_scale": 1.0 if min_scale is None else min_scale,
+        "views": 2 * n,
+        "confusable share": float(confusable.mean()),
+        "confusable with another class": float(hit.mean()),
+        "confusable pairs": int(hit.sum()),
+        "target cos distance (all cross-class pairs)": float(cos_t[labels[:, None] != labels[None, :]].mean()),
+        "target cos distance (those pairs)": float("nan"),
+        "prior cos distance of the two views": float("nan"),
+        "pixel distance to look-alike / to sibling": float("nan"),
+        "example": (-1, -1, -1),
+    }
     if len(pairs):
         c, h, w = images.shape[1:]
         with torch.no_grad():
-            pv = torch.nn.functional.normalize(prior(v.reshape(2 * n, c, h, w)[np.concatenate([pairs, nn_idx[pairs]])]), dim=1)
-        out.update({"target cos distance (those pairs)": float(cos_t[img[pairs], img[nn_idx[pairs]]].mean()),
-                    "prior cos distance of the two views": float((1 - (pv[:len(pairs)] * pv[len(pairs):]).sum(1)).mean()),
-                    "pixel distance to look-alike / to sibling": float(np.median(d_nn[pairs] / d_sib[pairs]))})
+            pv = torch.nn.functional.normalize(
+                prior(v.reshape(2 * n, c, h, w)[np.concatenate([pairs, nn_idx[pairs]])]), dim=1
+            )
+        out.update(
+            {
+                "target cos distance (those pairs)": float(cos_t[img[pairs], img[nn_idx[pairs]]].mean()),
+                "prior cos distance of the two views": float((1 - (pv[: len(pairs)] * pv[len(pairs) :]).sum(1)).mean()),
+                "pixel distance to look-alike / to sibling": float(np.median(d_nn[pairs] / d_sib[pairs])),
+            }
+        )
         a = int(pairs[np.argmin(d_nn[pairs])])  # the most alike pair of views with different targets
         out["example"] = (a, a ^ 1, int(nn_idx[a]))  # a view, its sibling, its look-alike from the other class
     return out

@@ -49,8 +49,18 @@ class Toy:
     """A seeded problem: real data from a noisy linear teacher, synthetic inputs drawn from the same
     distribution, A - 1 random feature permutations plus the identity as the predefined views."""
 
-    def __init__(self, d: int = 16, m: int = 8, k: int = 4, n_real: int = 200, views: int = 4, lam: float = 0.1,
-                 noise: float = 0.1, seed: int = 0, identity_views: bool = False):
+    def __init__(
+        self,
+        d: int = 16,
+        m: int = 8,
+        k: int = 4,
+        n_real: int = 200,
+        views: int = 4,
+        lam: float = 0.1,
+        noise: float = 0.1,
+        seed: int = 0,
+        identity_views: bool = False,
+    ):
         g = torch.Generator().manual_seed(seed)
         dt = torch.float64
         self.lam = lam
@@ -78,7 +88,7 @@ class Toy:
 
 def _grad(fn, x):
     x = x.detach().clone().requires_grad_(True)
-    g, = torch.autograd.grad(fn(x), x)
+    (g,) = torch.autograd.grad(fn(x), x)
     return g
 
 

@@ -40,23 +40,54 @@ INCONCLUSIVE = "inconclusive"
 NOT_TESTED = "not tested at this scale"
 VERDICTS = (HOLDS, FAILS, CONDITIONAL, INCONCLUSIVE, NOT_TESTED)
 #: the columns a stage writes (``reports/claims/<stage>.csv``); a comparison's verdict columns stay empty there
-STAGE_COLUMNS = ("paper", "version", "location", "claim", "check", "verdict", "condition", "tested", "preconditions",
-                 "seeds", "effect", "interval", "mde", "scale", "ours", "paper_numbers", "stage", "evidence")
+STAGE_COLUMNS = (
+    "paper",
+    "version",
+    "location",
+    "claim",
+    "check",
+    "verdict",
+    "condition",
+    "tested",
+    "preconditions",
+    "seeds",
+    "effect",
+    "interval",
+    "mde",
+    "scale",
+    "ours",
+    "paper_numbers",
+    "stage",
+    "evidence",
+)
 
 #: One name per paper. Keys are the names rows may use; values the name the ledger shows.
 PAPERS = {
-    "ReLA": "ReLA", "DWA": "DWA", "SSDD": "SSDD", "KRR-ST": "SSDD",
-    "DC": "DC", "DSA": "DSA", "DM": "DM", "KIP": "KIP", "DD": "DD",
-    "SLDD/TDD": "SLDD/TDD", "SLDD": "SLDD/TDD", "TDD": "SLDD/TDD",
-    "LD": "LD", "GTN": "GTN", "Mnemonics": "Mnemonics", "SRe2L": "SRe2L", "RDED": "RDED",
+    "ReLA": "ReLA",
+    "DWA": "DWA",
+    "SSDD": "SSDD",
+    "KRR-ST": "SSDD",
+    "DC": "DC",
+    "DSA": "DSA",
+    "DM": "DM",
+    "KIP": "KIP",
+    "DD": "DD",
+    "SLDD/TDD": "SLDD/TDD",
+    "SLDD": "SLDD/TDD",
+    "TDD": "SLDD/TDD",
+    "LD": "LD",
+    "GTN": "GTN",
+    "Mnemonics": "Mnemonics",
+    "SRe2L": "SRe2L",
+    "RDED": "RDED",
 }
 
 CONFIDENCE = 0.95  # two-sided interval of a paired difference
-POWER = 0.80       # the power at which the minimal detectable effect is stated
+POWER = 0.80  # the power at which the minimal detectable effect is stated
 MIN_SEEDS = 3
 
 
-MAX_SEEDS = 200      # a power plan beyond this is reported as "more than 200"
+MAX_SEEDS = 200  # a power plan beyond this is reported as "more than 200"
 
 
 def canonical_paper(name: str) -> str:
@@ -99,9 +130,11 @@ class Claim:
         object.__setattr__(self, "paper", canonical_paper(self.paper))
         if self.evidence:
             if self.verdict or self.tested:
-                raise ValueError(f"{self.location}: a comparison is decided by the claims_ledger stage, not by its stage "
-                                 f"(got verdict {self.verdict!r})")
-            Evidence.from_json(self.evidence)   # it parses
+                raise ValueError(
+                    f"{self.location}: a comparison is decided by the claims_ledger stage, not by its stage "
+                    f"(got verdict {self.verdict!r})"
+                )
+            Evidence.from_json(self.evidence)  # it parses
         else:
             if self.verdict not in VERDICTS:
                 raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
@@ -259,9 +292,11 @@ class Effect:
         odd seed out is left out)."""
         order = sorted(range(self.n), key=lambda i: (str(type(self.seeds[i])), self.seeds[i]))
         h = self.n // 2
-        a, b = order[:h], order[h:2 * h]
-        return (Effect(self.label, tuple(self.deltas[i] for i in a), tuple(self.seeds[i] for i in a), self.unit),
-                Effect(self.label, tuple(self.deltas[i] for i in b), tuple(self.seeds[i] for i in b), self.unit))
+        a, b = order[:h], order[h : 2 * h]
+        return (
+            Effect(self.label, tuple(self.deltas[i] for i in a), tuple(self.seeds[i] for i in a), self.unit),
+            Effect(self.label, tuple(self.deltas[i] for i in b), tuple(self.seeds[i] for i in b), self.unit),
+        )
 
     def judge(self, margin: float = 0.0) -> str:
         """``holds`` / ``fails`` / ``inconclusive`` of "A − B > −margin" by this effect's interval alone (a
@@ -278,12 +313,19 @@ class Effect:
     def text(self, digits: int = 1) -> str:
         u, f = self.unit, f"{{:+.{digits}f}}"
         lo, hi = self.interval
-        return (f"{self.label}: {f.format(u * self.mean)} [{f.format(u * lo)}, {f.format(u * hi)}]"
-                if math.isfinite(lo) else f"{self.label}: {f.format(u * self.mean)} (n = 1)")
+        return (
+            f"{self.label}: {f.format(u * self.mean)} [{f.format(u * lo)}, {f.format(u * hi)}]"
+            if math.isfinite(lo)
+            else f"{self.label}: {f.format(u * self.mean)} (n = 1)"
+        )
 
     def as_dict(self) -> dict:
-        return {"label": self.label, "deltas": list(self.deltas), "seeds": [_json_seed(s) for s in self.seeds],
-                "unit": self.unit}
+        return {
+            "label": self.label,
+            "deltas": list(self.deltas),
+            "seeds": [_json_seed(s) for s in self.seeds],
+            "unit": self.unit,
+        }
 
     @classmethod
     def from_dict(cls, d: Mapping) -> Effect:
@@ -316,6 +358,7 @@ class NestedEffect:
         >>> round(e.between_sd / e.within_sd, 1)   # units spread 0.02 apart, seeds 0.001
         20.0
     """
+
     label: str
     per_unit: tuple[Effect, ...]
     across_units: Effect
@@ -323,7 +366,7 @@ class NestedEffect:
     @property
     def within_sd(self) -> float:
         """Pooled SD of the evaluation seeds within a unit."""
-        ss = sum((e.n - 1) * e.sd ** 2 for e in self.per_unit if e.n > 1)
+        ss = sum((e.n - 1) * e.sd**2 for e in self.per_unit if e.n > 1)
         df = sum(e.n - 1 for e in self.per_unit if e.n > 1)
         return math.sqrt(ss / df) if df else float("nan")
 
@@ -336,8 +379,15 @@ class NestedEffect:
 def nested_effect(label: str, deltas: Mapping[tuple, float], unit: float = 100.0) -> NestedEffect:
     """:class:`NestedEffect` of ``{(replication unit, evaluation seed): A − B}``."""
     units = sorted({u for u, _ in deltas})
-    per = tuple(Effect(f"{label} (unit {u})", tuple(deltas[(u, s)] for s in sorted(s for v, s in deltas if v == u)),
-                       tuple(sorted(s for v, s in deltas if v == u)), unit) for u in units)
+    per = tuple(
+        Effect(
+            f"{label} (unit {u})",
+            tuple(deltas[(u, s)] for s in sorted(s for v, s in deltas if v == u)),
+            tuple(sorted(s for v, s in deltas if v == u)),
+            unit,
+        )
+        for u in units
+    )
     return NestedEffect(label, per, Effect(label, tuple(e.mean for e in per), tuple(units), unit))
 
 
@@ -360,21 +410,38 @@ class Evidence:
             raise ValueError(f"min_seeds must be >= 2 (an interval needs a spread), got {self.min_seeds}")
 
     def to_json(self) -> str:
-        return json.dumps({"effects": [e.as_dict() for e in self.effects],
-                           "preconditions": [asdict(p) for p in self.preconditions],
-                           "margin": self.margin, "min_seeds": self.min_seeds, "digits": self.digits},
-                          ensure_ascii=False, sort_keys=True)
+        return json.dumps(
+            {
+                "effects": [e.as_dict() for e in self.effects],
+                "preconditions": [asdict(p) for p in self.preconditions],
+                "margin": self.margin,
+                "min_seeds": self.min_seeds,
+                "digits": self.digits,
+            },
+            ensure_ascii=False,
+            sort_keys=True,
+        )
 
     @classmethod
     def from_json(cls, text: str) -> Evidence:
         d = json.loads(text)
-        return cls(tuple(Effect.from_dict(e) for e in d["effects"]),
-                   tuple(Precondition(**p) for p in d["preconditions"]), float(d["margin"]), int(d["min_seeds"]),
-                   int(d["digits"]))
+        return cls(
+            tuple(Effect.from_dict(e) for e in d["effects"]),
+            tuple(Precondition(**p) for p in d["preconditions"]),
+            float(d["margin"]),
+            int(d["min_seeds"]),
+            int(d["digits"]),
+        )
 
 
-def compare(effects: Effect | Iterable[Effect], preconditions: Iterable[Precondition] = (), *,
-            margin: float = 0.0, min_seeds: int = MIN_SEEDS, digits: int = 1) -> dict:
+def compare(
+    effects: Effect | Iterable[Effect],
+    preconditions: Iterable[Precondition] = (),
+    *,
+    margin: float = 0.0,
+    min_seeds: int = MIN_SEEDS,
+    digits: int = 1,
+) -> dict:
     """The keyword arguments of :class:`Claim` for a comparison claim "A beats B" (every effect
     ``A − B > −margin``): its evidence, decided by the ``claims_ledger`` stage."""
     effects = [effects] if isinstance(effects, Effect) else list(effects)
@@ -423,12 +490,20 @@ def interval_text(e: Effect | None, digits: int = 1) -> str:
         return f"{e.unit * e.mean:+.{digits}f} on one seed (no interval)"
     lo, hi = e.interval
     u = e.unit
-    return (f"{u * e.mean:+.{digits}f} [{u * lo:+.{digits}f}, {u * hi:+.{digits}f}] "
-            f"(seeds {','.join(map(str, e.seeds))})")
+    return (
+        f"{u * e.mean:+.{digits}f} [{u * lo:+.{digits}f}, {u * hi:+.{digits}f}] (seeds {','.join(map(str, e.seeds))})"
+    )
 
 
-def above(name: str, values: Mapping, reference: Mapping | float, needs: str, margin: float = 0.0,
-          unit: float = 100.0, digits: int = 1) -> Precondition:
+def above(
+    name: str,
+    values: Mapping,
+    reference: Mapping | float,
+    needs: str,
+    margin: float = 0.0,
+    unit: float = 100.0,
+    digits: int = 1,
+) -> Precondition:
     """``values`` (seed → measurement) above ``reference`` (seed → measurement, paired; or one number such as
     chance) by more than ``margin``: the 95% t interval of the paired difference lies above it. One seed gives
     no interval and is unmet. E.g. a trained baseline above the untrained network, a distilled set above its own
@@ -441,21 +516,32 @@ def above(name: str, values: Mapping, reference: Mapping | float, needs: str, ma
     """
     e = difference(name, values, reference, unit)
     ref = f"{float(reference) * unit:.{digits}f}" if not isinstance(reference, Mapping) else "the reference"
-    return Precondition(name, clears(e, margin), f"difference to {ref}: {interval_text(e, digits)}"
-                        + (f", margin {unit * margin:+.{digits}f}" if margin else ""), needs)
+    return Precondition(
+        name,
+        clears(e, margin),
+        f"difference to {ref}: {interval_text(e, digits)}"
+        + (f", margin {unit * margin:+.{digits}f}" if margin else ""),
+        needs,
+    )
 
 
-def below_ceiling(name: str, values: Mapping, ceiling: Mapping | float, headroom: float, needs: str,
-                  unit: float = 100.0) -> Precondition:
+def below_ceiling(
+    name: str, values: Mapping, ceiling: Mapping | float, headroom: float, needs: str, unit: float = 100.0
+) -> Precondition:
     """The evaluation is not at its ceiling: the interval of ``ceiling − values`` lies above ``headroom``."""
-    e = difference(name, ceiling, values, unit) if isinstance(ceiling, Mapping) else \
-        difference(name, {s: float(ceiling) for s in values}, values, unit)
-    return Precondition(name, clears(e, headroom), f"ceiling minus it: {interval_text(e)}, headroom "
-                        f"{unit * headroom:.1f}", needs)
+    e = (
+        difference(name, ceiling, values, unit)
+        if isinstance(ceiling, Mapping)
+        else difference(name, {s: float(ceiling) for s in values}, values, unit)
+    )
+    return Precondition(
+        name, clears(e, headroom), f"ceiling minus it: {interval_text(e)}, headroom {unit * headroom:.1f}", needs
+    )
 
 
-def plateaued(name: str, curve: Sequence[float], needs: str, window: int | None = None,
-              rel_tol: float = plateau.REL_TOL) -> Precondition:
+def plateaued(
+    name: str, curve: Sequence[float], needs: str, window: int | None = None, rel_tol: float = plateau.REL_TOL
+) -> Precondition:
     """An optimisation reached a plateau (:func:`compendium.core.plateau.is_plateau`): the 90% interval of the
     remaining trend over one window (a least-squares line through the last two windows, default a fifth of
     the curve each, as a fraction of the curve's total decrease) lies within ``±rel_tol``. Curves shorter
@@ -465,14 +551,25 @@ def plateaued(name: str, curve: Sequence[float], needs: str, window: int | None 
         n = int(np.isfinite(np.asarray(list(curve), dtype=float)).sum())
         return Precondition(name, False, f"{n} points logged", needs)
     met = plateau.is_plateau(curve, rel_tol, window)
-    return Precondition(name, met, f"trend over the last window {ti[0]:+.1%} ± {ti[1]:.1%} (s.e.) of the total decrease, "
-                        f"90% interval {'within' if met else 'not within'} ±{rel_tol:.0%}", needs)
+    return Precondition(
+        name,
+        met,
+        f"trend over the last window {ti[0]:+.1%} ± {ti[1]:.1%} (s.e.) of the total decrease, "
+        f"90% interval {'within' if met else 'not within'} ±{rel_tol:.0%}",
+        needs,
+    )
 
 
 def same_evaluation(name: str, settings: Mapping[str, Mapping], needs: str) -> Precondition:
     """The compared arms share one evaluation: every arm's evaluation settings are equal."""
     vals = list(settings.values())
     diff = sorted({k for v in vals for k in v if any(w.get(k) != v.get(k) for w in vals)})
-    return Precondition(name, not diff, "identical" if not diff else
-                        "differ in " + ", ".join(f"{k} ({', '.join(f'{a}: {s.get(k)}' for a, s in settings.items())})"
-                                                 for k in diff), needs)
+    return Precondition(
+        name,
+        not diff,
+        "identical"
+        if not diff
+        else "differ in "
+        + ", ".join(f"{k} ({', '.join(f'{a}: {s.get(k)}' for a, s in settings.items())})" for k in diff),
+        needs,
+    )

@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 FILE = Path(__file__).with_name("power_plan.csv")
-FUNDED = "cpu"       # the ``funded`` value of a comparison the default run must run at its planned seeds
+FUNDED = "cpu"  # the ``funded`` value of a comparison the default run must run at its planned seeds
 
 
 def read(path: Path = FILE) -> pd.DataFrame:
@@ -57,13 +57,17 @@ def unmet(stage: str, values: Mapping, plan_frame: pd.DataFrame | None = None) -
         if s != stage:
             continue
         if key not in values:
-            problems.append(f"{key}: the power plan funds {ids[0]} with {n} seeds on this parameter, which the stage "
-                            "does not have; declare the claim's seeds_key in src/compendium/verdicts/registry.yaml "
-                            "and rewrite the plan (python -m compendium.verdicts.power --write)")
+            problems.append(
+                f"{key}: the power plan funds {ids[0]} with {n} seeds on this parameter, which the stage "
+                "does not have; declare the claim's seeds_key in src/compendium/verdicts/registry.yaml "
+                "and rewrite the plan (python -m compendium.verdicts.power --write)"
+            )
             continue
         v = values[key]
         have = len(v) if isinstance(v, (list, tuple)) else int(v)
         if have < n:
-            problems.append(f"{key}: {have} seeds, but the committed power plan (src/compendium/verdicts/power_plan.csv) "
-                            f"funds {', '.join(ids)} with {n}; set {key} to {n} seeds (e.g. {list(range(n))})")
+            problems.append(
+                f"{key}: {have} seeds, but the committed power plan (src/compendium/verdicts/power_plan.csv) "
+                f"funds {', '.join(ids)} with {n}; set {key} to {n} seeds (e.g. {list(range(n))})"
+            )
     return problems

@@ -21,10 +21,35 @@ from compendium.verdicts import registry as reg, rule
 from compendium.verdicts.funding import FUNDED
 from compendium.verdicts.claims import INCONCLUSIVE, NOT_TESTED, STAGE_COLUMNS, VERDICTS, Evidence
 
-COLUMNS = ("id", "paper", "version", "location", "claim", "check", "verdict", "condition", "tested", "replication",
-           "verdict_all_seeds", "verdict_seeds_a", "verdict_seeds_b", "sesoi", "sesoi_source", "effect", "interval",
-           "mde", "seeds", "seeds_planned", "cpu_min_planned", "faithful_min_planned", "preconditions", "scale", "ours",
-           "paper_numbers", "stage")
+COLUMNS = (
+    "id",
+    "paper",
+    "version",
+    "location",
+    "claim",
+    "check",
+    "verdict",
+    "condition",
+    "tested",
+    "replication",
+    "verdict_all_seeds",
+    "verdict_seeds_a",
+    "verdict_seeds_b",
+    "sesoi",
+    "sesoi_source",
+    "effect",
+    "interval",
+    "mde",
+    "seeds",
+    "seeds_planned",
+    "cpu_min_planned",
+    "faithful_min_planned",
+    "preconditions",
+    "scale",
+    "ours",
+    "paper_numbers",
+    "stage",
+)
 #: the evidence of a row a stage wrote before comparisons recorded their evidence: its verdict is not this rule's
 LEGACY = "legacy"
 
@@ -39,7 +64,7 @@ def read_stage_rows(files: Iterable[Path]) -> pd.DataFrame:
     frames = []
     for f in files:
         frame = pd.read_csv(f, dtype=str, keep_default_na=False)
-        if "evidence" not in frame.columns:   # written before the evidence was recorded: its comparisons need a rerun
+        if "evidence" not in frame.columns:  # written before the evidence was recorded: its comparisons need a rerun
             frame["evidence"] = LEGACY
         missing = set(STAGE_COLUMNS) - set(frame.columns)
         if missing:
@@ -63,31 +88,63 @@ def assemble(stage_rows: pd.DataFrame, registry: reg.Registry, plan: pd.DataFram
             out.append(_undeclared(r))
             continue
         row = {c: r.get(c, "") for c in STAGE_COLUMNS if c != "evidence"}
-        row.update(id=d.id, paper=d.paper, version=d.version, location=d.location, claim=d.claim,
-                   sesoi=_sesoi_text(d), sesoi_source=d.smallest_effect_source if d.kind == "comparison" else "")
+        row.update(
+            id=d.id,
+            paper=d.paper,
+            version=d.version,
+            location=d.location,
+            claim=d.claim,
+            sesoi=_sesoi_text(d),
+            sesoi_source=d.smallest_effect_source if d.kind == "comparison" else "",
+        )
         if r["evidence"] == LEGACY:
             if d.kind == "comparison":
-                row.update(verdict=NOT_TESTED, tested="no", preconditions="", effect="", interval="", mde="", seeds="",
-                           condition=f"its stage's rows predate the recorded evidence this rule decides from; would "
-                                     f"need `dvc repro {d.stage}` (its verdict then was '{r['verdict']}')")
+                row.update(
+                    verdict=NOT_TESTED,
+                    tested="no",
+                    preconditions="",
+                    effect="",
+                    interval="",
+                    mde="",
+                    seeds="",
+                    condition=f"its stage's rows predate the recorded evidence this rule decides from; would "
+                    f"need `dvc repro {d.stage}` (its verdict then was '{r['verdict']}')",
+                )
         elif r["evidence"]:
             ev = Evidence.from_json(r["evidence"])
             if ev.margin > 0 and not (d.sesoi is not None and abs(d.sesoi - 100 * ev.margin) < 1e-9):
-                raise ValueError(f"{d.id}: its check's non-inferiority margin is {100 * ev.margin:g} points, its "
-                                 f"declared sesoi {d.sesoi}: declare the margin as its sesoi in {reg.FILE.name}")
+                raise ValueError(
+                    f"{d.id}: its check's non-inferiority margin is {100 * ev.margin:g} points, its "
+                    f"declared sesoi {d.sesoi}: declare the margin as its sesoi in {reg.FILE.name}"
+                )
             row.update(rule.decide(ev, sesoi=d.smallest_effect))
             p = plan_by.get(d.id, {})
-            row.update(seeds_planned=p.get("seeds_planned", ""), cpu_min_planned=p.get("cpu_min_planned", ""),
-                       faithful_min_planned=p.get("faithful_min_planned", ""))
+            row.update(
+                seeds_planned=p.get("seeds_planned", ""),
+                cpu_min_planned=p.get("cpu_min_planned", ""),
+                faithful_min_planned=p.get("faithful_min_planned", ""),
+            )
             row.update(under_powered(row, p))
         out.append(row)
     seen = {row["id"] for row in out}
     for d in registry.declarations:
         if d.id not in seen:
-            out.append({"id": d.id, "paper": d.paper, "version": d.version, "location": d.location, "claim": d.claim,
-                        "check": "(not run at this scale)", "verdict": NOT_TESTED, "tested": "no",
-                        "condition": f"its stage {d.stage} wrote no row at this scale; would need that stage run",
-                        "ours": "", "stage": d.stage, "sesoi": _sesoi_text(d)})
+            out.append(
+                {
+                    "id": d.id,
+                    "paper": d.paper,
+                    "version": d.version,
+                    "location": d.location,
+                    "claim": d.claim,
+                    "check": "(not run at this scale)",
+                    "verdict": NOT_TESTED,
+                    "tested": "no",
+                    "condition": f"its stage {d.stage} wrote no row at this scale; would need that stage run",
+                    "ours": "",
+                    "stage": d.stage,
+                    "sesoi": _sesoi_text(d),
+                }
+            )
     order = {d.id: i for i, d in enumerate(registry.declarations)}
     order.update({row["id"]: len(order) + i for i, row in enumerate(out) if row["id"] not in order})
     df = pd.DataFrame(out).reindex(columns=list(COLUMNS)).astype(object).fillna("")
@@ -105,21 +162,31 @@ def under_powered(row: Mapping, plan_row: Mapping) -> dict:
     undecided = row.get("verdict") == INCONCLUSIVE and row.get("verdict_all_seeds") == INCONCLUSIVE
     if not plan_row or not (no_replica or undecided):
         return {}
-    need = (f"the power plan asks {plan_row['seeds_planned']} matched seeds (two sets of {plan_row['seeds_per_half']}) "
-            f"to bring the minimal detectable effect to the smallest effect of interest ({row.get('sesoi')})")
-    cost = (f"{plan_row['cpu_min_planned']} CPU-minutes at cpu, {plan_row['faithful_min_planned']} at faithful"
-            if plan_row.get("cpu_min_planned") else "beyond any budget of this compendium")
+    need = (
+        f"the power plan asks {plan_row['seeds_planned']} matched seeds (two sets of {plan_row['seeds_per_half']}) "
+        f"to bring the minimal detectable effect to the smallest effect of interest ({row.get('sesoi')})"
+    )
+    cost = (
+        f"{plan_row['cpu_min_planned']} CPU-minutes at cpu, {plan_row['faithful_min_planned']} at faithful"
+        if plan_row.get("cpu_min_planned")
+        else "beyond any budget of this compendium"
+    )
     fits = str(plan_row.get("fits_cpu")) in ("True", "true")
     if str(plan_row.get("funded", "")) == FUNDED:
         cost += " (funded: the default run runs these seeds)"
     elif fits:
-        cost += (" (it fits the cpu budget on its own, but the default run has no minutes left for it: "
-                 "benchmarks/power_plan.md)")
+        cost += (
+            " (it fits the cpu budget on its own, but the default run has no minutes left for it: "
+            "benchmarks/power_plan.md)"
+        )
     if no_replica or fits:
         return {"condition": "; ".join(x for x in (row.get("condition", ""), f"{need}; that costs {cost}") if x)}
-    return {"verdict": NOT_TESTED, "tested": "no",
-            "condition": f"under-powered at this scale (spread of the paired differences {plan_row['sd']} points over "
-                         f"{plan_row['seeds_run']} seeds): {need}; that costs {cost}"}
+    return {
+        "verdict": NOT_TESTED,
+        "tested": "no",
+        "condition": f"under-powered at this scale (spread of the paired differences {plan_row['sd']} points over "
+        f"{plan_row['seeds_run']} seeds): {need}; that costs {cost}",
+    }
 
 
 UNDECLARED = "undeclared."
@@ -133,8 +200,9 @@ def _undeclared(r: Mapping) -> dict:
     row["id"] = UNDECLARED + hashlib.md5(key.encode()).hexdigest()[:8]
     if r["evidence"] and r["evidence"] != LEGACY:
         row.update(rule.decide(Evidence.from_json(r["evidence"])))
-    row["condition"] = "; ".join(x for x in (f"not in {reg.FILE.name}: declare it (id, metric, smallest effect)",
-                                             row.get("condition", "")) if x)
+    row["condition"] = "; ".join(
+        x for x in (f"not in {reg.FILE.name}: declare it (id, metric, smallest effect)", row.get("condition", "")) if x
+    )
     return row
 
 
@@ -146,15 +214,22 @@ def undeclared(ledger: pd.DataFrame) -> pd.DataFrame:
 def evidence_frame(stage_rows: pd.DataFrame, registry: reg.Registry) -> pd.DataFrame:
     """id and evidence of every comparison (what :func:`compendium.verdicts.power.plan` reads)."""
     decls = reg.match(registry, stage_rows.to_dict("records"))
-    return pd.DataFrame([{"id": d.id, "stage": d.stage, "evidence": r["evidence"]}
-                         for (_, r), d in zip(stage_rows.iterrows(), decls)
-                         if d is not None and r["evidence"] not in ("", LEGACY)], columns=["id", "stage", "evidence"])
+    return pd.DataFrame(
+        [
+            {"id": d.id, "stage": d.stage, "evidence": r["evidence"]}
+            for (_, r), d in zip(stage_rows.iterrows(), decls)
+            if d is not None and r["evidence"] not in ("", LEGACY)
+        ],
+        columns=["id", "stage", "evidence"],
+    )
 
 
 def is_comparison(ledger: pd.DataFrame) -> pd.Series:
     """The rows that compare trained arms (they carry a smallest effect of interest or a verdict of all seeds)."""
+
     def col(c):
         return ledger[c].astype(str) if c in ledger.columns else pd.Series("", index=ledger.index)
+
     return col("verdict_all_seeds").ne("") | col("sesoi_source").ne("")
 
 
@@ -189,18 +264,36 @@ def not_tested_list(ledger: pd.DataFrame) -> pd.DataFrame:
 def render_markdown(ledger: pd.DataFrame, title: str = "Claims ledger") -> str:
     """``claims.md``: counts per paper, then one section per paper with each claim's verdict, effect, interval,
     smallest effect of interest, replication and the condition or unmet precondition."""
-    md = [f"# {title}", "",
-          "Generated by the `claims_ledger` stage from the stages' records and the claims registry "
-          "(`src/compendium/verdicts/registry.yaml`); do not edit by hand.",
-          "Paper numbers are the paper's; *ours* are computed by the stage named in each row. Comparisons are judged",
-          "by one rule (`compendium.verdicts.rule.decide`): paired differences over matched seeds, a 95% t interval",
-          "that excludes zero (holds / fails) or every effect of the smallest size of interest (fails: the advantage",
-          "is absent), the run's regime checks, and the same verdict on two disjoint seed sets (else inconclusive).", ""]
+    md = [
+        f"# {title}",
+        "",
+        "Generated by the `claims_ledger` stage from the stages' records and the claims registry "
+        "(`src/compendium/verdicts/registry.yaml`); do not edit by hand.",
+        "Paper numbers are the paper's; *ours* are computed by the stage named in each row. Comparisons are judged",
+        "by one rule (`compendium.verdicts.rule.decide`): paired differences over matched seeds, a 95% t interval",
+        "that excludes zero (holds / fails) or every effect of the smallest size of interest (fails: the advantage",
+        "is absent), the run's regime checks, and the same verdict on two disjoint seed sets (else inconclusive).",
+        "",
+    ]
     if not len(ledger):
         return "\n".join(md + ["_No claims have been checked yet._", ""])
     md += ["## Verdicts per paper", "", markdown_table(summary(ledger)), ""]
-    cols = ["id", "location", "claim", "verdict", "effect", "interval", "sesoi", "replication", "seeds", "seeds_planned",
-            "condition", "ours", "paper_numbers", "stage"]
+    cols = [
+        "id",
+        "location",
+        "claim",
+        "verdict",
+        "effect",
+        "interval",
+        "sesoi",
+        "replication",
+        "seeds",
+        "seeds_planned",
+        "condition",
+        "ours",
+        "paper_numbers",
+        "stage",
+    ]
     for paper, rows in ledger.groupby("paper", sort=True):
         md += [f"## {paper}", "", markdown_table(rows[cols]), ""]
     return "\n".join(md)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -40,8 +39,22 @@ from compendium.verdicts.funding import FILE, FUNDED, read
 RECORDS = {"dd_tables": ("dd_teachers", "dd_coresets", "dd_inversion", "dd_matching", "dd_kip")}
 FAITHFUL_ESTIMATE = paths.ROOT / "benchmarks" / "faithful_estimate.md"
 SUMMARY = paths.ROOT / "benchmarks" / "power_plan.md"
-COLUMNS = ("id", "stage", "records", "sd", "seeds_run", "sesoi", "seeds_per_half", "seeds_planned", "cpu_min_run",
-           "cpu_min_planned", "faithful_min_planned", "fits_cpu", "funded", "seeds_key")
+COLUMNS = (
+    "id",
+    "stage",
+    "records",
+    "sd",
+    "seeds_run",
+    "sesoi",
+    "seeds_per_half",
+    "seeds_planned",
+    "cpu_min_run",
+    "cpu_min_planned",
+    "faithful_min_planned",
+    "fits_cpu",
+    "funded",
+    "seeds_key",
+)
 #: the papers whose claims the compendium is about: funded first (:func:`allocate`)
 CENTRAL = ("ReLA", "DWA", "DC", "DSA", "SSDD")
 
@@ -57,8 +70,14 @@ def claim_plan(ev: Evidence, sesoi: float | None) -> tuple[float, int, int]:
     return max(s for s, *_ in sds), n_run, per
 
 
-def plan(evidence: pd.DataFrame, registry: reg.Registry, minutes: Mapping[str, float],
-         faithful_minutes: Mapping[str, float], records: Mapping[str, Iterable[str]], budget_min: float) -> pd.DataFrame:
+def plan(
+    evidence: pd.DataFrame,
+    registry: reg.Registry,
+    minutes: Mapping[str, float],
+    faithful_minutes: Mapping[str, float],
+    records: Mapping[str, Iterable[str]],
+    budget_min: float,
+) -> pd.DataFrame:
     """One row per comparison of ``evidence`` (its ``id`` and ``evidence`` columns, as the ``claims_ledger`` stage
     records them in ``evidence.csv``): σ, seeds run, seeds per half and planned,
     and the CPU-minutes: ``minutes`` / ``faithful_minutes`` per stage (measured at ``cpu``; estimated at
@@ -73,27 +92,41 @@ def plan(evidence: pd.DataFrame, registry: reg.Registry, minutes: Mapping[str, f
         stages = list(records.get(d.id, [d.stage]))
         scale = planned / n_run if n_run else float("nan")
         run = sum(float(minutes.get(s, float("nan"))) for s in stages)
-        rows.append({"id": d.id, "stage": d.stage, "records": " ".join(stages), "sd": round(sd, 3), "seeds_run": n_run,
-                     "sesoi": d.smallest_effect if d.smallest_effect is not None else "",
-                     "seeds_per_half": per if per <= MAX_SEEDS else f">{MAX_SEEDS}",
-                     "seeds_planned": planned if per <= MAX_SEEDS else f">{2 * MAX_SEEDS}",
-                     "cpu_min_run": round(run, 1), "cpu_min_planned": round(run * scale, 1) if per <= MAX_SEEDS else "",
-                     "faithful_min_planned": round(sum(float(faithful_minutes.get(s, float("nan"))) for s in stages) * scale, 1)
-                     if per <= MAX_SEEDS else "",
-                     "fits_cpu": bool(per <= MAX_SEEDS and run * scale <= budget_min), "funded": "",
-                     "seeds_key": d.seeds_key})
+        rows.append(
+            {
+                "id": d.id,
+                "stage": d.stage,
+                "records": " ".join(stages),
+                "sd": round(sd, 3),
+                "seeds_run": n_run,
+                "sesoi": d.smallest_effect if d.smallest_effect is not None else "",
+                "seeds_per_half": per if per <= MAX_SEEDS else f">{MAX_SEEDS}",
+                "seeds_planned": planned if per <= MAX_SEEDS else f">{2 * MAX_SEEDS}",
+                "cpu_min_run": round(run, 1),
+                "cpu_min_planned": round(run * scale, 1) if per <= MAX_SEEDS else "",
+                "faithful_min_planned": round(
+                    sum(float(faithful_minutes.get(s, float("nan"))) for s in stages) * scale, 1
+                )
+                if per <= MAX_SEEDS
+                else "",
+                "fits_cpu": bool(per <= MAX_SEEDS and run * scale <= budget_min),
+                "funded": "",
+                "seeds_key": d.seeds_key,
+            }
+        )
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def allocate(plan_frame: pd.DataFrame, minutes: Mapping[str, float], budget_min: float,
-             paper_of: Callable[[str], str]) -> tuple[pd.DataFrame, float]:
+def allocate(
+    plan_frame: pd.DataFrame, minutes: Mapping[str, float], budget_min: float, paper_of: Callable[[str], str]
+) -> tuple[pd.DataFrame, float]:
     """Which comparisons the default run funds: starting from the run as it is (``minutes`` per stage, summed),
     add the comparisons whose plan fits ``fits_cpu``, central papers (:data:`CENTRAL`) first and the cheapest
     extra minutes first within each group, while the whole run stays within ``budget_min``. A stage shared by
     funded claims runs once, at the largest seed count any of them asks. Returns the plan with ``funded`` set to
     :data:`FUNDED` for those, and the run's planned minutes."""
     out = plan_frame.copy()
-    factor: dict[str, float] = {}          # stage -> planned seeds / run seeds, as funded so far
+    factor: dict[str, float] = {}  # stage -> planned seeds / run seeds, as funded so far
     spent = float(sum(minutes.values()))
 
     def extra(r) -> float:
@@ -101,7 +134,9 @@ def allocate(plan_frame: pd.DataFrame, minutes: Mapping[str, float], budget_min:
         return sum(max(0.0, float(minutes.get(s, 0.0)) * (f - factor.get(s, 1.0))) for s in str(r["records"]).split())
 
     cand = out[out["fits_cpu"].astype(str).isin(["True", "true"])]
-    order = sorted(cand.index, key=lambda i: (paper_of(cand.at[i, "id"]) not in CENTRAL, extra(cand.loc[i]), cand.at[i, "id"]))
+    order = sorted(
+        cand.index, key=lambda i: (paper_of(cand.at[i, "id"]) not in CENTRAL, extra(cand.loc[i]), cand.at[i, "id"])
+    )
     for i in order:
         r = out.loc[i]
         e = extra(r)
@@ -123,39 +158,65 @@ def freeze(new: pd.DataFrame, old: pd.DataFrame) -> pd.DataFrame:
     out = new.copy()
     for i, r in out.iterrows():
         if r["id"] in keep:
-            for c in ("seeds_per_half", "seeds_planned", "cpu_min_planned", "faithful_min_planned", "fits_cpu", "funded"):
+            for c in (
+                "seeds_per_half",
+                "seeds_planned",
+                "cpu_min_planned",
+                "faithful_min_planned",
+                "fits_cpu",
+                "funded",
+            ):
                 out.at[i, c] = keep[r["id"]][c]
     return out
 
 
-def write_summary(plan_frame: pd.DataFrame, papers: pd.DataFrame, total: Mapping, budget_min: float,
-                  run_min: float, planned_min: float) -> None:
+def write_summary(
+    plan_frame: pd.DataFrame,
+    papers: pd.DataFrame,
+    total: Mapping,
+    budget_min: float,
+    run_min: float,
+    planned_min: float,
+) -> None:
     """``benchmarks/power_plan.md``: the plan per paper and in all, for a reader."""
     n = len(plan_frame)
     spread = int(pd.to_numeric(plan_frame["sd"], errors="coerce").notna().sum())
     capped = int((plan_frame["cpu_min_planned"].astype(str) == "").sum())
     fits = int(plan_frame["fits_cpu"].astype(str).isin(["True", "true"]).sum())
     funded = plan_frame[plan_frame["funded"].astype(str) == FUNDED]
-    text = ["# The power plan", "",
-            "Generated by `python -m compendium.verdicts.power --write` from the last run's evidence "
-            "(`reports/tables/claims_ledger/evidence.csv`); do not edit by hand. Per comparison "
-            f"(`src/compendium/verdicts/power_plan.csv`): the seeds per seed set that bring its minimal detectable "
-            "effect (80% power) down to its smallest effect of interest, twice that for the two disjoint sets the "
-            "verdict must be replicated on, and the CPU-minutes of its recording stages scaled by planned / run seeds.",
-            "", f"{n} comparisons, {spread} of them with a measured spread (two seeds or more); {capped} need more than "
-            f"{2 * MAX_SEEDS} seeds; {fits} fit a `cpu` budget of {budget_min:.0f} minutes on their own.", "",
-            "**Funded at `cpu`** (the default run must run them at their planned seeds; `python -m "
-            "compendium.pipeline.params` and every stage run refuse fewer): "
-            + (", ".join(f"`{i}` ({n} seeds)" for i, n in zip(funded["id"], funded["seeds_planned"])) if len(funded)
-               else "none") + f". The default run as it is takes {run_min:.0f} of its {budget_min:.0f} minutes "
-            f"(the stages' last measured minutes); with the funded seeds, {planned_min:.0f}. A comparison that fits "
-            "on its own but is not funded is *not tested at this scale* until time is freed for it; the plan funds "
-            "the central papers' claims first (" + ", ".join(CENTRAL) + "), the cheapest first. A funded comparison "
-            "keeps its planned seeds when the plan is rewritten (pre-registration; `--replan` recomputes them).", "",
-            "Per paper (a stage shared by several claims is counted once, at the largest scale any of them asks):", "",
-            markdown_table(papers), "",
-            f"The whole plan (every stage once, at the largest scale any comparison asks of it): **{total['cpu min']:,.0f} "
-            f"CPU-minutes at `cpu`** and **{total['faithful min']:,.0f} at `faithful`** on 2 cores.", ""]
+    text = [
+        "# The power plan",
+        "",
+        "Generated by `python -m compendium.verdicts.power --write` from the last run's evidence "
+        "(`reports/tables/claims_ledger/evidence.csv`); do not edit by hand. Per comparison "
+        "(`src/compendium/verdicts/power_plan.csv`): the seeds per seed set that bring its minimal detectable "
+        "effect (80% power) down to its smallest effect of interest, twice that for the two disjoint sets the "
+        "verdict must be replicated on, and the CPU-minutes of its recording stages scaled by planned / run seeds.",
+        "",
+        f"{n} comparisons, {spread} of them with a measured spread (two seeds or more); {capped} need more than "
+        f"{2 * MAX_SEEDS} seeds; {fits} fit a `cpu` budget of {budget_min:.0f} minutes on their own.",
+        "",
+        "**Funded at `cpu`** (the default run must run them at their planned seeds; `python -m "
+        "compendium.pipeline.params` and every stage run refuse fewer): "
+        + (
+            ", ".join(f"`{i}` ({n} seeds)" for i, n in zip(funded["id"], funded["seeds_planned"]))
+            if len(funded)
+            else "none"
+        )
+        + f". The default run as it is takes {run_min:.0f} of its {budget_min:.0f} minutes "
+        f"(the stages' last measured minutes); with the funded seeds, {planned_min:.0f}. A comparison that fits "
+        "on its own but is not funded is *not tested at this scale* until time is freed for it; the plan funds "
+        "the central papers' claims first (" + ", ".join(CENTRAL) + "), the cheapest first. A funded comparison "
+        "keeps its planned seeds when the plan is rewritten (pre-registration; `--replan` recomputes them).",
+        "",
+        "Per paper (a stage shared by several claims is counted once, at the largest scale any of them asks):",
+        "",
+        markdown_table(papers),
+        "",
+        f"The whole plan (every stage once, at the largest scale any comparison asks of it): **{total['cpu min']:,.0f} "
+        f"CPU-minutes at `cpu`** and **{total['faithful min']:,.0f} at `faithful`** on 2 cores.",
+        "",
+    ]
     SUMMARY.write_text("\n".join(text))
 
 
@@ -214,7 +275,6 @@ def main(argv: list[str] | None = None) -> None:
     print(papers.to_string(index=False))
 
 
-
 def by_paper(plan_frame: pd.DataFrame, paper_of: Callable[[str], str]) -> pd.DataFrame:
     """Per paper (``paper_of``: claim id -> the group to cost together), what running its plan costs: the planned
     minutes of each set of recording stages at the largest any of the paper's comparisons asks, summed over those
@@ -228,11 +288,16 @@ def by_paper(plan_frame: pd.DataFrame, paper_of: Callable[[str], str]) -> pd.Dat
         ok = g[g["cpu_min_planned"].astype(str) != ""]
         cost = ok.assign(cpu=pd.to_numeric(ok["cpu_min_planned"]), faithful=pd.to_numeric(ok["faithful_min_planned"]))
         per_stages = cost.groupby("records")[["cpu", "faithful"]].max()
-        rows.append({"paper": paper, "comparisons": len(g),
-                     "seeds planned (largest)": int(pd.to_numeric(ok["seeds_planned"]).max()) if len(ok) else "",
-                     "beyond the cap": int(len(g) - len(ok)),
-                     "cpu min": round(float(per_stages["cpu"].sum()), 1),
-                     "faithful min": round(float(per_stages["faithful"].sum()), 1)})
+        rows.append(
+            {
+                "paper": paper,
+                "comparisons": len(g),
+                "seeds planned (largest)": int(pd.to_numeric(ok["seeds_planned"]).max()) if len(ok) else "",
+                "beyond the cap": int(len(g) - len(ok)),
+                "cpu min": round(float(per_stages["cpu"].sum()), 1),
+                "faithful min": round(float(per_stages["faithful"].sum()), 1),
+            }
+        )
     return pd.DataFrame(rows, columns=cols)
 
 

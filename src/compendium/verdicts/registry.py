@@ -38,12 +38,17 @@ KINDS = ("comparison", "exact")
 
 #: The default smallest effect of interest per metric (display units), with its reason; None: no natural scale.
 METRICS: dict[str, tuple[float | None, str]] = {
-    "accuracy": (1.0, "default for top-1 accuracy: 1 point, the smallest gain these papers' tables report as a "
-                      "gain (their per-seed spreads are 0.1-1 point)"),
+    "accuracy": (
+        1.0,
+        "default for top-1 accuracy: 1 point, the smallest gain these papers' tables report as a "
+        "gain (their per-seed spreads are 0.1-1 point)",
+    ),
     "rank correlation": (0.1, "default for a rank correlation: 0.1 of Spearman's ρ"),
     "similarity": (0.01, "default for a similarity on [0, 1]: 0.01"),
-    "budget share": (10.0, "default for a training budget: 10 points of the full budget (the step of the papers' "
-                           "budget grids)"),
+    "budget share": (
+        10.0,
+        "default for a training budget: 10 points of the full budget (the step of the papers' budget grids)",
+    ),
     "loss": (None, "a loss or spread without a natural scale: direction only (no smallest effect, never 'absent')"),
     "none": (None, "an exact check: no effect"),
 }
@@ -61,8 +66,8 @@ class Declaration:
     metric: str
     sesoi: float | None = None
     sesoi_source: str = ""
-    seeds_key: str = "seeds"      # the recording stages' parameter that lists the comparison's matched seeds
-    headline: bool = False        # one of its paper's central claims: the README's first screen names its verdict
+    seeds_key: str = "seeds"  # the recording stages' parameter that lists the comparison's matched seeds
+    headline: bool = False  # one of its paper's central claims: the README's first screen names its verdict
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -126,9 +131,15 @@ def load(path: Path = FILE) -> Registry:
         bad = set(item) - fields
         missing = {"id", "paper", "version", "location", "claim", "stage", "kind", "metric"} - set(item)
         if bad or missing:
-            raise ValueError(f"{path}: declaration {i} ({item.get('id', '?')}): unknown keys {sorted(bad)}, "
-                             f"missing {sorted(missing)}")
-        out.append(Declaration(**{k: (str(v) if k not in ("sesoi", "headline") and v is not None else v) for k, v in item.items()}))
+            raise ValueError(
+                f"{path}: declaration {i} ({item.get('id', '?')}): unknown keys {sorted(bad)}, "
+                f"missing {sorted(missing)}"
+            )
+        out.append(
+            Declaration(
+                **{k: (str(v) if k not in ("sesoi", "headline") and v is not None else v) for k, v in item.items()}
+            )
+        )
     return Registry(tuple(out))
 
 

@@ -34,13 +34,36 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from compendium.verdicts.claims import (CONDITIONAL, FAILS, HOLDS, INCONCLUSIVE, NOT_TESTED, VERDICTS, Claim, Effect,
-                                        Evidence, Precondition, compare)
+from compendium.verdicts.claims import (
+    CONDITIONAL,
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_TESTED,
+    VERDICTS,
+    Claim,
+    Effect,
+    Evidence,
+    Precondition,
+    compare,
+)
 
 DECIDED = (HOLDS, FAILS, CONDITIONAL)
 #: the ledger columns :func:`decide` fills
-COLUMNS = ("verdict", "condition", "tested", "preconditions", "seeds", "effect", "interval", "mde",
-           "verdict_all_seeds", "verdict_seeds_a", "verdict_seeds_b", "replication")
+COLUMNS = (
+    "verdict",
+    "condition",
+    "tested",
+    "preconditions",
+    "seeds",
+    "effect",
+    "interval",
+    "mde",
+    "verdict_all_seeds",
+    "verdict_seeds_a",
+    "verdict_seeds_b",
+    "replication",
+)
 
 
 def judge_effect(e: Effect, margin: float = 0.0, sesoi: float | None = None) -> tuple[str, str]:
@@ -59,15 +82,20 @@ def judge_effect(e: Effect, margin: float = 0.0, sesoi: float | None = None) -> 
 
 def _combine(per: Sequence[tuple[str, str]], labels: Sequence[str]) -> tuple[str, str]:
     verdicts = [v for v, _ in per]
-    absent = [f"{lab} ({why[len('absent: '):]})" for lab, (v, why) in zip(labels, per) if why.startswith("absent")]
-    note = f"the claimed advantage is absent (below the smallest effect of interest) for {', '.join(absent)}" \
-        if absent else ""
+    absent = [f"{lab} ({why[len('absent: ') :]})" for lab, (v, why) in zip(labels, per) if why.startswith("absent")]
+    note = (
+        f"the claimed advantage is absent (below the smallest effect of interest) for {', '.join(absent)}"
+        if absent
+        else ""
+    )
     if all(v == HOLDS for v in verdicts):
         return HOLDS, ""
     held = [lab for lab, v in zip(labels, verdicts) if v == HOLDS]
     failed = [lab for lab, v in zip(labels, verdicts) if v == FAILS]
     if failed and held:
-        return CONDITIONAL, "; ".join(x for x in (f"holds for {', '.join(held)}; fails for {', '.join(failed)}", note) if x)
+        return CONDITIONAL, "; ".join(
+            x for x in (f"holds for {', '.join(held)}; fails for {', '.join(failed)}", note) if x
+        )
     if failed:
         return FAILS, note
     return INCONCLUSIVE, ""
@@ -77,9 +105,15 @@ def _verdict_of(effects: Sequence[Effect], margin: float, sesoi: float | None) -
     return _combine([judge_effect(e, margin, sesoi) for e in effects], [e.label for e in effects])
 
 
-def decide(evidence: Evidence | Effect | Iterable[Effect], preconditions: Iterable[Precondition] = (), *,
-           sesoi: float | None = None, margin: float | None = None, min_seeds: int | None = None,
-           digits: int | None = None) -> dict:
+def decide(
+    evidence: Evidence | Effect | Iterable[Effect],
+    preconditions: Iterable[Precondition] = (),
+    *,
+    sesoi: float | None = None,
+    margin: float | None = None,
+    min_seeds: int | None = None,
+    digits: int | None = None,
+) -> dict:
     """The ledger columns (:data:`COLUMNS`) of a comparison. ``evidence``: what its stage recorded
     (:class:`Evidence`), or effects (with ``preconditions``, ``margin``, ``min_seeds``, ``digits``) to judge
     directly. ``sesoi``: the claim's smallest effect of interest, in display units."""
@@ -94,41 +128,67 @@ def decide(evidence: Evidence | Effect | Iterable[Effect], preconditions: Iterab
         raise ValueError(f"the smallest effect of interest must be finite and >= 0, got {sesoi}")
     n_min = min((e.n for e in effects), default=0)
     if effects:
-        pre.append(Precondition(f">= {k} matched seeds", n_min >= k, f"{n_min} matched", f"{k} matched seeds on every arm"))
+        pre.append(
+            Precondition(f">= {k} matched seeds", n_min >= k, f"{n_min} matched", f"{k} matched seeds on every arm")
+        )
     fmt = f"{{:+.{ev.digits}f}}"
     seeds = sorted({s for e in effects for s in e.seeds}, key=lambda s: (str(type(s)), s))
     out = {
         "preconditions": "; ".join(str(p) for p in pre),
-        "seeds": (",".join(str(s) for s in seeds) if all(e.seeds == effects[0].seeds for e in effects)
-                  else "; ".join(f"{e.label}: {','.join(map(str, e.seeds))}" for e in effects)) if effects else "",
+        "seeds": (
+            ",".join(str(s) for s in seeds)
+            if all(e.seeds == effects[0].seeds for e in effects)
+            else "; ".join(f"{e.label}: {','.join(map(str, e.seeds))}" for e in effects)
+        )
+        if effects
+        else "",
         "effect": "; ".join(f"{e.label}: {fmt.format(e.unit * e.mean)}" for e in effects),
-        "interval": "; ".join(f"{e.label}: [{fmt.format(e.unit * e.interval[0])}, {fmt.format(e.unit * e.interval[1])}]"
-                              for e in effects if math.isfinite(e.half_width)),
+        "interval": "; ".join(
+            f"{e.label}: [{fmt.format(e.unit * e.interval[0])}, {fmt.format(e.unit * e.interval[1])}]"
+            for e in effects
+            if math.isfinite(e.half_width)
+        ),
         "mde": "; ".join(f"{e.label}: {e.unit * e.mde:.{ev.digits}f}" for e in effects if math.isfinite(e.mde)),
-        "verdict_all_seeds": "", "verdict_seeds_a": "", "verdict_seeds_b": "", "replication": "",
+        "verdict_all_seeds": "",
+        "verdict_seeds_a": "",
+        "verdict_seeds_b": "",
+        "replication": "",
     }
     unmet = [p for p in pre if not p.met]
     if unmet or not effects:
         if not unmet:
             raise ValueError("a comparison without effects needs an unmet precondition")
-        return {**out, "verdict": NOT_TESTED, "tested": "no",
-                "condition": "; ".join(f"{p.name} unmet ({p.measured}); would need {p.needs}" for p in unmet)}
+        return {
+            **out,
+            "verdict": NOT_TESTED,
+            "tested": "no",
+            "condition": "; ".join(f"{p.name} unmet ({p.measured}); would need {p.needs}" for p in unmet),
+        }
     v, cond = _verdict_of(effects, ev.margin, sesoi)
     out["verdict_all_seeds"] = v
-    if n_min < 2 * k:   # no disjoint seed set to replicate on: the run is not a test of the claim
+    if n_min < 2 * k:  # no disjoint seed set to replicate on: the run is not a test of the claim
         out["replication"] = f"not possible: {n_min} seeds, two disjoint sets of >= {k} need >= {2 * k}"
-        return {**out, "verdict": NOT_TESTED, "tested": "no",
-                "condition": f"replication on a disjoint seed set unmet ({n_min} matched seeds; all of them give "
-                             f"'{v}'" + (f": {cond}" if cond else "") + f"); would need >= {2 * k} matched seeds"}
+        return {
+            **out,
+            "verdict": NOT_TESTED,
+            "tested": "no",
+            "condition": f"replication on a disjoint seed set unmet ({n_min} matched seeds; all of them give "
+            f"'{v}'" + (f": {cond}" if cond else "") + f"); would need >= {2 * k} matched seeds",
+        }
     halves = [e.halves() for e in effects]
     va, _ = _verdict_of([a for a, _ in halves], ev.margin, sesoi)
     vb, _ = _verdict_of([b for _, b in halves], ev.margin, sesoi)
     out.update(verdict_seeds_a=va, verdict_seeds_b=vb)
     if v in DECIDED and not va == vb == v:
         out["replication"] = "not replicated"
-        return {**out, "verdict": INCONCLUSIVE, "tested": "yes",
-                "condition": f"not replicated: the disjoint seed sets give '{va}' and '{vb}' (all seeds: '{v}'"
-                             + (f"; {cond}" if cond else "") + ")"}
+        return {
+            **out,
+            "verdict": INCONCLUSIVE,
+            "tested": "yes",
+            "condition": f"not replicated: the disjoint seed sets give '{va}' and '{vb}' (all seeds: '{v}'"
+            + (f"; {cond}" if cond else "")
+            + ")",
+        }
     out["replication"] = "replicated" if v in DECIDED else "undecided"
     return {**out, "verdict": v, "tested": "yes", "condition": cond}
 
@@ -147,10 +207,21 @@ def judged(claim: Claim, sesoi: float | None = None, all_seeds: bool = False) ->
         return claim
     cols = decide(Evidence.from_json(claim.evidence), sesoi=sesoi)
     if all_seeds and cols["verdict_all_seeds"]:
-        cols = {**cols, "verdict": cols["verdict_all_seeds"], "tested": "yes",
-                "condition": "" if cols["verdict_all_seeds"] in (HOLDS, FAILS, INCONCLUSIVE) else cols["condition"]}
+        cols = {
+            **cols,
+            "verdict": cols["verdict_all_seeds"],
+            "tested": "yes",
+            "condition": "" if cols["verdict_all_seeds"] in (HOLDS, FAILS, INCONCLUSIVE) else cols["condition"],
+        }
         if cols["verdict"] == CONDITIONAL:
-            cols["condition"] = _verdict_of(list(Evidence.from_json(claim.evidence).effects),
-                                            Evidence.from_json(claim.evidence).margin, sesoi)[1]
-    return replace(claim, evidence="", **{k: cols[k] for k in ("verdict", "condition", "tested", "preconditions", "seeds",
-                                                               "effect", "interval", "mde")})
+            cols["condition"] = _verdict_of(
+                list(Evidence.from_json(claim.evidence).effects), Evidence.from_json(claim.evidence).margin, sesoi
+            )[1]
+    return replace(
+        claim,
+        evidence="",
+        **{
+            k: cols[k]
+            for k in ("verdict", "condition", "tested", "preconditions", "seeds", "effect", "interval", "mde")
+        },
+    )

@@ -45,29 +45,35 @@ import torch.nn.functional as F
 from compendium.core import data
 
 FAMILIES = ("color", "crop", "cutout", "flip", "scale", "rotate")
-DEFAULT_STRATEGY = "color_crop_cutout_flip_scale_rotate"   # the DC/DSA/DM code's default
-DIGIT_STRATEGY = "color_crop_cutout_scale_rotate"           # no flip for digits
+DEFAULT_STRATEGY = "color_crop_cutout_flip_scale_rotate"  # the DC/DSA/DM code's default
+DIGIT_STRATEGY = "color_crop_cutout_scale_rotate"  # no flip for digits
 _DIGITS = data.DIGIT_DATASETS
 
 
 @dataclass(frozen=True)
 class DSAParams:
     """Magnitudes of the six families (the code's ``ParamDiffAug`` defaults)."""
+
     flip_prob: float = 0.5
-    scale: float = 1.2          # sx, sy ~ U(1/scale, scale)
-    rotate: float = 15.0        # degrees, angle ~ U(-rotate, rotate)
-    crop: float = 0.125         # max translation as a fraction of the side
-    cutout: float = 0.5         # side of the erased square as a fraction of the side
+    scale: float = 1.2  # sx, sy ~ U(1/scale, scale)
+    rotate: float = 15.0  # degrees, angle ~ U(-rotate, rotate)
+    crop: float = 0.125  # max translation as a fraction of the side
+    cutout: float = 0.5  # side of the erased square as a fraction of the side
     brightness: float = 1.0
     saturation: float = 2.0
     contrast: float = 0.5
-    mode: str = "single"        # single: one family per call (aug_mode 'S'); multiple: all ('M')
+    mode: str = "single"  # single: one family per call (aug_mode 'S'); multiple: all ('M')
 
     def __post_init__(self) -> None:
         if self.mode not in ("single", "multiple"):
             raise ValueError(f"DSA mode must be 'single' or 'multiple', got {self.mode!r}")
-        if self.scale < 1.0 or self.rotate < 0 or not 0 <= self.crop < 1 or not 0 <= self.cutout <= 1 \
-                or not 0 <= self.flip_prob <= 1:
+        if (
+            self.scale < 1.0
+            or self.rotate < 0
+            or not 0 <= self.crop < 1
+            or not 0 <= self.cutout <= 1
+            or not 0 <= self.flip_prob <= 1
+        ):
             raise ValueError(f"DSA magnitudes out of range: {self}")
 
     def as_dict(self) -> dict:
@@ -78,6 +84,7 @@ class DSAParams:
 class Draw:
     """Sampled transformation parameters: ``families`` applied in order, each value ``[n]`` with
     n = 1 (Siamese, broadcast over the batch) or n = batch size (independent)."""
+
     families: tuple[str, ...]
     values: dict[str, torch.Tensor]
     n: int
@@ -107,17 +114,24 @@ def _uniform(n: int, lo: float, hi: float, g: torch.Generator) -> torch.Tensor:
 def _draw_family(fam: str, n: int, hw: tuple[int, int], p: DSAParams, g: torch.Generator) -> dict:
     h, w = hw
     if fam == "color":
-        return {"brightness": torch.rand(n, generator=g), "saturation": torch.rand(n, generator=g),
-                "contrast": torch.rand(n, generator=g)}
+        return {
+            "brightness": torch.rand(n, generator=g),
+            "saturation": torch.rand(n, generator=g),
+            "contrast": torch.rand(n, generator=g),
+        }
     if fam == "crop":
         sh, sw = int(h * p.crop + 0.5), int(w * p.crop + 0.5)
-        return {"shift_y": torch.randint(-sh, sh + 1, (n,), generator=g),
-                "shift_x": torch.randint(-sw, sw + 1, (n,), generator=g)}
+        return {
+            "shift_y": torch.randint(-sh, sh + 1, (n,), generator=g),
+            "shift_x": torch.randint(-sw, sw + 1, (n,), generator=g),
+        }
     if fam == "cutout":
         ch, cw = int(h * p.cutout + 0.5), int(w * p.cutout + 0.5)
         # centre row/col as in the code: an even size may sit one past the last pixel
-        return {"cut_y": torch.randint(0, h + (1 - ch % 2), (n,), generator=g),
-                "cut_x": torch.randint(0, w + (1 - cw % 2), (n,), generator=g)}
+        return {
+            "cut_y": torch.randint(0, h + (1 - ch % 2), (n,), generator=g),
+            "cut_x": torch.randint(0, w + (1 - cw % 2), (n,), generator=g),
+        }
     if fam == "flip":
         return {"flip": torch.rand(n, generator=g) < p.flip_prob}
     if fam == "scale":
@@ -215,12 +229,15 @@ def apply(x: torch.Tensor, draw: Draw, params: DSAParams) -> torch.Tensor:
 
 def _check(x: torch.Tensor) -> None:
     if not isinstance(x, torch.Tensor) or x.ndim != 4 or not x.is_floating_point():
-        raise ValueError(f"DSA expects float images [B, C, H, W], got {getattr(x, 'dtype', type(x))} "
-                         f"{tuple(getattr(x, 'shape', ()))}")
+        raise ValueError(
+            f"DSA expects float images [B, C, H, W], got {getattr(x, 'dtype', type(x))} "
+            f"{tuple(getattr(x, 'shape', ()))}"
+        )
 
 
-def augment(x: torch.Tensor, strategy: str = DEFAULT_STRATEGY, params: DSAParams | None = None,
-            seed: int = 0) -> torch.Tensor:
+def augment(
+    x: torch.Tensor, strategy: str = DEFAULT_STRATEGY, params: DSAParams | None = None, seed: int = 0
+) -> torch.Tensor:
     """Siamese DSA (Sec. 3.2, eq. 5): one transformation drawn from ``seed`` and applied to every image
     of ``x``; the same seed applies the same map to any batch (see the module docstring)."""
     _check(x)
@@ -232,8 +249,12 @@ def augment(x: torch.Tensor, strategy: str = DEFAULT_STRATEGY, params: DSAParams
     return apply(x, sample(strategy, params, 1, (x.shape[2], x.shape[3]), g), params)
 
 
-def augment_independent(x: torch.Tensor, strategy: str = DEFAULT_STRATEGY, params: DSAParams | None = None,
-                        generator: torch.Generator | None = None) -> torch.Tensor:
+def augment_independent(
+    x: torch.Tensor,
+    strategy: str = DEFAULT_STRATEGY,
+    params: DSAParams | None = None,
+    generator: torch.Generator | None = None,
+) -> torch.Tensor:
     """Non-Siamese DSA: per-image parameters (one family per call in single mode), for training a network
     on augmented synthetic data. ``generator`` is a CPU generator (seeded by the caller)."""
     _check(x)

@@ -39,7 +39,7 @@ from compendium.distill.sets import DistilledSet, measure
 
 DC_LOOPS = {1: (1, 1), 10: (10, 50), 20: (20, 25), 30: (30, 20), 40: (40, 15), 50: (50, 10)}
 DISTANCES = ("ours", "mse", "cos")
-_EPS = 1e-6   # the code's epsilon in the cosine denominator
+_EPS = 1e-6  # the code's epsilon in the cosine denominator
 _TRACE_POINTS = 200
 
 
@@ -62,8 +62,9 @@ def layer_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (1 - cos).sum()
 
 
-def gradient_distance(grads_a: Sequence[torch.Tensor], grads_b: Sequence[torch.Tensor],
-                      kind: str = "ours") -> torch.Tensor:
+def gradient_distance(
+    grads_a: Sequence[torch.Tensor], grads_b: Sequence[torch.Tensor], kind: str = "ours"
+) -> torch.Tensor:
     """Distance between two lists of per-parameter gradients (DC eq. 10 and Sec. 3.2).
 
     * ``ours``: sum over parameter tensors of :func:`layer_distance` (1-d tensors skipped);
@@ -104,7 +105,7 @@ class ClassSampler:
 
     def indices(self, c: int, n: int, g: torch.Generator) -> torch.Tensor:
         k = int(self.counts[c])
-        return self.order[int(self.starts[c]) + torch.randperm(k, generator=g)[:min(n, k)]]
+        return self.order[int(self.starts[c]) + torch.randperm(k, generator=g)[: min(n, k)]]
 
 
 def _normaliser(mean, std, channels: int, device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -115,11 +116,20 @@ def _normaliser(mean, std, channels: int, device) -> tuple[torch.Tensor, torch.T
     return m, s
 
 
-def _validate(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int, init: str,
-              iterations: int, batch_real: int) -> None:
+def _validate(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    ipc: int,
+    num_classes: int,
+    init: str,
+    iterations: int,
+    batch_real: int,
+) -> None:
     if not isinstance(images_u8, torch.Tensor) or images_u8.dtype != torch.uint8 or images_u8.ndim != 4:
-        raise ValueError(f"images must be uint8 [N, C, H, W], got {getattr(images_u8, 'dtype', type(images_u8))} "
-                         f"{tuple(getattr(images_u8, 'shape', ()))}")
+        raise ValueError(
+            f"images must be uint8 [N, C, H, W], got {getattr(images_u8, 'dtype', type(images_u8))} "
+            f"{tuple(getattr(images_u8, 'shape', ()))}"
+        )
     if labels.dtype != torch.int64 or labels.shape != (images_u8.shape[0],):
         raise ValueError(f"labels must be int64 [{images_u8.shape[0]}], got {labels.dtype} {tuple(labels.shape)}")
     if ipc < 1:
@@ -136,8 +146,9 @@ def _validate(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_class
         raise ValueError(f"class {int(counts.argmin())} has {int(counts.min())} images; init={init!r} needs {need}")
 
 
-def _initial_images(images_u8, sampler: ClassSampler, ipc: int, num_classes: int, init: str, m, s,
-                    g: torch.Generator, device) -> tuple[torch.Tensor, torch.Tensor | None]:
+def _initial_images(
+    images_u8, sampler: ClassSampler, ipc: int, num_classes: int, init: str, m, s, g: torch.Generator, device
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """S_0: ``ipc`` random real images per class (init='real'), or N(0, 1) noise in normalised space."""
     if init == "real":
         idx = torch.cat([sampler.indices(c, ipc, g) for c in range(num_classes)])
@@ -152,7 +163,7 @@ def _floats(v) -> tuple[float, ...]:
 
 
 def _seed(g: torch.Generator) -> int:
-    return int(torch.randint(2 ** 31 - 1, (1,), generator=g))
+    return int(torch.randint(2**31 - 1, (1,), generator=g))
 
 
 def _trace(values: list[float]) -> list[float]:
@@ -160,7 +171,7 @@ def _trace(values: list[float]) -> list[float]:
     if not values:
         return []
     k = max(1, math.ceil(len(values) / _TRACE_POINTS))
-    return [round(sum(values[i:i + k]) / len(values[i:i + k]), 6) for i in range(0, len(values), k)]
+    return [round(sum(values[i : i + k]) / len(values[i : i + k]), 6) for i in range(0, len(values), k)]
 
 
 def _log(tag: str, it: int, total: int, loss: float, every: int, rate: Rate) -> None:
@@ -180,8 +191,9 @@ def class_gradients(net: nn.Module, x: torch.Tensor, c: int, create_graph: bool 
     return torch.autograd.grad(loss, params, create_graph=create_graph)
 
 
-def _freeze_batchnorm(net: nn.Module, images_u8, sampler: ClassSampler, num_classes: int, m, s,
-                      g: torch.Generator, device) -> None:
+def _freeze_batchnorm(
+    net: nn.Module, images_u8, sampler: ClassSampler, num_classes: int, m, s, g: torch.Generator, device
+) -> None:
     """The code's BatchNorm handling: statistics from 16 real images per class, then frozen (eval)."""
     idx = torch.cat([sampler.indices(c, 16, g) for c in range(num_classes)])
     net.train()
@@ -192,16 +204,24 @@ def _freeze_batchnorm(net: nn.Module, images_u8, sampler: ClassSampler, num_clas
             mod.eval()
 
 
-def _train_on_synthetic(net: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor,
-                        epochs: int, batch: int, strategy: str | None, params: dsa_mod.DSAParams,
-                        g: torch.Generator) -> None:
+def _train_on_synthetic(
+    net: nn.Module,
+    opt: torch.optim.Optimizer,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    epochs: int,
+    batch: int,
+    strategy: str | None,
+    params: dsa_mod.DSAParams,
+    g: torch.Generator,
+) -> None:
     """DC's network update: ``epochs`` passes over the whole synthetic set (shuffled, last batch kept);
     DSA trains on independently augmented images (the code's ``epoch(..., aug=True)``)."""
     net.train()
     for _ in range(epochs):
         perm = torch.randperm(len(y), generator=g).to(x.device)
         for i in range(0, len(y), batch):
-            idx = perm[i:i + batch]
+            idx = perm[i : i + batch]
             xb = x[idx]
             if strategy:
                 xb = dsa_mod.augment_independent(xb, strategy, params, g)
@@ -214,18 +234,38 @@ def _train_on_synthetic(net: nn.Module, opt: torch.optim.Optimizer, x: torch.Ten
 def dc_loops(ipc: int) -> tuple[int, int]:
     """(outer_loop, inner_loop) of the authors' code for ``ipc`` (defined for 1, 10, 20, 30, 40, 50)."""
     if ipc not in DC_LOOPS:
-        raise ValueError(f"no default DC loops for ipc={ipc}; pass outer_loop and inner_loop "
-                         f"(known: {sorted(DC_LOOPS)})")
+        raise ValueError(
+            f"no default DC loops for ipc={ipc}; pass outer_loop and inner_loop (known: {sorted(DC_LOOPS)})"
+        )
     return DC_LOOPS[ipc]
 
 
-def dc_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int, mean, std, *,
-                  arch: str = "convnet", arch_kwargs: dict | None = None, iterations: int = 1000,
-                  outer_loop: int | None = None, inner_loop: int | None = None, batch_real: int = 256,
-                  batch_train: int = 256, lr_img: float = 0.1, lr_net: float = 0.01, init: str = "real",
-                  dsa_strategy: str | None = None, dsa_params: dsa_mod.DSAParams | None = None,
-                  distance: str = "ours", seed: int = 0, device: str = "cpu", dataset: str = "fashion-mnist",
-                  log_every: int = 0) -> DistilledSet:
+def dc_synthesize(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    ipc: int,
+    num_classes: int,
+    mean,
+    std,
+    *,
+    arch: str = "convnet",
+    arch_kwargs: dict | None = None,
+    iterations: int = 1000,
+    outer_loop: int | None = None,
+    inner_loop: int | None = None,
+    batch_real: int = 256,
+    batch_train: int = 256,
+    lr_img: float = 0.1,
+    lr_net: float = 0.01,
+    init: str = "real",
+    dsa_strategy: str | None = None,
+    dsa_params: dsa_mod.DSAParams | None = None,
+    distance: str = "ours",
+    seed: int = 0,
+    device: str = "cpu",
+    dataset: str = "fashion-mnist",
+    log_every: int = 0,
+) -> DistilledSet:
     """DC (Algorithm 1) or, with ``dsa_strategy``, DSA: ``iterations`` fresh networks; on each,
     ``outer_loop`` times: sum over classes of the gradient distance between a real batch (``batch_real``)
     and the class's synthetic images (second-order through ``create_graph``), one SGD step (momentum 0.5,
@@ -243,8 +283,9 @@ def dc_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_c
         outer_loop = d_outer if outer_loop is None else outer_loop
         inner_loop = d_inner if inner_loop is None else inner_loop
     if outer_loop < 1 or inner_loop < 0 or batch_train < 1:
-        raise ValueError(f"need outer_loop >= 1, inner_loop >= 0, batch_train >= 1; got {outer_loop}, "
-                         f"{inner_loop}, {batch_train}")
+        raise ValueError(
+            f"need outer_loop >= 1, inner_loop >= 0, batch_train >= 1; got {outer_loop}, {inner_loop}, {batch_train}"
+        )
     dev = torch.device(device)
     _, ch, h, w = images_u8.shape
     m, s = _normaliser(mean, std, ch, dev)
@@ -271,7 +312,7 @@ def dc_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_c
                 grad_img = torch.zeros_like(syn)
                 for c in range(num_classes):
                     xr = (real_u8[sampler.indices(c, batch_real, g).to(dev)].float().div_(255.0) - m) / s
-                    xs = syn[c * ipc:(c + 1) * ipc]
+                    xs = syn[c * ipc : (c + 1) * ipc]
                     if strategy:
                         aseed = _seed(g)
                         xr = dsa_mod.augment(xr, strategy, dparams, aseed)
@@ -289,15 +330,38 @@ def dc_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_c
                 _train_on_synthetic(net, opt_net, syn.detach(), y_syn, inner_loop, batch_train, strategy, dparams, g)
             losses.append(float(it_loss) / (num_classes * outer_loop))
             _log(method, it, iterations, losses[-1], log_every, rate)
-    out_params = {"ipc": ipc, "iterations": iterations, "outer_loop": outer_loop, "inner_loop": inner_loop,
-                  "batch_real": batch_real, "batch_train": batch_train, "lr_img": lr_img, "lr_net": lr_net,
-                  "init": init, "distance": distance, "dsa_strategy": strategy or "none",
-                  "dsa_params": dparams.as_dict() if strategy else None, "arch": arch,
-                  "arch_kwargs": net_kw,
-                  "device": str(dev), "loss_trace": _trace(losses),
-                  "init_index": None if init_idx is None else init_idx.tolist()}
-    return DistilledSet(syn.detach().cpu(), y_syn.cpu(), num_classes, _floats(mean), _floats(std), method, dataset,
-                        out_params, int(seed), synthesis_seconds=cost.seconds, peak_memory_bytes=cost.peak_memory_bytes)
+    out_params = {
+        "ipc": ipc,
+        "iterations": iterations,
+        "outer_loop": outer_loop,
+        "inner_loop": inner_loop,
+        "batch_real": batch_real,
+        "batch_train": batch_train,
+        "lr_img": lr_img,
+        "lr_net": lr_net,
+        "init": init,
+        "distance": distance,
+        "dsa_strategy": strategy or "none",
+        "dsa_params": dparams.as_dict() if strategy else None,
+        "arch": arch,
+        "arch_kwargs": net_kw,
+        "device": str(dev),
+        "loss_trace": _trace(losses),
+        "init_index": None if init_idx is None else init_idx.tolist(),
+    }
+    return DistilledSet(
+        syn.detach().cpu(),
+        y_syn.cpu(),
+        num_classes,
+        _floats(mean),
+        _floats(std),
+        method,
+        dataset,
+        out_params,
+        int(seed),
+        synthesis_seconds=cost.seconds,
+        peak_memory_bytes=cost.peak_memory_bytes,
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -311,8 +375,14 @@ def class_means(features: torch.Tensor, y: torch.Tensor, num_classes: int) -> to
     return sums / counts[:, None]
 
 
-def embedding_match_loss(embed: nn.Module, real_x: torch.Tensor, real_y: torch.Tensor, syn_x: torch.Tensor,
-                         syn_y: torch.Tensor, num_classes: int) -> torch.Tensor:
+def embedding_match_loss(
+    embed: nn.Module,
+    real_x: torch.Tensor,
+    real_y: torch.Tensor,
+    syn_x: torch.Tensor,
+    syn_y: torch.Tensor,
+    num_classes: int,
+) -> torch.Tensor:
     """DM eq. 4-5: sum over classes of || mean psi(A(T_c)) - mean psi(A(S_c)) ||^2 (inputs already augmented;
     the real side carries no gradient). One forward pass per side for all classes."""
     with torch.no_grad():
@@ -321,12 +391,27 @@ def embedding_match_loss(embed: nn.Module, real_x: torch.Tensor, real_y: torch.T
     return ((mr - ms) ** 2).sum()
 
 
-def dm_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_classes: int, mean, std, *,
-                  arch: str = "convnet", arch_kwargs: dict | None = None, iterations: int = 20000,
-                  batch_real: int = 256, lr_img: float = 1.0, init: str = "real",
-                  dsa_strategy: str | None = dsa_mod.DEFAULT_STRATEGY, dsa_params: dsa_mod.DSAParams | None = None,
-                  seed: int = 0, device: str = "cpu", dataset: str = "fashion-mnist",
-                  log_every: int = 0) -> DistilledSet:
+def dm_synthesize(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    ipc: int,
+    num_classes: int,
+    mean,
+    std,
+    *,
+    arch: str = "convnet",
+    arch_kwargs: dict | None = None,
+    iterations: int = 20000,
+    batch_real: int = 256,
+    lr_img: float = 1.0,
+    init: str = "real",
+    dsa_strategy: str | None = dsa_mod.DEFAULT_STRATEGY,
+    dsa_params: dsa_mod.DSAParams | None = None,
+    seed: int = 0,
+    device: str = "cpu",
+    dataset: str = "fashion-mnist",
+    log_every: int = 0,
+) -> DistilledSet:
     """DM (Zhao & Bilen, WACV 2023; the code's ``main_DM.py`` defaults: 20k iterations, lr_img 1,
     batch_real 256, init real, the full DSA strategy): per iteration a fresh, frozen, randomly initialised
     embedding network; for each class one Siamese augmentation seed shared by its real batch and its
@@ -360,28 +445,61 @@ def dm_synthesize(images_u8: torch.Tensor, labels: torch.Tensor, ipc: int, num_c
             xs = syn
             if strategy:
                 seeds = [_seed(g) for _ in range(num_classes)]
-                xr = torch.cat([dsa_mod.augment(part, strategy, dparams, sd)
-                                for part, sd in zip(xr.split([len(i) for i in idx]), seeds)])
-                xs = torch.cat([dsa_mod.augment(part, strategy, dparams, sd)
-                                for part, sd in zip(syn.split(ipc), seeds)])
+                xr = torch.cat(
+                    [
+                        dsa_mod.augment(part, strategy, dparams, sd)
+                        for part, sd in zip(xr.split([len(i) for i in idx]), seeds)
+                    ]
+                )
+                xs = torch.cat(
+                    [dsa_mod.augment(part, strategy, dparams, sd) for part, sd in zip(syn.split(ipc), seeds)]
+                )
             loss = embedding_match_loss(embed, xr, y_real, xs, y_syn, num_classes)
             opt_img.zero_grad(set_to_none=True)
             loss.backward()
             opt_img.step()
             losses.append(float(loss.detach()) / num_classes)
             _log("dm", it, iterations, losses[-1], log_every, rate)
-    out_params = {"ipc": ipc, "iterations": iterations, "batch_real": batch_real, "lr_img": lr_img, "init": init,
-                  "dsa_strategy": strategy or "none", "dsa_params": dparams.as_dict() if strategy else None,
-                  "arch": arch,
-                  "arch_kwargs": net_kw,
-                  "device": str(dev), "loss_trace": _trace(losses),
-                  "init_index": None if init_idx is None else init_idx.tolist()}
-    return DistilledSet(syn.detach().cpu(), y_syn.cpu(), num_classes, _floats(mean), _floats(std), "dm", dataset,
-                        out_params, int(seed), synthesis_seconds=cost.seconds, peak_memory_bytes=cost.peak_memory_bytes)
+    out_params = {
+        "ipc": ipc,
+        "iterations": iterations,
+        "batch_real": batch_real,
+        "lr_img": lr_img,
+        "init": init,
+        "dsa_strategy": strategy or "none",
+        "dsa_params": dparams.as_dict() if strategy else None,
+        "arch": arch,
+        "arch_kwargs": net_kw,
+        "device": str(dev),
+        "loss_trace": _trace(losses),
+        "init_index": None if init_idx is None else init_idx.tolist(),
+    }
+    return DistilledSet(
+        syn.detach().cpu(),
+        y_syn.cpu(),
+        num_classes,
+        _floats(mean),
+        _floats(std),
+        "dm",
+        dataset,
+        out_params,
+        int(seed),
+        synthesis_seconds=cost.seconds,
+        peak_memory_bytes=cost.peak_memory_bytes,
+    )
 
 
-def stage_kwargs(method: str, ipc: int, common: dict, *, iterations: int, dm_iterations: int, loops_ipc10: Sequence[int],
-                 loops_ipc50: Sequence[int], dsa_strategy=None) -> dict:
+def stage_kwargs(
+    method: str,
+    ipc: int,
+    common: dict,
+    *,
+    iterations: int,
+    dm_iterations: int,
+    loops_ipc10: Sequence[int],
+    loops_ipc50: Sequence[int],
+    dsa_strategy=None,
+) -> dict:
     """The keyword arguments of one synthesis of the ``dd_matching`` stage: DM (Zhao & Bilen, WACV 2023) runs
     ``dm_iterations``; DC (Zhao et al., ICLR 2021) and DSA (Zhao & Bilen, ICML 2021) run ``iterations`` with
     the (outer, inner) loops of the ipc (1 at ipc 1, ``loops_ipc10`` at ipc 10 and any other ipc,
@@ -389,5 +507,10 @@ def stage_kwargs(method: str, ipc: int, common: dict, *, iterations: int, dm_ite
     if method == "dm":
         return {**common, "iterations": dm_iterations}
     o, i = {1: (1, 1), 10: tuple(loops_ipc10), 50: tuple(loops_ipc50)}.get(ipc, tuple(loops_ipc10))
-    return {**common, "iterations": iterations, "outer_loop": o, "inner_loop": i,
-            "dsa_strategy": dsa_strategy if method == "dsa" else None}
+    return {
+        **common,
+        "iterations": iterations,
+        "outer_loop": o,
+        "inner_loop": i,
+        "dsa_strategy": dsa_strategy if method == "dsa" else None,
+    }

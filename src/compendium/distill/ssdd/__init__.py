@@ -49,13 +49,20 @@ class SSDDError(ValueError):
 
 # --- the KRR head (Eq. 3) ----------------------------------------------------------------------
 
+
 def with_bias(f: torch.Tensor) -> torch.Tensor:
     """``[f, 1]``: the bias column of KRR-ST's features."""
     return torch.cat([f, torch.ones(f.shape[0], 1, dtype=f.dtype, device=f.device)], 1)
 
 
-def krr_predict(f_query: torch.Tensor, f_syn: torch.Tensor, y_syn: torch.Tensor, lam_rel: float = 1e-6,
-                bias: bool = True, detach_trace: bool = True) -> torch.Tensor:
+def krr_predict(
+    f_query: torch.Tensor,
+    f_syn: torch.Tensor,
+    y_syn: torch.Tensor,
+    lam_rel: float = 1e-6,
+    bias: bool = True,
+    detach_trace: bool = True,
+) -> torch.Tensor:
     """KRR prediction at ``f_query`` from the synthetic pairs (dual form, SSDD Eq. 3):
     ``F_q F_s^T (F_s F_s^T + lam I)^{-1} Y_s`` with ``lam = lam_rel * tr(F_s F_s^T)`` (the trace
     detached, as KRR-ST's code, unless ``detach_trace`` is False) and, with ``bias``, a column of ones
@@ -69,8 +76,9 @@ def krr_predict(f_query: torch.Tensor, f_syn: torch.Tensor, y_syn: torch.Tensor,
     return (fq @ fs.T) @ alpha
 
 
-def krr_predict_primal(f_query: torch.Tensor, f_syn: torch.Tensor, y_syn: torch.Tensor, lam_rel: float = 1e-6,
-                       bias: bool = True) -> torch.Tensor:
+def krr_predict_primal(
+    f_query: torch.Tensor, f_syn: torch.Tensor, y_syn: torch.Tensor, lam_rel: float = 1e-6, bias: bool = True
+) -> torch.Tensor:
     """The same prediction in primal form, ``F_q (F_s^T F_s + lam I)^{-1} F_s^T Y_s`` (the ridge
     head W*; equal to :func:`krr_predict` by the push-through identity)."""
     fs, fq = (with_bias(f_syn), with_bias(f_query)) if bias else (f_syn, f_query)
@@ -81,6 +89,7 @@ def krr_predict_primal(f_query: torch.Tensor, f_syn: torch.Tensor, y_syn: torch.
 
 
 # --- predefined augmentations (Sec. 3.3, Table 12) ---------------------------------------------------------
+
 
 def num_views(kind: str) -> int:
     """A, the number of augmented views besides the original."""
@@ -114,13 +123,15 @@ def views(x: torch.Tensor, kind: str) -> list[torch.Tensor]:
     if kind == "jigsaw":
         if h % 2 or w % 2:
             raise SSDDError(f"jigsaw views need even sides, got {h}x{w}")
-        lr = torch.cat([x[..., w // 2:], x[..., :w // 2]], -1)
-        tb = torch.cat([x[..., h // 2:, :], x[..., :h // 2, :]], -2)
-        both = torch.cat([lr[..., h // 2:, :], lr[..., :h // 2, :]], -2)
+        lr = torch.cat([x[..., w // 2 :], x[..., : w // 2]], -1)
+        tb = torch.cat([x[..., h // 2 :, :], x[..., : h // 2, :]], -2)
+        both = torch.cat([lr[..., h // 2 :, :], lr[..., : h // 2, :]], -2)
         return [lr, tb, both]
     c = crop_size(min(h, w))
     tops = [(0, 0), (0, w - c), (h - c, 0), (h - c, w - c), ((h - c) // 2, (w - c) // 2)]
-    return [F.interpolate(x[..., t:t + c, l:l + c], size=(h, w), mode="bilinear", align_corners=False) for t, l in tops]
+    return [
+        F.interpolate(x[..., t : t + c, l : l + c], size=(h, w), mode="bilinear", align_corners=False) for t, l in tops
+    ]
 
 
 def augment_set(x: torch.Tensor, kind: str) -> torch.Tensor:
@@ -129,6 +140,7 @@ def augment_set(x: torch.Tensor, kind: str) -> torch.Tensor:
 
 
 # --- storage budget in floats (Sec. 4, Table 5) ------------------------------------------------------
+
 
 def approx_floats(mode: str, v: int, a: int, hidden: int = 4, m: int = 0) -> int:
     """Floats of the augmented targets' model: ``q`` = A two-layer MLPs V -> hidden -> V with biases;
@@ -144,8 +156,9 @@ def ssdd_floats(m: int, u: int, v: int, d_xb: int, d_y: int, a: int, approx: str
     return u * d_xb + v * d_y + m * (u + v) + approx_floats(approx, v, a, hidden, m)
 
 
-def images_for_budget(budget: int, u: int, v: int, d_xb: int, d_y: int, a: int, approx: str = "q",
-                      hidden: int = 4) -> int:
+def images_for_budget(
+    budget: int, u: int, v: int, d_xb: int, d_y: int, a: int, approx: str = "q", hidden: int = 4
+) -> int:
     """The largest m whose :func:`ssdd_floats` fits ``budget`` (the paper fills the budget; m is
     never stated). Raises if not even one image fits."""
     per = u + v + (a * v if approx == "ideal" else 0)
@@ -170,6 +183,7 @@ def free_images_for_budget(budget: int, d_img: int, d_y: int, count_targets: boo
 
 
 # --- PCA bases ------------------------------------------------------------------------------------
+
 
 def pca_basis(x: torch.Tensor, k: int, center: bool = False) -> torch.Tensor:
     """The top-k principal directions of the rows of ``x`` as orthonormal rows ``[k, d]``; uncentred
@@ -200,6 +214,7 @@ def upsample(x: torch.Tensor, size: tuple[int, int]) -> torch.Tensor:
 
 
 # --- the two set parameterisations -----------------------------------------------------------
+
 
 class FreeSet(nn.Module):
     """KRR-ST's set: m free images and m free targets (initialised from real images and the teacher's
@@ -238,17 +253,30 @@ class BasisSet(nn.Module):
 
     method = "ssdd"
 
-    def __init__(self, bx: torch.Tensor, cx: torch.Tensor, by: torch.Tensor, cy: torch.Tensor, cya: torch.Tensor,
-                 image_shape: tuple[int, int, int], s: int, augmentation: str = "rotation"):
+    def __init__(
+        self,
+        bx: torch.Tensor,
+        cx: torch.Tensor,
+        by: torch.Tensor,
+        cy: torch.Tensor,
+        cya: torch.Tensor,
+        image_shape: tuple[int, int, int],
+        s: int,
+        augmentation: str = "rotation",
+    ):
         super().__init__()
         a = num_views(augmentation)
         c, h, w = image_shape
         if h % s or w % s:
             raise SSDDError(f"downscale factor {s} does not divide {h}x{w}")
         if bx.shape[1] != c * (h // s) * (w // s) or cx.shape[1] != bx.shape[0] or cy.shape[1] != by.shape[0]:
-            raise SSDDError(f"basis shapes: Bx {tuple(bx.shape)}, Cx {tuple(cx.shape)}, By {tuple(by.shape)}, Cy {tuple(cy.shape)}")
+            raise SSDDError(
+                f"basis shapes: Bx {tuple(bx.shape)}, Cx {tuple(cx.shape)}, By {tuple(by.shape)}, Cy {tuple(cy.shape)}"
+            )
         if cx.shape[0] != cy.shape[0] or tuple(cya.shape) != (a, cy.shape[0], by.shape[0]):
-            raise SSDDError(f"coefficients: Cx {tuple(cx.shape)}, Cy {tuple(cy.shape)}, Cya {tuple(cya.shape)} (A = {a})")
+            raise SSDDError(
+                f"coefficients: Cx {tuple(cx.shape)}, Cy {tuple(cy.shape)}, Cya {tuple(cya.shape)} (A = {a})"
+            )
         self.bx, self.cx = nn.Parameter(bx.detach().clone().float()), nn.Parameter(cx.detach().clone().float())
         self.by, self.cy = nn.Parameter(by.detach().clone().float()), nn.Parameter(cy.detach().clone().float())
         self.cya = nn.Parameter(cya.detach().clone().float())
@@ -272,13 +300,31 @@ class BasisSet(nn.Module):
         return augment_set(x, self.augmentation), torch.cat(ys)
 
     def floats(self, approx: str = "q", hidden: int = 4) -> int:
-        return ssdd_floats(self.m, self.bx.shape[0], self.by.shape[0], self.bx.shape[1], self.by.shape[1],
-                           self.cya.shape[0], approx, hidden)
+        return ssdd_floats(
+            self.m,
+            self.bx.shape[0],
+            self.by.shape[0],
+            self.bx.shape[1],
+            self.by.shape[1],
+            self.cya.shape[0],
+            approx,
+            hidden,
+        )
 
 
-def init_basis_set(real: torch.Tensor, real_targets: torch.Tensor, teacher: Callable[[torch.Tensor], torch.Tensor],
-                   m: int, u: int, v: int, s: int, augmentation: str = "rotation", init: str = "pca",
-                   seed: int = 0, center: bool = False) -> BasisSet:
+def init_basis_set(
+    real: torch.Tensor,
+    real_targets: torch.Tensor,
+    teacher: Callable[[torch.Tensor], torch.Tensor],
+    m: int,
+    u: int,
+    v: int,
+    s: int,
+    augmentation: str = "rotation",
+    init: str = "pca",
+    seed: int = 0,
+    center: bool = False,
+) -> BasisSet:
     """SSDD's initialisation (Sec. 3.2-3.3, Table 4) from normalised real images ``[n, C, H, W]`` and the
     teacher's representations of them:
 
@@ -321,6 +367,7 @@ def init_basis_set(real: torch.Tensor, real_targets: torch.Tensor, teacher: Call
 
 # --- the inner models (KRR-ST's model pool) --------------------------------------------------------
 
+
 class InnerModel(nn.Module):
     """A backbone and a linear head to the target dimension (trained by MSE, Eq. 2)."""
 
@@ -335,8 +382,8 @@ class InnerModel(nn.Module):
 
 @dataclass
 class PoolConfig:
-    size: int = 10          # L
-    max_steps: int = 1000   # Z
+    size: int = 10  # L
+    max_steps: int = 1000  # Z
     lr: float = 0.1
     momentum: float = 0.9
     weight_decay: float = 1e-3  # KRR-ST code
@@ -346,8 +393,9 @@ class ModelPool:
     """L inner models, model l trained online for z_l steps by full-batch SGD on the current set and
     re-initialised when z_l reaches Z (KRR-ST; SSDD Sec. 3.1). The initial z_l ~ U{1, Z-1}."""
 
-    def __init__(self, factory: Callable[[int], nn.Module], cfg: PoolConfig, x: torch.Tensor, y: torch.Tensor,
-                 seed: int = 0):
+    def __init__(
+        self, factory: Callable[[int], nn.Module], cfg: PoolConfig, x: torch.Tensor, y: torch.Tensor, seed: int = 0
+    ):
         if cfg.size < 1 or cfg.max_steps < 2:
             raise SSDDError(f"pool needs size >= 1 and max_steps >= 2, got {cfg}")
         self.factory, self.cfg = factory, cfg
@@ -365,8 +413,9 @@ class ModelPool:
     def _new(self):
         net = self.factory(self._births)
         self._births += 1
-        opt = torch.optim.SGD(net.parameters(), lr=self.cfg.lr, momentum=self.cfg.momentum,
-                              weight_decay=self.cfg.weight_decay)
+        opt = torch.optim.SGD(
+            net.parameters(), lr=self.cfg.lr, momentum=self.cfg.momentum, weight_decay=self.cfg.weight_decay
+        )
         return net, opt
 
     @staticmethod
@@ -392,6 +441,7 @@ class ModelPool:
 
 # --- distillation (Algorithm 1) ------------------------------------------------------------------
 
+
 @dataclass
 class DistillConfig:
     steps: int = 30000
@@ -402,11 +452,12 @@ class DistillConfig:
     pool: PoolConfig = field(default_factory=PoolConfig)
     seed: int = 0
     log_every: int = 0
-    device: str = "cpu"     # where the set, the real batches and the pool train (the stage's GPU at paper scale)
+    device: str = "cpu"  # where the set, the real batches and the pool train (the stage's GPU at paper scale)
 
 
-def outer_loss(synset: nn.Module, backbone: nn.Module, x_real: torch.Tensor, y_real: torch.Tensor,
-               lam_rel: float = 1e-6) -> torch.Tensor:
+def outer_loss(
+    synset: nn.Module, backbone: nn.Module, x_real: torch.Tensor, y_real: torch.Tensor, lam_rel: float = 1e-6
+) -> torch.Tensor:
     """Eq. 3: MSE between the real batch's targets and the KRR prediction from the built set."""
     xs, ys = synset.build()
     was = backbone.training
@@ -418,8 +469,13 @@ def outer_loss(synset: nn.Module, backbone: nn.Module, x_real: torch.Tensor, y_r
     return F.mse_loss(krr_predict(fr, fs, ys, lam_rel), y_real)
 
 
-def distill(synset: nn.Module, real: torch.Tensor, real_targets: torch.Tensor,
-            factory: Callable[[int], nn.Module], cfg: DistillConfig) -> dict:
+def distill(
+    synset: nn.Module,
+    real: torch.Tensor,
+    real_targets: torch.Tensor,
+    factory: Callable[[int], nn.Module],
+    cfg: DistillConfig,
+) -> dict:
     """Algorithm 1 (KRR-ST's, with SSDD's set): for ``cfg.steps`` outer steps, sample a pool model,
     take an AdamW step on every factor of ``synset`` against Eq. 3 on a random real batch (targets
     precomputed), then advance that pool model. Returns the loss history and the cost."""
@@ -455,12 +511,15 @@ def distill(synset: nn.Module, real: torch.Tensor, real_targets: torch.Tensor,
             xs, ys = synset.build()
         pool.update(j, xs, ys)
         if cfg.log_every and (t + 1) % cfg.log_every == 0:
-            say(f"[distill {synset.method}] step {t + 1}/{cfg.steps}  outer loss {losses[-1]:.4f}  {rate.update(t + 1)}")
+            say(
+                f"[distill {synset.method}] step {t + 1}/{cfg.steps}  outer loss {losses[-1]:.4f}  {rate.update(t + 1)}"
+            )
     synset.to(home)
     return {"losses": losses, "seconds": time.perf_counter() - t0, "pool_initial_steps": pool.initial_steps}
 
 
 # --- approximation networks (Sec. 3.4, Table 11) ----------------------------------------------------
+
 
 class Approx(nn.Module):
     """The augmented views' coefficient shifts ``C^y_a - C^y`` predicted from ``C^y``:
@@ -473,7 +532,9 @@ class Approx(nn.Module):
             raise SSDDError(f"unknown approximation mode {mode!r}; known: {APPROX_MODES}")
         self.mode, self.v, self.a, self.hidden = mode, v, a, hidden
         if mode == "q":
-            self.nets = nn.ModuleList(nn.Sequential(nn.Linear(v, hidden), nn.ReLU(), nn.Linear(hidden, v)) for _ in range(a))
+            self.nets = nn.ModuleList(
+                nn.Sequential(nn.Linear(v, hidden), nn.ReLU(), nn.Linear(hidden, v)) for _ in range(a)
+            )
         elif mode == "bias":
             self.bias = nn.Parameter(torch.zeros(a, v))
         elif mode == "ideal":
@@ -505,8 +566,15 @@ def parse_approx(name: str) -> tuple[str, int]:
     raise SSDDError(f"unknown approximation variant {name!r}: same, bias, ideal or q<hidden>")
 
 
-def fit_approx(cy: torch.Tensor, cya: torch.Tensor, mode: str = "q", hidden: int = 4, steps: int = 2000,
-               lr: float = 1e-2, seed: int = 0) -> tuple[Approx, float]:
+def fit_approx(
+    cy: torch.Tensor,
+    cya: torch.Tensor,
+    mode: str = "q",
+    hidden: int = 4,
+    steps: int = 2000,
+    lr: float = 1e-2,
+    seed: int = 0,
+) -> tuple[Approx, float]:
     """Fit :class:`Approx` to ``C^y_a - C^y`` by full-batch Adam on the MSE (Sec. 3.4; the paper does not
     give the optimiser). Returns the model and its final MSE in coefficient space (Table 11's MSE)."""
     cy, target = cy.detach(), (cya - cy[None]).detach()
@@ -537,6 +605,7 @@ def release(synset: BasisSet, approx: Approx) -> tuple[torch.Tensor, torch.Tenso
 
 # --- the released set on disk ------------------------------------------------------------------
 
+
 @dataclass
 class TargetSet:
     """Images (normalised float) and regression targets, with what made them."""
@@ -553,8 +622,10 @@ class TargetSet:
 
     def __post_init__(self):
         if self.images.dim() != 4 or self.targets.dim() != 2 or self.images.shape[0] != self.targets.shape[0]:
-            raise SSDDError(f"a target set needs [n, C, H, W] images and [n, d] targets, got "
-                            f"{tuple(self.images.shape)} and {tuple(self.targets.shape)}")
+            raise SSDDError(
+                f"a target set needs [n, C, H, W] images and [n, d] targets, got "
+                f"{tuple(self.images.shape)} and {tuple(self.targets.shape)}"
+            )
         if not (torch.isfinite(self.images).all() and torch.isfinite(self.targets).all()):
             raise SSDDError(f"{self.method}: non-finite images or targets")
 
@@ -564,8 +635,11 @@ class TargetSet:
         synthesis time and peak memory (a loaded set has NaN and 0: the making stage's tables report them)."""
         tensors = {"images": self.images, "targets": self.targets}
         tensors.update({f"extra.{k}": v for k, v in self.extra.items() if isinstance(v, torch.Tensor)})
-        meta = {k: v for k, v in asdict(self).items()   # timings vary between identical runs: not in the file
-                if k not in ("images", "targets", "extra", "synthesis_seconds", "peak_memory_mb")}
+        meta = {
+            k: v
+            for k, v in asdict(self).items()  # timings vary between identical runs: not in the file
+            if k not in ("images", "targets", "extra", "synthesis_seconds", "peak_memory_mb")
+        }
         meta["extra"] = {k: v for k, v in self.extra.items() if not isinstance(v, torch.Tensor)}
         meta["extra_order"] = list(self.extra)
         return save_tensors(path, "targets", tensors, meta)
@@ -588,6 +662,7 @@ class TargetSet:
 
 # --- evaluation: pre-train a fresh student on the pairs, then probe (Sec. 4) -----------------------
 
+
 @dataclass
 class PretrainConfig:
     epochs: int = 1000
@@ -596,7 +671,7 @@ class PretrainConfig:
     momentum: float = 0.9
     weight_decay: float = 1e-3
     seed: int = 0
-    device: str = "cpu"     # where the student trains (the stage's GPU at paper scale)
+    device: str = "cpu"  # where the student trains (the stage's GPU at paper scale)
 
 
 def pretrain_student(backbone: nn.Module, x: torch.Tensor, y: torch.Tensor, cfg: PretrainConfig) -> dict:
@@ -618,7 +693,7 @@ def pretrain_student(backbone: nn.Module, x: torch.Tensor, y: torch.Tensor, cfg:
     for _ in range(cfg.epochs):
         perm = torch.randperm(n, generator=g)
         for i in range(0, n, cfg.batch_size):
-            idx = perm[i:i + cfg.batch_size]
+            idx = perm[i : i + cfg.batch_size]
             if len(idx) < 2:
                 continue  # BatchNorm needs two samples
             loss = F.mse_loss(net(x[idx]), y[idx])
@@ -633,12 +708,21 @@ def pretrain_student(backbone: nn.Module, x: torch.Tensor, y: torch.Tensor, cfg:
 
 # --- teachers and probes ------------------------------------------------------------------------
 
+
 class Teacher:
     """A frozen feature extractor as the source of targets: images normalised with the source data's
     ``mean``/``std`` are re-normalised with the network's own (a free prior keeps its own statistics)."""
 
-    def __init__(self, net: nn.Module, name: str, src_mean=(0.0,), src_std=(1.0,), own_mean=None, own_std=None,
-                 batch_size: int = 1024):
+    def __init__(
+        self,
+        net: nn.Module,
+        name: str,
+        src_mean=(0.0,),
+        src_std=(1.0,),
+        own_mean=None,
+        own_std=None,
+        batch_size: int = 1024,
+    ):
         self.net = net.eval()
         for p in self.net.parameters():
             p.requires_grad_(False)
@@ -650,8 +734,10 @@ class Teacher:
 
     @torch.no_grad()
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        out = [self.net(x[i:i + self.batch_size] * self.scale + self.shift).float()
-               for i in range(0, x.shape[0], self.batch_size)]
+        out = [
+            self.net(x[i : i + self.batch_size] * self.scale + self.shift).float()
+            for i in range(0, x.shape[0], self.batch_size)
+        ]
         return torch.cat(out)
 
 
@@ -662,7 +748,7 @@ def features(backbone: nn.Module, x: torch.Tensor, batch_size: int = 1024) -> to
     was = backbone.training
     backbone.eval()
     dev = next(backbone.parameters()).device
-    out = torch.cat([backbone(x[i:i + batch_size].to(dev)).float().cpu() for i in range(0, x.shape[0], batch_size)])
+    out = torch.cat([backbone(x[i : i + batch_size].to(dev)).float().cpu() for i in range(0, x.shape[0], batch_size)])
     backbone.train(was)
     return out
 
@@ -722,12 +808,17 @@ def probe_data(spec: ProbeSpec) -> dict:
     out = {}
     if "fashion-mnist" in spec.targets:
         tr, te = data.load_fashion_mnist("train"), data.load_fashion_mnist("test")
-        i = torch.randperm(len(tr), generator=g)[:spec.train_n]
-        j = torch.randperm(len(te), generator=g)[:spec.test_n]
-        trx, tr_y, tex, te_y = to_float(tr.images[i], mean, std), tr.labels[i], to_float(te.images[j], mean, std), te.labels[j]
+        i = torch.randperm(len(tr), generator=g)[: spec.train_n]
+        j = torch.randperm(len(te), generator=g)[: spec.test_n]
+        trx, tr_y, tex, te_y = (
+            to_float(tr.images[i], mean, std),
+            tr.labels[i],
+            to_float(te.images[j], mean, std),
+            te.labels[j],
+        )
         out["fashion-mnist"] = (trx, tr_y, tex, te_y)
         if spec.low_per_class:
-            low = torch.cat([torch.nonzero(tr_y == c).flatten()[:spec.low_per_class] for c in range(10)])
+            low = torch.cat([torch.nonzero(tr_y == c).flatten()[: spec.low_per_class] for c in range(10)])
             out["fashion-mnist low-label"] = (trx[low], tr_y[low], tex, te_y)
     if "digits" in spec.targets:
         tr, te = data.load_digits("train"), data.load_digits("test")
@@ -736,12 +827,12 @@ def probe_data(spec: ProbeSpec) -> dict:
         if name in ("fashion-mnist", "digits"):
             continue
         tr, te, m, s = data.train_test(name, spec.data_root)
-        i = torch.randperm(len(tr), generator=g)[:spec.train_n]
-        j = torch.randperm(len(te), generator=g)[:spec.test_n]
+        i = torch.randperm(len(tr), generator=g)[: spec.train_n]
+        j = torch.randperm(len(te), generator=g)[: spec.test_n]
         trx, tr_y, tex, te_y = to_float(tr.images[i], m, s), tr.labels[i], to_float(te.images[j], m, s), te.labels[j]
         out[name] = (trx, tr_y, tex, te_y)
         if spec.low_per_class:
-            low = torch.cat([torch.nonzero(tr_y == c).flatten()[:spec.low_per_class] for c in range(tr.num_classes)])
+            low = torch.cat([torch.nonzero(tr_y == c).flatten()[: spec.low_per_class] for c in range(tr.num_classes)])
             out[f"{name} low-label"] = (trx[low], tr_y[low], tex, te_y)
     _PROBE_CACHE[spec] = out
     return out
@@ -760,14 +851,31 @@ def probe(backbone: nn.Module, spec: ProbeSpec, seed: int = 0) -> dict:
     for name, (trx, tr_y, tex, te_y) in probe_data(spec).items():
         low = name.endswith("low-label")
         classes = max(10, int(torch.cat([tr_y, te_y]).max()) + 1)  # 10 for Fashion-MNIST and the digits
-        res = linear_probe(feats(trx), tr_y, feats(tex), te_y, classes, epochs=max(spec.epochs, 100) if low else spec.epochs,
-                           lr=spec.lr, batch_size=spec.batch_size, seed=seed, standardize=True)
+        res = linear_probe(
+            feats(trx),
+            tr_y,
+            feats(tex),
+            te_y,
+            classes,
+            epochs=max(spec.epochs, 100) if low else spec.epochs,
+            lr=spec.lr,
+            batch_size=spec.batch_size,
+            seed=seed,
+            standardize=True,
+        )
         accs[name] = res.final
     return accs
 
 
-def evaluate_set(images: torch.Tensor, targets: torch.Tensor | None, arch: str, arch_kwargs: dict, pre: PretrainConfig,
-                 spec: ProbeSpec, seed: int = 0) -> dict:
+def evaluate_set(
+    images: torch.Tensor,
+    targets: torch.Tensor | None,
+    arch: str,
+    arch_kwargs: dict,
+    pre: PretrainConfig,
+    spec: ProbeSpec,
+    seed: int = 0,
+) -> dict:
     """Sec. 4's evaluation of one set: a fresh ``arch`` (seeded) regressed onto the targets
     (:func:`pretrain_student`; ``targets`` None = no pre-training, the untrained control), then
     :func:`probe`. Picklable arguments, for :func:`compendium.core.parallel.run_calls`."""
@@ -779,14 +887,20 @@ def evaluate_set(images: torch.Tensor, targets: torch.Tensor | None, arch: str, 
         losses = pretrain_student(bb, images, targets, PretrainConfig(**{**asdict(pre), "seed": seed}))["losses"]
     pre_s = time.perf_counter() - t0
     accs = probe(bb, spec, seed)
-    return {"acc": accs, "pretrain_seconds": pre_s, "final_loss": losses[-1] if losses else float("nan"),
-            "seconds": time.perf_counter() - t0}
+    return {
+        "acc": accs,
+        "pretrain_seconds": pre_s,
+        "final_loss": losses[-1] if losses else float("nan"),
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 # --- one synthesis per job (the ssdd_distill stage) ---------------------------------------------------
 
+
 def inner_factory(arch: str, arch_kwargs: dict, d_y: int, seed: int) -> Callable[[int], nn.Module]:
     """Fresh inner models for the pool (model i seeded ``seed * 1000 + i``)."""
+
     def make(i: int) -> nn.Module:
         torch.manual_seed(seed * 1000 + i)
         return InnerModel(models.build(arch, **arch_kwargs), d_y)
@@ -794,8 +908,9 @@ def inner_factory(arch: str, arch_kwargs: dict, d_y: int, seed: int) -> Callable
     return make
 
 
-def synthesize(job: dict, real: torch.Tensor, real_targets: torch.Tensor, teacher: Teacher, inner: dict,
-               cfg: DistillConfig) -> list[TargetSet]:
+def synthesize(
+    job: dict, real: torch.Tensor, real_targets: torch.Tensor, teacher: Teacher, inner: dict, cfg: DistillConfig
+) -> list[TargetSet]:
     """One set (or, for SSDD, one per approximation variant of the same distillation) for ``job``:
 
     * ``random`` / ``kmeans``: m real images with teacher targets (k-means in target space: the
@@ -826,8 +941,16 @@ def synthesize(job: dict, real: torch.Tensor, real_targets: torch.Tensor, teache
             hist = {}
             if method == "krr_st":
                 factory = inner_factory(inner["arch"], inner["kwargs"], d_y, seed)
-                hist = distill(fs, real, real_targets, factory, replace(cfg, steps=int(job["steps"]), lr=float(job["lr"]), seed=seed))
-            variants = [("", fs.x.detach().clone(), fs.y.detach().clone(), fs.floats(bool(job.get("count_targets", False))), {})]
+                hist = distill(
+                    fs,
+                    real,
+                    real_targets,
+                    factory,
+                    replace(cfg, steps=int(job["steps"]), lr=float(job["lr"]), seed=seed),
+                )
+            variants = [
+                ("", fs.x.detach().clone(), fs.y.detach().clone(), fs.floats(bool(job.get("count_targets", False))), {})
+            ]
         elif method == "ssdd":
             a = num_views(job["augmentation"])
             u, v, s = int(job["u"]), int(job["v"]), int(job["s"])
@@ -835,30 +958,53 @@ def synthesize(job: dict, real: torch.Tensor, real_targets: torch.Tensor, teache
             approx = [tuple(x) for x in job.get("approx", [["q", 4]])] if a else [("same", 0)]
             main_mode, main_hidden = approx[0]
             m = images_for_budget(budget, u, v, d_xb, d_y, a, main_mode, int(main_hidden))
-            bs = init_basis_set(real, real_targets, teacher, m, u, v, s, job["augmentation"], job.get("init", "pca"), seed)
+            bs = init_basis_set(
+                real, real_targets, teacher, m, u, v, s, job["augmentation"], job.get("init", "pca"), seed
+            )
             hist = {}
             if int(job["steps"]) > 0:
                 factory = inner_factory(inner["arch"], inner["kwargs"], d_y, seed)
-                hist = distill(bs, real, real_targets, factory, replace(cfg, steps=int(job["steps"]), lr=float(job["lr"]), seed=seed))
+                hist = distill(
+                    bs,
+                    real,
+                    real_targets,
+                    factory,
+                    replace(cfg, steps=int(job["steps"]), lr=float(job["lr"]), seed=seed),
+                )
             variants = []
             for mode, hidden in approx:
                 if a:
-                    ap, mse = fit_approx(bs.cy, bs.cya, mode, int(hidden), int(job.get("approx_steps", 2000)), seed=seed)
+                    ap, mse = fit_approx(
+                        bs.cy, bs.cya, mode, int(hidden), int(job.get("approx_steps", 2000)), seed=seed
+                    )
                     x, y = release(bs, ap)
                 else:
                     mse, (x, y) = float("nan"), (bs.images().detach(), bs.targets().detach())
                 tag = "" if (mode, hidden) == approx[0] else (f"{mode}{hidden}" if mode == "q" else mode)
-                variants.append((tag, x, y, bs.floats(mode, int(hidden)), {"approx": mode, "hidden": int(hidden), "approx_mse": mse}))
+                variants.append(
+                    (
+                        tag,
+                        x,
+                        y,
+                        bs.floats(mode, int(hidden)),
+                        {"approx": mode, "hidden": int(hidden), "approx_mse": mse},
+                    )
+                )
             extra_basis = {"bx": bs.bx.detach().clone(), "by": bs.by.detach().clone(), "m": m}
         else:
             raise SSDDError(f"unknown method {method!r}")
     out = []
     for tag, x, y, floats, extra in variants:
-        ex = {"name": job["name"] + (f" / {tag}" if tag else ""), "m": int(x.shape[0]) // (num_views(job.get("augmentation", "none")) + 1)
-              if method == "ssdd" else int(x.shape[0]), "losses": hist.get("losses", []),
-              "pool_initial_steps": hist.get("pool_initial_steps", 0), **extra}
+        ex = {
+            "name": job["name"] + (f" / {tag}" if tag else ""),
+            "m": int(x.shape[0]) // (num_views(job.get("augmentation", "none")) + 1)
+            if method == "ssdd"
+            else int(x.shape[0]),
+            "losses": hist.get("losses", []),
+            "pool_initial_steps": hist.get("pool_initial_steps", 0),
+            **extra,
+        }
         if method == "ssdd" and not tag:
             ex.update(extra_basis)
-        out.append(TargetSet(x, y, method, int(floats), params, seed, cost.seconds, cost.peak_memory_bytes / 2 ** 20, ex))
+        out.append(TargetSet(x, y, method, int(floats), params, seed, cost.seconds, cost.peak_memory_bytes / 2**20, ex))
     return out
-

@@ -71,8 +71,10 @@ def teacher_cache(dataset: str = DEFAULT_DATASET) -> dict:
     cache = torch.load(paths.find_artifact(TEACHER_CACHE), weights_only=True)
     made = cache.get("dataset", DEFAULT_DATASET)
     if made != dataset:
-        raise ssdd.SSDDError(f"dataset: the ssdd_teacher stage cached targets of {made!r}, not {dataset!r}; "
-                             "set the same `dataset` in ssdd_teacher, ssdd_distill and ssdd_eval")
+        raise ssdd.SSDDError(
+            f"dataset: the ssdd_teacher stage cached targets of {made!r}, not {dataset!r}; "
+            "set the same `dataset` in ssdd_teacher, ssdd_distill and ssdd_eval"
+        )
     return cache
 
 
@@ -95,7 +97,9 @@ def teacher_kwargs(arch: str, width: int, in_channels: int = 1, image_size: int 
     features (the ``cpu`` default), or a ResNet-18 with the small (CIFAR) stem and widths ``width``
     x (1, 2, 4, 8) (SSDD App. A.1: a Barlow Twins ResNet-18, 512-d representation at width 64)."""
     if arch == "convnet":
-        return dict(in_channels=in_channels, image_size=image_size, width=width, depth=3, norm="batch", global_pool=False)
+        return dict(
+            in_channels=in_channels, image_size=image_size, width=width, depth=3, norm="batch", global_pool=False
+        )
     if arch == "resnet18":
         return dict(in_channels=in_channels, image_size=image_size, width_mult=width / 64, stem="small")
     raise ssdd.SSDDError(f"arch: unknown teacher {arch!r}; use convnet or resnet18")
@@ -110,8 +114,16 @@ def convnet_depth(image_size: int) -> int:
 def inner_spec(real: torch.Tensor, width: int) -> dict:
     """The inner model of the distillation (KRR-ST's, SSDD App. A.1): a ConvNet of ``width`` with
     BatchNorm and :func:`convnet_depth` blocks, at the pool's channels and size."""
-    return {"arch": "convnet", "kwargs": dict(in_channels=real.shape[1], image_size=real.shape[2], width=width,
-                                              depth=convnet_depth(real.shape[2]), norm="batch")}
+    return {
+        "arch": "convnet",
+        "kwargs": dict(
+            in_channels=real.shape[1],
+            image_size=real.shape[2],
+            width=width,
+            depth=convnet_depth(real.shape[2]),
+            norm="batch",
+        ),
+    }
 
 
 def probe_spec(dataset: str = DEFAULT_DATASET, data_root: str = "", **kw) -> ssdd.ProbeSpec:
@@ -123,6 +135,7 @@ def probe_spec(dataset: str = DEFAULT_DATASET, data_root: str = "", **kw) -> ssd
 
 
 # --- ssdd_distill ---------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class DistillPlan:
@@ -155,9 +168,24 @@ def job(plan: DistillPlan, name: str, method: str, n: int, teacher: str = "barlo
     ``krrst_lr``; ``kw`` overrides."""
     d_y = plan.dims[teacher]
     uv = min(plan.basis_mult * n, plan.d_xb, d_y)
-    base = dict(name=name, method=method, budget=n * plan.d_img, n=n, teacher=teacher, augmentation=plan.augmentation,
-                init="pca", u=uv, v=uv, s=plan.s, approx=[["q", plan.hidden]], approx_steps=plan.approx_steps,
-                steps=plan.steps, lr=plan.krrst_lr if method == "krr_st" else plan.lr, seed=plan.seed, count_targets=False)
+    base = dict(
+        name=name,
+        method=method,
+        budget=n * plan.d_img,
+        n=n,
+        teacher=teacher,
+        augmentation=plan.augmentation,
+        init="pca",
+        u=uv,
+        v=uv,
+        s=plan.s,
+        approx=[["q", plan.hidden]],
+        approx_steps=plan.approx_steps,
+        steps=plan.steps,
+        lr=plan.krrst_lr if method == "krr_st" else plan.lr,
+        seed=plan.seed,
+        count_targets=False,
+    )
     return {**base, **kw}
 
 
@@ -168,20 +196,30 @@ def distill_jobs(plan: DistillPlan) -> list[dict]:
     teachers."""
     hidden, N = plan.hidden, plan.budget_n
     jobs = [job(plan, "SSDD", "ssdd", N, approx=[["q", hidden]] + [list(v) for v in plan.approx_variants])]
-    jobs += [job(plan, "KRR-ST", "krr_st", N), job(plan, "KRR-ST (targets counted)", "krr_st", N, count_targets=True),
-             job(plan, "Random", "random", N), job(plan, "Random (targets counted)", "random", N, count_targets=True),
-             job(plan, "KMeans", "kmeans", N),
-             job(plan, "SSDD T=0 (PCA projection)", "ssdd", N, steps=0, approx=[["q", hidden], ["same", 0]]),
-             job(plan, "SSDD no augmentation", "ssdd", N, augmentation="none")]
+    jobs += [
+        job(plan, "KRR-ST", "krr_st", N),
+        job(plan, "KRR-ST (targets counted)", "krr_st", N, count_targets=True),
+        job(plan, "Random", "random", N),
+        job(plan, "Random (targets counted)", "random", N, count_targets=True),
+        job(plan, "KMeans", "kmeans", N),
+        job(plan, "SSDD T=0 (PCA projection)", "ssdd", N, steps=0, approx=[["q", hidden], ["same", 0]]),
+        job(plan, "SSDD no augmentation", "ssdd", N, augmentation="none"),
+    ]
     jobs += [job(plan, f"SSDD {a}", "ssdd", N, augmentation=a) for a in plan.ablation_augmentations]
     jobs += [job(plan, f"SSDD init {i}", "ssdd", N, init=i) for i in plan.ablation_inits]
     for n in plan.budgets:
         if n != N:
-            jobs += [job(plan, f"SSDD N={n}", "ssdd", n), job(plan, f"KRR-ST N={n}", "krr_st", n),
-                     job(plan, f"Random N={n}", "random", n)]
+            jobs += [
+                job(plan, f"SSDD N={n}", "ssdd", n),
+                job(plan, f"KRR-ST N={n}", "krr_st", n),
+                job(plan, f"Random N={n}", "random", n),
+            ]
     for t in plan.free_teachers:
-        jobs += [job(plan, f"SSDD teacher={t}", "ssdd", N, teacher=t), job(plan, f"KRR-ST teacher={t}", "krr_st", N, teacher=t),
-                 job(plan, f"Random teacher={t}", "random", N, teacher=t)]
+        jobs += [
+            job(plan, f"SSDD teacher={t}", "ssdd", N, teacher=t),
+            job(plan, f"KRR-ST teacher={t}", "krr_st", N, teacher=t),
+            job(plan, f"Random teacher={t}", "random", N, teacher=t),
+        ]
     return jobs
 
 
@@ -190,8 +228,15 @@ def missing_teachers(free_teachers: Sequence[str], cache: dict) -> list[str]:
     return [t for t in free_teachers if t not in cache["targets"]]
 
 
-def synthesize_all(jobs: list[dict], real: torch.Tensor, targets: dict, teachers: dict, inner: dict,
-                   cfg: ssdd.DistillConfig, workers: int = 2) -> list[ssdd.TargetSet]:
+def synthesize_all(
+    jobs: list[dict],
+    real: torch.Tensor,
+    targets: dict,
+    teachers: dict,
+    inner: dict,
+    cfg: ssdd.DistillConfig,
+    workers: int = 2,
+) -> list[ssdd.TargetSet]:
     """:func:`compendium.distill.ssdd.synthesize` for every job in one worker pool, the sets in the jobs'
     order (an SSDD job gives one set per approximation variant)."""
     calls = [(ssdd.synthesize, (j, real, targets[j["teacher"]], teachers[j["teacher"]], inner, cfg), {}) for j in jobs]
@@ -215,34 +260,64 @@ def sets_table(made: Sequence[ssdd.TargetSet]) -> pd.DataFrame:
     rows = []
     for ts in made:
         p = ts.params
-        rows.append({"set": ts.extra["name"], "method": ts.method, "teacher": p["teacher"], "N": p["n"], "m": ts.extra["m"],
-                     "training pairs": len(ts.images), "floats": ts.floats, "budget": p["budget"],
-                     "within budget": ts.floats <= p["budget"], "U=V": p["u"] if ts.method == "ssdd" else "",
-                     "augmentation": p["augmentation"] if ts.method == "ssdd" else "none",
-                     "approx": f"{ts.extra.get('approx', '')}{ts.extra.get('hidden', '') or ''}" if ts.method == "ssdd" else "",
-                     "approx MSE": ts.extra.get("approx_mse", float("nan")),
-                     "outer loss first→last": (f"{np.mean(ts.extra['losses'][:10]):.4f} → {np.mean(ts.extra['losses'][-10:]):.4f}"
-                                               if ts.extra["losses"] else ""),
-                     "synthesis s": ts.synthesis_seconds, "peak MB": ts.peak_memory_mb})
+        rows.append(
+            {
+                "set": ts.extra["name"],
+                "method": ts.method,
+                "teacher": p["teacher"],
+                "N": p["n"],
+                "m": ts.extra["m"],
+                "training pairs": len(ts.images),
+                "floats": ts.floats,
+                "budget": p["budget"],
+                "within budget": ts.floats <= p["budget"],
+                "U=V": p["u"] if ts.method == "ssdd" else "",
+                "augmentation": p["augmentation"] if ts.method == "ssdd" else "none",
+                "approx": f"{ts.extra.get('approx', '')}{ts.extra.get('hidden', '') or ''}"
+                if ts.method == "ssdd"
+                else "",
+                "approx MSE": ts.extra.get("approx_mse", float("nan")),
+                "outer loss first→last": (
+                    f"{np.mean(ts.extra['losses'][:10]):.4f} → {np.mean(ts.extra['losses'][-10:]):.4f}"
+                    if ts.extra["losses"]
+                    else ""
+                ),
+                "synthesis s": ts.synthesis_seconds,
+                "peak MB": ts.peak_memory_mb,
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def loss_curves(made: Sequence[ssdd.TargetSet]) -> pd.DataFrame:
     """The outer loss (Eq. 3) of every set that has one, one row per set and outer step (a DVC plot)."""
-    rows = [{"set": ts.extra["name"], "step": i + 1, "loss": float(v)}
-            for ts in made for i, v in enumerate(ts.extra["losses"])]
+    rows = [
+        {"set": ts.extra["name"], "step": i + 1, "loss": float(v)}
+        for ts in made
+        for i, v in enumerate(ts.extra["losses"])
+    ]
     return pd.DataFrame(rows, columns=["set", "step", "loss"])
 
 
 def sets_metrics(sets_df: pd.DataFrame) -> dict:
     """The stage's metrics: m, floats and cost per set, and whether every set but *ideal* (which stores
     every C^y_a, Table 11) fits its budget."""
-    return {"sets": {r["set"]: {"m": int(r["m"]), "floats": int(r["floats"]), "synthesis_seconds": float(r["synthesis s"]),
-                                "peak_mb": float(r["peak MB"])} for r in sets_df.to_dict("records")},
-            "all_within_budget": bool(sets_df.loc[~sets_df["set"].str.contains("ideal"), "within budget"].all())}
+    return {
+        "sets": {
+            r["set"]: {
+                "m": int(r["m"]),
+                "floats": int(r["floats"]),
+                "synthesis_seconds": float(r["synthesis s"]),
+                "peak_mb": float(r["peak MB"]),
+            }
+            for r in sets_df.to_dict("records")
+        },
+        "all_within_budget": bool(sets_df.loc[~sets_df["set"].str.contains("ideal"), "within budget"].all()),
+    }
 
 
 # --- ssdd_eval ------------------------------------------------------------------------------------
+
 
 def load_sets(need: Sequence[str] = ()) -> dict:
     """``{name: TargetSet}`` of every ``ssdd_distill`` set; a clear error when a set of ``need`` (other
@@ -271,14 +346,26 @@ def matching_set(method: str, matching_ipc: int, teacher: Callable[[torch.Tensor
     relabelled with the teacher's targets (Table 1's DSA and DM rows)."""
     ds = DistilledSet.load(paths.find_artifact(f"distilled/matching/{method}_ipc{matching_ipc}.pt"))
     x = ds.images if ds.images.is_floating_point() else to_float(ds.images, ds.mean, ds.std)
-    return ssdd.TargetSet(x, teacher(x), method, int(x[0].numel() * len(x)),
-                          {"n": len(x), "teacher": "barlow_twins", "source": f"dd_matching {method} ipc {matching_ipc}"},
-                          0, float(ds.synthesis_seconds), float(ds.peak_memory_bytes) / 2 ** 20,
-                          {"name": method.upper(), "m": len(x)})
+    return ssdd.TargetSet(
+        x,
+        teacher(x),
+        method,
+        int(x[0].numel() * len(x)),
+        {"n": len(x), "teacher": "barlow_twins", "source": f"dd_matching {method} ipc {matching_ipc}"},
+        0,
+        float(ds.synthesis_seconds),
+        float(ds.peak_memory_bytes) / 2**20,
+        {"name": method.upper(), "m": len(x)},
+    )
 
 
-def full_data_set(index: torch.Tensor, n: int, teacher: Callable[[torch.Tensor], torch.Tensor],
-                  dataset: str = DEFAULT_DATASET, data_root: str = "") -> ssdd.TargetSet:
+def full_data_set(
+    index: torch.Tensor,
+    n: int,
+    teacher: Callable[[torch.Tensor], torch.Tensor],
+    dataset: str = DEFAULT_DATASET,
+    data_root: str = "",
+) -> ssdd.TargetSet:
     """The full-data control: ``n`` pool images (a seed-0 permutation of ``index``) with the teacher's
     targets."""
     g = torch.Generator().manual_seed(0)
@@ -292,14 +379,22 @@ def student_kwargs(archs: Sequence[str], in_channels: int = 1, image_size: int =
     by default): the zoo (:func:`compendium.distill.zoo.arch_kwargs` at ``scale_kw``), the ConvNet
     globally pooled and :func:`convnet_depth` deep."""
     arch = {a: {"in_channels": in_channels, "image_size": image_size, **zoo.arch_kwargs(a, **scale_kw)} for a in archs}
-    if "convnet" in arch:   # the pre-trained ConvNet has the distillation's depth at the source's size (App. A.1)
+    if "convnet" in arch:  # the pre-trained ConvNet has the distillation's depth at the source's size (App. A.1)
         arch["convnet"].update(global_pool=True, depth=convnet_depth(image_size))
     return arch
 
 
-def eval_jobs(sets: dict, arch: dict, pre: ssdd.PretrainConfig, spec: ssdd.ProbeSpec, seeds: Sequence[int],
-              ablation_seeds: Sequence[int], cross_seeds: Sequence[int], cross_methods: Sequence[str],
-              full_data_epochs: int) -> list[tuple[dict, tuple]]:
+def eval_jobs(
+    sets: dict,
+    arch: dict,
+    pre: ssdd.PretrainConfig,
+    spec: ssdd.ProbeSpec,
+    seeds: Sequence[int],
+    ablation_seeds: Sequence[int],
+    cross_seeds: Sequence[int],
+    cross_methods: Sequence[str],
+    full_data_epochs: int,
+) -> list[tuple[dict, tuple]]:
     """``(key, args of evaluate_set)`` for every evaluation (SSDD Sec. 4): Table 1's methods, the
     untrained student and the controls on the ConvNet at ``seeds`` (the full-data control pre-trained
     for ``full_data_epochs``), every other set at ``ablation_seeds``, and ``cross_methods`` with the
@@ -312,7 +407,11 @@ def eval_jobs(sets: dict, arch: dict, pre: ssdd.PretrainConfig, spec: ssdd.Probe
 
     for name in MAIN + [UNTRAINED] + CONTROLS:
         if name in sets or name == UNTRAINED:
-            p = pre if not name.startswith("Full") else ssdd.PretrainConfig(**{**pre.__dict__, "epochs": full_data_epochs})
+            p = (
+                pre
+                if not name.startswith("Full")
+                else ssdd.PretrainConfig(**{**pre.__dict__, "epochs": full_data_epochs})
+            )
             add(name, "convnet", seeds, p)
     for name in sorted(sets):
         if name not in MAIN + CONTROLS:
@@ -331,28 +430,52 @@ def evaluate_all(jobs: list[tuple[dict, tuple]], workers: int = 2) -> list[dict]
 
 def results_table(jobs: list[tuple[dict, tuple]], results: list[dict]) -> pd.DataFrame:
     """One row per evaluation: set, arch, seed, ``acc <target>`` per probe, final loss, seconds."""
-    return pd.DataFrame([{**key, **{f"acc {k}": v for k, v in r["acc"].items()}, "final loss": r["final_loss"],
-                          "seconds": r["seconds"]} for (key, _), r in zip(jobs, results)])
+    return pd.DataFrame(
+        [
+            {
+                **key,
+                **{f"acc {k}": v for k, v in r["acc"].items()},
+                "final loss": r["final_loss"],
+                "seconds": r["seconds"],
+            }
+            for (key, _), r in zip(jobs, results)
+        ]
+    )
 
 
-def converse(sets: dict, convnet_kwargs: dict, pre: ssdd.PretrainConfig, spec: ssdd.ProbeSpec, seeds: Sequence[int],
-             ssl_phase: Callable[[torch.nn.Module, int], object]) -> list[dict]:
+def converse(
+    sets: dict,
+    convnet_kwargs: dict,
+    pre: ssdd.PretrainConfig,
+    spec: ssdd.ProbeSpec,
+    seeds: Sequence[int],
+    ssl_phase: Callable[[torch.nn.Module, int], object],
+) -> list[dict]:
     """The converse experiment (neither paper ran it): a ConvNet pre-trained on an SSDD set (or random
     real images with teacher targets, or nothing) as the early phase, then ``ssl_phase(backbone, seed)``
     (BYOL on real images, after ReLA); the Fashion-MNIST probe after the early phase and every probe
     at the end. One row per arm and seed."""
     rows = []
     for sd in seeds:
-        for arm, set_name in (("BYOL from scratch", None), ("early phase on the SSDD set, then BYOL", "SSDD"),
-                              ("early phase on random real images + teacher targets, then BYOL", "Random")):
+        for arm, set_name in (
+            ("BYOL from scratch", None),
+            ("early phase on the SSDD set, then BYOL", "SSDD"),
+            ("early phase on random real images + teacher targets, then BYOL", "Random"),
+        ):
             torch.manual_seed(sd)
             bb = models.build("convnet", **convnet_kwargs)
             t0 = time.perf_counter()
             if set_name:
-                ssdd.pretrain_student(bb, sets[set_name].images, sets[set_name].targets,
-                                      ssdd.PretrainConfig(**{**pre.__dict__, "seed": sd}))
+                ssdd.pretrain_student(
+                    bb,
+                    sets[set_name].images,
+                    sets[set_name].targets,
+                    ssdd.PretrainConfig(**{**pre.__dict__, "seed": sd}),
+                )
             early = ssdd.probe(bb, spec, sd)[spec.targets[0]]
             ssl_phase(bb, sd)
             acc = ssdd.probe(bb.cpu(), spec, sd)
-            rows.append({"arm": arm, "seed": sd, "after the early phase": early, **acc, "seconds": time.perf_counter() - t0})
+            rows.append(
+                {"arm": arm, "seed": sd, "after the early phase": early, **acc, "seconds": time.perf_counter() - t0}
+            )
     return rows

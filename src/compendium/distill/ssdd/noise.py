@@ -45,8 +45,13 @@ VARIANTS = {
 }
 SETS = ("SSDD", "KRR-ST", "Random", experiments.UNTRAINED)
 #: the comparisons (A, B) whose paired differences A - B the ledger's SSDD claims read
-COMPARISONS = (("SSDD", "KRR-ST"), ("SSDD", "Random"), ("KRR-ST", "Random"), ("SSDD", experiments.UNTRAINED),
-               ("Random", experiments.UNTRAINED))
+COMPARISONS = (
+    ("SSDD", "KRR-ST"),
+    ("SSDD", "Random"),
+    ("KRR-ST", "Random"),
+    ("SSDD", experiments.UNTRAINED),
+    ("Random", experiments.UNTRAINED),
+)
 #: the pipeline's ssdd_eval settings this study keeps fixed (params.yaml, cpu)
 PRETRAIN = {"epochs": 100, "batch_size": 256, "lr": 0.1, "momentum": 0.9, "weight_decay": 0.001}
 PROBE = {"train_n": 5000, "low_per_class": 10, "epochs": 20, "lr": 0.003}
@@ -67,8 +72,15 @@ def evaluate_variant(variant: str, seed: int, sets: dict) -> pd.DataFrame:
     for name in SETS:
         x, y = (None, None) if name == experiments.UNTRAINED else (sets[name].images, sets[name].targets)
         r = ssdd.evaluate_set(x, y, "convnet", arch, pre, spec, seed)
-        rows.append({"variant": variant, "set": name, "seed": seed, **{f"acc {k}": a for k, a in r["acc"].items()},
-                     "seconds": r["seconds"]})
+        rows.append(
+            {
+                "variant": variant,
+                "set": name,
+                "seed": seed,
+                **{f"acc {k}": a for k, a in r["acc"].items()},
+                "seconds": r["seconds"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -88,8 +100,11 @@ def run_pieces(seeds, hours: float = 0.0, root: Path = RECORDS, variants=None) -
         df.to_csv(out.with_suffix(".tmp"), index=False)
         out.with_suffix(".tmp").replace(out)
         written.append(out)
-        say(f"[{v}] seed {s}: " + "  ".join(f"{n} {a:.3f}" for n, a in zip(df["set"], df["acc fashion-mnist"]))
-            + f"  ({df['seconds'].sum():.0f} s)")
+        say(
+            f"[{v}] seed {s}: "
+            + "  ".join(f"{n} {a:.3f}" for n, a in zip(df["set"], df["acc fashion-mnist"]))
+            + f"  ({df['seconds'].sum():.0f} s)"
+        )
     return written
 
 
@@ -108,10 +123,17 @@ def paired_spread(records: pd.DataFrame, probe: str = "acc fashion-mnist") -> pd
             if a not in acc or b not in acc:
                 continue
             d = (acc[a] - acc[b]).dropna()
-            rows.append({"variant": variant, "comparison": f"{a} − {b}", "seeds": len(d),
-                         "mean difference": float(d.mean()) if len(d) else math.nan,
-                         "sd of paired differences": float(d.std(ddof=1)) if len(d) > 1 else math.nan,
-                         f"sd of {a}": float(acc[a].std(ddof=1)), f"sd of {b}": float(acc[b].std(ddof=1))})
+            rows.append(
+                {
+                    "variant": variant,
+                    "comparison": f"{a} − {b}",
+                    "seeds": len(d),
+                    "mean difference": float(d.mean()) if len(d) else math.nan,
+                    "sd of paired differences": float(d.std(ddof=1)) if len(d) > 1 else math.nan,
+                    f"sd of {a}": float(acc[a].std(ddof=1)),
+                    f"sd of {b}": float(acc[b].std(ddof=1)),
+                }
+            )
     return pd.DataFrame(rows)
 
 

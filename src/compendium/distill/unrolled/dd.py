@@ -40,8 +40,10 @@ Sampler = Callable[[int], Params]
 
 # ---------------------------------------------------------------------------------------------- networks
 
-def classifier(seed: int, arch: str = "lenet", arch_kwargs: dict | None = None, init: str = "default",
-               num_classes: int = 10) -> nn.Module:
+
+def classifier(
+    seed: int, arch: str = "lenet", arch_kwargs: dict | None = None, init: str = "default", num_classes: int = 10
+) -> nn.Module:
     """DD's learner (LeNet on MNIST-like data) with a seeded initialisation: PyTorch's default
     (Kaiming-uniform) or ``xavier`` (SLDD's random init: Xavier-uniform weights, zero biases)."""
     net = build_network(1, 28, num_classes, seed, arch, arch_kwargs)
@@ -82,8 +84,14 @@ def pool_init(pool: Sequence[Params], seed: int = 0) -> Sampler:
 
 # ------------------------------------------------------------------------------------------------ labels
 
-def label_init(labels: torch.Tensor, num_classes: int, mode: str = "separate", own: float = 0.9,
-               groups: Sequence[Sequence[int]] = ()) -> torch.Tensor:
+
+def label_init(
+    labels: torch.Tensor,
+    num_classes: int,
+    mode: str = "separate",
+    own: float = 0.9,
+    groups: Sequence[Sequence[int]] = (),
+) -> torch.Tensor:
     """SLDD's y~_0 as a label distribution per distilled image. ``separate``: ``own`` on the image's class,
     the rest spread evenly; ``shared``: ``own`` on the class, half the rest spread over the other members of
     its group of similar classes (e.g. Fashion-MNIST's tops 0/2/4/6), half over all other classes."""
@@ -115,6 +123,7 @@ def poison_map(labels: torch.Tensor, attacked: int, target: int) -> torch.Tensor
 
 # ------------------------------------------------------------------------------------------------ distill
 
+
 @dataclass
 class DDConfig:
     """One DD / SLDD run. ``size`` distilled images with labels ``arange(size) % C`` (class-cyclic, so each of
@@ -145,10 +154,10 @@ class DDConfig:
 
 @dataclass
 class DDResult:
-    images: torch.Tensor          # [M, 1, 28, 28], normalised
-    labels: torch.Tensor          # int64 [M]: the class each image was initialised for
-    targets: torch.Tensor         # int64 [M] (DD) or float [M, C] label distributions (SLDD)
-    lrs: torch.Tensor             # [steps * epochs]
+    images: torch.Tensor  # [M, 1, 28, 28], normalised
+    labels: torch.Tensor  # int64 [M]: the class each image was initialised for
+    targets: torch.Tensor  # int64 [M] (DD) or float [M, C] label distributions (SLDD)
+    lrs: torch.Tensor  # [steps * epochs]
     loss_trace: list = field(default_factory=list)
     config: dict = field(default_factory=dict)
     seconds: float = 0.0
@@ -156,9 +165,12 @@ class DDResult:
     def save(self, path: str | Path) -> Path:
         """Write the set through :func:`compendium.distill.sets.save_tensors` (kind ``"unrolled"``), without
         its wall-clock ``seconds`` (NaN once loaded), so that an identical rerun rewrites it byte for byte."""
-        return save_tensors(path, KIND, {"images": self.images, "labels": self.labels, "targets": self.targets,
-                                         "lrs": self.lrs},
-                            {"loss_trace": [float(v) for v in self.loss_trace], "config": self.config})
+        return save_tensors(
+            path,
+            KIND,
+            {"images": self.images, "labels": self.labels, "targets": self.targets, "lrs": self.lrs},
+            {"loss_trace": [float(v) for v in self.loss_trace], "config": self.config},
+        )
 
     @classmethod
     def load(cls, path: str | Path) -> "DDResult":
@@ -167,10 +179,18 @@ class DDResult:
         config = dict(meta["config"])
         if "groups" in config:
             config["groups"] = tuple(tuple(g) for g in config["groups"])
-        return cls(t["images"], t["labels"], t["targets"], t["lrs"], meta["loss_trace"], config, float(meta.get("seconds", math.nan)))
+        return cls(
+            t["images"],
+            t["labels"],
+            t["targets"],
+            t["lrs"],
+            meta["loss_trace"],
+            config,
+            float(meta.get("seconds", math.nan)),
+        )
 
 
-KIND = "unrolled"   # the set type of DD / SLDD results in the one set file format
+KIND = "unrolled"  # the set type of DD / SLDD results in the one set file format
 
 
 def _check(cfg: DDConfig, num_classes: int) -> None:
@@ -179,8 +199,10 @@ def _check(cfg: DDConfig, num_classes: int) -> None:
     if cfg.size % cfg.steps:
         raise ValueError(f"{cfg.size} distilled images do not split into {cfg.steps} equal steps")
     if not cfg.learn_labels and cfg.size < num_classes:
-        raise ValueError(f"hard-label DD needs at least one image per class ({cfg.size} < {num_classes}); "
-                         "fewer images than classes need learned labels (SLDD)")
+        raise ValueError(
+            f"hard-label DD needs at least one image per class ({cfg.size} < {num_classes}); "
+            "fewer images than classes need learned labels (SLDD)"
+        )
     if cfg.init_lr <= 0:
         raise ValueError(f"init_lr must be > 0, got {cfg.init_lr}")
     if cfg.plateau_every < 0 or cfg.min_iterations < 0:
@@ -197,9 +219,17 @@ def plateau_reached(trace: Sequence[float], cfg: DDConfig) -> bool:
     return plateau.stop_at_plateau(trace, cfg.plateau_every, cfg.min_iterations)
 
 
-def distill(model: nn.Module, sampler: Sampler, x_real: torch.Tensor, y_real: torch.Tensor, cfg: DDConfig,
-            num_classes: int = 10, relabel: Callable[[torch.Tensor], torch.Tensor] | None = None,
-            log_every: int = 0, device: str = "cpu") -> DDResult:
+def distill(
+    model: nn.Module,
+    sampler: Sampler,
+    x_real: torch.Tensor,
+    y_real: torch.Tensor,
+    cfg: DDConfig,
+    num_classes: int = 10,
+    relabel: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    log_every: int = 0,
+    device: str = "cpu",
+) -> DDResult:
     """DD (Alg. 1, multi-step and multi-epoch) or SLDD (Alg. 1a, ``cfg.learn_labels``). ``model`` only
     supplies the architecture (its weights come from ``sampler``); ``x_real`` normalised float training
     images, ``y_real`` their labels; ``relabel`` maps a real label batch to the objective's labels (DD's
@@ -207,6 +237,7 @@ def distill(model: nn.Module, sampler: Sampler, x_real: torch.Tensor, y_real: to
     The unrolled steps run on ``device`` (every random draw on the CPU, so a device changes no draw); the
     result is on the CPU."""
     import time
+
     _check(cfg, num_classes)
     if x_real.shape[0] != y_real.shape[0] or x_real.shape[0] < 2:
         raise ValueError("x_real and y_real must hold the same number (>= 2) of real images")
@@ -215,13 +246,15 @@ def distill(model: nn.Module, sampler: Sampler, x_real: torch.Tensor, y_real: to
     model, x_real, y_real = model.to(dev), x_real.to(dev), y_real.to(dev)
     g = torch.Generator().manual_seed(cfg.seed)
     labels = torch.arange(cfg.size) % num_classes
-    labels_dev = labels.to(dev)   # DD's hard targets, once on the device
+    labels_dev = labels.to(dev)  # DD's hard targets, once on the device
     x = torch.randn((cfg.size, *x_real.shape[1:]), generator=g).to(dev).requires_grad_()
     raw_lr = torch.full((cfg.steps * cfg.epochs,), _softplus_inv(cfg.init_lr), device=dev).requires_grad_()
     groups = [{"params": [x], "lr": cfg.lr_img}, {"params": [raw_lr], "lr": cfg.lr_lr}]
     y_logit = None
     if cfg.learn_labels:
-        y_logit = label_init(labels, num_classes, cfg.label_mode, cfg.label_own, cfg.groups).log().to(dev).requires_grad_()
+        y_logit = (
+            label_init(labels, num_classes, cfg.label_mode, cfg.label_own, cfg.groups).log().to(dev).requires_grad_()
+        )
         groups.append({"params": [y_logit], "lr": cfg.lr_label})
     opt = torch.optim.Adam(groups, betas=(0.5, 0.999))
     trace = []
@@ -248,14 +281,23 @@ def distill(model: nn.Module, sampler: Sampler, x_real: torch.Tensor, y_real: to
         if plateau_reached(trace, cfg):
             break
     targets = y_logit.detach().softmax(1).cpu() if y_logit is not None else labels.clone()
-    return DDResult(x.detach().cpu(), labels, targets, F.softplus(raw_lr).detach().cpu(), trace, asdict(cfg),
-                    time.perf_counter() - t0)
+    return DDResult(
+        x.detach().cpu(),
+        labels,
+        targets,
+        F.softplus(raw_lr).detach().cpu(),
+        trace,
+        asdict(cfg),
+        time.perf_counter() - t0,
+    )
 
 
 # --------------------------------------------------------------------------------------------- evaluation
 
-def train_with(model: nn.Module, theta0: Params, x: torch.Tensor, targets: torch.Tensor, lrs: torch.Tensor,
-               steps: int, epochs: int) -> Params:
+
+def train_with(
+    model: nn.Module, theta0: Params, x: torch.Tensor, targets: torch.Tensor, lrs: torch.Tensor, steps: int, epochs: int
+) -> Params:
     """DD's evaluation: the ``steps x epochs`` GD steps of the distilled schedule from ``theta0`` (no
     graph kept). ``lrs``: the learned rates, or a constant rate repeated."""
     with torch.enable_grad():
@@ -266,8 +308,9 @@ def train_with(model: nn.Module, theta0: Params, x: torch.Tensor, targets: torch
 @torch.no_grad()
 def predict(model: nn.Module, params: Params, x: torch.Tensor, batch: int = 2048) -> torch.Tensor:
     buffers = dict(model.named_buffers())
-    return torch.cat([functional_call(model, {**params, **buffers}, (x[i:i + batch],)).argmax(1)
-                      for i in range(0, len(x), batch)])
+    return torch.cat(
+        [functional_call(model, {**params, **buffers}, (x[i : i + batch],)).argmax(1) for i in range(0, len(x), batch)]
+    )
 
 
 def accuracy(model: nn.Module, params: Params, x: torch.Tensor, y: torch.Tensor) -> float:
@@ -284,8 +327,14 @@ def class_accuracy(pred: torch.Tensor, y: torch.Tensor, num_classes: int) -> tor
     return out
 
 
-def knn_accuracy(x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Tensor, y_test: torch.Tensor,
-                 k: int = 1, batch: int = 2048) -> float:
+def knn_accuracy(
+    x_train: torch.Tensor,
+    y_train: torch.Tensor,
+    x_test: torch.Tensor,
+    y_test: torch.Tensor,
+    k: int = 1,
+    batch: int = 2048,
+) -> float:
     """SLDD's non-neural learner: k-nearest neighbours (Euclidean, pixel space; majority vote, ties to the
     nearest) trained on the (distilled) set. Soft labels vote with their argmax."""
     if y_train.is_floating_point():
@@ -296,16 +345,25 @@ def knn_accuracy(x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Ten
     C = int(max(int(y_train.max()), int(y_test.max()))) + 1
     correct = 0
     for i in range(0, len(x_test), batch):
-        d = torch.cdist(x_test[i:i + batch].flatten(1), a)
+        d = torch.cdist(x_test[i : i + batch].flatten(1), a)
         nn_idx = d.topk(k, largest=False).indices
         votes = F.one_hot(y_train[nn_idx], C).float()
         votes += torch.linspace(1e-3, 0, k).view(1, k, 1)  # nearer neighbours break ties
-        correct += int((votes.sum(1).argmax(1) == y_test[i:i + batch]).sum())
+        correct += int((votes.sum(1).argmax(1) == y_test[i : i + batch]).sum())
     return correct / len(x_test)
 
 
-def fit(model: nn.Module, theta0: Params, x: torch.Tensor, y: torch.Tensor, steps: int, batch: int = 128,
-        lr: float = 1e-3, seed: int = 0, device: str = "cpu") -> Params:
+def fit(
+    model: nn.Module,
+    theta0: Params,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    steps: int,
+    batch: int = 128,
+    lr: float = 1e-3,
+    seed: int = 0,
+    device: str = "cpu",
+) -> Params:
     """Ordinary (non-unrolled) Adam training, for the pre-trained pools and the whole-data reference, on
     ``device`` (the batches drawn on the CPU); the trained weights on the CPU."""
     dev = torch.device(device)
@@ -334,16 +392,34 @@ def _real(images_u8: torch.Tensor, mean, std) -> torch.Tensor:
     return to_float(images_u8, mean, std)
 
 
-def pretrain_job(seed: int, images_u8: torch.Tensor, labels: torch.Tensor, mean, std, steps: int, batch: int = 128,
-                 lr: float = 1e-3, arch: str = "lenet", init: str = "xavier", device: str = "cpu") -> Params:
+def pretrain_job(
+    seed: int,
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    mean,
+    std,
+    steps: int,
+    batch: int = 128,
+    lr: float = 1e-3,
+    arch: str = "lenet",
+    init: str = "xavier",
+    device: str = "cpu",
+) -> Params:
     """One network of a pre-trained pool: ``steps`` Adam steps from the seeded ``init`` on the given data
     (on ``device``)."""
     net = classifier(seed, arch, None, init)
     return fit(net, U.initial_params(net), _real(images_u8, mean, std), labels, steps, batch, lr, seed, device)
 
 
-def sampler_for(regime: str, *, pool: Sequence[Params] | None = None, fixed_seed: int = 0, init: str = "xavier",
-                arch: str = "lenet", seed: int = 0) -> Sampler:
+def sampler_for(
+    regime: str,
+    *,
+    pool: Sequence[Params] | None = None,
+    fixed_seed: int = 0,
+    init: str = "xavier",
+    arch: str = "lenet",
+    seed: int = 0,
+) -> Sampler:
     """p(theta_0) of the notes' four regimes: one fixed random init, fresh random inits, one fixed pre-trained
     network (``pool[0]``), or a random member of the pre-trained ``pool``."""
     if regime == "fixed":
@@ -357,9 +433,21 @@ def sampler_for(regime: str, *, pool: Sequence[Params] | None = None, fixed_seed
     raise ValueError(f"regime must be one of {REGIMES}, got {regime!r}")
 
 
-def distill_job(regime: str, cfg: dict, images_u8: torch.Tensor, labels: torch.Tensor, mean, std, *,
-                pool: Sequence[Params] | None = None, fixed_seed: int = 0, init: str = "xavier", arch: str = "lenet",
-                poison: tuple[int, int] | None = None, device: str = "cpu") -> DDResult:
+def distill_job(
+    regime: str,
+    cfg: dict,
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    mean,
+    std,
+    *,
+    pool: Sequence[Params] | None = None,
+    fixed_seed: int = 0,
+    init: str = "xavier",
+    arch: str = "lenet",
+    poison: tuple[int, int] | None = None,
+    device: str = "cpu",
+) -> DDResult:
     """One DD / SLDD / poisoning run under a regime, from picklable arguments (``poison = (K, T)``), on
     ``device``."""
     c = DDConfig(**cfg)
@@ -368,22 +456,42 @@ def distill_job(regime: str, cfg: dict, images_u8: torch.Tensor, labels: torch.T
     return distill(classifier(0, arch), sampler, _real(images_u8, mean, std), labels, c, relabel=relabel, device=device)
 
 
-def eval_thetas(arch: str, thetas: Sequence[Params], x: torch.Tensor, targets: torch.Tensor, lrs: torch.Tensor,
-                steps: int, epochs: int, x_test: torch.Tensor, y_test: torch.Tensor) -> list[float]:
+def eval_thetas(
+    arch: str,
+    thetas: Sequence[Params],
+    x: torch.Tensor,
+    targets: torch.Tensor,
+    lrs: torch.Tensor,
+    steps: int,
+    epochs: int,
+    x_test: torch.Tensor,
+    y_test: torch.Tensor,
+) -> list[float]:
     """Test accuracy after the distilled schedule from each theta_0 in ``thetas`` (unseen inits / networks)."""
     net = classifier(0, arch)
     return [accuracy(net, train_with(net, th, x, targets, lrs, steps, epochs), x_test, y_test) for th in thetas]
 
 
-def best_constant_lr(arch: str, thetas: Sequence[Params], x: torch.Tensor, targets: torch.Tensor, steps: int,
-                     epochs: int, x_val: torch.Tensor, y_val: torch.Tensor, grid: Sequence[float]) -> float:
+def best_constant_lr(
+    arch: str,
+    thetas: Sequence[Params],
+    x: torch.Tensor,
+    targets: torch.Tensor,
+    steps: int,
+    epochs: int,
+    x_val: torch.Tensor,
+    y_val: torch.Tensor,
+    grid: Sequence[float],
+) -> float:
     """The baselines' step size: the constant rate of ``grid`` with the best mean validation accuracy (DD's
     baselines train with the same number of steps; their rate is tuned, not learned)."""
     if not grid:
         raise ValueError("empty learning-rate grid")
     n = steps * epochs
-    scores = [sum(eval_thetas(arch, thetas, x, targets, torch.full((n,), float(lr)), steps, epochs, x_val, y_val))
-              for lr in grid]
+    scores = [
+        sum(eval_thetas(arch, thetas, x, targets, torch.full((n,), float(lr)), steps, epochs, x_val, y_val))
+        for lr in grid
+    ]
     return float(grid[max(range(len(grid)), key=scores.__getitem__)])
 
 
@@ -398,9 +506,20 @@ def class_cyclic(images: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tens
     return images[order], labels[order]
 
 
-def baseline_accuracies(arch: str, sets: dict, candidates: Sequence, tune: Sequence[Params], thetas: Sequence[Params],
-                        steps: int, epochs: int, x_val: torch.Tensor, y_val: torch.Tensor, x_test: torch.Tensor,
-                        y_test: torch.Tensor, grid: Sequence[float]) -> dict:
+def baseline_accuracies(
+    arch: str,
+    sets: dict,
+    candidates: Sequence,
+    tune: Sequence[Params],
+    thetas: Sequence[Params],
+    steps: int,
+    epochs: int,
+    x_val: torch.Tensor,
+    y_val: torch.Tensor,
+    x_test: torch.Tensor,
+    y_test: torch.Tensor,
+    grid: Sequence[float],
+) -> dict:
     """DD's baselines (Wang et al. 2018, "Baselines": random real, k-means, average real, optimised real) from
     each theta_0 in ``thetas``. Every set of ``sets`` (``{name: set with .images / .labels}``) is reordered
     class-cyclically and trained by the ``steps x epochs`` GD steps at the best constant rate of ``grid`` on
@@ -411,14 +530,24 @@ def baseline_accuracies(arch: str, sets: dict, candidates: Sequence, tune: Seque
         x, y = class_cyclic(s.images, s.labels)
         lr = best_constant_lr(arch, tune, x, y, steps, epochs, x_val, y_val, grid)
         lr_rand = lr if name == "random real" else lr_rand
-        out[name] = (eval_thetas(arch, thetas, x, y, torch.full((steps * epochs,), lr), steps, epochs, x_test, y_test), lr)
+        out[name] = (
+            eval_thetas(arch, thetas, x, y, torch.full((steps * epochs,), lr), steps, epochs, x_test, y_test),
+            lr,
+        )
     if candidates:
         if lr_rand is None:
             raise ValueError("'optimised real' uses random real's rate: include a 'random real' set")
         lrs = torch.full((steps * epochs,), lr_rand)
-        val = [sum(v) / len(v) for v in (eval_thetas(arch, tune, *class_cyclic(c.images, c.labels), lrs, steps, epochs,
-                                                      x_val, y_val) for c in candidates)]
+        val = [
+            sum(v) / len(v)
+            for v in (
+                eval_thetas(arch, tune, *class_cyclic(c.images, c.labels), lrs, steps, epochs, x_val, y_val)
+                for c in candidates
+            )
+        ]
         best = candidates[max(range(len(val)), key=val.__getitem__)]
-        out["optimised real"] = (eval_thetas(arch, thetas, *class_cyclic(best.images, best.labels), lrs, steps, epochs,
-                                             x_test, y_test), lr_rand)
+        out["optimised real"] = (
+            eval_thetas(arch, thetas, *class_cyclic(best.images, best.labels), lrs, steps, epochs, x_test, y_test),
+            lr_rand,
+        )
     return out

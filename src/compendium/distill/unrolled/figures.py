@@ -38,8 +38,11 @@ def labelled_sets(res: dict, shown, classes, mean: float, std: float):
             ax.imshow((r.images[j, 0] * std + mean).clamp(0, 1).numpy(), cmap="gray", vmin=0, vmax=1)
             if r.targets.is_floating_point():
                 top = r.targets[j].topk(2)
-                ax.set_title(f"{classes[int(top.indices[0])]} {float(top.values[0]):.2f}\n"
-                             f"{classes[int(top.indices[1])]} {float(top.values[1]):.2f}", fontsize=8)
+                ax.set_title(
+                    f"{classes[int(top.indices[0])]} {float(top.values[0]):.2f}\n"
+                    f"{classes[int(top.indices[1])]} {float(top.values[1]):.2f}",
+                    fontsize=8,
+                )
             else:
                 ax.set_title(classes[int(r.targets[j])], fontsize=8)
         row[0].text(-0.15, 0.5, name, transform=row[0].transAxes, ha="right", va="center", fontsize=9)
@@ -62,8 +65,13 @@ def poisoning_bars(poison, title: str):
 def learned_labels(show: dict, true_of: dict, classes, num_classes: int, k: int = 6):
     """Base images with their learned label distributions (title: source label, then the top-2 learned classes;
     bars: the distribution, the true class in red for the within-dataset base)."""
-    fig, axes = plt.subplots(2 * len(show), k, figsize=(1.6 * k, 3.4 * len(show)), squeeze=False,
-                             gridspec_kw={"height_ratios": [1.0, 0.4] * len(show)})
+    fig, axes = plt.subplots(
+        2 * len(show),
+        k,
+        figsize=(1.6 * k, 3.4 * len(show)),
+        squeeze=False,
+        gridspec_kw={"height_ratios": [1.0, 0.4] * len(show)},
+    )
     for r, (b, d) in enumerate(show.items()):
         idx = torch.arange(0, len(d), max(1, len(d) // k))[:k]
         px, src = d.pixels(), (classes if b == "within" else [str(i) for i in range(10)])
@@ -74,16 +82,24 @@ def learned_labels(show: dict, true_of: dict, classes, num_classes: int, k: int 
             ax = axes[2 * r, j]
             ax.imshow(px[i, 0], cmap="gray_r", interpolation="nearest")
             ax.set_xticks([]), ax.set_yticks([])
-            ax.set_title(f"{src[int(true[i])]}\n" + "\n".join(f"{classes[int(c)]} {float(v):.2f}" for v, c in zip(*top)),
-                         fontsize=8)
+            ax.set_title(
+                f"{src[int(true[i])]}\n" + "\n".join(f"{classes[int(c)]} {float(v):.2f}" for v, c in zip(*top)),
+                fontsize=8,
+            )
             bx_ = axes[2 * r + 1, j]
-            bx_.bar(range(num_classes), p.numpy(),
-                    color=["C3" if c == int(true[i]) and b == "within" else "C0" for c in range(num_classes)])
+            bx_.bar(
+                range(num_classes),
+                p.numpy(),
+                color=["C3" if c == int(true[i]) and b == "within" else "C0" for c in range(num_classes)],
+            )
             bx_.set_ylim(0, 1), bx_.set_xticks(range(num_classes)), bx_.set_xticklabels(range(num_classes), fontsize=6)
             bx_.tick_params(labelsize=6)
         axes[2 * r, 0].set_ylabel("within\n(Fashion-MNIST)" if b == "within" else "cross\n(digits base)", fontsize=9)
-    fig.suptitle("LD-RR labels of base images (title: source label, then the top-2 learned classes;\n"
-                 "bars: the learned distribution over classes 0-9)", fontsize=10)
+    fig.suptitle(
+        "LD-RR labels of base images (title: source label, then the top-2 learned classes;\n"
+        "bars: the learned distribution over classes 0-9)",
+        fontsize=10,
+    )
     fig.tight_layout()
     return fig
 
@@ -110,12 +126,20 @@ def text_accuracy_and_loss(sched, sets, *, chance: float, num_classes: int, firs
     """Left: accuracy under each set's own schedule (TDD, DD, random real); right: the outer loss of the TDD
     runs at the smallest ipc (moving average of 5)."""
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    g = sched.groupby(["distilled with", "init", "ipc", "theta0", "method"], sort=False)["acc"].agg(["mean", "std"]).reset_index()
-    g["label"] = [f"{w} {i} ipc{p}\nθ0 {t}" for w, i, p, t in zip(g["distilled with"], g["init"], g["ipc"], g["theta0"])]
+    g = (
+        sched.groupby(["distilled with", "init", "ipc", "theta0", "method"], sort=False)["acc"]
+        .agg(["mean", "std"])
+        .reset_index()
+    )
+    g["label"] = [
+        f"{w} {i} ipc{p}\nθ0 {t}" for w, i, p, t in zip(g["distilled with"], g["init"], g["ipc"], g["theta0"])
+    ]
     labels = list(dict.fromkeys(g["label"]))
     for k, (m, col) in enumerate([("TDD", "C0"), ("DD (hard labels)", "C2"), ("random real", "C7")]):
         sub = g[g["method"] == m].set_index("label").reindex(labels)
-        axes[0].bar(np.arange(len(labels)) + (k - 1) * 0.27, sub["mean"], 0.27, yerr=sub["std"].fillna(0), color=col, label=m)
+        axes[0].bar(
+            np.arange(len(labels)) + (k - 1) * 0.27, sub["mean"], 0.27, yerr=sub["std"].fillna(0), color=col, label=m
+        )
     axes[0].axhline(chance, color="k", ls=":", lw=1, label="chance")
     axes[0].set_xticks(range(len(labels)), labels, fontsize=8, rotation=60, ha="right")
     axes[0].set_ylabel("test accuracy")
@@ -139,8 +163,13 @@ def gtn_images_and_meta_loss(sets_show, classes, per_class: int, arm_curves: lis
     (``arm_curves``: ``[(label, colour, array [runs, steps])]``; mean with the min-max band)."""
     fig, axes = plt.subplots(1, 3, figsize=(10, 3.6), gridspec_kw={"width_ratios": [1, 1, 1.3]})
     for ax, (d, title) in zip(axes[:2], sets_show):
-        plots.show_set(ax, d, classes if ax is axes[0] else [""] * 10, per_class=per_class,
-                       title=f"{title}\n(columns: curriculum order)")
+        plots.show_set(
+            ax,
+            d,
+            classes if ax is axes[0] else [""] * 10,
+            per_class=per_class,
+            title=f"{title}\n(columns: curriculum order)",
+        )
     for label, col, cur in arm_curves:
         axes[2].plot(np.nanmean(cur, 0), color=col, label=label)
         axes[2].fill_between(range(cur.shape[1]), np.nanmin(cur, 0), np.nanmax(cur, 0), color=col, alpha=0.15)
@@ -180,8 +209,10 @@ def mnemonics_exemplars(init, opt_x, lab, classes_shown, class_names, show: int,
     """The random initialisation, the optimised Mnemonics exemplars and their change (stretched to the grey
     range), ``show`` per class of ``classes_shown``; ``mean`` / ``std`` one value per channel or one for all."""
     pick = torch.cat([torch.nonzero(lab == c).flatten()[:show] for c in classes_shown])
-    m, s = (torch.tensor(tuple(map(float, v)) if hasattr(v, "__len__") else (float(v),)).view(1, -1, 1, 1)
-            for v in (mean, std))
+    m, s = (
+        torch.tensor(tuple(map(float, v)) if hasattr(v, "__len__") else (float(v),)).view(1, -1, 1, 1)
+        for v in (mean, std)
+    )
     std = float(s.mean())
 
     def to_u8(z):
@@ -196,13 +227,16 @@ def mnemonics_exemplars(init, opt_x, lab, classes_shown, class_names, show: int,
         grid = viz.image_grid(imgs, nrow=show, pad_value=255 if ax is not axes[2] else 128)
         if grid.shape[-1] == 1:
             ax.imshow(grid.squeeze(-1), cmap="gray_r" if ax is not axes[2] else "coolwarm", interpolation="nearest")
-        else:   # colour images as they are
+        else:  # colour images as they are
             ax.imshow(grid.numpy(), interpolation="nearest")
         ax.set_title(title, fontsize=8)
         ax.set_xticks([])
         h = imgs.shape[2] + 1
-        ax.set_yticks([1 + h * i + h / 2 - 1 for i in range(len(classes_shown))],
-                      class_names if ax is axes[0] else [""] * len(classes_shown), fontsize=6)
+        ax.set_yticks(
+            [1 + h * i + h / 2 - 1 for i in range(len(classes_shown))],
+            class_names if ax is axes[0] else [""] * len(classes_shown),
+            fontsize=6,
+        )
         ax.grid(False)
     fig.tight_layout()
     return fig

@@ -49,6 +49,7 @@ CURRICULA = ("full", "shuffled_batch", "shuffled", "noise")
 
 # --- weight normalisation ---------------------------------------------------------------------------
 
+
 class WNLinear(nn.Module):
     """A linear layer with W = g V / ||V|| row-wise (``g`` [out, 1], ``v`` [out, in]); initialised so that
     W equals a default-initialised ``nn.Linear`` (g = ||V|| per row)."""
@@ -85,20 +86,33 @@ def weight_norm_learner(net: nn.Module) -> nn.Module:
 
 # --- generator and curriculum -----------------------------------------------------------------------
 
+
 class Generator(nn.Module):
     """G(z, y): ``[z, onehot(y)]`` -> hidden (LeakyReLU) -> hidden -> C*H*W pixels in (0, 1) (sigmoid),
     returned normalised, (p - mean) / std, as every distilled set here."""
 
-    def __init__(self, noise_dim: int = 32, num_classes: int = 10, hidden: int = 256, image_shape=(1, 28, 28),
-                 mean=(0.2860,), std=(0.3530,), weight_norm: bool = True):
+    def __init__(
+        self,
+        noise_dim: int = 32,
+        num_classes: int = 10,
+        hidden: int = 256,
+        image_shape=(1, 28, 28),
+        mean=(0.2860,),
+        std=(0.3530,),
+        weight_norm: bool = True,
+    ):
         super().__init__()
         self.noise_dim, self.num_classes, self.image_shape = noise_dim, num_classes, tuple(image_shape)
         lin = WNLinear if weight_norm else nn.Linear
         out = math.prod(self.image_shape)
         self.layers = nn.ModuleList([lin(noise_dim + num_classes, hidden), lin(hidden, hidden), lin(hidden, out)])
         c = self.image_shape[0]
-        self.register_buffer("mean", torch.as_tensor(mean, dtype=torch.float32).view(1, -1, 1, 1).expand(1, c, 1, 1).clone())
-        self.register_buffer("std", torch.as_tensor(std, dtype=torch.float32).view(1, -1, 1, 1).expand(1, c, 1, 1).clone())
+        self.register_buffer(
+            "mean", torch.as_tensor(mean, dtype=torch.float32).view(1, -1, 1, 1).expand(1, c, 1, 1).clone()
+        )
+        self.register_buffer(
+            "std", torch.as_tensor(std, dtype=torch.float32).view(1, -1, 1, 1).expand(1, c, 1, 1).clone()
+        )
 
     def forward(self, z: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         h = torch.cat([z, F.one_hot(y, self.num_classes).to(z.dtype)], 1)
@@ -120,8 +134,9 @@ class Curriculum(nn.Module):
     the learned batches in a random order; ``shuffled``: every learned (z, y) pair at a random place;
     ``noise``: fresh N(0, 1) z every step (no parameters). The order / the noise come from ``generator``."""
 
-    def __init__(self, steps: int, batch_size: int, noise_dim: int, num_classes: int = 10, mode: str = "full",
-                 seed: int = 0):
+    def __init__(
+        self, steps: int, batch_size: int, noise_dim: int, num_classes: int = 10, mode: str = "full", seed: int = 0
+    ):
         super().__init__()
         if mode not in CURRICULA:
             raise ValueError(f"unknown curriculum {mode!r}; known: {CURRICULA}")
@@ -151,10 +166,22 @@ class Curriculum(nn.Module):
 class GTN(nn.Module):
     """Generator + curriculum + the learned inner-loop learning rate and momentum."""
 
-    def __init__(self, steps: int = 10, batch_size: int = 50, noise_dim: int = 32, hidden: int = 256,
-                 num_classes: int = 10, image_shape=(1, 28, 28), mean=(0.2860,), std=(0.3530,),
-                 weight_norm: bool = True, curriculum: str = "full", init_lr: float = 0.02,
-                 init_momentum: float = 0.5, seed: int = 0):
+    def __init__(
+        self,
+        steps: int = 10,
+        batch_size: int = 50,
+        noise_dim: int = 32,
+        hidden: int = 256,
+        num_classes: int = 10,
+        image_shape=(1, 28, 28),
+        mean=(0.2860,),
+        std=(0.3530,),
+        weight_norm: bool = True,
+        curriculum: str = "full",
+        init_lr: float = 0.02,
+        init_momentum: float = 0.5,
+        seed: int = 0,
+    ):
         super().__init__()
         if not init_lr > 0 or not 0 < init_momentum < 1:
             raise ValueError(f"need init_lr > 0 and 0 < init_momentum < 1, got {init_lr}, {init_momentum}")
@@ -182,8 +209,10 @@ class GTN(nn.Module):
 
 # --- learners ---------------------------------------------------------------------------------------
 
-def make_learner(arch_kwargs: dict, seed: int, weight_norm: bool = False, image_shape=(1, 28, 28),
-                 num_classes: int = 10) -> nn.Module:
+
+def make_learner(
+    arch_kwargs: dict, seed: int, weight_norm: bool = False, image_shape=(1, 28, 28), num_classes: int = 10
+) -> nn.Module:
     """A freshly initialised ConvNet learner (``models.convnet`` kwargs + linear head) under ``seed``,
     with WN on its layers when asked. No BatchNorm (the unrolled steps must not keep running stats)."""
     if arch_kwargs.get("norm", "instance") == "batch":
@@ -192,8 +221,9 @@ def make_learner(arch_kwargs: dict, seed: int, weight_norm: bool = False, image_
     return weight_norm_learner(net) if weight_norm else net
 
 
-def train_learner(net: nn.Module, batches: Sequence[tuple[torch.Tensor, torch.Tensor]], lr: float,
-                  momentum: float) -> nn.Module:
+def train_learner(
+    net: nn.Module, batches: Sequence[tuple[torch.Tensor, torch.Tensor]], lr: float, momentum: float
+) -> nn.Module:
     """Plain SGD with momentum (``torch.optim.SGD``: v <- m v + g, w <- w - lr v, the unroll's update) on
     the batches in order; returns ``net`` trained (train mode)."""
     opt = torch.optim.SGD(net.parameters(), lr=float(lr), momentum=float(momentum))
@@ -209,24 +239,37 @@ def train_learner(net: nn.Module, batches: Sequence[tuple[torch.Tensor, torch.Te
 def test_accuracy(net: nn.Module, x_test: torch.Tensor, y_test: torch.Tensor, batch: int = 2000) -> float:
     """Top-1 accuracy on normalised float test images (eval mode)."""
     net.eval()
-    hit = sum(int((net(x_test[i:i + batch]).argmax(1) == y_test[i:i + batch]).sum()) for i in range(0, len(y_test), batch))
+    hit = sum(
+        int((net(x_test[i : i + batch]).argmax(1) == y_test[i : i + batch]).sum()) for i in range(0, len(y_test), batch)
+    )
     return hit / len(y_test)
 
 
-def real_batches(images_u8: torch.Tensor, labels: torch.Tensor, steps: int, batch_size: int, mean, std,
-                 generator: torch.Generator, num_classes: int = 10) -> list[tuple[torch.Tensor, torch.Tensor]]:
+def real_batches(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    steps: int,
+    batch_size: int,
+    mean,
+    std,
+    generator: torch.Generator,
+    num_classes: int = 10,
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """``steps`` class-balanced random real batches (the "real data" arm: the same T and batch size as
     the GTN's curriculum), normalised."""
     per = balanced_labels(1, batch_size, num_classes)[0]
     by_class = [torch.nonzero(labels == c).flatten() for c in range(num_classes)]
     out = []
     for _ in range(steps):
-        idx = torch.stack([by_class[int(c)][torch.randint(len(by_class[int(c)]), (), generator=generator)] for c in per])
+        idx = torch.stack(
+            [by_class[int(c)][torch.randint(len(by_class[int(c)]), (), generator=generator)] for c in per]
+        )
         out.append((to_float(images_u8[idx], mean, std), labels[idx]))
     return out
 
 
 # --- meta-training ----------------------------------------------------------------------------------
+
 
 @dataclass
 class GTNConfig:
@@ -237,16 +280,16 @@ class GTNConfig:
     step from ``min_iterations`` on, stop once the meta-loss passes the claims' plateau test
     (:func:`compendium.core.plateau.stop_at_plateau`); ``iterations`` is then a cap."""
 
-    steps: int = 10                     # T inner steps
-    batch_size: int = 50                # generated images per inner step
+    steps: int = 10  # T inner steps
+    batch_size: int = 50  # generated images per inner step
     noise_dim: int = 32
     hidden: int = 256
     curriculum: str = "full"
     weight_norm: bool = True
-    iterations: int = 100               # outer (meta) steps
-    meta_lr: float = 1e-3               # Adam, generator and curriculum
-    hyper_lr: float = 1e-2              # Adam, log lr and momentum logit
-    real_batch: int = 256               # real images of the meta-loss
+    iterations: int = 100  # outer (meta) steps
+    meta_lr: float = 1e-3  # Adam, generator and curriculum
+    hyper_lr: float = 1e-2  # Adam, log lr and momentum logit
+    real_batch: int = 256  # real images of the meta-loss
     init_lr: float = 0.02
     init_momentum: float = 0.5
     truncate: int | None = None
@@ -266,14 +309,29 @@ class GTNConfig:
         if not self.learners:
             raise ValueError("empty learner pool")
         if self.plateau_every < 0 or self.min_iterations < 0:
-            raise ValueError(f"plateau_every and min_iterations must be >= 0, got {self.plateau_every}, {self.min_iterations}")
+            raise ValueError(
+                f"plateau_every and min_iterations must be >= 0, got {self.plateau_every}, {self.min_iterations}"
+            )
         if not self.meta_lr > 0 or self.hyper_lr < 0:
             raise ValueError(f"need meta_lr > 0 and hyper_lr >= 0, got {self.meta_lr}, {self.hyper_lr}")
 
 
 def build_gtn(cfg: GTNConfig, num_classes: int = 10, image_shape=(1, 28, 28), mean=(0.2860,), std=(0.3530,)) -> GTN:
-    return GTN(cfg.steps, cfg.batch_size, cfg.noise_dim, cfg.hidden, num_classes, image_shape, mean, std,
-               cfg.weight_norm, cfg.curriculum, cfg.init_lr, cfg.init_momentum, cfg.seed)
+    return GTN(
+        cfg.steps,
+        cfg.batch_size,
+        cfg.noise_dim,
+        cfg.hidden,
+        num_classes,
+        image_shape,
+        mean,
+        std,
+        cfg.weight_norm,
+        cfg.curriculum,
+        cfg.init_lr,
+        cfg.init_momentum,
+        cfg.seed,
+    )
 
 
 def meta_optimizer(gtn: GTN, meta_lr: float, hyper_lr: float) -> torch.optim.Adam:
@@ -284,20 +342,42 @@ def meta_optimizer(gtn: GTN, meta_lr: float, hyper_lr: float) -> torch.optim.Ada
     return torch.optim.Adam([{"params": rest, "lr": meta_lr}, {"params": hyper, "lr": hyper_lr}])
 
 
-def meta_loss(gtn: GTN, learner: nn.Module, x_real: torch.Tensor, y_real: torch.Tensor, order: torch.Generator,
-              truncate: int | None = None, checkpoint: bool = False) -> torch.Tensor:
+def meta_loss(
+    gtn: GTN,
+    learner: nn.Module,
+    x_real: torch.Tensor,
+    y_real: torch.Tensor,
+    order: torch.Generator,
+    truncate: int | None = None,
+    checkpoint: bool = False,
+) -> torch.Tensor:
     """The outer objective: the real-batch loss of ``learner`` after T unrolled steps on the GTN's batches
     with its learned lr and momentum; differentiable in G, the curriculum, lr and momentum."""
     batches = gtn.batches(order)
     params = U.initial_params(learner)
-    trained = U.unroll(learner, params, batches, gtn.lr.expand(len(batches)), momentum=gtn.momentum,
-                       truncate=truncate, checkpoint=checkpoint)
+    trained = U.unroll(
+        learner,
+        params,
+        batches,
+        gtn.lr.expand(len(batches)),
+        momentum=gtn.momentum,
+        truncate=truncate,
+        checkpoint=checkpoint,
+    )
     return U.outer_loss(learner, trained, x_real, y_real)
 
 
-def meta_step(gtn: GTN, opt: torch.optim.Optimizer, learner: nn.Module, x_real: torch.Tensor, y_real: torch.Tensor,
-              order: torch.Generator, truncate: int | None = None, checkpoint: bool = False,
-              max_loss: float = math.inf) -> float:
+def meta_step(
+    gtn: GTN,
+    opt: torch.optim.Optimizer,
+    learner: nn.Module,
+    x_real: torch.Tensor,
+    y_real: torch.Tensor,
+    order: torch.Generator,
+    truncate: int | None = None,
+    checkpoint: bool = False,
+    max_loss: float = math.inf,
+) -> float:
     """One Adam step of the GTN on one fresh learner; returns the meta-loss (before the step). A loss that
     is not finite or above ``max_loss`` is returned but not stepped on (a diverged step)."""
     opt.zero_grad(set_to_none=True)
@@ -314,8 +394,17 @@ def meta_step(gtn: GTN, opt: torch.optim.Optimizer, learner: nn.Module, x_real: 
     return value
 
 
-def meta_train(images_u8: torch.Tensor, labels: torch.Tensor, cfg: GTNConfig, mean, std, num_classes: int = 10,
-               log_every: int = 0, tag: str = "", device: str = "cpu") -> dict:
+def meta_train(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    cfg: GTNConfig,
+    mean,
+    std,
+    num_classes: int = 10,
+    log_every: int = 0,
+    tag: str = "",
+    device: str = "cpu",
+) -> dict:
     """Meta-train a GTN (seeded by ``cfg.seed``: generator init, curriculum, learner seeds and archs, real
     batches, shuffles) on ``device`` (the GTN, each learner and each real batch; every random draw stays
     on the CPU, so a device changes no draw). Returns the trained ``gtn`` (CPU), the per-step ``meta_loss``
@@ -333,8 +422,13 @@ def meta_train(images_u8: torch.Tensor, labels: torch.Tensor, cfg: GTNConfig, me
     rate = Rate(cfg.iterations)
     for it in range(cfg.iterations):
         arch = cfg.learners[int(torch.randint(len(cfg.learners), (), generator=g))]
-        learner = make_learner(arch, int(torch.randint(2 ** 31 - 1, (), generator=g)), cfg.weight_norm,
-                               tuple(images_u8.shape[1:]), num_classes).to(dev)
+        learner = make_learner(
+            arch,
+            int(torch.randint(2**31 - 1, (), generator=g)),
+            cfg.weight_norm,
+            tuple(images_u8.shape[1:]),
+            num_classes,
+        ).to(dev)
         idx = torch.randint(len(labels), (cfg.real_batch,), generator=g)
         x_real, y_real = to_float(images_u8[idx].to(dev), mean, std), labels[idx].to(dev)
         value = meta_step(gtn, opt, learner, x_real, y_real, g, cfg.truncate, cfg.checkpoint, max_loss)
@@ -342,15 +436,25 @@ def meta_train(images_u8: torch.Tensor, labels: torch.Tensor, cfg: GTNConfig, me
             diverged += 1
         curve.append(value)
         if log_every and (it + 1) % log_every == 0:
-            say(f"[gtn {tag}] {it + 1}/{cfg.iterations} meta-loss {value:.3f} lr {gtn.lr.item():.4f} "
-                f"momentum {gtn.momentum.item():.3f}  {rate.update(it + 1)}")
+            say(
+                f"[gtn {tag}] {it + 1}/{cfg.iterations} meta-loss {value:.3f} lr {gtn.lr.item():.4f} "
+                f"momentum {gtn.momentum.item():.3f}  {rate.update(it + 1)}"
+            )
         if plateau.stop_at_plateau(curve, cfg.plateau_every, cfg.min_iterations):
             break
-    return {"gtn": gtn.cpu().eval(), "meta_loss": curve, "diverged": diverged, "lr": gtn.lr.item(),
-            "momentum": gtn.momentum.item(), "seconds": time.perf_counter() - t0, "config": asdict(cfg)}
+    return {
+        "gtn": gtn.cpu().eval(),
+        "meta_loss": curve,
+        "diverged": diverged,
+        "lr": gtn.lr.item(),
+        "momentum": gtn.momentum.item(),
+        "seconds": time.perf_counter() - t0,
+        "config": asdict(cfg),
+    }
 
 
 # --- evaluation -------------------------------------------------------------------------------------
+
 
 def gtn_batches(gtn: GTN, seed: int = 0) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """The GTN's T batches (detached), the order / noise drawn under ``seed`` (``full``: seed-free)."""
@@ -358,58 +462,164 @@ def gtn_batches(gtn: GTN, seed: int = 0) -> list[tuple[torch.Tensor, torch.Tenso
         return [(x.detach(), y) for x, y in gtn.batches(torch.Generator().manual_seed(seed))]
 
 
-def evaluate_gtn(gtn: GTN, arch_kwargs: dict, seeds: Sequence[int], x_test: torch.Tensor, y_test: torch.Tensor) -> list[float]:
+def evaluate_gtn(
+    gtn: GTN, arch_kwargs: dict, seeds: Sequence[int], x_test: torch.Tensor, y_test: torch.Tensor
+) -> list[float]:
     """Test accuracy of fresh learners (one per seed) after T steps on the GTN's curriculum with its learned
     lr and momentum (the learners carry WN iff the GTN was trained with it)."""
     accs = []
     for s in seeds:
         net = make_learner(arch_kwargs, 1_000_003 + s, gtn.weight_norm, tuple(x_test.shape[1:]), gtn.num_classes)
-        accs.append(test_accuracy(train_learner(net, gtn_batches(gtn, s), gtn.lr.item(), gtn.momentum.item()),
-                                  x_test, y_test))
+        accs.append(
+            test_accuracy(train_learner(net, gtn_batches(gtn, s), gtn.lr.item(), gtn.momentum.item()), x_test, y_test)
+        )
     return accs
 
 
-def evaluate_real(images_u8: torch.Tensor, labels: torch.Tensor, arch_kwargs: dict, steps: int, batch_size: int,
-                  lr: float, momentum: float, seeds: Sequence[int], x_test: torch.Tensor, y_test: torch.Tensor,
-                  mean, std, weight_norm: bool = False, replicate: int = 0) -> list[float]:
+def evaluate_real(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    arch_kwargs: dict,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    momentum: float,
+    seeds: Sequence[int],
+    x_test: torch.Tensor,
+    y_test: torch.Tensor,
+    mean,
+    std,
+    weight_norm: bool = False,
+    replicate: int = 0,
+) -> list[float]:
     """The real-data arm: fresh learners (the same seeds as :func:`evaluate_gtn`) trained for ``steps`` SGD
     steps on random class-balanced real batches of ``batch_size``, drawn under ``(replicate, seed)``."""
     accs = []
     for s in seeds:
         net = make_learner(arch_kwargs, 1_000_003 + s, weight_norm, tuple(x_test.shape[1:]), int(labels.max()) + 1)
-        b = real_batches(images_u8, labels, steps, batch_size, mean, std,
-                         torch.Generator().manual_seed(7 + s + 100_003 * replicate))
+        b = real_batches(
+            images_u8, labels, steps, batch_size, mean, std, torch.Generator().manual_seed(7 + s + 100_003 * replicate)
+        )
         accs.append(test_accuracy(train_learner(net, b, lr, momentum), x_test, y_test))
     return accs
 
 
-def tune_real(images_u8: torch.Tensor, labels: torch.Tensor, arch_kwargs: dict, steps: int, batch_size: int,
-              lrs: Sequence[float], momenta: Sequence[float], x_val: torch.Tensor, y_val: torch.Tensor, mean, std,
-              seeds: Sequence[int] = (100, 101), weight_norm: bool = False) -> dict:
+def tune_real(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    arch_kwargs: dict,
+    steps: int,
+    batch_size: int,
+    lrs: Sequence[float],
+    momenta: Sequence[float],
+    x_val: torch.Tensor,
+    y_val: torch.Tensor,
+    mean,
+    std,
+    seeds: Sequence[int] = (100, 101),
+    weight_norm: bool = False,
+) -> dict:
     """The real-data arm's step size and momentum, chosen on a validation set (real training images
     held out, never the test set) over a grid: the fair counterpart of the GTN's learned ones."""
-    grid = [(lr, m, sum(evaluate_real(images_u8, labels, arch_kwargs, steps, batch_size, lr, m, seeds, x_val, y_val,
-                                      mean, std, weight_norm)) / len(seeds)) for lr in lrs for m in momenta]
+    grid = [
+        (
+            lr,
+            m,
+            sum(
+                evaluate_real(
+                    images_u8,
+                    labels,
+                    arch_kwargs,
+                    steps,
+                    batch_size,
+                    lr,
+                    m,
+                    seeds,
+                    x_val,
+                    y_val,
+                    mean,
+                    std,
+                    weight_norm,
+                )
+            )
+            / len(seeds),
+        )
+        for lr in lrs
+        for m in momenta
+    ]
     lr, m, acc = max(grid, key=lambda r: r[2])
     return {"lr": lr, "momentum": m, "val_acc": acc, "grid": grid}
 
 
-def real_arm(images_u8: torch.Tensor, labels: torch.Tensor, arch_kwargs: dict, steps: int, batch_size: int,
-             lrs: Sequence[float], momenta: Sequence[float], x_val: torch.Tensor, y_val: torch.Tensor,
-             x_test: torch.Tensor, y_test: torch.Tensor, mean, std, seeds: Sequence[int], replicates: Sequence[int],
-             weight_norm: bool = False) -> dict:
+def real_arm(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    arch_kwargs: dict,
+    steps: int,
+    batch_size: int,
+    lrs: Sequence[float],
+    momenta: Sequence[float],
+    x_val: torch.Tensor,
+    y_val: torch.Tensor,
+    x_test: torch.Tensor,
+    y_test: torch.Tensor,
+    mean,
+    std,
+    seeds: Sequence[int],
+    replicates: Sequence[int],
+    weight_norm: bool = False,
+) -> dict:
     """The real-data arm at the GTN's T and batch size: lr and momentum tuned on held-out real images
     (:func:`tune_real`), then ``len(replicates)`` replicates (fresh real batches), each the mean test
     accuracy over the learner ``seeds`` (the GTN arm's replicate is a meta-training seed)."""
-    tuned = tune_real(images_u8, labels, arch_kwargs, steps, batch_size, lrs, momenta, x_val, y_val, mean, std,
-                      weight_norm=weight_norm)
-    reps = [evaluate_real(images_u8, labels, arch_kwargs, steps, batch_size, tuned["lr"], tuned["momentum"], seeds,
-                          x_test, y_test, mean, std, weight_norm, r) for r in replicates]
+    tuned = tune_real(
+        images_u8,
+        labels,
+        arch_kwargs,
+        steps,
+        batch_size,
+        lrs,
+        momenta,
+        x_val,
+        y_val,
+        mean,
+        std,
+        weight_norm=weight_norm,
+    )
+    reps = [
+        evaluate_real(
+            images_u8,
+            labels,
+            arch_kwargs,
+            steps,
+            batch_size,
+            tuned["lr"],
+            tuned["momentum"],
+            seeds,
+            x_test,
+            y_test,
+            mean,
+            std,
+            weight_norm,
+            r,
+        )
+        for r in replicates
+    ]
     return {**tuned, "accs": reps}
 
 
-def run(images_u8: torch.Tensor, labels: torch.Tensor, cfg: GTNConfig, mean, std, eval_arch: dict,
-        eval_seeds: Sequence[int], x_test: torch.Tensor, y_test: torch.Tensor, device: str = "cpu") -> dict:
+def run(
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    cfg: GTNConfig,
+    mean,
+    std,
+    eval_arch: dict,
+    eval_seeds: Sequence[int],
+    x_test: torch.Tensor,
+    y_test: torch.Tensor,
+    device: str = "cpu",
+) -> dict:
     """:func:`meta_train` (on ``device``) then :func:`evaluate_gtn` (a worker-friendly unit for
     :func:`compendium.core.parallel.run_calls`); ``init_accs``:
     the same learners taught by the untrained generator (the GTN's initialisation, built under the same seed)."""
@@ -437,6 +647,6 @@ def smooth(curve: Sequence[float], window: int) -> list[float]:
     """Trailing moving average (NaNs skipped) of a meta-loss curve."""
     out = []
     for i in range(len(curve)):
-        w = [v for v in curve[max(0, i - window + 1): i + 1] if math.isfinite(v)]
+        w = [v for v in curve[max(0, i - window + 1) : i + 1] if math.isfinite(v)]
         out.append(sum(w) / len(w) if w else math.nan)
     return out

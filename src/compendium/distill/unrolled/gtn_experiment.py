@@ -57,14 +57,24 @@ def load_splits(val_n: int, test_n: int, dataset: str = "fashion-mnist", data_ro
     images (the real arm's lr / momentum), the rest to fit (uint8), and ``test_n`` class-balanced test images."""
     tr, te, mean, std = data.train_test(dataset, data_root)
     if tr.num_classes != 10:
-        raise ValueError(f"dataset: GTN's generator and the NAS proxies are built for 10 classes; {dataset!r} has "
-                         f"{tr.num_classes}")
+        raise ValueError(
+            f"dataset: GTN's generator and the NAS proxies are built for 10 classes; {dataset!r} has {tr.num_classes}"
+        )
     perm = torch.randperm(len(tr.labels), generator=torch.Generator().manual_seed(0))
     val_idx, fit_idx = perm[:val_n], perm[val_n:]
     te_x_u8, te_y = E.test_subset(te.images, te.labels, test_n)
-    return SimpleNamespace(tr=tr, te=te, MEAN=mean, STD=std, x_val=to_float(tr.images[val_idx], mean, std),
-                           y_val=tr.labels[val_idx], fit_x=tr.images[fit_idx], fit_y=tr.labels[fit_idx],
-                           x_test=to_float(te_x_u8, mean, std), te_y=te_y)
+    return SimpleNamespace(
+        tr=tr,
+        te=te,
+        MEAN=mean,
+        STD=std,
+        x_val=to_float(tr.images[val_idx], mean, std),
+        y_val=tr.labels[val_idx],
+        fit_x=tr.images[fit_idx],
+        fit_y=tr.labels[fit_idx],
+        x_test=to_float(te_x_u8, mean, std),
+        te_y=te_y,
+    )
 
 
 def gtn_arms(meta_seeds, variant_seeds, curricula) -> list[tuple]:
@@ -74,18 +84,77 @@ def gtn_arms(meta_seeds, variant_seeds, curricula) -> list[tuple]:
     return arms + [("WN", c, True, s) for c in curricula if c != "full" for s in variant_seeds]
 
 
-def pool_calls(d: SimpleNamespace, base: G.GTNConfig, arms, learners, codes, proxies: dict, nas_x, nas_y, *, seeds,
-               meta_seeds, inner_steps: int, inner_batch: int, real_lrs, real_momenta, proxy_steps: int, proxy_batch: int,
-               proxy_lr: float, device: str = "cpu") -> list:
+def pool_calls(
+    d: SimpleNamespace,
+    base: G.GTNConfig,
+    arms,
+    learners,
+    codes,
+    proxies: dict,
+    nas_x,
+    nas_y,
+    *,
+    seeds,
+    meta_seeds,
+    inner_steps: int,
+    inner_batch: int,
+    real_lrs,
+    real_momenta,
+    proxy_steps: int,
+    proxy_batch: int,
+    proxy_lr: float,
+    device: str = "cpu",
+) -> list:
     """The one pool: a GTN run per arm (:func:`nas.gtn_job`, meta-trained on ``device``), the real arm
     (:func:`nas.real_arm_job`) and every (set proxy, architecture) training; the ground truth comes from ``dd_nas``
     (:func:`load_ground_truth`)."""
-    calls = [(nas.gtn_job, (d.fit_x, d.fit_y, G.GTNConfig(**{**base.__dict__, "weight_norm": wn, "curriculum": c, "seed": s}),
-                            d.MEAN, d.STD, learners[0], seeds, d.x_test, d.te_y), {"device": device}) for _, c, wn, s in arms]
-    calls.append((nas.real_arm_job, (d.fit_x, d.fit_y, learners[0], inner_steps, inner_batch, real_lrs, real_momenta,
-                                     d.x_val, d.y_val, d.x_test, d.te_y, d.MEAN, d.STD, seeds, meta_seeds, True), {}))
-    calls += [(nas.set_proxy_job, (c, name, ds, nas_x, nas_y, proxy_steps, proxy_batch, proxy_lr), {"replicate": rep})
-              for (name, rep), ds in proxies.items() for c in codes]
+    calls = [
+        (
+            nas.gtn_job,
+            (
+                d.fit_x,
+                d.fit_y,
+                G.GTNConfig(**{**base.__dict__, "weight_norm": wn, "curriculum": c, "seed": s}),
+                d.MEAN,
+                d.STD,
+                learners[0],
+                seeds,
+                d.x_test,
+                d.te_y,
+            ),
+            {"device": device},
+        )
+        for _, c, wn, s in arms
+    ]
+    calls.append(
+        (
+            nas.real_arm_job,
+            (
+                d.fit_x,
+                d.fit_y,
+                learners[0],
+                inner_steps,
+                inner_batch,
+                real_lrs,
+                real_momenta,
+                d.x_val,
+                d.y_val,
+                d.x_test,
+                d.te_y,
+                d.MEAN,
+                d.STD,
+                seeds,
+                meta_seeds,
+                True,
+            ),
+            {},
+        )
+    )
+    calls += [
+        (nas.set_proxy_job, (c, name, ds, nas_x, nas_y, proxy_steps, proxy_batch, proxy_lr), {"replicate": rep})
+        for (name, rep), ds in proxies.items()
+        for c in codes
+    ]
     return calls
 
 
@@ -99,16 +168,19 @@ def load_ground_truth(tables, test_images: int | None = None) -> SimpleNamespace
     on another number of images than ``test_images`` (the proxies'), when given."""
     f = tables / "dd_nas" / "ground_truth.csv"
     if not f.is_file():
-        raise FileNotFoundError(f"{f} is missing: the NAS ground truth is written by the dd_nas stage "
-                                "(`dvc repro dd_nas`)")
+        raise FileNotFoundError(
+            f"{f} is missing: the NAS ground truth is written by the dd_nas stage (`dvc repro dd_nas`)"
+        )
     df = pd.read_csv(f)
     missing = [c for c in (*GROUND_TRUTH_COLUMNS, "test images") if c not in df.columns]
     if missing or not len(df) or (df["proxy"] != "ground truth").any():
         raise ValueError(f"{f}: not a NAS ground truth (missing columns {missing} or other rows); rerun dd_nas")
     n = int(df["test images"].iloc[0])
     if test_images is not None and n != test_images:
-        raise ValueError(f"{f} was tested on {n} images, the proxies on {test_images}: set dd_gtn's nas_test_n and "
-                         "dd_nas' test_n alike (the proxies and the ground truth are tested on the same images)")
+        raise ValueError(
+            f"{f} was tested on {n} images, the proxies on {test_images}: set dd_gtn's nas_test_n and "
+            "dd_nas' test_n alike (the proxies and the ground truth are tested on the same images)"
+        )
     return SimpleNamespace(rows=df.to_dict("records"), codes=df["arch"].tolist(), test_n=n)
 
 
@@ -122,37 +194,88 @@ def runs_table(arms, runs) -> pd.DataFrame:
     for (wn_name, c, wn, s), r in zip(arms, runs):
         curve = r["meta_loss"]
         k = max(1, len(curve) // 10)
-        rows.append({"weight norm": wn_name, "curriculum": c, "meta seed": s, "acc": float(np.mean(r["accs"])),
-                     "init acc": float(np.mean(r["init_accs"])), "final meta-loss": float(np.nanmean(curve[-k:])),
-                     "volatility": G.volatility(curve[:shared], max(2, shared // 10)),
-                     "diverged steps": r["diverged"], "lr": r["lr"], "momentum": r["momentum"], "seconds": r["seconds"]})
+        rows.append(
+            {
+                "weight norm": wn_name,
+                "curriculum": c,
+                "meta seed": s,
+                "acc": float(np.mean(r["accs"])),
+                "init acc": float(np.mean(r["init_accs"])),
+                "final meta-loss": float(np.nanmean(curve[-k:])),
+                "volatility": G.volatility(curve[:shared], max(2, shared // 10)),
+                "diverged steps": r["diverged"],
+                "lr": r["lr"],
+                "momentum": r["momentum"],
+                "seconds": r["seconds"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def meta_loss_curves(arms, runs) -> pd.DataFrame:
     """The meta-loss of every run (the claims' plateau test reads these curves)."""
-    return pd.DataFrame([{"run": f"{a[0]} {a[1]} {a[3]}", "iteration": i, "loss": v} for a, r in zip(arms, runs)
-                         for i, v in enumerate(r["meta_loss"])], columns=["run", "iteration", "loss"])
+    return pd.DataFrame(
+        [
+            {"run": f"{a[0]} {a[1]} {a[3]}", "iteration": i, "loss": v}
+            for a, r in zip(arms, runs)
+            for i, v in enumerate(r["meta_loss"])
+        ],
+        columns=["run", "iteration", "loss"],
+    )
 
 
 def real_rows(real: dict, meta_seeds) -> list[dict]:
     """The real arm's accuracy per meta seed."""
-    return [{"weight norm": "WN learner", "curriculum": "real data", "meta seed": i, "acc": float(np.mean(a)),
-             "lr": real["lr"], "momentum": real["momentum"]} for i, a in zip(meta_seeds, real["accs"])]
+    return [
+        {
+            "weight norm": "WN learner",
+            "curriculum": "real data",
+            "meta seed": i,
+            "acc": float(np.mean(a)),
+            "lr": real["lr"],
+            "momentum": real["momentum"],
+        }
+        for i, a in zip(meta_seeds, real["accs"])
+    ]
 
 
 def arms_table(runs_df: pd.DataFrame, reals: list, real: dict) -> pd.DataFrame:
     """Per arm (weight norm, curriculum): accuracy mean / std / n, volatility, diverged steps, lr, momentum and
     the cell text; the real arm last."""
-    arms = runs_df.groupby(["weight norm", "curriculum"], sort=False).agg(
-        acc_mean=("acc", "mean"), acc_std=("acc", "std"), n=("acc", "count"), volatility_mean=("volatility", "mean"),
-        volatility_std=("volatility", "std"), diverged=("diverged steps", "sum"), lr=("lr", "mean"),
-        momentum=("momentum", "mean")).reset_index()
+    arms = (
+        runs_df.groupby(["weight norm", "curriculum"], sort=False)
+        .agg(
+            acc_mean=("acc", "mean"),
+            acc_std=("acc", "std"),
+            n=("acc", "count"),
+            volatility_mean=("volatility", "mean"),
+            volatility_std=("volatility", "std"),
+            diverged=("diverged steps", "sum"),
+            lr=("lr", "mean"),
+            momentum=("momentum", "mean"),
+        )
+        .reset_index()
+    )
     real_acc = [r["acc"] for r in reals]
-    arms = pd.concat([arms, pd.DataFrame([{"weight norm": "WN learner", "curriculum": "real data", "acc_mean": np.mean(real_acc),
-                                            "acc_std": np.std(real_acc, ddof=1) if len(real_acc) > 1 else 0.0,
-                                            "n": len(real_acc), "lr": real["lr"], "momentum": real["momentum"]}])],
-                     ignore_index=True)
+    arms = pd.concat(
+        [
+            arms,
+            pd.DataFrame(
+                [
+                    {
+                        "weight norm": "WN learner",
+                        "curriculum": "real data",
+                        "acc_mean": np.mean(real_acc),
+                        "acc_std": np.std(real_acc, ddof=1) if len(real_acc) > 1 else 0.0,
+                        "n": len(real_acc),
+                        "lr": real["lr"],
+                        "momentum": real["momentum"],
+                    }
+                ]
+            ),
+        ],
+        ignore_index=True,
+    )
     arms["cell"] = [E.cell_text(m, s, n) for m, s, n in zip(arms["acc_mean"], arms["acc_std"].fillna(0), arms["n"])]
     return arms
 
@@ -211,19 +334,28 @@ def nas_summary(nres: pd.DataFrame, codes, *, n_train: int) -> SimpleNamespace:
         sub = groups[(p, s)]
         sc = nas.proxy_scores(codes, gt, acc)
         rand = acc_by.get(("random", s), acc_by.get(("random", 0)))
-        srows.append({"proxy": p, "seed": s, **sc, "rho boot sd": nas.bootstrap_rho_delta(gt, acc),
-                      "rho - random": sc["rho"] - nas.spearman(rand, gt) if rand is not None else float("nan"),
-                      "proxy cpu seconds": sub["cpu seconds"].sum(), "time fraction": sub["cpu seconds"].sum() / gt_sec,
-                      "time fraction vs 1 epoch": sub["cpu seconds"].sum() / (gt_sec / epoch_scale),
-                      "wall train fraction": sub["train seconds"].sum() / gt_wall,
-                      "images fraction": sub["images seen"].sum() / gt_img, "mean acc": float(acc.mean())})
+        srows.append(
+            {
+                "proxy": p,
+                "seed": s,
+                **sc,
+                "rho boot sd": nas.bootstrap_rho_delta(gt, acc),
+                "rho - random": sc["rho"] - nas.spearman(rand, gt) if rand is not None else float("nan"),
+                "proxy cpu seconds": sub["cpu seconds"].sum(),
+                "time fraction": sub["cpu seconds"].sum() / gt_sec,
+                "time fraction vs 1 epoch": sub["cpu seconds"].sum() / (gt_sec / epoch_scale),
+                "wall train fraction": sub["train seconds"].sum() / gt_wall,
+                "images fraction": sub["images seen"].sum() / gt_img,
+                "mean acc": float(acc.mean()),
+            }
+        )
     return SimpleNamespace(summary=pd.DataFrame(srows), gt=gt, gt_sec=gt_sec, epoch_scale=epoch_scale, acc=acc_by)
 
 
 def first_replicates(acc: dict) -> dict:
     """``{proxy: accuracies}`` of each proxy's first replicate (the scatter figure's one panel per proxy)."""
     out: dict = {}
-    for (p, s) in sorted(acc, key=lambda k: k[1]):
+    for p, s in sorted(acc, key=lambda k: k[1]):
         out.setdefault(p, acc[(p, s)])
     return out
 
@@ -231,15 +363,27 @@ def first_replicates(acc: dict) -> dict:
 def metrics(arms: pd.DataFrame, summary: pd.DataFrame) -> dict:
     """The stage's metrics (without the wall times); a NAS proxy's numbers are means over its replicates."""
     nas_mean = summary.groupby("proxy", sort=False)[["rho", "top1 gt acc", "time fraction"]].mean()
-    return {"gtn": {f"{r['curriculum']} {r['weight norm']}": {"mean": r["acc_mean"], "std": r["acc_std"]}
-                    for _, r in arms.iterrows()},
-            "gtn_volatility": {n: arm_row(arms, n, "full")["volatility_mean"] for n in ("WN", "no WN")},
-            "gtn_diverged": {n: int(arm_row(arms, n, "full")["diverged"]) for n in ("WN", "no WN")},
-            "nas": {p: {"rho": float(r["rho"]), "top1_gt_acc": float(r["top1 gt acc"]), "time_fraction": float(r["time fraction"])}
-                    for p, r in nas_mean.iterrows()}}
+    return {
+        "gtn": {
+            f"{r['curriculum']} {r['weight norm']}": {"mean": r["acc_mean"], "std": r["acc_std"]}
+            for _, r in arms.iterrows()
+        },
+        "gtn_volatility": {n: arm_row(arms, n, "full")["volatility_mean"] for n in ("WN", "no WN")},
+        "gtn_diverged": {n: int(arm_row(arms, n, "full")["diverged"]) for n in ("WN", "no WN")},
+        "nas": {
+            p: {
+                "rho": float(r["rho"]),
+                "top1_gt_acc": float(r["top1 gt acc"]),
+                "time_fraction": float(r["time fraction"]),
+            }
+            for p, r in nas_mean.iterrows()
+        },
+    }
 
 
 def random_proxies(tr, proxy_ipc: int, mean, std, seeds) -> dict:
     """``{seed: set}``: the random-real proxy sets, one per seed (the replicates a paired NAS comparison needs)."""
-    return {int(s): coresets.random_real(tr.images, tr.labels, proxy_ipc, 10, mean, std, seed=int(s), dataset=tr.name)
-            for s in seeds}
+    return {
+        int(s): coresets.random_real(tr.images, tr.labels, proxy_ipc, 10, mean, std, seed=int(s), dataset=tr.name)
+        for s in seeds
+    }

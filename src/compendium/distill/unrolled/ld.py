@@ -62,8 +62,9 @@ def ridge_solve(features: torch.Tensor, targets: torch.Tensor, lam: float = 1.0)
     ``features`` Phi ``[n, d]`` (append the bias column first, :func:`add_bias`), ``targets`` Y ``[n, C]``;
     returns ``[d, C]``, differentiable in both."""
     if features.ndim != 2 or targets.ndim != 2 or features.shape[0] != targets.shape[0]:
-        raise ValueError(f"features [n, d] and targets [n, C] expected, got {tuple(features.shape)} and "
-                         f"{tuple(targets.shape)}")
+        raise ValueError(
+            f"features [n, d] and targets [n, C] expected, got {tuple(features.shape)} and {tuple(targets.shape)}"
+        )
     if not lam > 0:
         raise ValueError(f"the ridge lambda must be > 0, got {lam}")
     n = features.shape[0]
@@ -134,7 +135,7 @@ class OverfitDetector:
         self._values.append(value)
         if len(self._values) < self.window:
             return False
-        smoothed = sum(self._values[-self.window:]) / self.window
+        smoothed = sum(self._values[-self.window :]) / self.window
         if smoothed < self._best:
             self._best, self._best_step, self._since_best = smoothed, len(self._values), 0
             return False
@@ -151,8 +152,15 @@ def reset_seed(seed: int, resets: int) -> int:
     return seed * 7919 + resets
 
 
-def init_rr_model(in_channels: int, image_size: int, num_classes: int, seed: int, resets: int = 0,
-                  arch: str = "lenet", arch_kwargs: dict | None = None) -> tuple[nn.Module, torch.Tensor, torch.Tensor]:
+def init_rr_model(
+    in_channels: int,
+    image_size: int,
+    num_classes: int,
+    seed: int,
+    resets: int = 0,
+    arch: str = "lenet",
+    arch_kwargs: dict | None = None,
+) -> tuple[nn.Module, torch.Tensor, torch.Tensor]:
     """A fresh RR learner (Algorithm 1 lines 4-5 and 14-15): feature extractor Theta ~ p(Theta) (seeded by
     ``seed`` and the reset count), the calibration scale 1 (learnable) and the global head W = 0
     ``[feature_dim + 1, C]``."""
@@ -160,23 +168,38 @@ def init_rr_model(in_channels: int, image_size: int, num_classes: int, seed: int
     return theta, torch.ones((), requires_grad=True), torch.zeros(theta.feature_dim + 1, num_classes)
 
 
-def second_order_target_loss(net: nn.Module, params: dict, x_base: torch.Tensor, p_base: torch.Tensor,
-                             x_target: torch.Tensor, y_target: torch.Tensor, lrs: torch.Tensor) -> torch.Tensor:
+def second_order_target_loss(
+    net: nn.Module,
+    params: dict,
+    x_base: torch.Tensor,
+    p_base: torch.Tensor,
+    x_target: torch.Tensor,
+    y_target: torch.Tensor,
+    lrs: torch.Tensor,
+) -> torch.Tensor:
     """The paper's eq. 1 objective: Theta' = Theta - lr grad L(f_Theta(x~), y~) (``len(lrs)`` steps on the
     base batch with labels ``p_base``, differentiable), then L(f_Theta'(x), y) on the target batch."""
     return second_order_step(net, params, x_base, p_base, x_target, y_target, lrs)[0]
 
 
-def second_order_step(net: nn.Module, params: dict, x_base: torch.Tensor, p_base: torch.Tensor,
-                      x_target: torch.Tensor, y_target: torch.Tensor, lrs: torch.Tensor) -> tuple[torch.Tensor, dict]:
+def second_order_step(
+    net: nn.Module,
+    params: dict,
+    x_base: torch.Tensor,
+    p_base: torch.Tensor,
+    x_target: torch.Tensor,
+    y_target: torch.Tensor,
+    lrs: torch.Tensor,
+) -> tuple[torch.Tensor, dict]:
     """:func:`second_order_target_loss` and, detached, the first inner step's gradient grad_Theta
     L(f_Theta(x~), y~): the gradient of the model's own step on the same minibatch and labels, so the
     meta-learner takes it from here instead of a second forward and backward pass. The first step is
     :func:`~compendium.distill.unrolled.unroll.unroll`'s (plain SGD, no momentum), written out."""
     names = list(params)
     flat = [params[k] if params[k].requires_grad else params[k].detach().requires_grad_() for k in names]
-    base_loss = soft_cross_entropy(functional_call(net, {**dict(zip(names, flat)), **dict(net.named_buffers())},
-                                                   (x_base,)), p_base)
+    base_loss = soft_cross_entropy(
+        functional_call(net, {**dict(zip(names, flat)), **dict(net.named_buffers())}, (x_base,)), p_base
+    )
     grads = torch.autograd.grad(base_loss, flat, create_graph=True)
     stepped = {k: p - lrs[0] * g for k, p, g in zip(names, flat, grads)}
     if len(lrs) > 1:
@@ -189,32 +212,76 @@ def second_order_step(net: nn.Module, params: dict, x_base: torch.Tensor, p_base
 # ----------------------------------------------------------------------------------------------------
 
 
-def _check(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Tensor, num_classes: int, steps: int,
-           inner_batch: int, target_batch: int) -> None:
+def _check(
+    base_x: torch.Tensor,
+    target_u8: torch.Tensor,
+    target_y: torch.Tensor,
+    num_classes: int,
+    steps: int,
+    inner_batch: int,
+    target_batch: int,
+) -> None:
     if not isinstance(base_x, torch.Tensor) or base_x.ndim != 4 or not base_x.is_floating_point():
-        raise ValueError(f"base images must be normalised float [N, C, H, W], got {getattr(base_x, 'dtype', None)} "
-                         f"{tuple(getattr(base_x, 'shape', ()))}")
+        raise ValueError(
+            f"base images must be normalised float [N, C, H, W], got {getattr(base_x, 'dtype', None)} "
+            f"{tuple(getattr(base_x, 'shape', ()))}"
+        )
     if not isinstance(target_u8, torch.Tensor) or target_u8.dtype != torch.uint8 or target_u8.ndim != 4:
         raise ValueError("target images must be a uint8 tensor [M, C, H, W]")
     if tuple(target_u8.shape[1:]) != tuple(base_x.shape[1:]):
-        raise ValueError(f"base images {tuple(base_x.shape[1:])} and target images {tuple(target_u8.shape[1:])} "
-                         "differ in shape")
+        raise ValueError(
+            f"base images {tuple(base_x.shape[1:])} and target images {tuple(target_u8.shape[1:])} differ in shape"
+        )
     if target_y.dtype != torch.int64 or target_y.shape != (target_u8.shape[0],):
         raise ValueError(f"target labels must be int64 [{target_u8.shape[0]}]")
     if int(target_y.min()) < 0 or int(target_y.max()) >= num_classes:
         raise ValueError(f"target labels outside [0, {num_classes})")
     if steps < 1 or not 1 <= inner_batch <= base_x.shape[0] or not 1 <= target_batch <= target_u8.shape[0]:
-        raise ValueError(f"need steps >= 1, 1 <= inner_batch <= {base_x.shape[0]} and 1 <= target_batch <= "
-                         f"{target_u8.shape[0]}; got {steps}, {inner_batch}, {target_batch}")
+        raise ValueError(
+            f"need steps >= 1, 1 <= inner_batch <= {base_x.shape[0]} and 1 <= target_batch <= "
+            f"{target_u8.shape[0]}; got {steps}, {inner_batch}, {target_batch}"
+        )
 
 
-def _result(base_x, label_logits, num_classes, mean, std, method, dataset, params, seed, cost, detector, trace,
-            resets, source_index, drift) -> DistilledSet:
+def _result(
+    base_x,
+    label_logits,
+    num_classes,
+    mean,
+    std,
+    method,
+    dataset,
+    params,
+    seed,
+    cost,
+    detector,
+    trace,
+    resets,
+    source_index,
+    drift,
+) -> DistilledSet:
     soft = label_distribution(label_logits.detach()).float()
-    return DistilledSet(base_x.detach().clone(), soft.argmax(1), num_classes, mean, std, method, dataset,
-                        {**params, "times_to_overfit": list(detector.times), "resets": resets,
-                         "target_loss": trace, "label_drift": drift}, seed, soft, cost.seconds, cost.peak_memory_bytes,
-                        source_index)
+    return DistilledSet(
+        base_x.detach().clone(),
+        soft.argmax(1),
+        num_classes,
+        mean,
+        std,
+        method,
+        dataset,
+        {
+            **params,
+            "times_to_overfit": list(detector.times),
+            "resets": resets,
+            "target_loss": trace,
+            "label_drift": drift,
+        },
+        seed,
+        soft,
+        cost.seconds,
+        cost.peak_memory_bytes,
+        source_index,
+    )
 
 
 def label_drift(label_logits: torch.Tensor, start: torch.Tensor) -> float:
@@ -235,15 +302,34 @@ def label_drift(label_logits: torch.Tensor, start: torch.Tensor) -> float:
 def _trace(losses: list[float], points: int = 50) -> list[float]:
     """The target loss averaged over ``points`` equal chunks of the run (a compact learning curve)."""
     k = max(1, len(losses) // points)
-    return [sum(losses[i:i + k]) / len(losses[i:i + k]) for i in range(0, len(losses), k)]
+    return [sum(losses[i : i + k]) / len(losses[i : i + k]) for i in range(0, len(losses), k)]
 
 
-def distill_rr(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Tensor, num_classes: int, mean, std, *,
-               arch: str = "lenet", arch_kwargs: dict | None = None, steps: int = 300, inner_batch: int = 50,
-               target_batch: int = 256, lam: float = 1.0, alpha: float = 0.01, label_lr: float = 0.01,
-               model_lr: float = 1e-3, calib_lr: float = 0.01, patience: int = 50, window: int = 50, seed: int = 0,
-               dataset: str = "fashion-mnist", source_index: torch.Tensor | None = None,
-               device: str = "cpu") -> DistilledSet:
+def distill_rr(
+    base_x: torch.Tensor,
+    target_u8: torch.Tensor,
+    target_y: torch.Tensor,
+    num_classes: int,
+    mean,
+    std,
+    *,
+    arch: str = "lenet",
+    arch_kwargs: dict | None = None,
+    steps: int = 300,
+    inner_batch: int = 50,
+    target_batch: int = 256,
+    lam: float = 1.0,
+    alpha: float = 0.01,
+    label_lr: float = 0.01,
+    model_lr: float = 1e-3,
+    calib_lr: float = 0.01,
+    patience: int = 50,
+    window: int = 50,
+    seed: int = 0,
+    dataset: str = "fashion-mnist",
+    source_index: torch.Tensor | None = None,
+    device: str = "cpu",
+) -> DistilledSet:
     """LD with the RR pseudo-gradient (the notes' Algorithm 1). ``base_x``: the N fixed base images
     (normalised float); ``target_u8`` / ``target_y``: the labelled target set (uint8, normalised batch by
     batch with ``mean`` / ``std``). Returns a :class:`DistilledSet` of the base images with the learned
@@ -258,9 +344,20 @@ def distill_rr(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Te
         raise ValueError(f"alpha must be in (0, 1], got {alpha}")
     n, c, h, _ = base_x.shape
     g = torch.Generator().manual_seed(seed)
-    params = dict(variant="rr", arch=arch, arch_kwargs=dict(arch_kwargs or {}), steps=steps, inner_batch=inner_batch,
-                  target_batch=target_batch, lam=lam, alpha=alpha, label_lr=label_lr, model_lr=model_lr,
-                  patience=patience, window=window)
+    params = dict(
+        variant="rr",
+        arch=arch,
+        arch_kwargs=dict(arch_kwargs or {}),
+        steps=steps,
+        inner_batch=inner_batch,
+        target_batch=target_batch,
+        lam=lam,
+        alpha=alpha,
+        label_lr=label_lr,
+        model_lr=model_lr,
+        patience=patience,
+        window=window,
+    )
     dev = torch.device(device)
     base_dev = base_x.to(dev)
     with measure() as cost:
@@ -272,8 +369,9 @@ def distill_rr(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Te
         def fresh():  # Theta ~ p(Theta), W <- 0, calibration 1 (lines 4-5, 14-15)
             theta, scale, W = init_rr_model(c, h, num_classes, seed, resets, arch, arch_kwargs)
             theta, scale, W = theta.to(dev), scale.detach().to(dev).requires_grad_(), W.to(dev)
-            opt = torch.optim.Adam([{"params": theta.parameters(), "lr": model_lr},
-                                    {"params": [scale], "lr": calib_lr}])
+            opt = torch.optim.Adam(
+                [{"params": theta.parameters(), "lr": model_lr}, {"params": [scale], "lr": calib_lr}]
+            )
             return theta, scale, opt, W
 
         theta, scale, opt, W = fresh()
@@ -285,14 +383,14 @@ def distill_rr(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Te
             x_b, x_t, y_t = base_dev[idx], to_float(target_u8[t_idx].to(dev), mean, std), target_y[t_idx].to(dev)
             p_b = label_distribution(label_logits)[idx]
             f_b = theta(x_b)
-            W_l = ridge_solve(add_bias(f_b), p_b, lam)                   # line 9 (eq. 3)
-            W_new = pseudo_gradient_update(W, W_l, alpha)                # line 10
+            W_l = ridge_solve(add_bias(f_b), p_b, lam)  # line 9 (eq. 3)
+            W_new = pseudo_gradient_update(W, W_l, alpha)  # line 10
             with torch.no_grad():  # Theta learns from the base loss only; the labels' path needs no graph here
                 f_t = theta(x_t)
             loss_t = F.cross_entropy(rr_logits(f_t, W_new, scale), y_t)
             # line 11: labels <- labels - beta grad_labels L_target (through the closed-form solve)
             label_opt.zero_grad(set_to_none=True)
-            label_logits.grad, = torch.autograd.grad(loss_t, [label_logits], retain_graph=True)
+            (label_logits.grad,) = torch.autograd.grad(loss_t, [label_logits], retain_graph=True)
             # line 12: Theta <- Theta - beta grad_Theta L(f_{W o Theta}(x~), y~) (labels fixed)
             loss_b = soft_cross_entropy(rr_logits(f_b, W_new, scale), p_b.detach())
             opt.zero_grad(set_to_none=True)
@@ -302,19 +400,52 @@ def distill_rr(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Te
             W = W_new.detach()
             losses.append(float(loss_t.detach()))
             drift.append(label_drift(label_logits, start))
-            if detector.update(losses[-1]):                              # lines 13-16
+            if detector.update(losses[-1]):  # lines 13-16
                 resets += 1
                 theta, scale, opt, W = fresh()
-    return _result(base_x, label_logits.cpu(), num_classes, mean, std, "ld_rr", dataset, params, seed, cost, detector,
-                   _trace(losses), resets, source_index, _trace(drift))
+    return _result(
+        base_x,
+        label_logits.cpu(),
+        num_classes,
+        mean,
+        std,
+        "ld_rr",
+        dataset,
+        params,
+        seed,
+        cost,
+        detector,
+        _trace(losses),
+        resets,
+        source_index,
+        _trace(drift),
+    )
 
 
-def distill_second_order(base_x: torch.Tensor, target_u8: torch.Tensor, target_y: torch.Tensor, num_classes: int,
-                         mean, std, *, arch: str = "lenet", arch_kwargs: dict | None = None, steps: int = 300,
-                         inner_batch: int = 50, target_batch: int = 256, inner_lr: float = 0.01, inner_steps: int = 1,
-                         label_lr: float = 0.01, model_lr: float = 1e-3, patience: int = 50, window: int = 50,
-                         seed: int = 0, dataset: str = "fashion-mnist",
-                         source_index: torch.Tensor | None = None, device: str = "cpu") -> DistilledSet:
+def distill_second_order(
+    base_x: torch.Tensor,
+    target_u8: torch.Tensor,
+    target_y: torch.Tensor,
+    num_classes: int,
+    mean,
+    std,
+    *,
+    arch: str = "lenet",
+    arch_kwargs: dict | None = None,
+    steps: int = 300,
+    inner_batch: int = 50,
+    target_batch: int = 256,
+    inner_lr: float = 0.01,
+    inner_steps: int = 1,
+    label_lr: float = 0.01,
+    model_lr: float = 1e-3,
+    patience: int = 50,
+    window: int = 50,
+    seed: int = 0,
+    dataset: str = "fashion-mnist",
+    source_index: torch.Tensor | None = None,
+    device: str = "cpu",
+) -> DistilledSet:
     """Second-order LD (the paper's eq. 1; notes "Second-order version"). Per step: ``inner_steps``
     differentiable SGD steps (rate ``inner_lr``) of the current model on a base minibatch with the
     current labels, Theta' = Theta - inner_lr grad L(f_Theta(x~), y~) (through
@@ -330,9 +461,20 @@ def distill_second_order(base_x: torch.Tensor, target_u8: torch.Tensor, target_y
         raise ValueError(f"inner_steps must be >= 1, got {inner_steps}")
     n, c, h, _ = base_x.shape
     g = torch.Generator().manual_seed(seed)
-    params = dict(variant="second_order", arch=arch, arch_kwargs=dict(arch_kwargs or {}), steps=steps,
-                  inner_batch=inner_batch, target_batch=target_batch, inner_lr=inner_lr, inner_steps=inner_steps,
-                  label_lr=label_lr, model_lr=model_lr, patience=patience, window=window)
+    params = dict(
+        variant="second_order",
+        arch=arch,
+        arch_kwargs=dict(arch_kwargs or {}),
+        steps=steps,
+        inner_batch=inner_batch,
+        target_batch=target_batch,
+        inner_lr=inner_lr,
+        inner_steps=inner_steps,
+        label_lr=label_lr,
+        model_lr=model_lr,
+        patience=patience,
+        window=window,
+    )
     dev = torch.device(device)
     base_dev = base_x.to(dev)
     with measure() as cost:
@@ -356,7 +498,7 @@ def distill_second_order(base_x: torch.Tensor, target_u8: torch.Tensor, target_y
             p_b = label_distribution(label_logits)[idx]
             loss_t, model_grads = second_order_step(net, initial_params(net), x_b, p_b, x_t, y_t, lrs)
             label_opt.zero_grad(set_to_none=True)
-            label_logits.grad, = torch.autograd.grad(loss_t, [label_logits])
+            (label_logits.grad,) = torch.autograd.grad(loss_t, [label_logits])
             label_opt.step()
             drift.append(label_drift(label_logits, start))
             # the model's own step on the base minibatch with the labels (the outer loop's model update): the
@@ -368,8 +510,23 @@ def distill_second_order(base_x: torch.Tensor, target_u8: torch.Tensor, target_y
             if detector.update(losses[-1]):
                 resets += 1
                 net, opt = fresh()
-    return _result(base_x, label_logits.cpu(), num_classes, mean, std, "ld_second_order", dataset, params, seed, cost,
-                   detector, _trace(losses), resets, source_index, _trace(drift))
+    return _result(
+        base_x,
+        label_logits.cpu(),
+        num_classes,
+        mean,
+        std,
+        "ld_second_order",
+        dataset,
+        params,
+        seed,
+        cost,
+        detector,
+        _trace(losses),
+        resets,
+        source_index,
+        _trace(drift),
+    )
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -377,8 +534,9 @@ def distill_second_order(base_x: torch.Tensor, target_u8: torch.Tensor, target_y
 # ----------------------------------------------------------------------------------------------------
 
 
-def base_examples(images_u8: torch.Tensor, labels: torch.Tensor, per_class: int, num_classes: int, mean, std,
-                  seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def base_examples(
+    images_u8: torch.Tensor, labels: torch.Tensor, per_class: int, num_classes: int, mean, std, seed: int = 0
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """A seeded class-balanced choice of ``per_class`` base images per source class (the code's
     ``balanced_source``): ``(normalised float images, their source labels, their indices)``."""
     idx = random_indices(labels, per_class, num_classes, seed)
@@ -392,19 +550,42 @@ def with_labels(dset: DistilledSet, labels: torch.Tensor, method: str, num_class
     labels = labels.long()
     if labels.shape != (len(dset),) or int(labels.min()) < 0 or int(labels.max()) >= C:
         raise ValueError(f"need {len(dset)} labels in [0, {C})")
-    return DistilledSet(dset.images, labels, C, dset.mean, dset.std, method, dset.dataset,
-                        {"labels": method}, dset.seed, F.one_hot(labels, C).float(), 0.0, 0, dset.source_index)
+    return DistilledSet(
+        dset.images,
+        labels,
+        C,
+        dset.mean,
+        dset.std,
+        method,
+        dset.dataset,
+        {"labels": method},
+        dset.seed,
+        F.one_hot(labels, C).float(),
+        0.0,
+        0,
+        dset.source_index,
+    )
 
 
 def relabelled(dset: DistilledSet, soft: torch.Tensor, method: str) -> DistilledSet:
     """The same base images with other soft labels (e.g. the learned ones of another run)."""
-    return DistilledSet(dset.images, soft.argmax(1), dset.num_classes, dset.mean, dset.std, method, dset.dataset,
-                        dict(dset.params), dset.seed, soft.float(), dset.synthesis_seconds, dset.peak_memory_bytes,
-                        dset.source_index)
+    return DistilledSet(
+        dset.images,
+        soft.argmax(1),
+        dset.num_classes,
+        dset.mean,
+        dset.std,
+        method,
+        dset.dataset,
+        dict(dset.params),
+        dset.seed,
+        soft.float(),
+        dset.synthesis_seconds,
+        dset.peak_memory_bytes,
+        dset.source_index,
+    )
 
 
 def label_entropy(soft: torch.Tensor) -> torch.Tensor:
     """Entropy (nats) of each label distribution."""
     return -(soft * soft.clamp_min(1e-12).log()).sum(1)
-
-

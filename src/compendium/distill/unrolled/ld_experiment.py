@@ -30,8 +30,10 @@ def load_bases(base_per_class: int, target_n: int, dataset: str = "fashion-mnist
     tested on the target)."""
     tr, te, mean, std = data.train_test(dataset, data_root)
     if tuple(tr.images.shape[1:]) != (1, 28, 28) or tr.num_classes != NUM_CLASSES:
-        raise ValueError(f"dataset: LD's cross-dataset bases are 28-px digits; {dataset!r} has {tuple(tr.images.shape[1:])} "
-                         f"images of {tr.num_classes} classes (use fashion-mnist or mnist)")
+        raise ValueError(
+            f"dataset: LD's cross-dataset bases are 28-px digits; {dataset!r} has {tuple(tr.images.shape[1:])} "
+            f"images of {tr.num_classes} classes (use fashion-mnist or mnist)"
+        )
     dg = data.load_digits("train", size=28)
     pool = torch.randperm(len(tr.labels), generator=torch.Generator().manual_seed(12345))[:target_n]
     within = ld.base_examples(tr.images, tr.labels, base_per_class, NUM_CLASSES, mean, std, seed=0)
@@ -39,21 +41,53 @@ def load_bases(base_per_class: int, target_n: int, dataset: str = "fashion-mnist
     return tr, te, dg, mean, std, tr.images[pool], tr.labels[pool], within, cross
 
 
-def distill_calls(within, cross, T_X, T_Y, mean, std, *, cross_variants, arch: str, inner_batch: int,
-                  target_batch: int, label_lr: float, model_lr: float, patience: int, window: int, rr_steps: int,
-                  lam: float, alpha: float, so_steps: int, inner_lr: float, inner_steps: int,
-                  dataset: str = "fashion-mnist", device: str = "cpu") -> tuple[list, list]:
+def distill_calls(
+    within,
+    cross,
+    T_X,
+    T_Y,
+    mean,
+    std,
+    *,
+    cross_variants,
+    arch: str,
+    inner_batch: int,
+    target_batch: int,
+    label_lr: float,
+    model_lr: float,
+    patience: int,
+    window: int,
+    rr_steps: int,
+    lam: float,
+    alpha: float,
+    so_steps: int,
+    inner_lr: float,
+    inner_steps: int,
+    dataset: str = "fashion-mnist",
+    device: str = "cpu",
+) -> tuple[list, list]:
     """``(names, calls)``: RR (:func:`ld.distill_rr`) and second-order (:func:`ld.distill_second_order`) on the
     within base, and the ``cross_variants`` on the digits base; names are ``(base, variant)``; the sets record
     ``dataset`` (the target) and ``digits->dataset``. ``device``: where each run trains (the stage's GPU when it
     runs them in its own process)."""
-    common = dict(arch=arch, inner_batch=inner_batch, target_batch=target_batch, label_lr=label_lr, model_lr=model_lr,
-                  patience=patience, window=window, seed=0, device=device)
+    common = dict(
+        arch=arch,
+        inner_batch=inner_batch,
+        target_batch=target_batch,
+        label_lr=label_lr,
+        model_lr=model_lr,
+        patience=patience,
+        window=window,
+        seed=0,
+        device=device,
+    )
     rr = dict(steps=rr_steps, lam=lam, alpha=alpha, **common)
     so = dict(steps=so_steps, inner_lr=inner_lr, inner_steps=inner_steps, **common)
     calls, names = [], []
-    for base, (bx, bi, ds) in {"within": (within[0], within[2], dataset),
-                               "cross": (cross[0], cross[2], f"digits->{dataset}")}.items():
+    for base, (bx, bi, ds) in {
+        "within": (within[0], within[2], dataset),
+        "cross": (cross[0], cross[2], f"digits->{dataset}"),
+    }.items():
         for v in ("rr", "second_order"):
             if base == "cross" and v not in cross_variants:
                 continue
@@ -70,18 +104,33 @@ def runs_table(made: dict, by_in: torch.Tensor, by_cr: torch.Tensor) -> pd.DataF
     for (base, v), d in made.items():
         true = by_in if base == "within" else by_cr
         p = d.params
-        rows.append({"base": base, "variant": v, "steps": p["steps"], "seconds": d.synthesis_seconds,
-                     "resets": p["resets"], "times to overfit T_i": " ".join(map(str, p["times_to_overfit"])) or "-",
-                     "first target loss": p["target_loss"][0], "last target loss": p["target_loss"][-1],
-                     "label entropy (nats)": float(ld.label_entropy(d.soft_labels).mean()),
-                     "argmax = true label": float((d.labels == true).float().mean()) if base == "within" else float("nan")})
+        rows.append(
+            {
+                "base": base,
+                "variant": v,
+                "steps": p["steps"],
+                "seconds": d.synthesis_seconds,
+                "resets": p["resets"],
+                "times to overfit T_i": " ".join(map(str, p["times_to_overfit"])) or "-",
+                "first target loss": p["target_loss"][0],
+                "last target loss": p["target_loss"][-1],
+                "label entropy (nats)": float(ld.label_entropy(d.soft_labels).mean()),
+                "argmax = true label": float((d.labels == true).float().mean()) if base == "within" else float("nan"),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def target_loss_curves(made: dict) -> pd.DataFrame:
     """The compact target-loss curves (window means) of every run; the claims' plateau test reads them."""
-    return pd.DataFrame([{"run": f"{v} {base}", "iteration": i, "loss": x} for (base, v), d in made.items()
-                         for i, x in enumerate(d.params["target_loss"])], columns=["run", "iteration", "loss"])
+    return pd.DataFrame(
+        [
+            {"run": f"{v} {base}", "iteration": i, "loss": x}
+            for (base, v), d in made.items()
+            for i, x in enumerate(d.params["target_loss"])
+        ],
+        columns=["run", "iteration", "loss"],
+    )
 
 
 def true_label_sets(made: dict, by_in: torch.Tensor, by_cr: torch.Tensor) -> tuple:
@@ -93,23 +142,51 @@ def true_label_sets(made: dict, by_in: torch.Tensor, by_cr: torch.Tensor) -> tup
     return onehot, mapped
 
 
-def eval_config(student: str = "lenet", optimizer: str = "adam", mult: float = 1.0, *, eval_width: int, eval_steps: int,
-                eval_batch: int, eval_lr: float, eval_sgd_lr: float, device: str) -> E.EvalConfig:
+def eval_config(
+    student: str = "lenet",
+    optimizer: str = "adam",
+    mult: float = 1.0,
+    *,
+    eval_width: int,
+    eval_steps: int,
+    eval_batch: int,
+    eval_lr: float,
+    eval_sgd_lr: float,
+    device: str,
+) -> E.EvalConfig:
     """A student's recipe: Adam (constant ``eval_lr``) or SGD with momentum (``eval_sgd_lr``) for
     ``mult * eval_steps`` steps, no augmentation, soft labels."""
-    kw = {"lenet": {}, "mlp": {"width": 128, "depth": 3},
-          "convnet": {"width": eval_width, "depth": 3, "norm": "instance"}}[student]
-    return E.EvalConfig(arch=student, arch_kwargs=kw, steps=max(1, int(round(mult * eval_steps))), batch_size=eval_batch,
-                        optimizer="adamw" if optimizer == "adam" else "sgd", weight_decay=0.0,
-                        lr=eval_lr if optimizer == "adam" else eval_sgd_lr, momentum=0.9, schedule="constant",
-                        augmentation="none", flip=False, label_mode="soft", device=device, channels_last=False)
+    kw = {
+        "lenet": {},
+        "mlp": {"width": 128, "depth": 3},
+        "convnet": {"width": eval_width, "depth": 3, "norm": "instance"},
+    }[student]
+    return E.EvalConfig(
+        arch=student,
+        arch_kwargs=kw,
+        steps=max(1, int(round(mult * eval_steps))),
+        batch_size=eval_batch,
+        optimizer="adamw" if optimizer == "adam" else "sgd",
+        weight_decay=0.0,
+        lr=eval_lr if optimizer == "adam" else eval_sgd_lr,
+        momentum=0.9,
+        schedule="constant",
+        augmentation="none",
+        flip=False,
+        label_mode="soft",
+        device=device,
+        channels_last=False,
+    )
 
 
 def label_sets(made: dict, onehot, mapped, cross_variants) -> dict:
     """``{(base, labels): set}``: LD-RR, LD second-order and the true labels (within), the cross variants and the
     arbitrary mapping digit k -> class k (cross)."""
-    sets = {("within", "LD-RR"): made[("within", "rr")], ("within", "LD second-order"): made[("within", "second_order")],
-            ("within", "true labels"): onehot}
+    sets = {
+        ("within", "LD-RR"): made[("within", "rr")],
+        ("within", "LD second-order"): made[("within", "second_order")],
+        ("within", "true labels"): onehot,
+    }
     for v in cross_variants:
         sets[("cross", "LD-RR" if v == "rr" else "LD second-order")] = made[("cross", v)]
     if mapped is not None:
@@ -120,8 +197,12 @@ def label_sets(made: dict, onehot, mapped, cross_variants) -> dict:
 def flex_cells(arch: str, archs, step_mults) -> list[tuple]:
     """The flexibility grid ``(student, optimizer, mult)``: the distillation setup first, then other students,
     SGD, and the other step multiples."""
-    return [("lenet", "adam", 1.0)] + [(a, "adam", 1.0) for a in archs if a != arch] + [(arch, "sgd", 1.0)] + \
-           [(arch, "adam", m) for m in step_mults if m != 1.0]
+    return (
+        [("lenet", "adam", 1.0)]
+        + [(a, "adam", 1.0) for a in archs if a != arch]
+        + [(arch, "sgd", 1.0)]
+        + [(arch, "adam", m) for m in step_mults if m != 1.0]
+    )
 
 
 def eval_jobs(sets: dict, flex: list, seeds, config_for, eval_steps: int) -> list:
@@ -132,15 +213,25 @@ def eval_jobs(sets: dict, flex: list, seeds, config_for, eval_steps: int) -> lis
         cells = flex if (base, name) in {("within", "LD-RR"), ("within", "true labels")} else flex[:1]
         for student, opt, mult in cells:
             cost = mult * eval_steps * {"lenet": 1.0, "mlp": 0.15, "convnet": 1.5}[student]
-            jobs += [runner.Job({"base": base, "labels": name, "student": student, "optimizer": opt, "mult": mult}, d,
-                                config_for(student, opt, mult), s, cost=cost) for s in seeds]
+            jobs += [
+                runner.Job(
+                    {"base": base, "labels": name, "student": student, "optimizer": opt, "mult": mult},
+                    d,
+                    config_for(student, opt, mult),
+                    s,
+                    cost=cost,
+                )
+                for s in seeds
+            ]
     return jobs
 
 
 def main_table(summary: pd.DataFrame, arch: str) -> tuple[pd.DataFrame, dict]:
     """``(main, cells)``: the distillation setup's rows (``arch``, Adam, 1x) and every cell's (mean, std)."""
-    cells = {(r["base"], r["labels"], r["student"], r["optimizer"], r["mult"]): (r["mean"], r["std"])
-             for _, r in summary.iterrows()}
+    cells = {
+        (r["base"], r["labels"], r["student"], r["optimizer"], r["mult"]): (r["mean"], r["std"])
+        for _, r in summary.iterrows()
+    }
     main = summary[(summary.student == arch) & (summary.optimizer == "adam") & (summary["mult"] == 1.0)]
     return main[["base", "labels", "mean", "std", "cell"]].reset_index(drop=True), cells
 
@@ -150,24 +241,45 @@ def flexibility_table(cells: dict, flex: list, eval_steps: int) -> pd.DataFrame:
     rows = []
     for student, opt, mult in flex:
         a, b = cells[("within", "LD-RR", student, opt, mult)], cells[("within", "true labels", student, opt, mult)]
-        rows.append({"student": student, "optimizer": opt, "steps": int(round(mult * eval_steps)), "mult": mult,
-                     "LD-RR": E.cell_text(*a), "true labels": E.cell_text(*b), "gain (points)": 100 * (a[0] - b[0]),
-                     "ld_mean": a[0], "true_mean": b[0], "ld_std": a[1], "true_std": b[1]})
+        rows.append(
+            {
+                "student": student,
+                "optimizer": opt,
+                "steps": int(round(mult * eval_steps)),
+                "mult": mult,
+                "LD-RR": E.cell_text(*a),
+                "true labels": E.cell_text(*b),
+                "gain (points)": 100 * (a[0] - b[0]),
+                "ld_mean": a[0],
+                "true_mean": b[0],
+                "ld_std": a[1],
+                "true_std": b[1],
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def metrics(main: pd.DataFrame, flex: pd.DataFrame, runs: pd.DataFrame, res: pd.DataFrame) -> dict:
     """The stage's metrics (without the wall time)."""
-    return {"main": {f"{r['base']} {r['labels']}": {"mean": r["mean"], "std": r["std"]} for _, r in main.iterrows()},
-            "flexibility_gain": {f"{r['student']} {r['optimizer']} {r['mult']:g}x": r["gain (points)"] / 100
-                                 for _, r in flex.iterrows()},
-            "distillation_seconds": {f"{r['base']} {r['variant']}": r["seconds"] for _, r in runs.iterrows()},
-            "resets": {f"{r['base']} {r['variant']}": r["resets"] for _, r in runs.iterrows()},
-            "eval_seconds_total": float(res["seconds"].sum())}
+    return {
+        "main": {f"{r['base']} {r['labels']}": {"mean": r["mean"], "std": r["std"]} for _, r in main.iterrows()},
+        "flexibility_gain": {
+            f"{r['student']} {r['optimizer']} {r['mult']:g}x": r["gain (points)"] / 100 for _, r in flex.iterrows()
+        },
+        "distillation_seconds": {f"{r['base']} {r['variant']}": r["seconds"] for _, r in runs.iterrows()},
+        "resets": {f"{r['base']} {r['variant']}": r["resets"] for _, r in runs.iterrows()},
+        "eval_seconds_total": float(res["seconds"].sum()),
+    }
 
 
 def label_drift_curves(made: dict) -> pd.DataFrame:
     """The compact label-drift curves (:func:`ld.label_drift`, window means) of every run, in the layout of
     :func:`target_loss_curves`: the labels' convergence, LD's own stopping rule."""
-    return pd.DataFrame([{"run": f"{v} {base}", "iteration": i, "loss": x} for (base, v), d in made.items()
-                         for i, x in enumerate(d.params.get("label_drift", []))], columns=["run", "iteration", "loss"])
+    return pd.DataFrame(
+        [
+            {"run": f"{v} {base}", "iteration": i, "loss": x}
+            for (base, v), d in made.items()
+            for i, x in enumerate(d.params.get("label_drift", []))
+        ],
+        columns=["run", "iteration", "loss"],
+    )

@@ -96,7 +96,9 @@ def distillation_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor
     """L_d: T^2 KL(softmax(t / T) || softmax(s / T)), batch mean (Hinton et al.; the KD term of LUCIR /
     Mnemonics' model level), on the old classes' logits. Zero when the student equals the teacher."""
     if student_logits.shape != teacher_logits.shape:
-        raise ValueError(f"student {tuple(student_logits.shape)} and teacher {tuple(teacher_logits.shape)} logits differ")
+        raise ValueError(
+            f"student {tuple(student_logits.shape)} and teacher {tuple(teacher_logits.shape)} logits differ"
+        )
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")
     T = float(temperature)
@@ -105,8 +107,15 @@ def distillation_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor
     return (log_p.exp() * (log_p - log_q)).sum(1).mean() * T * T
 
 
-def model_loss(logits: torch.Tensor, labels: torch.Tensor, n_seen: int, teacher_logits: torch.Tensor | None = None,
-               n_old: int = 0, lam: float = 0.5, temperature: float = 2.0) -> torch.Tensor:
+def model_loss(
+    logits: torch.Tensor,
+    labels: torch.Tensor,
+    n_seen: int,
+    teacher_logits: torch.Tensor | None = None,
+    n_old: int = 0,
+    lam: float = 0.5,
+    temperature: float = 2.0,
+) -> torch.Tensor:
     """L_all = lam L_c + (1 - lam) L_d: cross-entropy over the first ``n_seen`` logits and KD from the
     teacher on the first ``n_old`` (the old classes). Without a teacher (phase 0) or old classes: L_c."""
     if not 0.0 <= lam <= 1.0:
@@ -164,12 +173,22 @@ def forgetting(acc: torch.Tensor, seen: Sequence[int]) -> float:
 def _masked_ce(n_seen: int):
     def loss(logits: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return F.cross_entropy(logits[:, :n_seen], y)
+
     return loss
 
 
-def mnemonics_loss(model: nn.Module, ex_x: torch.Tensor, ex_y: torch.Tensor, val_x: torch.Tensor, val_y: torch.Tensor,
-                   n_seen: int, inner_steps: int, inner_lr: float, fixed_x: torch.Tensor | None = None,
-                   fixed_y: torch.Tensor | None = None) -> torch.Tensor:
+def mnemonics_loss(
+    model: nn.Module,
+    ex_x: torch.Tensor,
+    ex_y: torch.Tensor,
+    val_x: torch.Tensor,
+    val_y: torch.Tensor,
+    n_seen: int,
+    inner_steps: int,
+    inner_lr: float,
+    fixed_x: torch.Tensor | None = None,
+    fixed_y: torch.Tensor | None = None,
+) -> torch.Tensor:
     """L_c(Theta'(eps); D): a temporary copy of ``model`` trained by ``inner_steps`` full-batch SGD steps
     (rate ``inner_lr``) on the exemplars ``ex_x`` (plus the fixed ``fixed_x``), then its cross-entropy on
     the validation batch, all over the first ``n_seen`` logits. Differentiable in ``ex_x``; ``model``'s
@@ -180,14 +199,29 @@ def mnemonics_loss(model: nn.Module, ex_x: torch.Tensor, ex_y: torch.Tensor, val
     if fixed_x is not None and len(fixed_x):
         x, y = torch.cat([ex_x, fixed_x.detach()]), torch.cat([ex_y, fixed_y])
     loss_fn = _masked_ce(n_seen)
-    params = unroll(model, initial_params(model), [(x, y)] * inner_steps,
-                    torch.full((inner_steps,), float(inner_lr)), loss_fn=loss_fn)
+    params = unroll(
+        model,
+        initial_params(model),
+        [(x, y)] * inner_steps,
+        torch.full((inner_steps,), float(inner_lr)),
+        loss_fn=loss_fn,
+    )
     return outer_loss(model, params, val_x, val_y, loss_fn=loss_fn)
 
 
-def exemplar_step(model: nn.Module, ex_x: torch.Tensor, ex_y: torch.Tensor, opt: torch.optim.Optimizer,
-                  val_x: torch.Tensor, val_y: torch.Tensor, n_seen: int, inner_steps: int, inner_lr: float,
-                  fixed_x: torch.Tensor | None = None, fixed_y: torch.Tensor | None = None) -> float:
+def exemplar_step(
+    model: nn.Module,
+    ex_x: torch.Tensor,
+    ex_y: torch.Tensor,
+    opt: torch.optim.Optimizer,
+    val_x: torch.Tensor,
+    val_y: torch.Tensor,
+    n_seen: int,
+    inner_steps: int,
+    inner_lr: float,
+    fixed_x: torch.Tensor | None = None,
+    fixed_y: torch.Tensor | None = None,
+) -> float:
     """One exemplar-level update (notes, Exemplar level step 3): the gradient of :func:`mnemonics_loss`
     with respect to the exemplar pixels ``ex_x`` (a leaf that ``opt`` optimises), one ``opt`` step.
     Returns the validation loss before the step."""
@@ -213,11 +247,22 @@ def balanced_batch(labels: torch.Tensor, n: int, generator: torch.Generator) -> 
     return torch.cat(out)
 
 
-def optimise_exemplars(model: nn.Module, init_x: torch.Tensor, ex_y: torch.Tensor, val_x: torch.Tensor,
-                       val_y: torch.Tensor, n_seen: int, iterations: int, lr: float, inner_steps: int,
-                       inner_lr: float, val_batch: int, generator: torch.Generator,
-                       fixed_x: torch.Tensor | None = None, fixed_y: torch.Tensor | None = None
-                       ) -> tuple[torch.Tensor, list[float]]:
+def optimise_exemplars(
+    model: nn.Module,
+    init_x: torch.Tensor,
+    ex_y: torch.Tensor,
+    val_x: torch.Tensor,
+    val_y: torch.Tensor,
+    n_seen: int,
+    iterations: int,
+    lr: float,
+    inner_steps: int,
+    inner_lr: float,
+    val_batch: int,
+    generator: torch.Generator,
+    fixed_x: torch.Tensor | None = None,
+    fixed_y: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, list[float]]:
     """Mnemonics exemplars: ``iterations`` :func:`exemplar_step` updates (Adam, rate ``lr``, on the
     normalised pixels) from ``init_x``, each validated on a class-balanced batch of about ``val_batch``
     images of the validation data ``val_x`` (:func:`balanced_batch`, drawn with ``generator``). Returns
@@ -230,8 +275,9 @@ def optimise_exemplars(model: nn.Module, init_x: torch.Tensor, ex_y: torch.Tenso
     trace = []
     for _ in range(iterations):
         idx = balanced_batch(val_y, val_batch, generator)
-        trace.append(exemplar_step(model, ex, ex_y, opt, val_x[idx], val_y[idx], n_seen, inner_steps, inner_lr,
-                                   fixed_x, fixed_y))
+        trace.append(
+            exemplar_step(model, ex, ex_y, opt, val_x[idx], val_y[idx], n_seen, inner_steps, inner_lr, fixed_x, fixed_y)
+        )
     return ex.detach(), trace
 
 
@@ -246,8 +292,16 @@ def ab_split(labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.cat(a), torch.cat(b)
 
 
-def adjust_old_exemplars(model: nn.Module, mem_x: torch.Tensor, mem_y: torch.Tensor, n_seen: int, iterations: int,
-                         lr: float, inner_steps: int, inner_lr: float) -> torch.Tensor:
+def adjust_old_exemplars(
+    model: nn.Module,
+    mem_x: torch.Tensor,
+    mem_y: torch.Tensor,
+    n_seen: int,
+    iterations: int,
+    lr: float,
+    inner_steps: int,
+    inner_lr: float,
+) -> torch.Tensor:
     """The notes' adjustment of old exemplars: split E_{0:i-1} into A and B; optimise A with B as the
     validation set (the temporary network trained on A), then B with A. Returns the adjusted memory."""
     if iterations <= 0 or len(mem_x) < 2:
@@ -257,11 +311,13 @@ def adjust_old_exemplars(model: nn.Module, mem_x: torch.Tensor, mem_y: torch.Ten
         return mem_x
     out = mem_x.clone()
     g = torch.Generator().manual_seed(0)  # the validation batches are the whole other half (order only)
-    new_a, _ = optimise_exemplars(model, out[a], mem_y[a], out[b], mem_y[b], n_seen, iterations, lr, inner_steps,
-                                  inner_lr, len(b), g)
+    new_a, _ = optimise_exemplars(
+        model, out[a], mem_y[a], out[b], mem_y[b], n_seen, iterations, lr, inner_steps, inner_lr, len(b), g
+    )
     out[a] = new_a
-    new_b, _ = optimise_exemplars(model, out[b], mem_y[b], out[a], mem_y[a], n_seen, iterations, lr, inner_steps,
-                                  inner_lr, len(a), g)
+    new_b, _ = optimise_exemplars(
+        model, out[b], mem_y[b], out[a], mem_y[a], n_seen, iterations, lr, inner_steps, inner_lr, len(a), g
+    )
     out[b] = new_b
     return out
 
@@ -285,7 +341,7 @@ def random_exemplars(labels: torch.Tensor, classes: Sequence[int], m: int, gener
 def features(model: nn.Module, x: torch.Tensor, batch: int = 500) -> torch.Tensor:
     """The backbone's features (``model[0]`` of a :func:`build_network` network)."""
     model.eval()
-    return torch.cat([model[0](x[i:i + batch]) for i in range(0, len(x), batch)])
+    return torch.cat([model[0](x[i : i + batch]) for i in range(0, len(x), batch)])
 
 
 def herding_exemplars(feats: torch.Tensor, labels: torch.Tensor, classes: Sequence[int], m: int) -> torch.Tensor:
@@ -334,7 +390,9 @@ class CILConfig:
     def validate(self) -> None:
         phase_schedule(self.num_classes, self.base, self.increment)
         if self.norm == "batch":
-            raise ValueError("norm='batch' tracks running statistics; Mnemonics unrolls the network (use instance/none)")
+            raise ValueError(
+                "norm='batch' tracks running statistics; Mnemonics unrolls the network (use instance/none)"
+            )
         if self.memory < 1 or self.train_per_class < self.memory:
             raise ValueError(f"need 1 <= memory ({self.memory}) <= train_per_class ({self.train_per_class})")
         for k in ("base_steps", "inc_steps", "batch"):
@@ -348,15 +406,24 @@ def stratified_subset(labels: torch.Tensor, per_class: int, num_classes: int, se
     return random_exemplars(labels, range(num_classes), per_class, g).sort().values
 
 
-def _train_phase(model: nn.Module, teacher: nn.Module | None, x: torch.Tensor, y: torch.Tensor, n_seen: int,
-                 n_old: int, steps: int, cfg: CILConfig, g: torch.Generator) -> list[float]:
+def _train_phase(
+    model: nn.Module,
+    teacher: nn.Module | None,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    n_seen: int,
+    n_old: int,
+    steps: int,
+    cfg: CILConfig,
+    g: torch.Generator,
+) -> list[float]:
     opt = torch.optim.SGD(model.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
     model.train()
     losses, perm, pos = [], torch.randperm(len(x), generator=g), 0
     for _ in range(steps):
         if pos + cfg.batch > len(x):
             perm, pos = torch.randperm(len(x), generator=g), 0
-        idx = perm[pos:pos + cfg.batch]
+        idx = perm[pos : pos + cfg.batch]
         pos += cfg.batch
         xb, yb = x[idx], y[idx]
         t = None
@@ -372,14 +439,15 @@ def _train_phase(model: nn.Module, teacher: nn.Module | None, x: torch.Tensor, y
 
 
 @torch.no_grad()
-def class_accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, n_seen: int, num_classes: int,
-                   batch: int = 1000) -> torch.Tensor:
+def class_accuracy(
+    model: nn.Module, x: torch.Tensor, y: torch.Tensor, n_seen: int, num_classes: int, batch: int = 1000
+) -> torch.Tensor:
     """Per-class accuracy over the first ``n_seen`` logits on the test images of the seen classes (NaN for
     the unseen classes)."""
     model.eval()
     keep = y < n_seen
     x, y = x[keep], y[keep]
-    pred = torch.cat([model(x[i:i + batch])[:, :n_seen].argmax(1) for i in range(0, len(x), batch)])
+    pred = torch.cat([model(x[i : i + batch])[:, :n_seen].argmax(1) for i in range(0, len(x), batch)])
     out = torch.full((num_classes,), float("nan"), dtype=torch.float64)
     for c in range(n_seen):
         m = y == c
@@ -393,15 +461,25 @@ def _memory_from_set(sets: dict, name: str, classes: Sequence[int], m: int) -> t
     for c in classes:
         idx = torch.nonzero(ys == c).flatten()
         if len(idx) < m:
-            raise ValueError(f"the {name} set has {len(idx)} images of class position {c}, fewer than the memory of {m}")
+            raise ValueError(
+                f"the {name} set has {len(idx)} images of class position {c}, fewer than the memory of {m}"
+            )
         out_x.append(xs[idx[:m]])
         out_y.append(ys[idx[:m]])
     return torch.cat(out_x), torch.cat(out_y)
 
 
-def run_incremental(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Tensor, test_y: torch.Tensor,
-                    methods: Sequence[str], cfg: CILConfig, seed: int, sets: dict | None = None,
-                    keep_exemplars: bool = False) -> dict:
+def run_incremental(
+    train_x: torch.Tensor,
+    train_y: torch.Tensor,
+    test_x: torch.Tensor,
+    test_y: torch.Tensor,
+    methods: Sequence[str],
+    cfg: CILConfig,
+    seed: int,
+    sets: dict | None = None,
+    keep_exemplars: bool = False,
+) -> dict:
     """Every exemplar method of ``methods`` on one seed: phase 0 is trained once (it does not depend on
     the memory) and copied into each method's run; each method then selects its phase-0 exemplars and
     runs phases 1.. . Data: normalised float images, labels as class positions 0..C-1 in the class order
@@ -412,26 +490,44 @@ def run_incremental(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.
     sets = sets or {}
     for m in methods:
         if m not in EXEMPLAR_METHODS and m not in sets:
-            raise ValueError(f"unknown exemplar method {m!r}: not one of {EXEMPLAR_METHODS} nor a given set ({sorted(sets)})")
+            raise ValueError(
+                f"unknown exemplar method {m!r}: not one of {EXEMPLAR_METHODS} nor a given set ({sorted(sets)})"
+            )
         if m in sets:
             counts = torch.bincount(sets[m][1].cpu(), minlength=cfg.num_classes)
             if int(counts.min()) < cfg.memory:
-                raise ValueError(f"the {m} set has {int(counts.min())} images of some class, fewer than the memory of "
-                                 f"{cfg.memory} per class")
+                raise ValueError(
+                    f"the {m} set has {int(counts.min())} images of some class, fewer than the memory of "
+                    f"{cfg.memory} per class"
+                )
     dev = torch.device(cfg.device)
     train_x, train_y, test_x, test_y = train_x.to(dev), train_y.to(dev), test_x.to(dev), test_y.to(dev)
     sched = phase_schedule(cfg.num_classes, cfg.base, cfg.increment)
     seen = seen_counts(sched)
     t0, c0 = time.perf_counter(), time.process_time()
-    base = build_network(train_x.shape[1], train_x.shape[-1], cfg.num_classes, seed, "convnet",
-                         {"width": cfg.width, "depth": cfg.depth, "norm": cfg.norm}).to(dev)
+    base = build_network(
+        train_x.shape[1],
+        train_x.shape[-1],
+        cfg.num_classes,
+        seed,
+        "convnet",
+        {"width": cfg.width, "depth": cfg.depth, "norm": cfg.norm},
+    ).to(dev)
     g = torch.Generator().manual_seed(int(seed) * 1000 + 1)
     m0 = torch.isin(train_y, torch.tensor(sched[0], device=dev))
     _train_phase(base, None, train_x[m0], train_y[m0], seen[0], 0, cfg.base_steps, cfg, g)
     acc0 = class_accuracy(base, test_x, test_y, seen[0], cfg.num_classes)
     base_seconds = time.perf_counter() - t0
-    out = {"acc": {}, "aia": {}, "forgetting": {}, "seconds": {}, "mn_trace": [], "seed": int(seed),
-           "base_seconds": base_seconds, "exemplars": {}}
+    out = {
+        "acc": {},
+        "aia": {},
+        "forgetting": {},
+        "seconds": {},
+        "mn_trace": [],
+        "seed": int(seed),
+        "base_seconds": base_seconds,
+        "exemplars": {},
+    }
     for method in methods:
         t1 = time.perf_counter()
         model = copy.deepcopy(base)
@@ -447,8 +543,17 @@ def run_incremental(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.
                 for p in teacher.parameters():
                     p.requires_grad_(False)
                 gp = torch.Generator().manual_seed(int(seed) * 1000 + 100 + i)
-                _train_phase(model, teacher, torch.cat([d_x, mem_x]), torch.cat([d_y, mem_y]), n_seen, n_old,
-                             cfg.inc_steps, cfg, gp)
+                _train_phase(
+                    model,
+                    teacher,
+                    torch.cat([d_x, mem_x]),
+                    torch.cat([d_y, mem_y]),
+                    n_seen,
+                    n_old,
+                    cfg.inc_steps,
+                    cfg,
+                    gp,
+                )
                 rows.append(class_accuracy(model, test_x, test_y, n_seen, cfg.num_classes))
             if i == len(sched) - 1 or method == "none":
                 continue
@@ -460,13 +565,33 @@ def run_incremental(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.
                 if method == "mnemonics":
                     init = ex_x
                     if i and cfg.mn_adjust_iterations:
-                        mem_x = adjust_old_exemplars(model, mem_x, mem_y, n_seen, cfg.mn_adjust_iterations, cfg.mn_lr,
-                                                     cfg.mn_inner_steps, cfg.mn_inner_lr)
+                        mem_x = adjust_old_exemplars(
+                            model,
+                            mem_x,
+                            mem_y,
+                            n_seen,
+                            cfg.mn_adjust_iterations,
+                            cfg.mn_lr,
+                            cfg.mn_inner_steps,
+                            cfg.mn_inner_lr,
+                        )
                     # validation: the phase's real data D_i and the old exemplars (class-balanced batches)
-                    ex_x, trace = optimise_exemplars(model, init, ex_y, torch.cat([d_x, mem_x]),
-                                                     torch.cat([d_y, mem_y]), n_seen, cfg.mn_iterations, cfg.mn_lr,
-                                                     cfg.mn_inner_steps, cfg.mn_inner_lr, cfg.mn_val_batch, gs,
-                                                     mem_x, mem_y)
+                    ex_x, trace = optimise_exemplars(
+                        model,
+                        init,
+                        ex_y,
+                        torch.cat([d_x, mem_x]),
+                        torch.cat([d_y, mem_y]),
+                        n_seen,
+                        cfg.mn_iterations,
+                        cfg.mn_lr,
+                        cfg.mn_inner_steps,
+                        cfg.mn_inner_lr,
+                        cfg.mn_val_batch,
+                        gs,
+                        mem_x,
+                        mem_y,
+                    )
                     out["mn_trace"].append(trace)
                     if keep_exemplars:
                         out["exemplars"][i] = (init.cpu(), ex_x.cpu(), ex_y.cpu())
@@ -498,13 +623,17 @@ def positions(labels: torch.Tensor, order: Sequence[int]) -> torch.Tensor:
 
 def as_memory_set(dset, order: Sequence[int], mean, std) -> tuple[torch.Tensor, torch.Tensor]:
     """A :class:`~compendium.distill.sets.DistilledSet` as (images in the stage's normalisation ``mean`` / ``std``,
-    one value per channel or one for all, labels as positions in ``order``); hard labels (a soft-labelled set such as DWA's keeps
+    one value per channel or one for all, labels as positions in ``order``); hard labels (a soft-labelled set such as
+    DWA's keeps
     only its class)."""
     mean, std = (tuple(map(float, v)) if hasattr(v, "__len__") else (float(v),) for v in (mean, std))
     x = dset.images.float()
     if tuple(dset.mean) != mean or tuple(dset.std) != std:  # renormalise
-        x = ((x * torch.tensor(dset.std).view(1, -1, 1, 1) + torch.tensor(dset.mean).view(1, -1, 1, 1)
-              - torch.tensor(mean).view(1, -1, 1, 1)) / torch.tensor(std).view(1, -1, 1, 1))
+        x = (
+            x * torch.tensor(dset.std).view(1, -1, 1, 1)
+            + torch.tensor(dset.mean).view(1, -1, 1, 1)
+            - torch.tensor(mean).view(1, -1, 1, 1)
+        ) / torch.tensor(std).view(1, -1, 1, 1)
     if dset.num_classes != len(order):
         raise ValueError(f"the {dset.method} set has {dset.num_classes} classes, the class order {len(order)}")
     return x, positions(dset.labels, order)

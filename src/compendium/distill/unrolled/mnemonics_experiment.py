@@ -22,8 +22,12 @@ from compendium.core.probe import to_float
 from compendium.distill.sets import DistilledSet
 from compendium.distill.unrolled import mnemonics as MN
 
-SET_FILES = {"dc": "distilled/matching/dc_ipc10.pt", "dsa": "distilled/matching/dsa_ipc10.pt",
-             "dm": "distilled/matching/dm_ipc10.pt", "dwa": "distilled/inversion/dwa_ipc10.pt"}
+SET_FILES = {
+    "dc": "distilled/matching/dc_ipc10.pt",
+    "dsa": "distilled/matching/dsa_ipc10.pt",
+    "dm": "distilled/matching/dm_ipc10.pt",
+    "dwa": "distilled/inversion/dwa_ipc10.pt",
+}
 #: The memory-1 pass: DC's and DSA's ipc-1 sets of ``dd_dc_arch`` (the default ConvNet, 1,000 outer iterations).
 DC_ARCH_SET_FILES = {"dc": "distilled/dc_arch/dc_default.pt", "dsa": "distilled/dc_arch/dsa_default.pt"}
 
@@ -47,29 +51,56 @@ def load_memory_sets(methods, order, mean, std, files=None, dataset: str | None 
 
 def phase_table(sched, seen, classes, order, memory: int, train_per_class: int) -> pd.DataFrame:
     """The protocol: per phase its new classes, the classes seen, the memory at its start and its new images."""
-    return pd.DataFrame({"phase": range(len(sched)), "new classes": [", ".join(classes[order[c]] for c in s) for s in sched],
-                         "seen": seen, "memory at the start": MN.memory_sizes(sched, memory),
-                         "new training images": [train_per_class * len(s) for s in sched]})
+    return pd.DataFrame(
+        {
+            "phase": range(len(sched)),
+            "new classes": [", ".join(classes[order[c]] for c in s) for s in sched],
+            "seen": seen,
+            "memory at the start": MN.memory_sizes(sched, memory),
+            "new training images": [train_per_class * len(s) for s in sched],
+        }
+    )
 
 
-def incremental_calls(tr, tx, ty, methods, cfg: MN.CILConfig, seeds, sets: dict, order, mean, std,
-                      phase_increments) -> tuple[list, list]:
+def incremental_calls(
+    tr, tx, ty, methods, cfg: MN.CILConfig, seeds, sets: dict, order, mean, std, phase_increments
+) -> tuple[list, list]:
     """``(calls, extra)``: :func:`MN.run_incremental` of every method per seed (the first seed keeps its
     exemplars), then random and Mnemonics only with fewer, larger phases (``extra``: ``[(increment, seed)]``)."""
     calls = memory_calls(tr, tx, ty, methods, cfg, seeds, sets, order, mean, std, keep_first=True)
     extra = [(inc, s) for inc in phase_increments for s in seeds]
     for inc, s in extra:
-        calls.append((MN.run_incremental, (*_seed_data(tr, cfg, s, order, mean, std), tx, ty, ["random", "mnemonics"],
-                                           dataclasses.replace(cfg, increment=inc), s, {}), {}))
+        calls.append(
+            (
+                MN.run_incremental,
+                (
+                    *_seed_data(tr, cfg, s, order, mean, std),
+                    tx,
+                    ty,
+                    ["random", "mnemonics"],
+                    dataclasses.replace(cfg, increment=inc),
+                    s,
+                    {},
+                ),
+                {},
+            )
+        )
     return calls, extra
 
 
-def memory_calls(tr, tx, ty, methods, cfg: MN.CILConfig, seeds, sets: dict, order, mean, std, *,
-                 keep_first: bool = False) -> list:
+def memory_calls(
+    tr, tx, ty, methods, cfg: MN.CILConfig, seeds, sets: dict, order, mean, std, *, keep_first: bool = False
+) -> list:
     """:func:`MN.run_incremental` of ``methods`` per seed on that seed's stratified training subset (the first
     seed keeps its exemplars with ``keep_first``)."""
-    return [(MN.run_incremental, (*_seed_data(tr, cfg, s, order, mean, std), tx, ty, methods, cfg, s, sets),
-             {"keep_exemplars": keep_first and s == seeds[0]}) for s in seeds]
+    return [
+        (
+            MN.run_incremental,
+            (*_seed_data(tr, cfg, s, order, mean, std), tx, ty, methods, cfg, s, sets),
+            {"keep_exemplars": keep_first and s == seeds[0]},
+        )
+        for s in seeds
+    ]
 
 
 def _seed_data(tr, cfg: MN.CILConfig, seed: int, order, mean, std):
@@ -84,8 +115,15 @@ def results_tables(runs, methods, seen) -> tuple[pd.DataFrame, pd.DataFrame]:
     rows, phase_rows = [], []
     for r in runs:
         for m in methods:
-            rows.append({"method": m, "seed": r["seed"], "avg incremental acc": r["aia"][m], "forgetting": r["forgetting"][m],
-                         "seconds": r["seconds"][m]})
+            rows.append(
+                {
+                    "method": m,
+                    "seed": r["seed"],
+                    "avg incremental acc": r["aia"][m],
+                    "forgetting": r["forgetting"][m],
+                    "seconds": r["seconds"][m],
+                }
+            )
             for i, a in enumerate(MN.phase_accuracy(r["acc"][m], seen)):
                 phase_rows.append({"method": m, "seed": r["seed"], "phase": i, "classes seen": seen[i], "acc": a})
     return pd.DataFrame(rows), pd.DataFrame(phase_rows)
@@ -94,9 +132,18 @@ def results_tables(runs, methods, seen) -> tuple[pd.DataFrame, pd.DataFrame]:
 def summary_table(res: pd.DataFrame) -> pd.DataFrame:
     """Per method: mean and std of the average incremental accuracy and the forgetting, seeds, seconds, and the
     difference to random exemplars."""
-    summ = res.groupby("method", sort=False).agg(aia=("avg incremental acc", "mean"), aia_std=("avg incremental acc", "std"),
-                                                 forg=("forgetting", "mean"), forg_std=("forgetting", "std"),
-                                                 n=("seed", "count"), seconds=("seconds", "mean")).reset_index()
+    summ = (
+        res.groupby("method", sort=False)
+        .agg(
+            aia=("avg incremental acc", "mean"),
+            aia_std=("avg incremental acc", "std"),
+            forg=("forgetting", "mean"),
+            forg_std=("forgetting", "std"),
+            n=("seed", "count"),
+            seconds=("seconds", "mean"),
+        )
+        .reset_index()
+    )
     summ[["aia_std", "forg_std"]] = summ[["aia_std", "forg_std"]].fillna(0.0)
     summ["Δ acc vs random"] = summ["aia"] - float(summ.loc[summ["method"] == "random", "aia"].iloc[0])
     return summ
@@ -104,21 +151,43 @@ def summary_table(res: pd.DataFrame) -> pd.DataFrame:
 
 def cell_texts(cells: dict, methods) -> pd.DataFrame:
     """The displayed summary in percent (``mean ± std`` from two seeds on)."""
+
     def txt(m, k="aia"):
         c = cells[m]
         return f"{100 * c[k]:.1f}" if c["n"] < 2 else f"{100 * c[k]:.1f} ± {100 * c[k + '_std']:.1f}"
 
-    return pd.DataFrame({"method": methods, "average incremental accuracy (%)": [txt(m) for m in methods],
-                         "forgetting (%)": [txt(m, "forg") for m in methods],
-                         "Δ acc vs random (pts)": [f"{100 * cells[m]['Δ acc vs random']:+.1f}" for m in methods]})
+    return pd.DataFrame(
+        {
+            "method": methods,
+            "average incremental accuracy (%)": [txt(m) for m in methods],
+            "forgetting (%)": [txt(m, "forg") for m in methods],
+            "Δ acc vs random (pts)": [f"{100 * cells[m]['Δ acc vs random']:+.1f}" for m in methods],
+        }
+    )
 
 
 def phase_gains(runs, extra, extra_runs, *, n_phases: int, increment: int, base_classes: int) -> pd.DataFrame:
     """Mnemonics' gain over random exemplars per seed at the main setting and at each of the fewer-phase ones."""
-    rows = [{"phases": n_phases, "increment": increment, "seed": r["seed"], "random": r["aia"]["random"],
-             "mnemonics": r["aia"]["mnemonics"]} for r in runs]
-    rows += [{"phases": len(MN.phase_schedule(10, base_classes, inc)), "increment": inc, "seed": r["seed"],
-              "random": r["aia"]["random"], "mnemonics": r["aia"]["mnemonics"]} for (inc, _), r in zip(extra, extra_runs)]
+    rows = [
+        {
+            "phases": n_phases,
+            "increment": increment,
+            "seed": r["seed"],
+            "random": r["aia"]["random"],
+            "mnemonics": r["aia"]["mnemonics"],
+        }
+        for r in runs
+    ]
+    rows += [
+        {
+            "phases": len(MN.phase_schedule(10, base_classes, inc)),
+            "increment": inc,
+            "seed": r["seed"],
+            "random": r["aia"]["random"],
+            "mnemonics": r["aia"]["mnemonics"],
+        }
+        for (inc, _), r in zip(extra, extra_runs)
+    ]
     gains = pd.DataFrame(rows)
     gains["gain"] = gains["mnemonics"] - gains["random"]
     return gains
@@ -126,15 +195,28 @@ def phase_gains(runs, extra, extra_runs, *, n_phases: int, increment: int, base_
 
 def exemplar_traces(runs, extra, extra_runs, *, n_phases: int, base_classes: int) -> pd.DataFrame:
     """The exemplar-level loss of every Mnemonics optimisation (the claims' plateau test reads these curves)."""
-    groups = ((n_phases, runs), *[(len(MN.phase_schedule(10, base_classes, inc)), [r]) for (inc, _), r in zip(extra, extra_runs)])
-    return pd.DataFrame([{"run": f"seed {r['seed']} {k}-phase setting phase {i}", "iteration": j, "loss": v}
-                         for k, rs in groups for r in rs for i, t in enumerate(r["mn_trace"]) for j, v in enumerate(t)],
-                        columns=["run", "iteration", "loss"])
+    groups = (
+        (n_phases, runs),
+        *[(len(MN.phase_schedule(10, base_classes, inc)), [r]) for (inc, _), r in zip(extra, extra_runs)],
+    )
+    return pd.DataFrame(
+        [
+            {"run": f"seed {r['seed']} {k}-phase setting phase {i}", "iteration": j, "loss": v}
+            for k, rs in groups
+            for r in rs
+            for i, t in enumerate(r["mn_trace"])
+            for j, v in enumerate(t)
+        ],
+        columns=["run", "iteration", "loss"],
+    )
 
 
 def metrics(cells: dict, curve: pd.DataFrame, methods, runs, wall: float) -> dict:
     """The stage's metrics."""
-    return {"avg_incremental_acc": {m: {"mean": cells[m]["aia"], "std": cells[m]["aia_std"]} for m in methods},
-            "forgetting": {m: {"mean": cells[m]["forg"], "std": cells[m]["forg_std"]} for m in methods},
-            "final_acc": {m: float(curve[m].iloc[-1]) for m in methods}, "wall_seconds": wall,
-            "cpu_seconds_per_seed": [r["cpu_seconds"] for r in runs]}
+    return {
+        "avg_incremental_acc": {m: {"mean": cells[m]["aia"], "std": cells[m]["aia_std"]} for m in methods},
+        "forgetting": {m: {"mean": cells[m]["forg"], "std": cells[m]["forg_std"]} for m in methods},
+        "final_acc": {m: float(curve[m].iloc[-1]) for m in methods},
+        "wall_seconds": wall,
+        "cpu_seconds_per_seed": [r["cpu_seconds"] for r in runs],
+    }

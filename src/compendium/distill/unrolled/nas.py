@@ -62,8 +62,11 @@ def parse_code(code: str) -> dict:
     if width < 1 or not 1 <= depth <= 4:
         raise ValueError(f"{code!r}: need width >= 1 and depth in 1..4")
     for k in ("activation", "norm", "pooling"):
-        allowed = {"activation": ("relu", "leaky_relu", "sigmoid", "gelu"), "norm": ("instance", "group", "layer", "none", "batch"),
-                   "pooling": ("avg", "max")}[k]
+        allowed = {
+            "activation": ("relu", "leaky_relu", "sigmoid", "gelu"),
+            "norm": ("instance", "group", "layer", "none", "batch"),
+            "pooling": ("avg", "max"),
+        }[k]
         if kw[k] not in allowed:
             raise ValueError(f"{code!r}: unknown {k} {kw[k]!r}; known: {allowed}")
     return kw
@@ -91,12 +94,13 @@ def spearman(a: Sequence[float], b: Sequence[float]) -> float:
         raise ValueError(f"need two sequences of the same length >= 2, got {len(a)} and {len(b)}")
     ra, rb = rankdata(a), rankdata(b)
     ra, rb = ra - ra.mean(), rb - rb.mean()
-    den = np.sqrt((ra ** 2).sum() * (rb ** 2).sum())
+    den = np.sqrt((ra**2).sum() * (rb**2).sum())
     return float((ra * rb).sum() / den) if den > 0 else float("nan")
 
 
-def bootstrap_rho_delta(gt: Sequence[float], a: Sequence[float], b: Sequence[float] | None = None,
-                        n_boot: int = 1000, seed: int = 0) -> float:
+def bootstrap_rho_delta(
+    gt: Sequence[float], a: Sequence[float], b: Sequence[float] | None = None, n_boot: int = 1000, seed: int = 0
+) -> float:
     """Std over bootstrap resamples of the architectures of rho(a, gt) - rho(b, gt) (``b`` None: of
     rho(a, gt) alone): the noise of a comparison of two proxies on the same search space."""
     gt, a = np.asarray(gt, float), np.asarray(a, float)
@@ -116,12 +120,18 @@ def proxy_scores(codes: Sequence[str], gt: Sequence[float], proxy: Sequence[floa
     accuracy, and the regret (best ground-truth accuracy minus the pick's)."""
     gt, proxy = np.asarray(gt, float), np.asarray(proxy, float)
     pick = int(np.argmax(proxy))
-    gt_rank = len(gt) + 1 - rankdata(gt)   # 1 = the best (ties share)
-    return {"rho": spearman(proxy, gt), "top1": codes[pick], "top1 gt rank": float(gt_rank[pick]),
-            "top1 gt acc": float(gt[pick]), "regret": float(gt.max() - gt[pick])}
+    gt_rank = len(gt) + 1 - rankdata(gt)  # 1 = the best (ties share)
+    return {
+        "rho": spearman(proxy, gt),
+        "top1": codes[pick],
+        "top1 gt rank": float(gt_rank[pick]),
+        "top1 gt acc": float(gt[pick]),
+        "regret": float(gt.max() - gt[pick]),
+    }
 
 
 # --- jobs -------------------------------------------------------------------------------------------
+
 
 def channels_last(kw: dict) -> bool:
     """Whether a ConvNet of the space trains faster in NHWC on CPU: the norm-free and BatchNorm ones do (about
@@ -130,34 +140,89 @@ def channels_last(kw: dict) -> bool:
     return kw["norm"] in ("none", "batch")
 
 
-def ground_truth_job(code: str, images_u8: torch.Tensor, labels: torch.Tensor, test_u8: torch.Tensor,
-                     test_labels: torch.Tensor, mean, std, steps: int, batch_size: int, lr: float, seed: int = 0) -> dict:
+def ground_truth_job(
+    code: str,
+    images_u8: torch.Tensor,
+    labels: torch.Tensor,
+    test_u8: torch.Tensor,
+    test_labels: torch.Tensor,
+    mean,
+    std,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    seed: int = 0,
+) -> dict:
     """The architecture trained on real training images (``steps`` AdamW steps of ``batch_size``, cosine,
     no augmentation) and tested: the ground truth of the search."""
     kw = parse_code(code)
-    cfg = E.EvalConfig(arch="convnet", arch_kwargs=kw, steps=steps, batch_size=batch_size, lr=lr,
-                       augmentation="none", label_mode="hard", device="cpu", channels_last=channels_last(kw))
+    cfg = E.EvalConfig(
+        arch="convnet",
+        arch_kwargs=kw,
+        steps=steps,
+        batch_size=batch_size,
+        lr=lr,
+        augmentation="none",
+        label_mode="hard",
+        device="cpu",
+        channels_last=channels_last(kw),
+    )
     c0 = time.process_time()
     r = E.whole_dataset_upper_bound(images_u8, labels, test_u8, test_labels, cfg, seed, mean=mean, std=std)
-    return {"arch": code, "proxy": "ground truth", "seed": seed, "acc": r["final_acc"], "train seconds": r["train_seconds"],
-            "cpu seconds": time.process_time() - c0, "images seen": steps * batch_size, "test images": int(len(test_labels))}
+    return {
+        "arch": code,
+        "proxy": "ground truth",
+        "seed": seed,
+        "acc": r["final_acc"],
+        "train seconds": r["train_seconds"],
+        "cpu seconds": time.process_time() - c0,
+        "images seen": steps * batch_size,
+        "test images": int(len(test_labels)),
+    }
 
 
-def set_proxy_job(code: str, name: str, dset, test_u8: torch.Tensor, test_labels: torch.Tensor, steps: int,
-                  batch_size: int, lr: float, seed: int = 0, replicate: int = 0) -> dict:
+def set_proxy_job(
+    code: str,
+    name: str,
+    dset,
+    test_u8: torch.Tensor,
+    test_labels: torch.Tensor,
+    steps: int,
+    batch_size: int,
+    lr: float,
+    seed: int = 0,
+    replicate: int = 0,
+) -> dict:
     """The architecture trained briefly on a small set (random real, DC, DSA, DM; hard labels, AdamW);
     ``replicate`` names which instance of the proxy the set is (its synthesis or sampling seed)."""
     kw = parse_code(code)
-    cfg = E.EvalConfig(arch="convnet", arch_kwargs=kw, steps=steps, batch_size=batch_size, lr=lr,
-                       augmentation="none", label_mode="hard", device="cpu", channels_last=channels_last(kw))
+    cfg = E.EvalConfig(
+        arch="convnet",
+        arch_kwargs=kw,
+        steps=steps,
+        batch_size=batch_size,
+        lr=lr,
+        augmentation="none",
+        label_mode="hard",
+        device="cpu",
+        channels_last=channels_last(kw),
+    )
     c0 = time.process_time()
     r = E.evaluate(dset, test_u8, test_labels, cfg, seed)
-    return {"arch": code, "proxy": name, "seed": replicate, "acc": r["final_acc"], "train seconds": r["train_seconds"],
-            "cpu seconds": time.process_time() - c0, "images seen": steps * min(batch_size, len(dset))}
+    return {
+        "arch": code,
+        "proxy": name,
+        "seed": replicate,
+        "acc": r["final_acc"],
+        "train seconds": r["train_seconds"],
+        "cpu seconds": time.process_time() - c0,
+        "images seen": steps * min(batch_size, len(dset)),
+    }
 
 
-def gtn_proxy_job(code: str, name: str, gtn, test_u8: torch.Tensor, test_labels: torch.Tensor, seed: int = 0,
-                  replicate: int = 0) -> dict:
+def gtn_proxy_job(
+    code: str, name: str, gtn, test_u8: torch.Tensor, test_labels: torch.Tensor, seed: int = 0, replicate: int = 0
+) -> dict:
     """The architecture trained for the GTN's T steps on its curriculum with its learned lr and momentum
     (WN on the learner iff the GTN was meta-trained with it); ``replicate``: the GTN's meta-training seed."""
     c0 = time.process_time()
@@ -167,9 +232,15 @@ def gtn_proxy_job(code: str, name: str, gtn, test_u8: torch.Tensor, test_labels:
     G.train_learner(net, batches, gtn.lr.item(), gtn.momentum.item())
     seconds = time.perf_counter() - t0
     acc = G.test_accuracy(net, to_float(test_u8, gtn.mean, gtn.std), test_labels)
-    return {"arch": code, "proxy": name, "seed": replicate, "acc": acc, "train seconds": seconds,
-            "cpu seconds": time.process_time() - c0, "images seen": sum(len(y) for _, y in batches)}
-
+    return {
+        "arch": code,
+        "proxy": name,
+        "seed": replicate,
+        "acc": acc,
+        "train seconds": seconds,
+        "cpu seconds": time.process_time() - c0,
+        "images seen": sum(len(y) for _, y in batches),
+    }
 
 
 def gtn_job(*args, **kwargs) -> dict:

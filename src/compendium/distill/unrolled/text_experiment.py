@@ -27,19 +27,42 @@ from compendium.distill.unrolled import textdd
 SCHEDULE_KEYS = ["distilled with", "init", "ipc", "theta0", "method"]
 
 
-def load_corpus(categories, *, max_tokens: int, test_fraction: float, entry_std: float, length: int,
-                corpus: str = "fortunes", data_root: str = "", max_per_class: int = 0) -> SimpleNamespace:
+def load_corpus(
+    categories,
+    *,
+    max_tokens: int,
+    test_fraction: float,
+    entry_std: float,
+    length: int,
+    corpus: str = "fortunes",
+    data_root: str = "",
+    max_per_class: int = 0,
+) -> SimpleNamespace:
     """The fortunes of ``categories`` (quotes of at most ``max_tokens`` basic tokens, a balanced test split), or
     another ``corpus`` of TDD's read from ``data_root`` (:func:`text.load_text_corpus`), word pieces embedded with
     MiniLM's scaled token table and padded / truncated to ``length`` rows; ``classes``: the class names."""
-    train, test = text.load_text_corpus(corpus, data_root, categories=categories, max_tokens=max_tokens,
-                                        test_fraction=test_fraction, max_per_class=max_per_class)
+    train, test = text.load_text_corpus(
+        corpus,
+        data_root,
+        categories=categories,
+        max_tokens=max_tokens,
+        test_fraction=test_fraction,
+        max_per_class=max_per_class,
+    )
     emb = text.load_minilm(entry_std)
-    ids_tr = text.encode_texts(train.texts, emb, 10 ** 6)
-    ids_te = text.encode_texts(test.texts, emb, 10 ** 6)
-    return SimpleNamespace(emb=emb, ids_tr=ids_tr, ids_te=ids_te, x_tr=text.embed_ids(ids_tr, emb, length),
-                           x_te=text.embed_ids(ids_te, emb, length), y_tr=train.labels, y_te=test.labels,
-                           classes=tuple(train.classes), corpus=corpus)
+    ids_tr = text.encode_texts(train.texts, emb, 10**6)
+    ids_te = text.encode_texts(test.texts, emb, 10**6)
+    return SimpleNamespace(
+        emb=emb,
+        ids_tr=ids_tr,
+        ids_te=ids_te,
+        x_tr=text.embed_ids(ids_tr, emb, length),
+        x_te=text.embed_ids(ids_te, emb, length),
+        y_tr=train.labels,
+        y_te=test.labels,
+        classes=tuple(train.classes),
+        corpus=corpus,
+    )
 
 
 def corpus_table(c: SimpleNamespace, *, max_tokens: int, length: int) -> pd.DataFrame:
@@ -51,11 +74,19 @@ def corpus_table(c: SimpleNamespace, *, max_tokens: int, length: int) -> pd.Data
         row = {"category": cat}
         if c.corpus == "fortunes":
             quotes = text.parse_fortunes((paths.DATA / "fortunes" / cat).read_text(encoding="utf-8", errors="replace"))
-            row |= {"quotes in file": len(quotes),
-                    f"<= {max_tokens} tokens": sum(len(text.basic_tokenize(q)) <= max_tokens for q in quotes)}
-        rows.append({**row, "train": int((c.y_tr == k).sum()), "test": int((c.y_te == k).sum()),
-                     "median word pieces": float(np.median(n_wp)) if n_wp else float("nan"),
-                     f"truncated at L={length} (%)": 100 * np.mean(np.array(n_wp) > length) if n_wp else float("nan")})
+            row |= {
+                "quotes in file": len(quotes),
+                f"<= {max_tokens} tokens": sum(len(text.basic_tokenize(q)) <= max_tokens for q in quotes),
+            }
+        rows.append(
+            {
+                **row,
+                "train": int((c.y_tr == k).sum()),
+                "test": int((c.y_te == k).sum()),
+                "median word pieces": float(np.median(n_wp)) if n_wp else float("nan"),
+                f"truncated at L={length} (%)": 100 * np.mean(np.array(n_wp) > length) if n_wp else float("nan"),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -65,16 +96,45 @@ def check_ipcs(ipcs, n_train: int, num_classes: int) -> None:
         raise ValueError(f"ipcs {ipcs} are too large for {n_train} training sentences")
 
 
-def tdd_kwargs(arch: str, init: str, s: int, soft: bool = True, *, arch_kw: dict, iterations: int, lstm_iterations: int,
-               lr0: float, lstm_lr0: float, epochs: int, outer_lr: float, lr_lr: float, label_init: float,
-               real_batch: int, plateau_every: int = 0, min_iterations: int = 0) -> dict:
+def tdd_kwargs(
+    arch: str,
+    init: str,
+    s: int,
+    soft: bool = True,
+    *,
+    arch_kw: dict,
+    iterations: int,
+    lstm_iterations: int,
+    lr0: float,
+    lstm_lr0: float,
+    epochs: int,
+    outer_lr: float,
+    lr_lr: float,
+    label_init: float,
+    real_batch: int,
+    plateau_every: int = 0,
+    min_iterations: int = 0,
+) -> dict:
     """The :func:`textdd.distill_text` arguments of one run (the Bi-LSTM has its own iterations and initial rate;
     with ``plateau_every`` > 0 the iterations are caps and each run stops at its measured plateau)."""
     lstm = arch == "bilstm"
-    return dict(arch=arch, arch_kwargs=arch_kw[arch], init=init, init_seed=s, seed=s, soft=soft,
-                iterations=lstm_iterations if lstm else iterations, lr0=lstm_lr0 if lstm else lr0, epochs=epochs,
-                outer_lr=outer_lr, lr_lr=lr_lr, label_init=label_init, real_batch=real_batch,
-                plateau_every=plateau_every, min_iterations=min_iterations)
+    return dict(
+        arch=arch,
+        arch_kwargs=arch_kw[arch],
+        init=init,
+        init_seed=s,
+        seed=s,
+        soft=soft,
+        iterations=lstm_iterations if lstm else iterations,
+        lr0=lstm_lr0 if lstm else lr0,
+        epochs=epochs,
+        outer_lr=outer_lr,
+        lr_lr=lr_lr,
+        label_init=label_init,
+        real_batch=real_batch,
+        plateau_every=plateau_every,
+        min_iterations=min_iterations,
+    )
 
 
 def distill_specs(kw_for, *, archs, inits, distill_seeds, ipcs, dd_hard: bool) -> list[tuple[dict, dict]]:
@@ -87,18 +147,36 @@ def distill_specs(kw_for, *, archs, inits, distill_seeds, ipcs, dd_hard: bool) -
     for arch in sorted(archs, key=lambda a: a != "bilstm"):
         for init in inits:
             for s in distill_seeds:
-                specs.append(({"method": "TDD", "distilled with": arch, "init": init, "ipc": ipc0, "rep": s},
-                              kw_for(arch, init, s)))
+                specs.append(
+                    (
+                        {"method": "TDD", "distilled with": arch, "init": init, "ipc": ipc0, "rep": s},
+                        kw_for(arch, init, s),
+                    )
+                )
     for ipc in sorted(set(ipcs) - {ipc0}):
         for init in inits:
             for s in distill_seeds:
-                specs.append(({"method": "TDD", "distilled with": "textconvnet", "init": init, "ipc": ipc, "rep": s},
-                              kw_for("textconvnet", init, s)))
+                specs.append(
+                    (
+                        {"method": "TDD", "distilled with": "textconvnet", "init": init, "ipc": ipc, "rep": s},
+                        kw_for("textconvnet", init, s),
+                    )
+                )
     if dd_hard:
         init_dd = "fixed" if "fixed" in inits else inits[0]
         for s in distill_seeds:
-            specs.append(({"method": "DD (hard labels)", "distilled with": "textconvnet", "init": init_dd, "ipc": ipc0,
-                           "rep": s}, kw_for("textconvnet", init_dd, s, soft=False)))
+            specs.append(
+                (
+                    {
+                        "method": "DD (hard labels)",
+                        "distilled with": "textconvnet",
+                        "init": init_dd,
+                        "ipc": ipc0,
+                        "rep": s,
+                    },
+                    kw_for("textconvnet", init_dd, s, soft=False),
+                )
+            )
     return specs
 
 
@@ -109,19 +187,47 @@ def distill_calls(specs, x_tr, y_tr, num_classes: int) -> list:
 
 def real_sets(x_tr, y_tr, ipcs, seeds, num_classes: int) -> dict:
     """``{ipc: {seed: (x, y)}}``: class-balanced random real sentences."""
-    return {ipc: {s: (x_tr[i], y_tr[i]) for s in seeds for i in [textdd.class_balanced_real(y_tr, ipc, num_classes, s)]}
-            for ipc in ipcs}
+    return {
+        ipc: {s: (x_tr[i], y_tr[i]) for s in seeds for i in [textdd.class_balanced_real(y_tr, ipc, num_classes, s)]}
+        for ipc in ipcs
+    }
 
 
-def baseline_calls(reals: dict, x_tr, y_tr, x_te, y_te, learners: dict, num_classes: int, seeds, adam: dict,
-                   full_steps: int) -> list:
+def baseline_calls(
+    reals: dict, x_tr, y_tr, x_te, y_te, learners: dict, num_classes: int, seeds, adam: dict, full_steps: int
+) -> list:
     """The Adam recipe on random real at each ipc and on the whole training split (``full_steps`` steps)."""
-    calls = [(textdd.adam_rows, ({"method": "random real", "distilled with": "-", "init": "-", "ipc": ipc, "rep": 0},
-                                 reals[ipc], learners, x_te, y_te, num_classes, adam), {}) for ipc in reals]
-    calls.append((textdd.adam_rows, ({"method": "full train", "distilled with": "-", "init": "-",
-                                      "ipc": len(y_tr) // num_classes, "rep": 0},
-                                     {s: (x_tr, y_tr) for s in seeds}, learners, x_te, y_te, num_classes,
-                                     dict(adam, steps=full_steps)), {}))
+    calls = [
+        (
+            textdd.adam_rows,
+            (
+                {"method": "random real", "distilled with": "-", "init": "-", "ipc": ipc, "rep": 0},
+                reals[ipc],
+                learners,
+                x_te,
+                y_te,
+                num_classes,
+                adam,
+            ),
+            {},
+        )
+        for ipc in reals
+    ]
+    calls.append(
+        (
+            textdd.adam_rows,
+            (
+                {"method": "full train", "distilled with": "-", "init": "-", "ipc": len(y_tr) // num_classes, "rep": 0},
+                {s: (x_tr, y_tr) for s in seeds},
+                learners,
+                x_te,
+                y_te,
+                num_classes,
+                dict(adam, steps=full_steps),
+            ),
+            {},
+        )
+    )
     return calls
 
 
@@ -132,8 +238,10 @@ def run_name(r: dict) -> str:
 
 def loss_curves(sets) -> pd.DataFrame:
     """The outer loss of every run (the claims' plateau test reads these curves)."""
-    return pd.DataFrame([{"run": run_name(r), "iteration": i, "loss": v} for r, d in sets for i, v in enumerate(d.losses)],
-                        columns=["run", "iteration", "loss"])
+    return pd.DataFrame(
+        [{"run": run_name(r), "iteration": i, "loss": v} for r, d in sets for i, v in enumerate(d.losses)],
+        columns=["run", "iteration", "loss"],
+    )
 
 
 def set_file_name(r: dict) -> str:
@@ -147,7 +255,9 @@ def eval_calls(sets, reals: dict, x_te, y_te, seeds, learners: dict, adam: dict,
     out = []
     for r, d in sets:
         cross = learners if r["rep"] == first_seed else None
-        out.append((textdd.evaluate_set, (d, r, x_te, y_te, seeds), dict(real=reals[r["ipc"]], learners=cross, adam=adam)))
+        out.append(
+            (textdd.evaluate_set, (d, r, x_te, y_te, seeds), dict(real=reals[r["ipc"]], learners=cross, adam=adam))
+        )
     return out
 
 
@@ -170,8 +280,10 @@ def schedule_table(sched: pd.DataFrame) -> pd.DataFrame:
 def adam_rows(res: pd.DataFrame) -> pd.DataFrame:
     """The fixed-Adam rows, ``set`` naming the method with its learner and init (distilled sets)."""
     adam_df = res[res["protocol"] == "adam"].copy()
-    adam_df["set"] = [f"{m}" + (f" ({w}, {i} init)" if m not in ("random real", "full train") else "") for m, w, i in
-                      zip(adam_df["method"], adam_df["distilled with"], adam_df["init"])]
+    adam_df["set"] = [
+        f"{m}" + (f" ({w}, {i} init)" if m not in ("random real", "full train") else "")
+        for m, w, i in zip(adam_df["method"], adam_df["distilled with"], adam_df["init"])
+    ]
     return adam_df
 
 
@@ -188,9 +300,17 @@ def decoded_rows(d, name: str, emb, categories, show_rows: int) -> list[dict]:
     for i in range(len(d.x)):
         toks = text.decode_rows(d.x[i, :show_rows], emb)
         top = torch.topk(probs[i], 2)
-        out.append({"set": name, "class": categories[int(d.hard_labels()[i])],
-                    "soft label (top 2)": ", ".join(f"{categories[int(j)]} {float(p):.2f}" for p, j in zip(top.values, top.indices)),
-                    "tokens": " ".join(toks), "mean cosine": float(sim[i].mean())})
+        out.append(
+            {
+                "set": name,
+                "class": categories[int(d.hard_labels()[i])],
+                "soft label (top 2)": ", ".join(
+                    f"{categories[int(j)]} {float(p):.2f}" for p, j in zip(top.values, top.indices)
+                ),
+                "tokens": " ".join(toks),
+                "mean cosine": float(sim[i].mean()),
+            }
+        )
     return out
 
 
@@ -201,15 +321,23 @@ def decoded_table(shown, real: tuple, emb, categories, show_rows: int) -> pd.Dat
         dec += decoded_rows(d, f"TDD {r['init']} init", emb, categories, show_rows)
     xr, yr = real
     for i in range(len(yr)):
-        dec.append({"set": "random real", "class": categories[int(yr[i])], "soft label (top 2)": "-",
-                    "tokens": " ".join(text.decode_rows(xr[i, :show_rows], emb)), "mean cosine": 1.0})
+        dec.append(
+            {
+                "set": "random real",
+                "class": categories[int(yr[i])],
+                "soft label (top 2)": "-",
+                "tokens": " ".join(text.decode_rows(xr[i, :show_rows], emb)),
+                "mean cosine": 1.0,
+            }
+        )
     return pd.DataFrame(dec)
 
 
 def decoded_per_row(d, emb, categories, show_rows: int) -> pd.DataFrame:
     """One column per distilled sentence (its class), one row per token position."""
-    per_row = pd.DataFrame({f"{categories[int(c)]}": text.decode_rows(d.x[i, :show_rows], emb)
-                            for i, c in enumerate(d.hard_labels())})
+    per_row = pd.DataFrame(
+        {f"{categories[int(c)]}": text.decode_rows(d.x[i, :show_rows], emb) for i, c in enumerate(d.hard_labels())}
+    )
     per_row.index.name = "row"
     return per_row
 
@@ -222,33 +350,53 @@ def learner_budget(sets, kw_for) -> dict:
     for r, d in sets:
         if r["method"] == "TDD":
             kw = kw_for(r["distilled with"], "random", 0)
-            out[r["distilled with"]] = {"outer iterations": kw["iterations"], "plateau test every": kw.get("plateau_every", 0),
-                                        "epochs": d.epochs, "real batch": kw["real_batch"], "lr0": kw["lr0"]}
+            out[r["distilled with"]] = {
+                "outer iterations": kw["iterations"],
+                "plateau test every": kw.get("plateau_every", 0),
+                "epochs": d.epochs,
+                "real batch": kw["real_batch"],
+                "lr0": kw["lr0"],
+            }
     return out
 
 
-def metrics(res: pd.DataFrame, sched: pd.DataFrame, adam_df: pd.DataFrame, sets, *, chance: float, n_train: int,
-            n_test: int) -> dict:
+def metrics(
+    res: pd.DataFrame, sched: pd.DataFrame, adam_df: pd.DataFrame, sets, *, chance: float, n_train: int, n_test: int
+) -> dict:
     """The stage's metrics (without the wall time)."""
     full = res[res["method"] == "full train"].groupby("learner")["acc"].mean()
-    return {"chance": chance, "train": int(n_train), "test": int(n_test),
-            "schedule": {f"{w} {i} ipc{p} theta0={t} {m}": float(v) for (w, i, p, t, m), v in
-                         sched.groupby(SCHEDULE_KEYS)["acc"].mean().items()},
-            "adam": {f"{s} ipc{p} {l}": float(v) for (s, p, l), v in adam_df.groupby(["set", "ipc", "learner"])["acc"].mean().items()},
-            "full_train": {k: float(v) for k, v in full.items()},
-            "distill_seconds": float(sum(d.seconds for _, d in sets))}
+    return {
+        "chance": chance,
+        "train": int(n_train),
+        "test": int(n_test),
+        "schedule": {
+            f"{w} {i} ipc{p} theta0={t} {m}": float(v)
+            for (w, i, p, t, m), v in sched.groupby(SCHEDULE_KEYS)["acc"].mean().items()
+        },
+        "adam": {
+            f"{s} ipc{p} {l}": float(v)
+            for (s, p, l), v in adam_df.groupby(["set", "ipc", "learner"])["acc"].mean().items()
+        },
+        "full_train": {k: float(v) for k, v in full.items()},
+        "distill_seconds": float(sum(d.seconds for _, d in sets)),
+    }
 
 
-TDD_RANKING_NOTE = ("own-schedule protocol (DD's); syn hard: the TDD sentences with the argmax of their learned labels "
-                    "through the same schedule (learned rates, the same theta_0); full hard: the stage's full-train "
-                    "upper bound (the same learner, fixed Adam recipe, full_steps steps, same seed)")
+TDD_RANKING_NOTE = (
+    "own-schedule protocol (DD's); syn hard: the TDD sentences with the argmax of their learned labels "
+    "through the same schedule (learned rates, the same theta_0); full hard: the stage's full-train "
+    "upper bound (the same learner, fixed Adam recipe, full_steps steps, same seed)"
+)
 
 
 def hard_label_calls(sets, x_te, y_te, seeds) -> list:
     """One :func:`textdd.evaluate_set` per TDD set with its argmax hard labels (:func:`textdd.with_hard_labels`):
     the set's own schedule from the same theta_0 (the fixed one once, fresh draws per seed), no baselines."""
-    return [(textdd.evaluate_set, (textdd.with_hard_labels(d), r, x_te, y_te, seeds), {}) for r, d in sets
-            if r["method"] == "TDD"]
+    return [
+        (textdd.evaluate_set, (textdd.with_hard_labels(d), r, x_te, y_te, seeds), {})
+        for r, d in sets
+        if r["method"] == "TDD"
+    ]
 
 
 def ranking_frame(res: pd.DataFrame, hard_rows) -> pd.DataFrame:
@@ -262,9 +410,24 @@ def ranking_frame(res: pd.DataFrame, hard_rows) -> pd.DataFrame:
     syn = res[res["protocol"].eq("schedule") & res["method"].eq("TDD") & res["set"].eq("TDD")][cols]
     syn_hard = hard[hard["protocol"].eq("schedule") & hard["method"].eq(f"TDD {textdd.HARD_SUFFIX}")][cols]
     full = res[res["method"].eq("full train")]
-    full = pd.DataFrame({"method": "full train", "ipc": 0, "distilled with": full["learner"], "init": np.nan,
-                         "rep": np.nan, "theta0": np.nan, "seed": full["seed"], "acc": full["acc"]})
-    out = pd.concat([syn.assign(evaluation="soft", set=ranking.DISTILLED),
-                     syn_hard.assign(method="TDD", evaluation=ranking.HARD, set=ranking.DISTILLED),
-                     full.assign(evaluation=ranking.HARD, set=ranking.FULL)], ignore_index=True)
+    full = pd.DataFrame(
+        {
+            "method": "full train",
+            "ipc": 0,
+            "distilled with": full["learner"],
+            "init": np.nan,
+            "rep": np.nan,
+            "theta0": np.nan,
+            "seed": full["seed"],
+            "acc": full["acc"],
+        }
+    )
+    out = pd.concat(
+        [
+            syn.assign(evaluation="soft", set=ranking.DISTILLED),
+            syn_hard.assign(method="TDD", evaluation=ranking.HARD, set=ranking.DISTILLED),
+            full.assign(evaluation=ranking.HARD, set=ranking.FULL),
+        ],
+        ignore_index=True,
+    )
     return out[cols[:6] + ["evaluation", "set", "seed", "acc"]]

@@ -90,7 +90,7 @@ class TextDistilled:
         return cls(**tensors, **meta)
 
 
-KIND = "text"                      # the set type of text DD in the one set file format
+KIND = "text"  # the set type of text DD in the one set file format
 _TENSORS = ("x", "labels", "lrs")
 
 
@@ -101,7 +101,8 @@ def class_interleaved(labels_per_step: int, num_classes: int, steps: int) -> tor
 
 
 def class_balanced_real(y: torch.Tensor, ipc: int, num_classes: int, seed: int) -> torch.Tensor:
-    """Indices of ``ipc`` random real samples per class (seeded; :func:`compendium.distill.kernel.class_balanced_index`),
+    """Indices of ``ipc`` random real samples per class (seeded;
+    :func:`compendium.distill.kernel.class_balanced_index`),
     in the class-interleaved order of :func:`class_interleaved`."""
     counts = torch.bincount(y, minlength=num_classes)
     if int(counts.min()) < ipc:
@@ -130,13 +131,32 @@ def _theta0(model, init: str, init_seed: int, draw: int, seed: int):
     return initial_params(text.xavier_init_(model, torch.Generator().manual_seed(s)))
 
 
-def distill_text(x_train: torch.Tensor, y_train: torch.Tensor, num_classes: int, ipc: int,
-                 arch: str = "textconvnet", arch_kwargs: dict | None = None, init: str = "random",
-                 init_seed: int = 0, iterations: int = 200, steps: int = 1, epochs: int = 3, lr0: float = 0.01,
-                 outer_lr: float = 0.01, real_batch: int = 128, inits_per_iter: int = 1, soft: bool = True,
-                 learn_x: bool = True, x_init: str = "noise", label_init: float = 1.0, seed: int = 0,
-                 lr_lr: float | None = None, method: str | None = None, plateau_every: int = 0,
-                 min_iterations: int = 0) -> TextDistilled:
+def distill_text(
+    x_train: torch.Tensor,
+    y_train: torch.Tensor,
+    num_classes: int,
+    ipc: int,
+    arch: str = "textconvnet",
+    arch_kwargs: dict | None = None,
+    init: str = "random",
+    init_seed: int = 0,
+    iterations: int = 200,
+    steps: int = 1,
+    epochs: int = 3,
+    lr0: float = 0.01,
+    outer_lr: float = 0.01,
+    real_batch: int = 128,
+    inits_per_iter: int = 1,
+    soft: bool = True,
+    learn_x: bool = True,
+    x_init: str = "noise",
+    label_init: float = 1.0,
+    seed: int = 0,
+    lr_lr: float | None = None,
+    method: str | None = None,
+    plateau_every: int = 0,
+    min_iterations: int = 0,
+) -> TextDistilled:
     """TDD (SLDD Alg. 1a on ``[L, d]`` sentence matrices).
 
     ``init`` "random": a fresh Xavier theta_0 per outer iteration (``inits_per_iter`` of them, losses
@@ -184,17 +204,30 @@ def distill_text(x_train: torch.Tensor, y_train: torch.Tensor, num_classes: int,
         for _ in range(inits_per_iter):
             theta0 = _theta0(model, init, init_seed, draw, seed)
             draw += 1
-            total = total + tdd_loss(model, theta0, x, targets, log_lrs.exp(), steps, epochs,
-                                     x_train[idx], y_train[idx])
+            total = total + tdd_loss(
+                model, theta0, x, targets, log_lrs.exp(), steps, epochs, x_train[idx], y_train[idx]
+            )
         opt.zero_grad(set_to_none=True)
         total.backward()
         opt.step()
         losses.append(float(total.detach()) / inits_per_iter)
         if plateau.stop_at_plateau(losses, plateau_every, min_iterations):
             break
-    return TextDistilled(x.detach(), y_param.detach(), log_lrs.detach().exp(), steps, epochs, arch, arch_kwargs,
-                         init, init_seed, soft, method or ("TDD" if learn_x else "real + learned rates"),
-                         losses, time.perf_counter() - t0)
+    return TextDistilled(
+        x.detach(),
+        y_param.detach(),
+        log_lrs.detach().exp(),
+        steps,
+        epochs,
+        arch,
+        arch_kwargs,
+        init,
+        init_seed,
+        soft,
+        method or ("TDD" if learn_x else "real + learned rates"),
+        losses,
+        time.perf_counter() - t0,
+    )
 
 
 def train_schedule(model, batches, lrs) -> dict:
@@ -211,22 +244,35 @@ def train_schedule(model, batches, lrs) -> dict:
     return params
 
 
-def eval_schedule(ds: TextDistilled, x_test: torch.Tensor, y_test: torch.Tensor, seed: int,
-                  arch: str | None = None) -> float:
+def eval_schedule(
+    ds: TextDistilled, x_test: torch.Tensor, y_test: torch.Tensor, seed: int, arch: str | None = None
+) -> float:
     """Test accuracy of a learner trained by ``ds``'s schedule: from the fixed theta_0 when ``ds`` was
     distilled with a fixed init (the paper's fixed-init evaluation), else from the Xavier draw of ``seed``
     (unseen by the distillation, whose draws come from a different seed stream)."""
     arch = arch or ds.arch
-    model = text.build_learner(arch, ds.x.shape[2], ds.num_classes, seed=0, **(ds.arch_kwargs if arch == ds.arch else {}))
+    model = text.build_learner(
+        arch, ds.x.shape[2], ds.num_classes, seed=0, **(ds.arch_kwargs if arch == ds.arch else {})
+    )
     init_seed = ds.init_seed if ds.init == "fixed" else 7_000_001 + seed
     text.xavier_init_(model, torch.Generator().manual_seed(init_seed))
     train_schedule(model, ds.batches(), ds.lrs)
     return text.accuracy(model, x_test, y_test)
 
 
-def eval_adam(x: torch.Tensor, y: torch.Tensor, arch: str, arch_kwargs: dict, x_test: torch.Tensor,
-              y_test: torch.Tensor, num_classes: int, seed: int, steps: int, lr: float = 1e-3,
-              batch: int = 64) -> float:
+def eval_adam(
+    x: torch.Tensor,
+    y: torch.Tensor,
+    arch: str,
+    arch_kwargs: dict,
+    x_test: torch.Tensor,
+    y_test: torch.Tensor,
+    num_classes: int,
+    seed: int,
+    steps: int,
+    lr: float = 1e-3,
+    batch: int = 64,
+) -> float:
     """Test accuracy of a fresh learner (Xavier draw of ``seed``) trained by :func:`compendium.core.text.train_adam`."""
     model = text.build_learner(arch, x.shape[2], num_classes, seed=7_000_001 + seed, **arch_kwargs)
     text.train_adam(model, x, y, steps, lr=lr, batch=batch, seed=seed)
@@ -234,6 +280,7 @@ def eval_adam(x: torch.Tensor, y: torch.Tensor, arch: str, arch_kwargs: dict, x_
 
 
 # ----------------------------------------------------------------------------- worker entry points
+
 
 def distill_job(*args, **kwargs) -> TextDistilled:
     """:func:`distill_text` for :func:`compendium.core.parallel.run_calls`."""
@@ -243,11 +290,22 @@ def distill_job(*args, **kwargs) -> TextDistilled:
 def with_real(ds: TextDistilled, x_real: torch.Tensor, y_real: torch.Tensor) -> TextDistilled:
     """Random real sentences (hard labels) in ``ds``'s place: the same schedule, learned step sizes and
     theta_0 regime (the random-real baseline at equal size under DD's evaluation)."""
-    return TextDistilled(x_real, y_real, ds.lrs, ds.steps, ds.epochs, ds.arch, ds.arch_kwargs, ds.init, ds.init_seed,
-                         soft=False, method="random real")
+    return TextDistilled(
+        x_real,
+        y_real,
+        ds.lrs,
+        ds.steps,
+        ds.epochs,
+        ds.arch,
+        ds.arch_kwargs,
+        ds.init,
+        ds.init_seed,
+        soft=False,
+        method="random real",
+    )
 
 
-HARD_SUFFIX = "(argmax hard labels)"   # the method name's suffix of a set's hard-label version
+HARD_SUFFIX = "(argmax hard labels)"  # the method name's suffix of a set's hard-label version
 
 
 def with_hard_labels(ds: TextDistilled) -> TextDistilled:
@@ -259,8 +317,16 @@ def with_hard_labels(ds: TextDistilled) -> TextDistilled:
     return TextDistilled(**{**ds.state(), "labels": onehot.log(), "soft": True, "method": f"{ds.method} {HARD_SUFFIX}"})
 
 
-def evaluate_set(ds: TextDistilled, row: dict, x_test, y_test, seeds, real: dict | None = None,
-                 learners: dict | None = None, adam: dict | None = None) -> list[dict]:
+def evaluate_set(
+    ds: TextDistilled,
+    row: dict,
+    x_test,
+    y_test,
+    seeds,
+    real: dict | None = None,
+    learners: dict | None = None,
+    adam: dict | None = None,
+) -> list[dict]:
     """Test accuracies of one distilled set, one row each (``row`` + set (``ds.method``), method (of the
     sentences trained on), protocol, theta0, learner, seed, acc):
 
@@ -274,8 +340,18 @@ def evaluate_set(ds: TextDistilled, row: dict, x_test, y_test, seeds, real: dict
     out = []
 
     def add(method, protocol, theta0, learner, seed, acc):
-        out.append({**row, "set": ds.method, "method": method, "protocol": protocol, "theta0": theta0,
-                    "learner": learner, "seed": seed, "acc": acc})
+        out.append(
+            {
+                **row,
+                "set": ds.method,
+                "method": method,
+                "protocol": protocol,
+                "theta0": theta0,
+                "learner": learner,
+                "seed": seed,
+                "acc": acc,
+            }
+        )
 
     if ds.init == "fixed":
         add(ds.method, "schedule", "fixed", ds.arch, 0, eval_schedule(ds, x_test, y_test, 0))
@@ -284,17 +360,38 @@ def evaluate_set(ds: TextDistilled, row: dict, x_test, y_test, seeds, real: dict
         add(ds.method, "schedule", "fresh", ds.arch, s, eval_schedule(fresh, x_test, y_test, s))
         if real is not None:
             rs = with_real(ds, *real[s])
-            add("random real", "schedule", "fixed" if ds.init == "fixed" else "fresh", ds.arch, s,
-                eval_schedule(rs, x_test, y_test, s))
+            add(
+                "random real",
+                "schedule",
+                "fixed" if ds.init == "fixed" else "fresh",
+                ds.arch,
+                s,
+                eval_schedule(rs, x_test, y_test, s),
+            )
         for name, kw in (learners or {}).items():
-            add(ds.method, "adam", "fresh", name, s,
-                eval_adam(ds.x, ds.targets(), name, kw, x_test, y_test, ds.num_classes, s, **adam))
+            add(
+                ds.method,
+                "adam",
+                "fresh",
+                name,
+                s,
+                eval_adam(ds.x, ds.targets(), name, kw, x_test, y_test, ds.num_classes, s, **adam),
+            )
     return out
 
 
 def adam_rows(row: dict, sets: dict, learners: dict, x_test, y_test, num_classes: int, adam: dict) -> list[dict]:
     """:func:`eval_adam` of fixed sets (random real, full train): ``sets`` ``{seed: (x, y)}``, every learner
     ``{name: kwargs}`` per seed."""
-    return [{**row, "protocol": "adam", "theta0": "fresh", "learner": name, "seed": s,
-             "acc": eval_adam(x, y, name, kw, x_test, y_test, num_classes, s, **adam)}
-            for name, kw in learners.items() for s, (x, y) in sets.items()]
+    return [
+        {
+            **row,
+            "protocol": "adam",
+            "theta0": "fresh",
+            "learner": name,
+            "seed": s,
+            "acc": eval_adam(x, y, name, kw, x_test, y_test, num_classes, s, **adam),
+        }
+        for name, kw in learners.items()
+        for s, (x, y) in sets.items()
+    ]

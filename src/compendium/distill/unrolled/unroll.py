@@ -37,8 +37,10 @@ def initial_params(model: nn.Module, requires_grad: bool = False) -> Params:
 def check_no_running_stats(model: nn.Module) -> None:
     for m in model.modules():
         if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.track_running_stats:
-            raise ValueError(f"{type(m).__name__} tracks running statistics; unrolled steps would mutate them "
-                             "(use track_running_stats=False or a network without BatchNorm)")
+            raise ValueError(
+                f"{type(m).__name__} tracks running statistics; unrolled steps would mutate them "
+                "(use track_running_stats=False or a network without BatchNorm)"
+            )
 
 
 def _step(model, names, buffers, loss_fn, lr, momentum, create_graph, x, y, *flat):
@@ -52,9 +54,16 @@ def _step(model, names, buffers, loss_fn, lr, momentum, create_graph, x, y, *fla
     return new_p + new_v
 
 
-def unroll(model: nn.Module, params: Params, batches: Sequence[tuple[torch.Tensor, torch.Tensor]],
-           lrs: torch.Tensor, loss_fn: Callable = soft_cross_entropy, momentum: float | torch.Tensor = 0.0,
-           truncate: int | None = None, checkpoint: bool = False) -> Params:
+def unroll(
+    model: nn.Module,
+    params: Params,
+    batches: Sequence[tuple[torch.Tensor, torch.Tensor]],
+    lrs: torch.Tensor,
+    loss_fn: Callable = soft_cross_entropy,
+    momentum: float | torch.Tensor = 0.0,
+    truncate: int | None = None,
+    checkpoint: bool = False,
+) -> Params:
     """Train ``model`` functionally from ``params`` through ``len(batches)`` SGD steps, step t on
     ``batches[t]`` with learning rate ``lrs[t]`` (DD: one learned rate per step and epoch) and momentum
     (a float or a learned scalar, GTN). Gradients flow to the batches, the labels, ``lrs``, ``momentum``
@@ -76,22 +85,26 @@ def unroll(model: nn.Module, params: Params, batches: Sequence[tuple[torch.Tenso
             flat = tuple(f.detach().requires_grad_(i < len(names)) for i, f in enumerate(flat))
         graph = t >= start_grad
         if checkpoint and graph:
-            flat = _checkpoint(_step, model, names, buffers, loss_fn, lrs[t], momentum, True, x, y, *flat,
-                               use_reentrant=False)
+            flat = _checkpoint(
+                _step, model, names, buffers, loss_fn, lrs[t], momentum, True, x, y, *flat, use_reentrant=False
+            )
         else:
             flat = _step(model, names, buffers, loss_fn, lrs[t], momentum, graph, x, y, *flat)
             if not graph:
                 flat = tuple(f.detach().requires_grad_(i < len(names)) for i, f in enumerate(flat))
-    return dict(zip(names, flat[:len(names)]))
+    return dict(zip(names, flat[: len(names)]))
 
 
-def outer_loss(model: nn.Module, params: Params, x_real: torch.Tensor, y_real: torch.Tensor,
-               loss_fn: Callable = soft_cross_entropy) -> torch.Tensor:
+def outer_loss(
+    model: nn.Module, params: Params, x_real: torch.Tensor, y_real: torch.Tensor, loss_fn: Callable = soft_cross_entropy
+) -> torch.Tensor:
     """DD's outer objective: the loss of the unrolled weights on real data."""
     return loss_fn(functional_call(model, ({**params, **dict(model.named_buffers())}), (x_real,)), y_real)
 
 
-def dd_batches(x_syn: torch.Tensor, y_syn: torch.Tensor, steps: int, epochs: int = 1) -> list[tuple[torch.Tensor, torch.Tensor]]:
+def dd_batches(
+    x_syn: torch.Tensor, y_syn: torch.Tensor, steps: int, epochs: int = 1
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """DD's schedule: the distilled set split into ``steps`` equal batches, cycled for ``epochs`` epochs
     (``steps * epochs`` inner steps, each with its own learning rate)."""
     if x_syn.shape[0] % steps:

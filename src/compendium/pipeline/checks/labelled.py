@@ -28,7 +28,8 @@ facts, the stages' per-seed results, their evaluation settings) and returns a
   images it started from. KIP's claims compare it with those images, so beating them is the claim itself.
 
 Further preconditions: the compared arms share one evaluation (:func:`same_evaluation`, from the
-settings :func:`compendium.distill.records.evaluation_table` records), and, where the arms sit near the student's own ceiling (the
+settings :func:`compendium.distill.records.evaluation_table` records), and, where the arms sit near the student's own
+ceiling (the
 same student trained on the real pool with the same schedule, :func:`compendium.distill.records.ceiling_set`), at least
 ``CEILING_HEADROOM`` below it or, at it, a difference that its interval resolves (:func:`ceiling_cells`).
 
@@ -48,8 +49,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from compendium.distill.records import (CEILING, DC_DSA_EVAL, DC_TABLE2, REAL_INIT, RELA, SetFacts,
-                                        facts_from_tables, init_name)
+from compendium.distill.records import (
+    CEILING,
+    DC_DSA_EVAL,
+    DC_TABLE2,
+    REAL_INIT,
+    RELA,
+    SetFacts,
+    facts_from_tables,
+    init_name,
+)
 from compendium.verdicts import claims
 from compendium.pipeline.checks import stage_tables
 from compendium.pipeline.paper_tables_labelled import DWA_TABLE4, DWA_TABLE4_DISTILLERS, DWA_TABLE9
@@ -72,7 +81,7 @@ DWA_TABLE1_IPCS = (10, 50)
 DC_ARCH_IPC = 1
 
 CORESETS = ("random", "herding (teacher)", "k_center (teacher)", "forgetting")  # DC's coreset baselines
-LADDER = {"E": "E: + decoupled var", "F": "F: + random adjust", "G": "dwa"}      # DWA Table 3
+LADDER = {"E": "E: + decoupled var", "F": "F: + random adjust", "G": "dwa"}  # DWA Table 3
 
 
 UPSTREAM = ("dd_coresets", "dd_inversion", "dd_matching", "dd_kip")
@@ -84,10 +93,17 @@ def load_records(tables: Path, stages: Iterable[str] = UPSTREAM, datasets: Mappi
     ``datasets`` (stage -> the dataset it ran on) adds a ``dataset`` column to the evaluation settings, so that
     :func:`same_evaluation` finds arms of different datasets (at ``paper`` scale the stages differ) not comparable."""
     out = {}
-    for name, kw in (("results", {}), ("evaluation", {"dtype": str, "keep_default_na": False}), ("regime", {}),
-                     ("loss_curves", {})):
-        parts = [pd.read_csv(tables / s / f"{name}.csv", **kw).assign(stage=s) for s in stages
-                 if (tables / s / f"{name}.csv").is_file()]
+    for name, kw in (
+        ("results", {}),
+        ("evaluation", {"dtype": str, "keep_default_na": False}),
+        ("regime", {}),
+        ("loss_curves", {}),
+    ):
+        parts = [
+            pd.read_csv(tables / s / f"{name}.csv", **kw).assign(stage=s)
+            for s in stages
+            if (tables / s / f"{name}.csv").is_file()
+        ]
         out[name] = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
     if datasets is not None and len(out["evaluation"]):
         out["evaluation"]["dataset"] = out["evaluation"]["stage"].map(lambda st: datasets.get(st, "fashion-mnist"))
@@ -140,8 +156,9 @@ def _beat_text(label: str, e: Effect | None) -> str:
 # ------------------------------------------------------------------------------------------- preconditions
 
 
-def matching_regime(method: str, ipc, iterations: int, disp: float, acc: Mapping, init_acc: Mapping,
-                    target: int | None = None) -> Precondition:
+def matching_regime(
+    method: str, ipc, iterations: int, disp: float, acc: Mapping, init_acc: Mapping, target: int | None = None
+) -> Precondition:
     """DC / DSA / DM at one ipc: (``target`` iterations, the paper's, or a set that moved at least
     ``MOVED_GREY_LEVELS`` from its real initialisation) and a set above those real images by more than
     ``BEAT_MARGIN``: the 95% interval of the paired difference over matched seeds (the same images, the same
@@ -154,15 +171,18 @@ def matching_regime(method: str, ipc, iterations: int, disp: float, acc: Mapping
     met = (iterations >= target or moved) and beat
     unit = "outer iterations" if method in ("DC", "DSA") else "iterations"
     return Precondition(
-        f"{method} in its regime (ipc {ipc})", met,
+        f"{method} in its regime (ipc {ipc})",
+        met,
         f"{iterations:,} of {target:,} {unit}; moved {disp:.1f} grey levels RMS from its real images; "
         + _beat_text("minus them", e),
         f"{method}: {target:,} {unit} (paper; {iterations:,} here) or a set that moves from its real "
-        f"initialisation, and a set whose interval over its real images clears {100 * BEAT_MARGIN:g} point")
+        f"initialisation, and a set whose interval over its real images clears {100 * BEAT_MARGIN:g} point",
+    )
 
 
-def sre2l_regime(ipc, iterations: int, curve, acc: Mapping, real1: Mapping, target: int | None = None,
-                 method: str = "SRe2L") -> Precondition:
+def sre2l_regime(
+    ipc, iterations: int, curve, acc: Mapping, real1: Mapping, target: int | None = None, method: str = "SRe2L"
+) -> Precondition:
     """SRe2L at one ipc: (``target`` recovery iterations or a plateau of the logged recovery loss) and a set
     above one random real image per class (``real1``, the same evaluation) by more than ``BEAT_MARGIN``.
     ``method``: another recovery from noise judged the same way (G-VBSM)."""
@@ -172,15 +192,18 @@ def sre2l_regime(ipc, iterations: int, curve, acc: Mapping, real1: Mapping, targ
     beat = claims.clears(e, BEAT_MARGIN)
     met = (iterations >= target or plat.met) and beat
     return Precondition(
-        f"{method} in its regime (ipc {ipc})", met,
+        f"{method} in its regime (ipc {ipc})",
+        met,
         f"{iterations:,} of {target:,} recovery iterations; loss {'plateaued' if plat.met else 'not plateaued'} "
         f"({plat.measured}); " + _beat_text("minus one real image per class", e),
         f"{method}: {target:,} recovery iterations (paper; {iterations:,} here) and a set above one random real "
-        "image per class")
+        "image per class",
+    )
 
 
-def dwa_regime(ipc, disp: float, acc: Mapping, init_acc: Mapping, iterations: int | None = None,
-               target: int | None = None) -> Precondition:
+def dwa_regime(
+    ipc, disp: float, acc: Mapping, init_acc: Mapping, iterations: int | None = None, target: int | None = None
+) -> Precondition:
     """DWA at one ipc, the rule of :func:`matching_regime` for the other methods that start from real images:
     (``target`` recovery iterations, the paper's, or a set that moved at least ``MOVED_GREY_LEVELS`` from its
     real-image initialisation) and a set above those images (``init_acc``, the same evaluation) by more than
@@ -193,19 +216,24 @@ def dwa_regime(ipc, disp: float, acc: Mapping, init_acc: Mapping, iterations: in
     its = f"{iterations:,} of {target:,} iterations; " if iterations is not None else ""
     here = f"; {iterations:,} here" if iterations is not None else ""
     return Precondition(
-        f"DWA in its regime (ipc {ipc})", met,
+        f"DWA in its regime (ipc {ipc})",
+        met,
         f"{its}moved {disp:.1f} grey levels RMS from its real images; " + _beat_text("minus them", e),
         f"DWA: {target:,} recovery iterations (paper, Table 6{here}) or a set that moves from its real "
-        f"initialisation, and a set whose interval over its real images clears {100 * BEAT_MARGIN:g} point")
+        f"initialisation, and a set whose interval over its real images clears {100 * BEAT_MARGIN:g} point",
+    )
 
 
 def kip_regime(name: str, disps: Iterable[float], iterations: int) -> Precondition:
     """KIP: every seed's support moved at least ``MOVED_GREY_LEVELS`` from the real images it started from."""
     d = [float(x) for x in disps]
     low = min(d) if d else float("nan")
-    return Precondition(f"{name} moved from its real initialisation", bool(d) and low >= MOVED_GREY_LEVELS,
-                        f"{iterations:,} Adam steps; least displacement over seeds {low:.1f} grey levels RMS",
-                        "KIP: more Adam steps on the support (1,000 at paper scale)")
+    return Precondition(
+        f"{name} moved from its real initialisation",
+        bool(d) and low >= MOVED_GREY_LEVELS,
+        f"{iterations:,} Adam steps; least displacement over seeds {low:.1f} grey levels RMS",
+        "KIP: more Adam steps on the support (1,000 at paper scale)",
+    )
 
 
 def merge(name: str, pres: Iterable[Precondition]) -> Precondition:
@@ -216,12 +244,21 @@ def merge(name: str, pres: Iterable[Precondition]) -> Precondition:
     if len(pres) == 1:
         return pres[0]
     unmet = [p for p in pres if not p.met]
-    return Precondition(name, not unmet, "; ".join(f"{p.name.split('(')[-1].rstrip(')')}: {p.measured}" for p in pres),
-                        unmet[0].needs if unmet else "")
+    return Precondition(
+        name,
+        not unmet,
+        "; ".join(f"{p.name.split('(')[-1].rstrip(')')}: {p.measured}" for p in pres),
+        unmet[0].needs if unmet else "",
+    )
 
 
-def ceiling_cells(name: str, cells: Mapping[str, tuple[Mapping[str, Mapping], Iterable[Effect | None]]],
-                  ceiling_acc: Mapping | None, needs: str, margin: float = 0.0) -> Precondition | None:
+def ceiling_cells(
+    name: str,
+    cells: Mapping[str, tuple[Mapping[str, Mapping], Iterable[Effect | None]]],
+    ceiling_acc: Mapping | None,
+    needs: str,
+    margin: float = 0.0,
+) -> Precondition | None:
     """Cell by cell, the comparison is not masked by the student's ceiling: each cell's best arm at least
     ``CEILING_HEADROOM`` below the ceiling (seed means), or, at the ceiling, every effect of the cell decided
     (:meth:`Effect.judge` with ``margin`` gives holds or fails, i.e. its 95% interval excludes ``−margin``).
@@ -249,15 +286,22 @@ def ceiling_cells(name: str, cells: Mapping[str, tuple[Mapping[str, Mapping], It
         decided = bool(effects) and all(e is not None and e.judge(margin) != claims.INCONCLUSIVE for e in effects)
         ok &= decided
         parts.append(f"{label}: {best:.1%}, at it, " + ("difference resolved" if decided else "difference unresolved"))
-    return Precondition(name, ok, f"ceiling {top:.1%}; " + "; ".join(parts),
-                        f"{needs}, or a difference that its interval resolves at the ceiling")
+    return Precondition(
+        name,
+        ok,
+        f"ceiling {top:.1%}; " + "; ".join(parts),
+        f"{needs}, or a difference that its interval resolves at the ceiling",
+    )
 
 
 def ceiling_text(pre: Precondition | None) -> str:
     """The sentence of ``ours`` on the student's ceiling."""
-    return (" The student's own ceiling (the same student on the real pool) is not measured." if pre is None
-            else f" The student's own ceiling (the same student on the real pool) against the best compared arm: "
-                 f"{pre.measured}.")
+    return (
+        " The student's own ceiling (the same student on the real pool) is not measured."
+        if pre is None
+        else f" The student's own ceiling (the same student on the real pool) against the best compared arm: "
+        f"{pre.measured}."
+    )
 
 
 def same_evaluation(name: str, evals, arms: Mapping[str, Mapping], needs: str) -> Precondition:
@@ -279,8 +323,12 @@ def same_evaluation(name: str, evals, arms: Mapping[str, Mapping], needs: str) -
 
 def synthesis_seeds(n: int) -> Precondition:
     """A comparison of two sets (no students): its samples are syntheses, one per seed."""
-    return Precondition(">= 3 synthesis seeds", n >= claims.MIN_SEEDS, f"{n} synthesis per set",
-                        "3 syntheses of each set with different seeds")
+    return Precondition(
+        ">= 3 synthesis seeds",
+        n >= claims.MIN_SEEDS,
+        f"{n} synthesis per set",
+        "3 syntheses of each set with different seeds",
+    )
 
 
 def _eff(label: str, a: Mapping, b: Mapping) -> Effect | None:
@@ -289,15 +337,21 @@ def _eff(label: str, a: Mapping, b: Mapping) -> Effect | None:
 
 
 def _decide(effects, pre=(), margin: float = 0.0) -> dict:
-    """:func:`compendium.verdicts.rule.decide` (with its non-inferiority ``margin``) over the effects the run measured; a
+    """:func:`compendium.verdicts.rule.decide` (with its non-inferiority ``margin``) over the effects the run measured;
+    a
     comparison that lacks an arm makes the row not tested (a claim about every cell is not judged on some of them)."""
     effects = [effects] if effects is None or isinstance(effects, Effect) else list(effects)
     pre = list(pre)
     got = [e for e in effects if e is not None]
     if not effects or len(got) < len(effects):
-        pre.append(Precondition("every compared arm evaluated", False,
-                                f"{len(effects) - len(got)} of {len(effects)} comparisons lack an arm",
-                                "every arm of the claim evaluated on shared seeds"))
+        pre.append(
+            Precondition(
+                "every compared arm evaluated",
+                False,
+                f"{len(effects) - len(got)} of {len(effects)} comparisons lack an arm",
+                "every arm of the claim evaluated on shared seeds",
+            )
+        )
     return claims.compare(got, pre, margin=margin) if got else claims.not_tested(pre)
 
 
@@ -341,20 +395,34 @@ def tables_claims(rec: Mapping) -> list[Claim]:
 
     def sre2l(st, ii=None, m="sre2l", name="SRe2L"):  # a recovery from noise: SRe2L, or G-VBSM with m="gvbsm"
         ii = ipcs if ii is None else ii
-        p = merge(f"{name} in its regime ({st})",
-                  [sre2l_regime(i, int(R(m, i, "iterations")), curve(m, i), A(m, i, st), A(REAL_INIT, 1, st),
-                                method=name) for i in ii])
+        p = merge(
+            f"{name} in its regime ({st})",
+            [
+                sre2l_regime(i, int(R(m, i, "iterations")), curve(m, i), A(m, i, st), A(REAL_INIT, 1, st), method=name)
+                for i in ii
+            ],
+        )
         return p if len(ii) > 1 else dataclasses.replace(p, name=f"{name} in its regime ({st}, ipc {ii[0]})")
 
     def dwa(st, ii):
-        return merge(f"DWA in its regime ({st})",
-                     [dwa_regime(i, R("dwa", i, "displacement"), A("dwa", i, st), A(REAL_INIT, i, st),
-                                 int(R("dwa", i, "iterations"))) for i in ii])
+        return merge(
+            f"DWA in its regime ({st})",
+            [
+                dwa_regime(
+                    i, R("dwa", i, "displacement"), A("dwa", i, st), A(REAL_INIT, i, st), int(R("dwa", i, "iterations"))
+                )
+                for i in ii
+            ],
+        )
 
     def mreg(m, ii):
-        return merge(f"{m} in its regime",
-                     [matching_regime(m, i, int(R(m, i, "iterations")), R(m, i, "displacement"), H(m, i),
-                                      H(init_name(m), i)) for i in ii])
+        return merge(
+            f"{m} in its regime",
+            [
+                matching_regime(m, i, int(R(m, i, "iterations")), R(m, i, "displacement"), H(m, i), H(init_name(m), i))
+                for i in ii
+            ],
+        )
 
     def cstage(st, lab, prefer):
         """The stage whose ceiling a comparison uses: ``prefer`` (the stage of its arms) where it measured one,
@@ -381,12 +449,20 @@ def tables_claims(rec: Mapping) -> list[Claim]:
     t1 = [i for i in ipcs if i in DWA_TABLE1_IPCS] or ipcs
     eff = [_eff(f"ipc {i}", A("dwa", i), A("sre2l", i)) for i in t1]
     pre = [sre2l("convnet", t1), dwa("convnet", t1), ev({"DWA": K("dwa", t1[0]), "SRe2L": K("sre2l", t1[0])})]
-    rows.append(_row(
-        "DWA", "NeurIPS 2024", "Table 1; abstract", "DWA beats SRe2L at every ipc",
-        "paired DWA − SRe2L over matched evaluation seeds, 95% interval > 0 at every ipc of the paper's Table 1 ran "
-        f"here ({', '.join(map(str, t1))}; ConvNet student, online teacher labels)", _decide(eff, pre),
-        "; ".join(f"ipc {i}: DWA {_pc(A('dwa', i))}, SRe2L {_pc(A('sre2l', i))}" for i in ipcs),
-        "CIFAR-10 R18: 27.2 → 32.6 (ipc 10), 47.5 → 53.1 (ipc 50)"))
+    rows.append(
+        _row(
+            "DWA",
+            "NeurIPS 2024",
+            "Table 1; abstract",
+            "DWA beats SRe2L at every ipc",
+            "paired DWA − SRe2L over matched evaluation seeds, 95% interval > 0 at every ipc of the paper's Table 1 "
+            "ran "
+            f"here ({', '.join(map(str, t1))}; ConvNet student, online teacher labels)",
+            _decide(eff, pre),
+            "; ".join(f"ipc {i}: DWA {_pc(A('dwa', i))}, SRe2L {_pc(A('sre2l', i))}" for i in ipcs),
+            "CIFAR-10 R18: 27.2 → 32.6 (ipc 10), 47.5 → 53.1 (ipc 50)",
+        )
+    )
 
     # DWA Table 3: G (directed) against F (random) and E (no adjustment), on every student
     li = max((int(i) for i in inv.loc[inv["method"] == LADDER["F"], "ipc"]), default=ipcs[-1])
@@ -394,64 +470,141 @@ def tables_claims(rec: Mapping) -> list[Claim]:
     eff_of = {st: [_eff(f"{st} G − {x}", A(LADDER["G"], li, st), A(LADDER[x], li, st)) for x in "FE"] for st in lad}
     eff = [e for es in eff_of.values() for e in es]
     lcs = {st: cstage(st, "teacher", "dd_inversion") for st in lad}  # the ceiling under the ladder's own schedule
-    cps = [ceil(st, "teacher", {f"ipc {li}": ({x: A(LADDER[x], li, st) for x in "EFG"}, eff_of[st])},
-                f"the ladder (ipc {li})", lcs[st]) for st in lad]
+    cps = [
+        ceil(
+            st,
+            "teacher",
+            {f"ipc {li}": ({x: A(LADDER[x], li, st) for x in "EFG"}, eff_of[st])},
+            f"the ladder (ipc {li})",
+            lcs[st],
+        )
+        for st in lad
+    ]
     pre = [dwa(st, [li]) for st in lad] + [p for p in cps if p is not None]
-    pre += [ev({**{x: K(LADDER[x], li, st) for x in "EFG"}, "ceiling": ckey(st, "teacher", lcs[st])},
-               f"one evaluation ({st}, with its ceiling)") for st in lad]
-    rows.append(_row(
-        "DWA", "NeurIPS 2024", "Table 3", "Directed weight adjustment beats random adjustment and no adjustment",
-        f"paired G (directed) − F (random) and G − E (none) over matched evaluation seeds at ipc {li}, 95% interval "
-        f"> 0 for every student ({', '.join(lad)})", _decide(eff, pre),
-        "; ".join(f"{st}: none {_pc(A(LADDER['E'], li, st))}, random {_pc(A(LADDER['F'], li, st))}, directed "
-                  f"{_pc(A(LADDER['G'], li, st))}, its real images {_pc(A(REAL_INIT, li, st))}" for st in lad)
-        + "." + "".join(ceiling_text(p) for p in cps[:1]),
-        "CIFAR-100 R18 ipc 10: 30.6 / 14.9 / 39.6"))
+    pre += [
+        ev(
+            {**{x: K(LADDER[x], li, st) for x in "EFG"}, "ceiling": ckey(st, "teacher", lcs[st])},
+            f"one evaluation ({st}, with its ceiling)",
+        )
+        for st in lad
+    ]
+    rows.append(
+        _row(
+            "DWA",
+            "NeurIPS 2024",
+            "Table 3",
+            "Directed weight adjustment beats random adjustment and no adjustment",
+            f"paired G (directed) − F (random) and G − E (none) over matched evaluation seeds at ipc {li}, 95% "
+            "interval "
+            f"> 0 for every student ({', '.join(lad)})",
+            _decide(eff, pre),
+            "; ".join(
+                f"{st}: none {_pc(A(LADDER['E'], li, st))}, random {_pc(A(LADDER['F'], li, st))}, directed "
+                f"{_pc(A(LADDER['G'], li, st))}, its real images {_pc(A(REAL_INIT, li, st))}"
+                for st in lad
+            )
+            + "."
+            + "".join(ceiling_text(p) for p in cps[:1]),
+            "CIFAR-100 R18 ipc 10: 30.6 / 14.9 / 39.6",
+        )
+    )
 
     # ReLA Table 5: random real images + the teacher's labels against each baseline, one row per baseline (the
     # paper's table puts them under one post-training); the SRe2L and G-VBSM rows also need that recovery in
     # its regime. A baseline dd_inversion did not run (G-VBSM at cpu scale) gives a row that names the setting.
     rst = [s for s in students if A(RELA, ipcs[0], s)]
     ran = set(inv["method"].astype(str))
-    for b, m, paper in (("RDED", "rded", "CF-10 ConvNet: 40.3 / 67.0 / 77.3 vs RDED 28.9 / 56.0 / 71.1"),
-                        ("SRe2L", "sre2l", "CF-10 ConvNet: 40.3 / 67.0 / 77.3 vs SRe2L 22.2 / 39.6 / 57.7"),
-                        ("G-VBSM", "gvbsm", "CF-10 ConvNet: 40.3 / 67.0 / 77.3 vs G-VBSM 21.2 / 38.6 / 62.7")):
+    for b, m, paper in (
+        ("RDED", "rded", "CF-10 ConvNet: 40.3 / 67.0 / 77.3 vs RDED 28.9 / 56.0 / 71.1"),
+        ("SRe2L", "sre2l", "CF-10 ConvNet: 40.3 / 67.0 / 77.3 vs SRe2L 22.2 / 39.6 / 57.7"),
+        ("G-VBSM", "gvbsm", "CF-10 ConvNet: 40.3 / 67.0 / 77.3 vs G-VBSM 21.2 / 38.6 / 62.7"),
+    ):
         claim = f"ReLA beats {b} at equal ipc"
-        check = (f"paired ReLA (random real + teacher labels) − {b} over matched evaluation seeds, 95% interval > 0 "
-                 "for every ipc and student (one post-training for both)"
-                 + (f"; a cell where {b} is not in its regime (from noise: below one random real image per class) "
-                    "is shown, not judged" if m in ("sre2l", "gvbsm") else ""))
+        check = (
+            f"paired ReLA (random real + teacher labels) − {b} over matched evaluation seeds, 95% interval > 0 "
+            "for every ipc and student (one post-training for both)"
+            + (
+                f"; a cell where {b} is not in its regime (from noise: below one random real image per class) "
+                "is shown, not judged"
+                if m in ("sre2l", "gvbsm")
+                else ""
+            )
+        )
         if m not in ran:
-            rows.append(_row("ReLA", "camera-ready", "Table 5", claim, check, claims.not_tested([Precondition(
-                f"{b} sets at this scale", False, f"dd_inversion's `methods` leave out {m}",
-                f"`methods` with {m} in dd_inversion (its paper and smoke scales run it)")]),
-                "; ".join(f"{st} ipc {i}: ReLA {_pc(A(RELA, i, st))}" for st in rst for i in ipcs) + f"; {b} not run.",
-                paper))
+            rows.append(
+                _row(
+                    "ReLA",
+                    "camera-ready",
+                    "Table 5",
+                    claim,
+                    check,
+                    claims.not_tested(
+                        [
+                            Precondition(
+                                f"{b} sets at this scale",
+                                False,
+                                f"dd_inversion's `methods` leave out {m}",
+                                f"`methods` with {m} in dd_inversion (its paper and smoke scales run it)",
+                            )
+                        ]
+                    ),
+                    "; ".join(f"{st} ipc {i}: ReLA {_pc(A(RELA, i, st))}" for st in rst for i in ipcs)
+                    + f"; {b} not run.",
+                    paper,
+                )
+            )
             continue
         # a recovery from noise is judged cell by cell: a (student, ipc) where it is not in its regime (below one
         # real image per class) is shown, not judged; with no cell in its regime the row is not tested
-        regs = ({(st, i): sre2l(st, [i], m=m, name=b) for st in rst for i in ipcs} if m in ("sre2l", "gvbsm")
-                else {})
+        regs = {(st, i): sre2l(st, [i], m=m, name=b) for st in rst for i in ipcs} if m in ("sre2l", "gvbsm") else {}
         cells = {st: [i for i in ipcs if (st, i) not in regs or regs[st, i].met] for st in rst}
         if regs and not any(cells.values()):
-            cells = {st: ipcs for st in rst}   # nothing to judge: the merged regimes say why
+            cells = {st: ipcs for st in rst}  # nothing to judge: the merged regimes say why
         jst = [st for st in rst if cells[st]]
         eff_of = {(st, i): _eff(f"{st} ipc {i}", A(RELA, i, st), A(m, i, st)) for st in jst for i in cells[st]}
         eff = list(eff_of.values())
         tcs = {st: cstage(st, "teacher", "dd_inversion") for st in jst}  # the baselines' stage, where it measured one
-        cps = [ceil(st, "teacher", {f"ipc {i}": ({a: A(a, i, st) for a in (RELA, m)}, [eff_of[st, i]]) for i in cells[st]},
-                    f"ReLA and {b}", tcs[st]) for st in jst]
+        cps = [
+            ceil(
+                st,
+                "teacher",
+                {f"ipc {i}": ({a: A(a, i, st) for a in (RELA, m)}, [eff_of[st, i]]) for i in cells[st]},
+                f"ReLA and {b}",
+                tcs[st],
+            )
+            for st in jst
+        ]
         pre = [sre2l(st, cells[st], m=m, name=b) for st in jst] if regs else []
         pre += [p for p in cps if p is not None]
-        pre += [ev({"ReLA": K(RELA, i, st), b: K(m, i, st), "ceiling": ckey(st, "teacher", tcs[st])},
-                   f"one evaluation ({st}, with its ceiling)") for st in jst for i in cells[st][:1]]
+        pre += [
+            ev(
+                {"ReLA": K(RELA, i, st), b: K(m, i, st), "ceiling": ckey(st, "teacher", tcs[st])},
+                f"one evaluation ({st}, with its ceiling)",
+            )
+            for st in jst
+            for i in cells[st][:1]
+        ]
         unjudged = [(st, i) for st in rst for i in ipcs if i not in cells[st]]
-        rows.append(_row(
-            "ReLA", "camera-ready", "Table 5", claim, check, _decide(eff, pre),
-            "; ".join(f"{st} ipc {i}: ReLA {_pc(A(RELA, i, st))}, {b} {_pc(A(m, i, st))}" for st in rst for i in ipcs)
-            + "." + "".join(f" {st} ipc {i} shown, not judged ({b} not in its regime: {regs[st, i].measured})."
-                            for st, i in unjudged)
-            + "".join(ceiling_text(p) for p in cps[:1]), paper))
+        rows.append(
+            _row(
+                "ReLA",
+                "camera-ready",
+                "Table 5",
+                claim,
+                check,
+                _decide(eff, pre),
+                "; ".join(
+                    f"{st} ipc {i}: ReLA {_pc(A(RELA, i, st))}, {b} {_pc(A(m, i, st))}" for st in rst for i in ipcs
+                )
+                + "."
+                + "".join(
+                    f" {st} ipc {i} shown, not judged ({b} not in its regime: {regs[st, i].measured})."
+                    for st, i in unjudged
+                )
+                + "".join(ceiling_text(p) for p in cps[:1]),
+                paper,
+            )
+        )
 
     # DC against the coresets, at the ipcs above DC_ARCH_IPC (dd_dc_arch judges that one under DC's own evaluation)
     mip = sorted({int(i) for i in res.loc[res["stage"] == "dd_matching", "ipc"]})
@@ -459,31 +612,53 @@ def tables_claims(rec: Mapping) -> list[Claim]:
     cs = [c for c in CORESETS if H(c, mip[0])]
     eff_of = {i: [_eff(f"ipc {i} vs {c}", H("DC", i), H(c, i)) for c in cs] for i in dci}
     eff = [e for es in eff_of.values() for e in es]
-    cp = ceil("convnet", "hard", {f"ipc {i}": ({m: H(m, i) for m in ["DC"] + cs}, eff_of[i]) for i in dci},
-              "DC and the coresets")
+    cp = ceil(
+        "convnet",
+        "hard",
+        {f"ipc {i}": ({m: H(m, i) for m in ["DC"] + cs}, eff_of[i]) for i in dci},
+        "DC and the coresets",
+    )
     pre = [mreg("DC", dci), ev({m: K(m, dci[0], lab="hard") for m in ["DC"] + cs})] + ([cp] if cp else [])
-    rows.append(_row(
-        "DC", "ICLR 2021 (reading notes)", "DC results (ipc 10, 50)",   # the paper's cells; the check says which ran
-        "Gradient matching outperforms the coreset baselines (random, herding, K-Center, forgetting)",
-        f"paired DC − each of {', '.join(cs)} over matched evaluation seeds, 95% interval > 0 at every ipc of "
-        f"{', '.join(map(str, dci))} (hard labels; ipc {DC_ARCH_IPC} is dd_dc_arch's row)", _decide(eff, pre),
-        "; ".join(f"ipc {i}: DC {_pc(H('DC', i))}, its real images {_pc(H(init_name('DC'), i))}, best coreset "
-                  f"{100 * max(_mean(H(c, i)) for c in cs):.1f}" for i in mip) + "." + ceiling_text(cp),
-        "FMNIST ConvNet: DC 70.5 / 82.3 / 83.6"))
+    rows.append(
+        _row(
+            "DC",
+            "ICLR 2021 (reading notes)",
+            "DC results (ipc 10, 50)",  # the paper's cells; the check says which ran
+            "Gradient matching outperforms the coreset baselines (random, herding, K-Center, forgetting)",
+            f"paired DC − each of {', '.join(cs)} over matched evaluation seeds, 95% interval > 0 at every ipc of "
+            f"{', '.join(map(str, dci))} (hard labels; ipc {DC_ARCH_IPC} is dd_dc_arch's row)",
+            _decide(eff, pre),
+            "; ".join(
+                f"ipc {i}: DC {_pc(H('DC', i))}, its real images {_pc(H(init_name('DC'), i))}, best coreset "
+                f"{100 * max(_mean(H(c, i)) for c in cs):.1f}"
+                for i in mip
+            )
+            + "."
+            + ceiling_text(cp),
+            "FMNIST ConvNet: DC 70.5 / 82.3 / 83.6",
+        )
+    )
 
     # DSA against DC, both under DSA's evaluation augmentation
     hi = [i for i in mip if i >= 10] or mip[-1:]
     dc = DC_DSA_EVAL if H(DC_DSA_EVAL, hi[0]) else "DC"
     eff = [_eff(f"ipc {i}", H("DSA", i), H(dc, i)) for i in hi]
     pre = [mreg("DSA", hi), mreg("DC", hi), ev({"DSA": K("DSA", hi[0], lab="hard"), dc: K(dc, hi[0], lab="hard")})]
-    rows.append(_row(
-        "DSA", "ICML 2021 (reading notes)", "DSA results (ipc 10, 50)",
-        "DSA beats DC at 10 and 50 ipc",
-        "paired DSA − DC over matched evaluation seeds, both under DSA's evaluation augmentation, 95% interval > 0 at "
-        f"every ipc ≥ 10 (the ipc-{DC_ARCH_IPC} claim, comparable or worse, is dd_dc_arch's row)", _decide(eff, pre),
-        "; ".join(f"ipc {i}: DSA {_pc(H('DSA', i))}, {dc} {_pc(H(dc, i))}, DC {_pc(H('DC', i))}" for i in mip)
-        + ". The student's ceiling under DSA's augmentation is not measured.",
-        "FMNIST ConvNet: DSA 70.6 / 84.6 / 88.7 vs DC 70.5 / 82.3 / 83.6"))
+    rows.append(
+        _row(
+            "DSA",
+            "ICML 2021 (reading notes)",
+            "DSA results (ipc 10, 50)",
+            "DSA beats DC at 10 and 50 ipc",
+            "paired DSA − DC over matched evaluation seeds, both under DSA's evaluation augmentation, 95% interval > "
+            "0 at "
+            f"every ipc ≥ 10 (the ipc-{DC_ARCH_IPC} claim, comparable or worse, is dd_dc_arch's row)",
+            _decide(eff, pre),
+            "; ".join(f"ipc {i}: DSA {_pc(H('DSA', i))}, {dc} {_pc(H(dc, i))}, DC {_pc(H('DC', i))}" for i in mip)
+            + ". The student's ceiling under DSA's augmentation is not measured.",
+            "FMNIST ConvNet: DSA 70.6 / 84.6 / 88.7 vs DC 70.5 / 82.3 / 83.6",
+        )
+    )
     return rows + kip_claims(rec["krr"], reg)
 
 
@@ -506,6 +681,7 @@ def fewer_vs_more(cells: Iterable[tuple[str, int]]) -> list[tuple[str, int, int]
 def kip_claims(krr, reg) -> list[Claim]:
     """KIP and LS against the same real images with one-hot labels, KRR test accuracy per seed (each seed
     draws the images: KIP's initialisation and LS's support alike)."""
+
     def S(name, k, i):
         return per_seed(krr, "KRR test acc", set=name, kernel=k, ipc=i)
 
@@ -522,22 +698,39 @@ def kip_claims(krr, reg) -> list[Claim]:
     eff = [_eff(f"{k}: KIP ipc {i} − natural ipc {j}", S(f"KIP {k}", k, i), S(one, k, j)) for k, i, j in pairs]
     pre = [merge("KIP moved from its real initialisation", [moved(k, i) for k, i in cells])]
     if not pairs:
-        pre.append(Precondition("KIP and natural images at two sizes", False,
-                                f"ipcs run: {sorted({i for _, i in cells})}", "KIP at two or more ipcs (e.g. 1, 10, 50)"))
-    kip = _row("KIP", "ICLR 2021 (reading notes)", "KIP results",
-               "Fewer KIP images perform on par with many more natural images (KRR)",
-               f"paired KRR test accuracy of the KIP support at one ipc − natural images (random real, one-hot labels) at "
-               f"the next larger ipc of the grid (5-10x as many) over matched seeds, 95% interval > −{100 * PAR_MARGIN:g} "
-               "point (on par: not worse by more), for every kernel",
-               _decide(eff or [None], pre, margin=PAR_MARGIN),
-               "; ".join(f"{k}: KIP ipc {i} {_pc(S(f'KIP {k}', k, i))} vs natural ipc {j} {_pc(S(one, k, j))}"
-                         for k, i, j in pairs) + " (KRR: one computation per seed)")
+        pre.append(
+            Precondition(
+                "KIP and natural images at two sizes",
+                False,
+                f"ipcs run: {sorted({i for _, i in cells})}",
+                "KIP at two or more ipcs (e.g. 1, 10, 50)",
+            )
+        )
+    kip = _row(
+        "KIP",
+        "ICLR 2021 (reading notes)",
+        "KIP results",
+        "Fewer KIP images perform on par with many more natural images (KRR)",
+        f"paired KRR test accuracy of the KIP support at one ipc − natural images (random real, one-hot labels) at "
+        f"the next larger ipc of the grid (5-10x as many) over matched seeds, 95% interval > −{100 * PAR_MARGIN:g} "
+        "point (on par: not worse by more), for every kernel",
+        _decide(eff or [None], pre, margin=PAR_MARGIN),
+        "; ".join(
+            f"{k}: KIP ipc {i} {_pc(S(f'KIP {k}', k, i))} vs natural ipc {j} {_pc(S(one, k, j))}" for k, i, j in pairs
+        )
+        + " (KRR: one computation per seed)",
+    )
     eff = [_eff(f"{k} ipc {i}", S(f"LS {k}", k, i), S(one, k, i)) for k, i in cells]
-    ls = _row("KIP", "ICLR 2021 (reading notes)", "LS",
-              "Solving the labels of real images (LS) improves on their one-hot labels",
-              "paired KRR test accuracy with LS labels − with one-hot labels (the same real images) over matched "
-              "seeds, 95% interval > 0 for every kernel and ipc", _decide(eff),
-              "; ".join(f"{k} ipc {i}: LS {_pc(S(f'LS {k}', k, i))}, one-hot {_pc(S(one, k, i))}" for k, i in cells))
+    ls = _row(
+        "KIP",
+        "ICLR 2021 (reading notes)",
+        "LS",
+        "Solving the labels of real images (LS) improves on their one-hot labels",
+        "paired KRR test accuracy with LS labels − with one-hot labels (the same real images) over matched "
+        "seeds, 95% interval > 0 for every kernel and ipc",
+        _decide(eff),
+        "; ".join(f"{k} ipc {i}: LS {_pc(S(f'LS {k}', k, i))}, one-hot {_pc(S(one, k, i))}" for k, i in cells),
+    )
     return [kip, ls]
 
 
@@ -563,9 +756,21 @@ def feature_distance_per_seed(f4: pd.DataFrame) -> dict:
     return out
 
 
-def dwa_claims(res, evals, facts: Mapping[tuple, SetFacts], *, spread: Mapping, f4, sweep_ipc: int, sweep_lambdas,
-               grid_ipc: int, tsne_ipc: int, cl_ipc: int, lam4: float,
-               spread_seeds: pd.DataFrame | None = None) -> list[Claim]:
+def dwa_claims(
+    res,
+    evals,
+    facts: Mapping[tuple, SetFacts],
+    *,
+    spread: Mapping,
+    f4,
+    sweep_ipc: int,
+    sweep_lambdas,
+    grid_ipc: int,
+    tsne_ipc: int,
+    cl_ipc: int,
+    lam4: float,
+    spread_seeds: pd.DataFrame | None = None,
+) -> list[Claim]:
     """The rows of ``dd_dwa`` (Figs. 1, 3, 4, 5 and Table 10). ``res`` holds the per-seed results keyed by
     ``part`` and ``set`` as the stage names them (``sweep``: "method / coupling / lambda", ``grid``: "K / rho"
     with "0 / 0.0" for no adjustment, ``real``: the ipc of the real-image arm, ``inv``: dd_inversion's
@@ -574,6 +779,7 @@ def dwa_claims(res, evals, facts: Mapping[tuple, SetFacts], *, spread: Mapping, 
     the Fig. 1 statistic of those two;
     ``spread_seeds`` the statistic per synthesis seed of the stage's ipc-``sweep_ipc`` SRe2L and DWA sets
     (columns ``method``, ``synthesis seed`` and the statistic last; None: Fig. 1 is not tested)."""
+
     def acc(part, name, **kw):
         if part == "sweep" and name.endswith(" / coupled / 0.01"):  # evaluated once, under its decoupled name
             name = name.replace(" / coupled / ", " / decoupled / ")
@@ -586,94 +792,195 @@ def dwa_claims(res, evals, facts: Mapping[tuple, SetFacts], *, spread: Mapping, 
         return acc("real", str(i))
 
     def ev(arms):
-        return same_evaluation("one evaluation", evals, {a: {"part": p, "set": s} for a, (p, s) in arms.items()},
-                               EVAL_NEEDS)
+        return same_evaluation(
+            "one evaluation", evals, {a: {"part": p, "set": s} for a, (p, s) in arms.items()}, EVAL_NEEDS
+        )
 
     lam_d = 0.11 if 0.11 in sweep_lambdas else max(sweep_lambdas)  # DWA's own lambda_var (r_var 11)
     s_sw, d_sw = facts[("sweep", "sre2l", "coupled", 0.01)], facts[("sweep", "dwa", "decoupled", lam_d)]
-    pre_sw = [sre2l_regime(sweep_ipc, s_sw.iterations, s_sw.curve, sw("sre2l", "decoupled", 0.01), real(1)),
-              dwa_regime(sweep_ipc, d_sw.displacement, sw("dwa", "decoupled", lam_d), real(sweep_ipc), d_sw.iterations)]
+    pre_sw = [
+        sre2l_regime(sweep_ipc, s_sw.iterations, s_sw.curve, sw("sre2l", "decoupled", 0.01), real(1)),
+        dwa_regime(sweep_ipc, d_sw.displacement, sw("dwa", "decoupled", lam_d), real(sweep_ipc), d_sw.iterations),
+    ]
     s50, d50 = facts[("inv", "sre2l")], facts[("inv", "dwa")]
-    pre_50 = [sre2l_regime(tsne_ipc, s50.iterations, s50.curve, acc("inv", "sre2l"), real(1)),
-              dwa_regime(tsne_ipc, d50.displacement, acc("inv", "dwa"), real(tsne_ipc), d50.iterations)]
+    pre_50 = [
+        sre2l_regime(tsne_ipc, s50.iterations, s50.curve, acc("inv", "sre2l"), real(1)),
+        dwa_regime(tsne_ipc, d50.displacement, acc("inv", "dwa"), real(tsne_ipc), d50.iterations),
+    ]
     one = f"ipc {tsne_ipc} (the t-SNE's sets, one synthesis each): SRe2L {spread['sre2l']:.3f}, DWA {spread['dwa']:.3f}"
-    check1 = ("within-class spread of the teacher's logits relative to the real data's (mean over classes), DWA − "
-              "SRe2L paired over synthesis seeds, 95% interval > 0")
+    check1 = (
+        "within-class spread of the teacher's logits relative to the real data's (mean over classes), DWA − "
+        "SRe2L paired over synthesis seeds, 95% interval > 0"
+    )
     if spread_seeds is not None and len(spread_seeds):
         col = spread_seeds.columns[-1]
-        by = {m: {int(s): float(v) for s, v in zip(g["synthesis seed"], g[col])} for m, g in spread_seeds.groupby("method")}
+        by = {
+            m: {int(s): float(v) for s, v in zip(g["synthesis seed"], g[col])}
+            for m, g in spread_seeds.groupby("method")
+        }
         e1 = Effect.paired("DWA − SRe2L", by.get("dwa", {}), by.get("sre2l", {}), unit=1.0)
         kw1 = claims.compare([e1], pre_sw, digits=3)
         check1 += f" (ipc {sweep_ipc}; the paper's Fig. 1: ipc 50)"
-        ours1 = (f"ipc {sweep_ipc}: SRe2L {np.mean(list(by['sre2l'].values())):.3f}, DWA "
-                 f"{np.mean(list(by['dwa'].values())):.3f} ({e1.n} syntheses each); " + one)
+        ours1 = (
+            f"ipc {sweep_ipc}: SRe2L {np.mean(list(by['sre2l'].values())):.3f}, DWA "
+            f"{np.mean(list(by['dwa'].values())):.3f} ({e1.n} syntheses each); " + one
+        )
     else:
         kw1, ours1 = claims.not_tested(pre_50 + [synthesis_seeds(1)]), one
         check1 += f" (ipc {tsne_ipc})"
-    rows = [_row("DWA", "NeurIPS 2024", "Fig. 1", "DWA's synthetic instances are more diverse and widespread than SRe2L's",
-                 check1, kw1, ours1)]
+    rows = [
+        _row(
+            "DWA",
+            "NeurIPS 2024",
+            "Fig. 1",
+            "DWA's synthetic instances are more diverse and widespread than SRe2L's",
+            check1,
+            kw1,
+            ours1,
+        )
+    ]
 
     lams = [lam for lam in sweep_lambdas if lam != 0.01]
     eff = [_avg_effect(m, [(sw(m, "decoupled", lam), sw(m, "coupled", lam)) for lam in lams]) for m in ("sre2l", "dwa")]
-    pre = pre_sw + ([ev({"coupled": ("sweep", f"dwa / coupled / {lams[0]}"),
-                         "decoupled": ("sweep", f"dwa / decoupled / {lams[0]}")})] if lams else [])
-    rows.append(_row("DWA", "NeurIPS 2024", "Fig. 3",
-                     "Decoupled λ_var beats the coupled BN weight for both SRe2L and DWA",
-                     "paired (decoupled − coupled) accuracy averaged over λ ≠ 0.01, over matched evaluation seeds, 95% "
-                     f"interval > 0 for both methods (ipc {sweep_ipc})", _decide(eff, pre),
-                     "; ".join(f"{e.label}: {_pts(e.mean)}" for e in eff if e is not None) or "no λ ≠ 0.01 swept"))
+    pre = pre_sw + (
+        [
+            ev(
+                {
+                    "coupled": ("sweep", f"dwa / coupled / {lams[0]}"),
+                    "decoupled": ("sweep", f"dwa / decoupled / {lams[0]}"),
+                }
+            )
+        ]
+        if lams
+        else []
+    )
+    rows.append(
+        _row(
+            "DWA",
+            "NeurIPS 2024",
+            "Fig. 3",
+            "Decoupled λ_var beats the coupled BN weight for both SRe2L and DWA",
+            "paired (decoupled − coupled) accuracy averaged over λ ≠ 0.01, over matched evaluation seeds, 95% "
+            f"interval > 0 for both methods (ipc {sweep_ipc})",
+            _decide(eff, pre),
+            "; ".join(f"{e.label}: {_pts(e.mean)}" for e in eff if e is not None) or "no λ ≠ 0.01 swept",
+        )
+    )
 
     if 0.11 in sweep_lambdas and len(sweep_lambdas) > 1:
-        kw = _decide([_eff(f"{m} 0.11 − {lam:g}", sw(m, "decoupled", 0.11), sw(m, "decoupled", lam))
-                      for m in ("sre2l", "dwa") for lam in sweep_lambdas if lam != 0.11], pre_sw)
+        kw = _decide(
+            [
+                _eff(f"{m} 0.11 − {lam:g}", sw(m, "decoupled", 0.11), sw(m, "decoupled", lam))
+                for m in ("sre2l", "dwa")
+                for lam in sweep_lambdas
+                if lam != 0.11
+            ],
+            pre_sw,
+        )
     else:
-        kw = claims.not_tested([Precondition("λ = 0.11 swept", False, f"swept {sweep_lambdas}",
-                                             "sweep_lambdas including 0.11 and another value")])
+        kw = claims.not_tested(
+            [
+                Precondition(
+                    "λ = 0.11 swept", False, f"swept {sweep_lambdas}", "sweep_lambdas including 0.11 and another value"
+                )
+            ]
+        )
     best = {m: max(sweep_lambdas, key=lambda lam: _mean(sw(m, "decoupled", lam))) for m in ("sre2l", "dwa")}
-    rows.append(_row("DWA", "NeurIPS 2024", "Fig. 3", "The best λ_var is 0.11",
-                     f"paired decoupled accuracy at λ = 0.11 − at every other λ of {sweep_lambdas} over matched "
-                     "evaluation seeds, 95% interval > 0 for both methods", kw,
-                     "seed-mean argmax " + "; ".join(f"{m}: {v:g}" for m, v in best.items()),
-                     "optimum 0.11 (CIFAR-100, R18)"))
+    rows.append(
+        _row(
+            "DWA",
+            "NeurIPS 2024",
+            "Fig. 3",
+            "The best λ_var is 0.11",
+            f"paired decoupled accuracy at λ = 0.11 − at every other λ of {sweep_lambdas} over matched "
+            "evaluation seeds, 95% interval > 0 for both methods",
+            kw,
+            "seed-mean argmax " + "; ".join(f"{m}: {v:g}" for m, v in best.items()),
+            "optimum 0.11 (CIFAR-100, R18)",
+        )
+    )
 
     fd = feature_distance_per_seed(f4)
     eff4 = [Effect.paired(m, fd[(m, "decoupled")], fd[(m, "coupled")], unit=1.0) for m in ("sre2l", "dwa")]
     n4 = min(e.n for e in eff4)
-    rows.append(_row("DWA", "NeurIPS 2024", "Fig. 4",
-                     "Decoupling the variance weight increases the feature distance (diversity)",
-                     f"mean class feature distance (Eq. 21, teacher features), decoupled − coupled at λ = {lam4:g}, "
-                     "paired over synthesis seeds, 95% interval > 0 for both methods",
-                     claims.compare(eff4, pre_sw, digits=3),
-                     "; ".join(f"{m}: {np.mean(list(fd[(m, 'coupled')].values())):.3f} → "
-                               f"{np.mean(list(fd[(m, 'decoupled')].values())):.3f}" for m in ("sre2l", "dwa"))
-                     + f" ({n4} synthesis seed{'s' if n4 > 1 else ''})"))
+    rows.append(
+        _row(
+            "DWA",
+            "NeurIPS 2024",
+            "Fig. 4",
+            "Decoupling the variance weight increases the feature distance (diversity)",
+            f"mean class feature distance (Eq. 21, teacher features), decoupled − coupled at λ = {lam4:g}, "
+            "paired over synthesis seeds, 95% interval > 0 for both methods",
+            claims.compare(eff4, pre_sw, digits=3),
+            "; ".join(
+                f"{m}: {np.mean(list(fd[(m, 'coupled')].values())):.3f} → "
+                f"{np.mean(list(fd[(m, 'decoupled')].values())):.3f}"
+                for m in ("sre2l", "dwa")
+            )
+            + f" ({n4} synthesis seed{'s' if n4 > 1 else ''})",
+        )
+    )
 
     cells = [k for k in facts if k[0] == "grid" and k[1] != 0]
     name = {k: f"{k[1]} / {k[2]}" for k in cells + [("grid", 0, 0.0)]}
     none = acc("grid", "0 / 0.0")
     eff = [_eff(f"K {k[1]}, ρ {k[2]:g}", acc("grid", name[k]), none) for k in cells]
-    cp = ceiling_cells("the grid clear of the student's ceiling",
-                       {e_k: ({name[k]: acc("grid", name[k]), "0 / 0.0": none}, [e]) for k, e_k, e in
-                        ((k, f"K {k[1]}, ρ {k[2]:g}", e) for k, e in zip(cells, eff))},
-                       acc("ceiling", CEILING), CEILING_NEEDS)
-    pre = [merge("DWA in its regime (the grid)",
-                 [dwa_regime(f"{grid_ipc}, K {k[1]}, ρ {k[2]:g}", facts[k].displacement, acc("grid", name[k]),
-                             real(grid_ipc), facts[k].iterations) for k in cells]),
-           ev({n: ("grid", n) for n in name.values()})] + ([cp] if cp else [])
-    rows.append(_row("DWA", "NeurIPS 2024", "Fig. 5", "The weight adjustment helps across the K × ρ grid",
-                     f"paired (K, ρ) cell − ρ = 0 over matched evaluation seeds, 95% interval > 0 in every cell "
-                     f"(ipc {grid_ipc})", _decide(eff, pre),
-                     f"ρ = 0 {_pc(none)}, cells " + ", ".join(f"{e.label} {_pts(e.mean)}" for e in eff if e is not None)
-                     + f", its real images {_pc(real(grid_ipc))}." + ceiling_text(cp)))
+    cp = ceiling_cells(
+        "the grid clear of the student's ceiling",
+        {
+            e_k: ({name[k]: acc("grid", name[k]), "0 / 0.0": none}, [e])
+            for k, e_k, e in ((k, f"K {k[1]}, ρ {k[2]:g}", e) for k, e in zip(cells, eff))
+        },
+        acc("ceiling", CEILING),
+        CEILING_NEEDS,
+    )
+    pre = [
+        merge(
+            "DWA in its regime (the grid)",
+            [
+                dwa_regime(
+                    f"{grid_ipc}, K {k[1]}, ρ {k[2]:g}",
+                    facts[k].displacement,
+                    acc("grid", name[k]),
+                    real(grid_ipc),
+                    facts[k].iterations,
+                )
+                for k in cells
+            ],
+        ),
+        ev({n: ("grid", n) for n in name.values()}),
+    ] + ([cp] if cp else [])
+    rows.append(
+        _row(
+            "DWA",
+            "NeurIPS 2024",
+            "Fig. 5",
+            "The weight adjustment helps across the K × ρ grid",
+            f"paired (K, ρ) cell − ρ = 0 over matched evaluation seeds, 95% interval > 0 in every cell "
+            f"(ipc {grid_ipc})",
+            _decide(eff, pre),
+            f"ρ = 0 {_pc(none)}, cells "
+            + ", ".join(f"{e.label} {_pts(e.mean)}" for e in eff if e is not None)
+            + f", its real images {_pc(real(grid_ipc))}."
+            + ceiling_text(cp),
+        )
+    )
 
     tasks = sorted({int(t) for t in res.loc[res["part"] == "continual", "task"]})
     eff = [_eff(f"task {t}", acc("continual", "dwa", task=t), acc("continual", "sre2l", task=t)) for t in tasks]
-    rows.append(_row("DWA", "NeurIPS 2024", "Table 10",
-                     "DWA's distilled memory beats SRe2L's in class-incremental learning at every step",
-                     f"GDumb, {len(tasks)} tasks, ipc {cl_ipc}: paired DWA − SRe2L over matched evaluation seeds, 95% "
-                     "interval > 0 after every task", _decide(eff, pre_50),
-                     ", ".join(f"{e.label}: {_pts(e.mean)}" for e in eff if e is not None),
-                     "CIFAR-100: 34.6/25.7/22.5/20.2/18.1 vs 15.7/10.6/9.0/7.9/6.9"))
+    rows.append(
+        _row(
+            "DWA",
+            "NeurIPS 2024",
+            "Table 10",
+            "DWA's distilled memory beats SRe2L's in class-incremental learning at every step",
+            f"GDumb, {len(tasks)} tasks, ipc {cl_ipc}: paired DWA − SRe2L over matched evaluation seeds, 95% "
+            "interval > 0 after every task",
+            _decide(eff, pre_50),
+            ", ".join(f"{e.label}: {_pts(e.mean)}" for e in eff if e is not None),
+            "CIFAR-100: 34.6/25.7/22.5/20.2/18.1 vs 15.7/10.6/9.0/7.9/6.9",
+        )
+    )
     return rows
 
 
@@ -685,6 +992,7 @@ DISTILLERS = {"convnet": "ConvNet", "resnet18": "ResNet-18", "vit_bn": "ViT-BN"}
 #: The distilling models of DWA Tables 4 (ResNet-18, beside the ConvNet) and 9 (both) other than the ConvNet.
 CROSS_TEACHERS = ("resnet18", "vit_bn")
 
+
 def unseen_convolutional(archs: Iterable[str], condensed_by: str = "convnet") -> list[str]:
     """DC's cross-architecture claim is about architectures the set was not condensed with: the convolutional
     students other than ``condensed_by`` (the MLP is the non-convolutional reference; ViT-Tiny is neither).
@@ -695,15 +1003,28 @@ def unseen_convolutional(archs: Iterable[str], condensed_by: str = "convnet") ->
     return [a for a in archs if a not in ("mlp", "vit_tiny", condensed_by)]
 
 
-def crossarch_claims(res, evals, facts: Mapping[tuple, SetFacts], *, ipc: int, matrix_methods, matrix_archs,
-                     table4: Iterable[tuple], table9: Iterable[tuple], table2_archs=(), table2_ipc: int = 1) -> list[Claim]:
+def crossarch_claims(
+    res,
+    evals,
+    facts: Mapping[tuple, SetFacts],
+    *,
+    ipc: int,
+    matrix_methods,
+    matrix_archs,
+    table4: Iterable[tuple],
+    table9: Iterable[tuple],
+    table2_archs=(),
+    table2_ipc: int = 1,
+) -> list[Claim]:
     """The rows of ``dd_crossarch``. ``res``: per-seed results keyed by ``method``, ``distilled by``,
     ``student``, ``ipc``, with the reference arms (``init_name(M)`` and ``REAL_INIT`` on the ConvNet
     student); ``facts``: ``(method, distilled by, ipc)`` -> the set's :class:`SetFacts`; ``table4`` / ``table9``:
     the (distilled by, student, ipc) cells of DWA Tables 4 and 9; ``table2_archs``: the students of DC's Table 2,
     on which the :data:`DC_TABLE2` set (``facts[(DC_TABLE2, "convnet", table2_ipc)]``, with its
-    ``init_name(DC_TABLE2)`` arm on the ConvNet) was evaluated. DC's cross-architecture claim is judged on that set (DC Table 2 condenses 1
+    ``init_name(DC_TABLE2)`` arm on the ConvNet) was evaluated. DC's cross-architecture claim is judged on that set (DC
+    Table 2 condenses 1
     image per class); without it, on the ``matrix_methods`` at ``ipc``."""
+
     def acc(m, b, a, i):
         return per_seed(res, method=m, **{"distilled by": b}, student=a, ipc=i)
 
@@ -719,78 +1040,168 @@ def crossarch_claims(res, evals, facts: Mapping[tuple, SetFacts], *, ipc: int, m
 
     if table2_archs:
         methods, archs, at = [DC_TABLE2], list(table2_archs), table2_ipc
-        what = (f"DC's set at ipc {at} (its Table 2: 1 image per class; condensed with the ConvNet at the paper's "
-                "1,000 outer iterations by dd_dc_arch)")
+        what = (
+            f"DC's set at ipc {at} (its Table 2: 1 image per class; condensed with the ConvNet at the paper's "
+            "1,000 outer iterations by dd_dc_arch)"
+        )
     else:
         methods, archs, at = list(matrix_methods), list(matrix_archs), ipc
         what = f"each of {methods} at ipc {at}"
     conv = unseen_convolutional(archs)
     eff = [_avg_effect(m, [(acc(m, "convnet", a, at), acc(m, "convnet", "mlp", at)) for a in conv]) for m in methods]
-    pre = [matching_regime("DC", at, facts[(m, "convnet", at)].iterations,
-                           facts[(m, "convnet", at)].displacement, acc(m, "convnet", "convnet", at),
-                           acc(init_name(m), "convnet", "convnet", at)) if m == DC_TABLE2 else reg(m, "convnet", at)
-           for m in methods]
-    rows = [_row("DC", "ICLR 2021 (reading notes)", "cross-architecture",
-                 "Condensed images generalise to unseen architectures, particularly convolutional ones",
-                 f"paired (mean accuracy over the unseen convolutional students {', '.join(conv)}: not the ConvNet that "
-                 f"condensed the set) − the MLP's over matched "
-                 f"evaluation seeds, 95% interval > 0, for {what}",
-                 _decide(eff, pre),
-                 "; ".join(f"{'DC' if m == DC_TABLE2 else m}: conv {100 * np.mean([_mean(acc(m, 'convnet', a, at)) for a in conv]):.1f} "
-                           f"vs MLP {_pc(acc(m, 'convnet', 'mlp', at))}" for m in methods)
-                 + ". The students' own ceilings are not measured.")]
+    pre = [
+        matching_regime(
+            "DC",
+            at,
+            facts[(m, "convnet", at)].iterations,
+            facts[(m, "convnet", at)].displacement,
+            acc(m, "convnet", "convnet", at),
+            acc(init_name(m), "convnet", "convnet", at),
+        )
+        if m == DC_TABLE2
+        else reg(m, "convnet", at)
+        for m in methods
+    ]
+    rows = [
+        _row(
+            "DC",
+            "ICLR 2021 (reading notes)",
+            "cross-architecture",
+            "Condensed images generalise to unseen architectures, particularly convolutional ones",
+            f"paired (mean accuracy over the unseen convolutional students {', '.join(conv)}: not the ConvNet that "
+            f"condensed the set) − the MLP's over matched "
+            f"evaluation seeds, 95% interval > 0, for {what}",
+            _decide(eff, pre),
+            "; ".join(
+                f"{'DC' if m == DC_TABLE2 else m}: conv "
+                f"{100 * np.mean([_mean(acc(m, 'convnet', a, at)) for a in conv]):.1f} "
+                f"vs MLP {_pc(acc(m, 'convnet', 'mlp', at))}"
+                for m in methods
+            )
+            + ". The students' own ceilings are not measured.",
+        )
+    ]
+
     def t4_paper(b):  # the paper's ipc-10 block of the same distilling model
         if (b, "sre2l", 10) not in DWA_TABLE4:
             return ""
-        return (f"CIFAR-100 ipc 10, {DWA_TABLE4_DISTILLERS[b]}-distilled: SRe2L {DWA_TABLE4[(b, 'sre2l', 10)]} → DWA "
-                f"{DWA_TABLE4[(b, 'dwa', 10)]} (MobileNetV2 / ShuffleNet / EfficientNet / VGG-16 / ResNet-50 / ConvNet-128)")
+        return (
+            f"CIFAR-100 ipc 10, {DWA_TABLE4_DISTILLERS[b]}-distilled: SRe2L {DWA_TABLE4[(b, 'sre2l', 10)]} → DWA "
+            f"{DWA_TABLE4[(b, 'dwa', 10)]} (MobileNetV2 / ShuffleNet / EfficientNet / VGG-16 / ResNet-50 / ConvNet-128)"
+        )
 
     # one row per block of the paper's Table 4 (its distilling model), and Table 9, where the caller evaluates
     # the table; a distilling model the run left out (`cross_teachers`) gives a row that names the setting
     # instead of judging what is left
     table4, table9 = list(table4), list(table9)
-    t4 = [(f"Table 4 (distilled by {DISTILLERS.get(b, b)})", [c for c in table4 if c[0] == b],
-           "DWA beats SRe2L on every evaluation architecture", t4_paper(b), [b])
-          for b in dict.fromkeys((["convnet", *CROSS_TEACHERS[:1]] if table4 else []) + [c[0] for c in table4])]
-    t9 = [("Table 9", table9, "DWA beats SRe2L on a ViT student and with ViT-BN as the distilling model",
-           "ImageNet-1K DeiT-Tiny: " + ", ".join(
-               f"{DWA_TABLE9[(b, 'sre2l')].split(' / ')[0]} → {DWA_TABLE9[(b, 'dwa')].split(' / ')[0]} ({n}-distilled)"
-               for b, n in (("resnet18", "R18"), ("vit_bn", "DeiT-BN"))), list(CROSS_TEACHERS))] if table9 else []
+    t4 = [
+        (
+            f"Table 4 (distilled by {DISTILLERS.get(b, b)})",
+            [c for c in table4 if c[0] == b],
+            "DWA beats SRe2L on every evaluation architecture",
+            t4_paper(b),
+            [b],
+        )
+        for b in dict.fromkeys((["convnet", *CROSS_TEACHERS[:1]] if table4 else []) + [c[0] for c in table4])
+    ]
+    t9 = (
+        [
+            (
+                "Table 9",
+                table9,
+                "DWA beats SRe2L on a ViT student and with ViT-BN as the distilling model",
+                "ImageNet-1K DeiT-Tiny: "
+                + ", ".join(
+                    f"{DWA_TABLE9[(b, 'sre2l')].split(' / ')[0]} → {DWA_TABLE9[(b, 'dwa')].split(' / ')[0]} "
+                    f"({n}-distilled)"
+                    for b, n in (("resnet18", "R18"), ("vit_bn", "DeiT-BN"))
+                ),
+                list(CROSS_TEACHERS),
+            )
+        ]
+        if table9
+        else []
+    )
     for loc, cells, claim, paper, needed in t4 + t9:
-        check = (f"paired DWA − SRe2L over matched evaluation seeds, 95% interval > 0 in every cell of {loc} "
-                 f"(ipc {sorted({i for *_, i in cells or table4 or table9})})")  # a block not run: the table's ipcs
+        check = (
+            f"paired DWA − SRe2L over matched evaluation seeds, 95% interval > 0 in every cell of {loc} "
+            f"(ipc {sorted({i for *_, i in cells or table4 or table9})})"
+        )  # a block not run: the table's ipcs
         missing = [b for b in needed if b not in {c[0] for c in cells}]
         if missing:
-            rows.append(_row("DWA", "NeurIPS 2024", loc, claim, check, claims.not_tested([Precondition(
-                f"sets distilled by {', '.join(DISTILLERS[b] for b in missing)}", False,
-                f"`cross_teachers` leaves out {', '.join(missing)}",
-                f"`cross_teachers: {list(CROSS_TEACHERS)}` in dd_dwa and dd_crossarch (their faithful and paper "
-                "scales)")]), f"No set distilled by {', '.join(DISTILLERS[b] for b in missing)} at this scale.", paper))
+            rows.append(
+                _row(
+                    "DWA",
+                    "NeurIPS 2024",
+                    loc,
+                    claim,
+                    check,
+                    claims.not_tested(
+                        [
+                            Precondition(
+                                f"sets distilled by {', '.join(DISTILLERS[b] for b in missing)}",
+                                False,
+                                f"`cross_teachers` leaves out {', '.join(missing)}",
+                                f"`cross_teachers: {list(CROSS_TEACHERS)}` in dd_dwa and dd_crossarch (their faithful "
+                                "and paper "
+                                "scales)",
+                            )
+                        ]
+                    ),
+                    f"No set distilled by {', '.join(DISTILLERS[b] for b in missing)} at this scale.",
+                    paper,
+                )
+            )
             continue
         eff = [_eff(f"{b}→{a} ipc {i}", acc("dwa", b, a, i), acc("sre2l", b, a, i)) for b, a, i in cells]
         pre = [reg(m, b, i) for b, i in sorted({(b, i) for b, _, i in cells}) for m in ("sre2l", "dwa")]
         first = {}
         for b, a, i in cells:
             first.setdefault(b, (a, i))
-        pre += [same_evaluation(f"one evaluation (by {b})", evals,
-                                {m: {"method": m, "distilled by": b, "student": a, "ipc": i} for m in ("sre2l", "dwa")},
-                                EVAL_NEEDS) for b, (a, i) in first.items()]
-        rows.append(_row("DWA", "NeurIPS 2024", loc, claim, check, _decide(eff, pre),
-                         "; ".join(f"{e.label}: {_pts(e.mean)}" for e in eff if e is not None), paper))
+        pre += [
+            same_evaluation(
+                f"one evaluation (by {b})",
+                evals,
+                {m: {"method": m, "distilled by": b, "student": a, "ipc": i} for m in ("sre2l", "dwa")},
+                EVAL_NEEDS,
+            )
+            for b, (a, i) in first.items()
+        ]
+        rows.append(
+            _row(
+                "DWA",
+                "NeurIPS 2024",
+                loc,
+                claim,
+                check,
+                _decide(eff, pre),
+                "; ".join(f"{e.label}: {_pts(e.mean)}" for e in eff if e is not None),
+                paper,
+            )
+        )
     return rows
 
 
 # -------------------------------------------------------------------------------------- dd_dc_arch's rows
 
 
-def dc_arch_claims(res, facts: Mapping[str, SetFacts], *, ipc: int, coresets: Iterable[str] = (),
-                   pool_n: int | None = None, dsa: SetFacts | None = None) -> list[Claim]:
+def dc_arch_claims(
+    res,
+    facts: Mapping[str, SetFacts],
+    *,
+    ipc: int,
+    coresets: Iterable[str] = (),
+    pool_n: int | None = None,
+    dsa: SetFacts | None = None,
+) -> list[Claim]:
     """The rows of ``dd_dc_arch``: one per finding of DC's ConvNet ablation, DC's Table 1 cell at ``ipc``
     (DC against ``coresets``, evaluated as DC's default set is: on the ConvNet it condensed with) and, with
-    ``dsa`` (the facts of DSA's set, condensed with the default ConvNet), DSA's claim at that ipc (comparable to or worse than
+    ``dsa`` (the facts of DSA's set, condensed with the default ConvNet), DSA's claim at that ipc (comparable to or
+    worse than
     DC, both under DSA's evaluation augmentation). ``res``: per-seed results keyed by ``variant`` and ``set``
     ("DC", ``init_name("DC")``, the real images that variant's DC started from, a coreset's name, "DSA",
-    ``init_name("DSA")`` or :data:`DC_DSA_EVAL` under variant "default"); ``facts``: variant -> its DC set's :class:`SetFacts`;
+    ``init_name("DSA")`` or :data:`DC_DSA_EVAL` under variant "default"); ``facts``: variant -> its DC set's
+    :class:`SetFacts`;
     ``pool_n``: the real images the coresets were chosen from (None: the whole training set)."""
     init = init_name("DC")
 
@@ -798,70 +1209,122 @@ def dc_arch_claims(res, facts: Mapping[str, SetFacts], *, ipc: int, coresets: It
         return per_seed(res, variant=v, set=s)
 
     def reg(v):
-        return matching_regime("DC", f"{ipc}, {v}", facts[v].iterations, facts[v].displacement, D(v),
-                               D(v, init))
+        return matching_regime("DC", f"{ipc}, {v}", facts[v].iterations, facts[v].displacement, D(v), D(v, init))
 
     gains = ", ".join(f"{v} {_pts(_mean(D(v)) - _mean(D(v, init)))}" for v in facts)
     tail = f". DC − its real images per variant: {gains}. The student's ceiling is not measured."
     rows = []
 
     def add(claim, check, eff, variants, ours):
-        rows.append(_row("DC", "ICLR 2021 (reading notes)", "architecture ablation", claim,
-                         f"{check} over matched evaluation seeds, 95% interval > 0 (ipc {ipc})",
-                         _decide(eff, [reg(v) for v in variants]), ours + tail))
+        rows.append(
+            _row(
+                "DC",
+                "ICLR 2021 (reading notes)",
+                "architecture ablation",
+                claim,
+                f"{check} over matched evaluation seeds, 95% interval > 0 (ipc {ipc})",
+                _decide(eff, [reg(v) for v in variants]),
+                ours + tail,
+            )
+        )
 
     if "leaky_relu" in facts:
-        add("Leaky ReLU gives better condensed sets than ReLU", "paired DC accuracy with leaky ReLU − with ReLU",
-            _eff("leaky ReLU − ReLU", D("leaky_relu"), D("default")), ["leaky_relu", "default"],
+        add(
+            "Leaky ReLU gives better condensed sets than ReLU",
+            "paired DC accuracy with leaky ReLU − with ReLU",
+            _eff("leaky ReLU − ReLU", D("leaky_relu"), D("default")),
+            ["leaky_relu", "default"],
             f"leaky ReLU {_pc(D('leaky_relu'))}, ReLU {_pc(D('default'))}"
-            + (f", sigmoid {_pc(D('sigmoid'))}" if "sigmoid" in facts else ""))
+            + (f", sigmoid {_pc(D('sigmoid'))}" if "sigmoid" in facts else ""),
+        )
     if "max_pool" in facts:
-        add("Average pooling beats max pooling", "paired DC accuracy with average pooling − with max pooling",
-            _eff("avg − max", D("default"), D("max_pool")), ["default", "max_pool"],
-            f"avg {_pc(D('default'))}, max {_pc(D('max_pool'))}")
+        add(
+            "Average pooling beats max pooling",
+            "paired DC accuracy with average pooling − with max pooling",
+            _eff("avg − max", D("default"), D("max_pool")),
+            ["default", "max_pool"],
+            f"avg {_pc(D('default'))}, max {_pc(D('max_pool'))}",
+        )
     norms = [v for v in ("no_norm", "batch_norm", "layer_norm", "group_norm") if v in facts]
     if norms:
-        add("Instance normalisation obtains the best accuracies",
+        add(
+            "Instance normalisation obtains the best accuracies",
             "paired DC accuracy with instance norm − each other normalisation",
-            [_eff(f"instance − {v}", D("default"), D(v)) for v in norms], ["default"] + norms,
-            ", ".join(f"{v.replace('default', 'instance')} {_pc(D(v))}" for v in ["default"] + norms))
+            [_eff(f"instance − {v}", D("default"), D(v)) for v in norms],
+            ["default"] + norms,
+            ", ".join(f"{v.replace('default', 'instance')} {_pc(D(v))}" for v in ["default"] + norms),
+        )
     cs = list(coresets)
     if not cs:  # the paper profile: dd_coresets' sets are of dd_teachers' dataset, not this stage's
-        rows.append(_row(
-            "DC", "ICLR 2021 (reading notes)", "DC results (ipc 1)",
-            "Gradient matching outperforms the coreset baselines (random, herding, K-Center, forgetting)",
-            f"paired DC − each coreset baseline over matched evaluation seeds, 95% interval > 0 at ipc {ipc}",
-            claims.not_tested([Precondition("coreset baselines of this stage's dataset", False, "`coresets` is empty",
-                                             "dd_coresets run with this stage's `dataset` (its teacher trained on it "
-                                             "by dd_teachers), and `coresets` listing its sets")]),
-            "not evaluated: no coreset baselines", "FMNIST ConvNet ipc 1: DC 70.5"))
+        rows.append(
+            _row(
+                "DC",
+                "ICLR 2021 (reading notes)",
+                "DC results (ipc 1)",
+                "Gradient matching outperforms the coreset baselines (random, herding, K-Center, forgetting)",
+                f"paired DC − each coreset baseline over matched evaluation seeds, 95% interval > 0 at ipc {ipc}",
+                claims.not_tested(
+                    [
+                        Precondition(
+                            "coreset baselines of this stage's dataset",
+                            False,
+                            "`coresets` is empty",
+                            "dd_coresets run with this stage's `dataset` (its teacher trained on it "
+                            "by dd_teachers), and `coresets` listing its sets",
+                        )
+                    ]
+                ),
+                "not evaluated: no coreset baselines",
+                "FMNIST ConvNet ipc 1: DC 70.5",
+            )
+        )
     if cs and "default" in facts:
         pool = f"{pool_n:,} real images" if pool_n else "the whole training set"
-        rows.append(_row(
-            "DC", "ICLR 2021 (reading notes)", "DC results (ipc 1)",
-            "Gradient matching outperforms the coreset baselines (random, herding, K-Center, forgetting)",
-            f"paired DC − each of {', '.join(cs)} over matched evaluation seeds, 95% interval > 0 at ipc {ipc} (hard "
-            "labels; every set trained by DC's own ipc-1 evaluation, on the ConvNet DC condensed with)",
-            _decide([_eff(f"DC − {c}", D("default"), D("default", c)) for c in cs], [reg("default")]),
-            f"DC {_pc(D('default'))}, " + ", ".join(f"{c} {_pc(D('default', c))}" for c in cs)
-            + f". The coresets are chosen from {pool} (dd_coresets), DC condenses from the whole training set. "
-              "The student's ceiling is not measured.",
-            "FMNIST ConvNet ipc 1: DC 70.5"))
+        rows.append(
+            _row(
+                "DC",
+                "ICLR 2021 (reading notes)",
+                "DC results (ipc 1)",
+                "Gradient matching outperforms the coreset baselines (random, herding, K-Center, forgetting)",
+                f"paired DC − each of {', '.join(cs)} over matched evaluation seeds, 95% interval > 0 at ipc {ipc} "
+                "(hard "
+                "labels; every set trained by DC's own ipc-1 evaluation, on the ConvNet DC condensed with)",
+                _decide([_eff(f"DC − {c}", D("default"), D("default", c)) for c in cs], [reg("default")]),
+                f"DC {_pc(D('default'))}, "
+                + ", ".join(f"{c} {_pc(D('default', c))}" for c in cs)
+                + f". The coresets are chosen from {pool} (dd_coresets), DC condenses from the whole training set. "
+                "The student's ceiling is not measured.",
+                "FMNIST ConvNet ipc 1: DC 70.5",
+            )
+        )
     if dsa is not None and D("default", "DSA"):
-        dsa_reg = matching_regime("DSA", f"{ipc}, default", dsa.iterations, dsa.displacement, D("default", "DSA"),
-                                  D("default", init_name("DSA")))
+        dsa_reg = matching_regime(
+            "DSA",
+            f"{ipc}, default",
+            dsa.iterations,
+            dsa.displacement,
+            D("default", "DSA"),
+            D("default", init_name("DSA")),
+        )
         e = _eff("DC − DSA", D("default", DC_DSA_EVAL), D("default", "DSA"))
-        rows.append(_row(
-            "DSA", "ICML 2021 (reading notes)", "DSA results (ipc 1)",
-            "DSA is comparable to or worse than DC at 1 ipc",
-            f"paired DC − DSA over matched evaluation seeds, both condensed with the default ConvNet and trained "
-            f"under DSA's evaluation augmentation, 95% interval > −{100 * BEAT_MARGIN:g} point (DSA at most "
-            f"{100 * BEAT_MARGIN:g} point better; ipc {ipc})",
-            _decide([e], [reg("default"), dsa_reg], margin=BEAT_MARGIN),
-            f"DSA {_pc(D('default', 'DSA'))}, DC {_pc(D('default', DC_DSA_EVAL))} (both under DSA's augmentation; DC "
-            f"{_pc(D('default'))} under its own), DSA's real images {_pc(D('default', init_name('DSA')))}. The student's "
-            "ceiling is not measured.",
-            "FMNIST ConvNet ipc 1: DSA 70.6 vs DC 70.5"))
+        rows.append(
+            _row(
+                "DSA",
+                "ICML 2021 (reading notes)",
+                "DSA results (ipc 1)",
+                "DSA is comparable to or worse than DC at 1 ipc",
+                f"paired DC − DSA over matched evaluation seeds, both condensed with the default ConvNet and trained "
+                f"under DSA's evaluation augmentation, 95% interval > −{100 * BEAT_MARGIN:g} point (DSA at most "
+                f"{100 * BEAT_MARGIN:g} point better; ipc {ipc})",
+                _decide([e], [reg("default"), dsa_reg], margin=BEAT_MARGIN),
+                f"DSA {_pc(D('default', 'DSA'))}, DC {_pc(D('default', DC_DSA_EVAL))} (both under DSA's augmentation; "
+                "DC "
+                f"{_pc(D('default'))} under its own), DSA's real images {_pc(D('default', init_name('DSA')))}. The "
+                "student's "
+                "ceiling is not measured.",
+                "FMNIST ConvNet ipc 1: DSA 70.6 vs DC 70.5",
+            )
+        )
     return rows
 
 
@@ -872,10 +1335,12 @@ def _stage_tables(folder: Path) -> dict:
     """One set stage's tables as its judge reads them: per-seed ``results``, the ``evaluation`` settings (strings,
     as written), the :class:`SetFacts` of its sets (``regime`` and ``loss_curves``) and its ``settings``."""
     ev = folder / "evaluation.csv"
-    return {"results": stage_tables.table(folder, "results"),
-            "facts": facts_from_tables(stage_tables.table(folder, "regime"), stage_tables.table(folder, "loss_curves")),
-            "settings": stage_tables.settings(folder),
-            "evaluation": pd.read_csv(ev, dtype=str, keep_default_na=False) if ev.is_file() else pd.DataFrame()}
+    return {
+        "results": stage_tables.table(folder, "results"),
+        "facts": facts_from_tables(stage_tables.table(folder, "regime"), stage_tables.table(folder, "loss_curves")),
+        "settings": stage_tables.settings(folder),
+        "evaluation": pd.read_csv(ev, dtype=str, keep_default_na=False) if ev.is_file() else pd.DataFrame(),
+    }
 
 
 def dwa_stage_claims(folder: Path) -> list[Claim]:
@@ -883,10 +1348,21 @@ def dwa_stage_claims(folder: Path) -> list[Claim]:
     t = _stage_tables(folder)
     st = t["settings"]
     f4 = stage_tables.table(folder, "fig4_feature_distance")
-    seeds = stage_tables.optional(folder, "fig1_logit_spread_seeds")   # none where the stage synthesised no replicates
-    return dwa_claims(t["results"], t["evaluation"], t["facts"], spread=st["spread"], f4=f4,
-                      sweep_ipc=st["sweep_ipc"], sweep_lambdas=st["sweep_lambdas"], grid_ipc=st["grid_ipc"],
-                      tsne_ipc=st["tsne_ipc"], cl_ipc=st["cl_ipc"], lam4=st["lam4"], spread_seeds=seeds)
+    seeds = stage_tables.optional(folder, "fig1_logit_spread_seeds")  # none where the stage synthesised no replicates
+    return dwa_claims(
+        t["results"],
+        t["evaluation"],
+        t["facts"],
+        spread=st["spread"],
+        f4=f4,
+        sweep_ipc=st["sweep_ipc"],
+        sweep_lambdas=st["sweep_lambdas"],
+        grid_ipc=st["grid_ipc"],
+        tsne_ipc=st["tsne_ipc"],
+        cl_ipc=st["cl_ipc"],
+        lam4=st["lam4"],
+        spread_seeds=seeds,
+    )
 
 
 def dc_arch_stage_claims(folder: Path) -> list[Claim]:
@@ -895,18 +1371,32 @@ def dc_arch_stage_claims(folder: Path) -> list[Claim]:
     t = _stage_tables(folder)
     st = t["settings"]
     dc = {v: f for (m, v), f in t["facts"].items() if m == "DC"}
-    return dc_arch_claims(t["results"], dc, ipc=st["ipc"], coresets=st["coresets"], pool_n=st["pool_n"],
-                          dsa=t["facts"].get(("DSA", "default")))
+    return dc_arch_claims(
+        t["results"],
+        dc,
+        ipc=st["ipc"],
+        coresets=st["coresets"],
+        pool_n=st["pool_n"],
+        dsa=t["facts"].get(("DSA", "default")),
+    )
 
 
 def crossarch_stage_claims(folder: Path) -> list[Claim]:
     """:func:`crossarch_claims` from ``dd_crossarch``'s tables (``folder``)."""
     t = _stage_tables(folder)
     st = t["settings"]
-    return crossarch_claims(t["results"], t["evaluation"], t["facts"], ipc=st["ipc"],
-                            matrix_methods=st["matrix_methods"], matrix_archs=st["matrix_archs"],
-                            table4=[tuple(c) for c in st["table4"]], table9=[tuple(c) for c in st["table9"]],
-                            table2_archs=st["table2_archs"], table2_ipc=st["table2_ipc"])
+    return crossarch_claims(
+        t["results"],
+        t["evaluation"],
+        t["facts"],
+        ipc=st["ipc"],
+        matrix_methods=st["matrix_methods"],
+        matrix_archs=st["matrix_archs"],
+        table4=[tuple(c) for c in st["table4"]],
+        table9=[tuple(c) for c in st["table9"]],
+        table2_archs=st["table2_archs"],
+        table2_ipc=st["table2_ipc"],
+    )
 
 
 #: The set stages whose experiments ``dd_tables`` judges from their tables, with the function that does.

@@ -57,19 +57,25 @@ def min_switch_steps() -> int:
 
 
 def switch_needs(steps: int) -> str:
-    return (f"runs long enough for the λ switch to fire (>= {min_switch_steps()} steps on a flat ReLA loss, thousands on "
-            f"a falling one; camera-ready CIFAR-10 at 10%: 100 epochs x 39 = {PAPER_STEPS_10:,} steps); ours ran {steps}")
+    return (
+        f"runs long enough for the λ switch to fire (>= {min_switch_steps()} steps on a flat ReLA loss, thousands on "
+        f"a falling one; camera-ready CIFAR-10 at 10%: 100 epochs x 39 = {PAPER_STEPS_10:,} steps); ours ran {steps}"
+    )
 
 
-BASELINE_NEEDS = (f"a baseline trained long enough to beat the untrained network (more steps; the camera-ready's "
-                  f"10% runs have {PAPER_STEPS_10:,} on CIFAR-10)")
+BASELINE_NEEDS = (
+    f"a baseline trained long enough to beat the untrained network (more steps; the camera-ready's "
+    f"10% runs have {PAPER_STEPS_10:,} on CIFAR-10)"
+)
 
 
 SSL_PHASE = "+ReLA arms ran their SSL phase (the λ switch fired)"
-SWITCHES = scaled_switch.SWITCHES   # the one-way EMA switches: the camera-ready constants and the scaled variant
+SWITCHES = scaled_switch.SWITCHES  # the one-way EMA switches: the camera-ready constants and the scaled variant
 #: how a ledger row names the switch its +ReLA arms ran, so that the scaled variant is stated wherever it was used
-SWITCH_NAMES = {"switch": "the camera-ready switch",
-                scaled_switch.NAME: "the switch with its EMAs scaled to the run (our variant, switch_scaled)"}
+SWITCH_NAMES = {
+    "switch": "the camera-ready switch",
+    scaled_switch.NAME: "the switch with its EMAs scaled to the run (our variant, switch_scaled)",
+}
 
 
 def ssl_phase_ran(rela_runs: pd.DataFrame, name: str = SSL_PHASE) -> Precondition:
@@ -83,12 +89,15 @@ def ssl_phase_ran(rela_runs: pd.DataFrame, name: str = SSL_PHASE) -> Preconditio
     steps = sorted({int(r["steps"]) for r in rows})
     span = f"{min(ssl)}" if min(ssl) == max(ssl) else f"{min(ssl)}-{max(ssl)}"
     kinds = " and ".join(SWITCH_NAMES[k] for k in sorted({r["schedule"] for r in switch}))
-    measured = (f"{kinds}: the switch fired in {fired} of {len(switch)} runs; " if switch else "") + \
-        f"SSL-phase steps {span} of {', '.join(map(str, steps))}"
+    measured = (
+        f"{kinds}: the switch fired in {fired} of {len(switch)} runs; " if switch else ""
+    ) + f"SSL-phase steps {span} of {', '.join(map(str, steps))}"
     return Precondition(name, min(ssl) > 0, measured, switch_needs(max(steps)))
 
 
-def above_untrained(name: str, arms: Mapping[str, tuple[Mapping, Mapping]], needs: str = BASELINE_NEEDS) -> Precondition:
+def above_untrained(
+    name: str, arms: Mapping[str, tuple[Mapping, Mapping]], needs: str = BASELINE_NEEDS
+) -> Precondition:
     """Every baseline above its untrained network: ``arms`` maps a label to (seed -> probe of the
     baseline, seed -> probe of the untrained network); the 95% interval of the paired difference over the
     seeds both ran lies above 0 (:func:`compendium.verdicts.claims.above`, the rule of every regime check)."""
@@ -97,8 +106,11 @@ def above_untrained(name: str, arms: Mapping[str, tuple[Mapping, Mapping]], need
         p = claims.above(label, a, u, needs)
         met &= p.met
         shared = sorted(set(a) & set(u))
-        level = (f"{100 * rec.mean_over(a, shared):.1f} vs untrained {100 * rec.mean_over(u, shared):.1f}; " if shared
-                 else "")
+        level = (
+            f"{100 * rec.mean_over(a, shared):.1f} vs untrained {100 * rec.mean_over(u, shared):.1f}; "
+            if shared
+            else ""
+        )
         parts.append(f"{label} {level}{p.measured}{'' if p.met else ' (NOT above)'}")
     return Precondition(name, met, "; ".join(parts) if parts else "no baseline", needs)
 
@@ -109,16 +121,35 @@ def _texts(effects: Iterable[Effect]) -> str:
 
 def _caveat(pre: Iterable[Precondition]) -> str:
     ssl = [p for p in pre if "SSL phase" in p.name and not p.met]
-    return (" [ReLA-only arms: the λ switch never fired, so no SSL phase ran; not the paper's BYOL + ReLA]"
-            if ssl else "")
+    return (
+        " [ReLA-only arms: the λ switch never fired, so no SSL phase ran; not the paper's BYOL + ReLA]" if ssl else ""
+    )
 
 
-def _claim(location: str, claim: str, check: str, effects, pre, ours: str, paper_numbers: str = "",
-           version: str = "camera-ready", margin: float = 0.0, digits: int = 1) -> Claim:
+def _claim(
+    location: str,
+    claim: str,
+    check: str,
+    effects,
+    pre,
+    ours: str,
+    paper_numbers: str = "",
+    version: str = "camera-ready",
+    margin: float = 0.0,
+    digits: int = 1,
+) -> Claim:
     effects = list(effects)
     pre = list(pre)
-    return Claim("ReLA", version, location, claim, check, **claims.compare(effects, pre, margin=margin, digits=digits),
-                 ours=ours + _caveat(pre), paper_numbers=paper_numbers)
+    return Claim(
+        "ReLA",
+        version,
+        location,
+        claim,
+        check,
+        **claims.compare(effects, pre, margin=margin, digits=digits),
+        ours=ours + _caveat(pre),
+        paper_numbers=paper_numbers,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -138,19 +169,42 @@ def _fmt_mb(mb) -> str:
 def table1_claims(runs: pd.DataFrame, priors: list, budgets: list) -> list[Claim]:
     """Camera-ready Table 1: BYOL + ReLA beats BYOL at every budget with every prior, and with the Rand. prior."""
     un, rows = rec.untrained(runs), []
-    base = above_untrained("BYOL above the untrained network", {f"BYOL {b:.0%}": (rec.byol(runs, b), un) for b in budgets})
+    base = above_untrained(
+        "BYOL above the untrained network", {f"BYOL {b:.0%}": (rec.byol(runs, b), un) for b in budgets}
+    )
     for ps, location, claim, numbers in (
-            (priors, "Table 1", "BYOL + ReLA beats BYOL at every budget with every prior",
-             "every ReLA cell of Table 1 exceeds its BYOL cell"),
-            ([p for p in priors if p == "rand"], "Table 1 (Rand. column)",
-             "Even a randomly initialised network is a useful prior: BYOL + ReLA (Rand.) beats BYOL",
-             "CF-10: 71.4 vs 58.3 (10%), 77.1 vs 70.1 (20%), 82.7 vs 77.9 (50%)")):
+        (
+            priors,
+            "Table 1",
+            "BYOL + ReLA beats BYOL at every budget with every prior",
+            "every ReLA cell of Table 1 exceeds its BYOL cell",
+        ),
+        (
+            [p for p in priors if p == "rand"],
+            "Table 1 (Rand. column)",
+            "Even a randomly initialised network is a useful prior: BYOL + ReLA (Rand.) beats BYOL",
+            "CF-10: 71.4 vs 58.3 (10%), 77.1 vs 70.1 (20%), 82.7 vs 77.9 (50%)",
+        ),
+    ):
         if not ps:
             continue
-        eff = [Effect.paired(f"{PT.prior_label(p)} {b:.0%}", rec.rela(runs, p, b), rec.byol(runs, b)) for p in ps for b in budgets]
+        eff = [
+            Effect.paired(f"{PT.prior_label(p)} {b:.0%}", rec.rela(runs, p, b), rec.byol(runs, b))
+            for p in ps
+            for b in budgets
+        ]
         pre = [ssl_phase_ran(_rela_rows(runs, ps, budgets)), base]
-        rows.append(_claim(location, claim, "paired probe(+ReLA) − probe(BYOL) at the same budget over matched seeds > 0, "
-                           "for every cell", eff, pre, "matched seeds: " + _texts(eff), numbers))
+        rows.append(
+            _claim(
+                location,
+                claim,
+                "paired probe(+ReLA) − probe(BYOL) at the same budget over matched seeds > 0, for every cell",
+                eff,
+                pre,
+                "matched seeds: " + _texts(eff),
+                numbers,
+            )
+        )
     return rows
 
 
@@ -160,24 +214,40 @@ def gap_closure_claim(runs: pd.DataFrame, prior: str, budget: float, goal: float
     R, B, F, U = rec.rela(runs, prior, budget), rec.byol(runs, budget), rec.byol(runs, 1.0), rec.untrained(runs)
     seeds = sorted(set(R) & set(B) & set(F))
     claim = "With a same-dataset prior (CF10-T), BYOL + ReLA at a 10% budget nearly reaches BYOL at the full budget"
-    check = (f"paired ReLA@{budget:.0%} − (BYOL@{budget:.0%} + {goal:.0%} of the gap to BYOL*) over matched seeds > 0, "
-             f"i.e. gap closure >= {goal:.0%} (the paper's CF-10 cells close 93%)")
+    check = (
+        f"paired ReLA@{budget:.0%} − (BYOL@{budget:.0%} + {goal:.0%} of the gap to BYOL*) over matched seeds > 0, "
+        f"i.e. gap closure >= {goal:.0%} (the paper's CF-10 cells close 93%)"
+    )
     numbers = "CF-10: BYOL 58.3, CF10-T 81.1, BYOL* 82.7 (93% of the gap)"
     if not seeds:
-        pre = [Precondition("ReLA, BYOL and BYOL* share a seed", False, "no shared seed", "BYOL* on the headline seeds")]
-        return Claim("ReLA", "camera-ready", "Table 1 (CF-10, 10%)", claim, check, **claims.not_tested(pre),
-                     ours="no seed with all three arms", paper_numbers=numbers)
+        pre = [
+            Precondition("ReLA, BYOL and BYOL* share a seed", False, "no shared seed", "BYOL* on the headline seeds")
+        ]
+        return Claim(
+            "ReLA",
+            "camera-ready",
+            "Table 1 (CF-10, 10%)",
+            claim,
+            check,
+            **claims.not_tested(pre),
+            ours="no seed with all three arms",
+            paper_numbers=numbers,
+        )
     eff = Effect(f"ReLA − (BYOL + {goal:.0%} gap)", [R[s] - B[s] - goal * (F[s] - B[s]) for s in seeds], seeds)
     m = {k: rec.mean_over(d, seeds) for k, d in (("R", R), ("B", B), ("F", F))}
-    pre = [ssl_phase_ran(_rela_rows(runs, [prior], [budget])),
-           above_untrained("BYOL and BYOL* above the untrained network", {f"BYOL {budget:.0%}": (B, U), "BYOL*": (F, U)}),
-           claims.above("BYOL* above BYOL (a gap to close)", F, B, "a full-budget run that beats the low-budget one")]
+    pre = [
+        ssl_phase_ran(_rela_rows(runs, [prior], [budget])),
+        above_untrained("BYOL and BYOL* above the untrained network", {f"BYOL {budget:.0%}": (B, U), "BYOL*": (F, U)}),
+        claims.above("BYOL* above BYOL (a gap to close)", F, B, "a full-budget run that beats the low-budget one"),
+    ]
     gap = m["F"] - m["B"]
     closure = (m["R"] - m["B"]) / gap if gap > 0 else float("nan")
     per = ", ".join(f"{(R[s] - B[s]) / (F[s] - B[s]):.0%}" if F[s] > B[s] else "no gap" for s in seeds)
     head = f"gap closure {closure:.1%}" if gap > 0 else "no gap to close (BYOL* not above BYOL)"
-    ours = (f"{head} on seeds {rec.seed_text(seeds)} (per seed {per}): ReLA {100 * m['R']:.1f}, BYOL {100 * m['B']:.1f}, "
-            f"BYOL* {100 * m['F']:.1f}")
+    ours = (
+        f"{head} on seeds {rec.seed_text(seeds)} (per seed {per}): ReLA {100 * m['R']:.1f}, BYOL {100 * m['B']:.1f}, "
+        f"BYOL* {100 * m['F']:.1f}"
+    )
     if any(s in U for s in seeds):
         ours += f", untrained {100 * rec.mean_over(U, [s for s in seeds if s in U]):.1f}"
     return _claim("Table 1 (CF-10, 10%)", claim, check, [eff], pre, ours, numbers)
@@ -189,27 +259,47 @@ def half_cost_claim(runs: pd.DataFrame, cross: str, same: str, budgets: list, co
     claim = "A prior trained on another dataset lets BYOL + ReLA match full-budget BYOL at half the cost"
     numbers = "IN-1K: CF10-T at 50% 62.1 vs BYOL* 61.9"
     cost = rec.cost_table(runs, [cross, same], budgets, label=PT.prior_label).set_index("arm")
-    ours = "matching budget (seed means): " + "; ".join(f"{a}: {_fmt_mb(r['matching budget'])} (seeds {r['seeds']})"
-                                                       for a, r in cost.iterrows())
+    ours = "matching budget (seed means): " + "; ".join(
+        f"{a}: {_fmt_mb(r['matching budget'])} (seeds {r['seeds']})" for a, r in cost.iterrows()
+    )
     # the cell at cost_goal: in the grid, or run on its own (a smaller budget would test a stronger claim)
     if not (any(abs(b - cost_goal) < 1e-9 for b in budgets) or rec.rela(runs, cross, cost_goal)):
-        pre = [Precondition(f"the {cost_goal:.0%} cell of the cross-dataset prior", False,
-                            "budgets " + ", ".join(f"{b:.0%}" for b in budgets),
-                            f"the {cost_goal:.0%} cell on 3 seeds (cost_goal_cell, or the faithful profile's grid)")]
-        return Claim("ReLA", "camera-ready", "abstract; Table 1 (IN-1K, CF10-T, 50%)", claim, "n/a",
-                     **claims.not_tested(pre), ours=ours, paper_numbers=numbers)
+        pre = [
+            Precondition(
+                f"the {cost_goal:.0%} cell of the cross-dataset prior",
+                False,
+                "budgets " + ", ".join(f"{b:.0%}" for b in budgets),
+                f"the {cost_goal:.0%} cell on 3 seeds (cost_goal_cell, or the faithful profile's grid)",
+            )
+        ]
+        return Claim(
+            "ReLA",
+            "camera-ready",
+            "abstract; Table 1 (IN-1K, CF10-T, 50%)",
+            claim,
+            "n/a",
+            **claims.not_tested(pre),
+            ours=ours,
+            paper_numbers=numbers,
+        )
     b = cost_goal
     eff = [Effect.paired(f"{PT.prior_label(cross)} {b:.0%} − BYOL*", rec.rela(runs, cross, b), rec.byol(runs, 1.0))]
-    pre = [ssl_phase_ran(_rela_rows(runs, [cross], [b])),
-           above_untrained("BYOL* above the untrained network", {"BYOL*": (rec.byol(runs, 1.0), rec.untrained(runs))})]
-    check = (f"paired probe(+ReLA cross-dataset prior @ {b:.0%}) − probe(BYOL*) over matched seeds > "
-             f"−{100 * MATCH_MARGIN:.1f} points (matches BYOL*)")
+    pre = [
+        ssl_phase_ran(_rela_rows(runs, [cross], [b])),
+        above_untrained("BYOL* above the untrained network", {"BYOL*": (rec.byol(runs, 1.0), rec.untrained(runs))}),
+    ]
+    check = (
+        f"paired probe(+ReLA cross-dataset prior @ {b:.0%}) − probe(BYOL*) over matched seeds > "
+        f"−{100 * MATCH_MARGIN:.1f} points (matches BYOL*)"
+    )
     return _claim("abstract; Table 1 (IN-1K, CF10-T, 50%)", claim, check, eff, pre, ours, numbers, margin=MATCH_MARGIN)
 
 
-FIG4C_CHECK = ("per seed, the budget (share of the full budget, interpolated in the grid) at which +ReLA reaches that "
-               "seed's BYOL*: next weaker prior's − the stronger's (priors ranked by their own probes), paired over "
-               "matched seeds > 0")
+FIG4C_CHECK = (
+    "per seed, the budget (share of the full budget, interpolated in the grid) at which +ReLA reaches that "
+    "seed's BYOL*: next weaker prior's − the stronger's (priors ranked by their own probes), paired over "
+    "matched seeds > 0"
+)
 
 
 def prior_strength_claim(runs: pd.DataFrame, priors: list, budgets: list, strength: Mapping[str, float]) -> Claim:
@@ -221,48 +311,110 @@ def prior_strength_claim(runs: pd.DataFrame, priors: list, budgets: list, streng
     order = sorted(priors, key=lambda p: -strength[PT.prior_label(p)])
     full = rec.byol(runs, 1.0)
     mbs = {p: rec.matching_budgets({b: rec.rela(runs, p, b) for b in budgets}, full) for p in order}
-    eff = [Effect.paired(f"{PT.prior_label(w)} − {PT.prior_label(s)}", mbs[w], mbs[s])
-           for s, w in zip(order, order[1:]) if set(mbs[s]) & set(mbs[w])]
+    eff = [
+        Effect.paired(f"{PT.prior_label(w)} − {PT.prior_label(s)}", mbs[w], mbs[s])
+        for s, w in zip(order, order[1:])
+        if set(mbs[s]) & set(mbs[w])
+    ]
     pairs = len(order) - 1
-    pre = [ssl_phase_ran(_rela_rows(runs, priors, budgets)),
-           above_untrained("BYOL* above the untrained network", {"BYOL*": (full, rec.untrained(runs))}),
-           Precondition("every prior reaches BYOL* within the budget grid", len(eff) == pairs and pairs > 0,
-                        "; ".join(f"{PT.prior_label(p)}: {len(mbs[p])} of {len(full)} seeds" for p in order),
-                        "a budget grid up to where every prior's student reaches BYOL* (the faithful profile's grid)")]
+    pre = [
+        ssl_phase_ran(_rela_rows(runs, priors, budgets)),
+        above_untrained("BYOL* above the untrained network", {"BYOL*": (full, rec.untrained(runs))}),
+        Precondition(
+            "every prior reaches BYOL* within the budget grid",
+            len(eff) == pairs and pairs > 0,
+            "; ".join(f"{PT.prior_label(p)}: {len(mbs[p])} of {len(full)} seeds" for p in order),
+            "a budget grid up to where every prior's student reaches BYOL* (the faithful profile's grid)",
+        ),
+    ]
     cost = rec.cost_table(runs, priors, budgets, label=PT.prior_label).set_index("arm")
     mb = {p: _fmt_mb(cost.loc["+ReLA " + PT.prior_label(p), "matching budget"]) for p in order}
-    ours = ("prior's own probe → matching budget: "
-            + "; ".join(f"{PT.prior_label(p)} {100 * strength[PT.prior_label(p)]:.1f} → {mb[p]}" for p in order)
-            + "; per-seed budgets to reach BYOL*: " + (_texts(eff) or "none shared"))
+    ours = (
+        "prior's own probe → matching budget: "
+        + "; ".join(f"{PT.prior_label(p)} {100 * strength[PT.prior_label(p)]:.1f} → {mb[p]}" for p in order)
+        + "; per-seed budgets to reach BYOL*: "
+        + (_texts(eff) or "none shared")
+    )
     if not eff:
-        return Claim("ReLA", "camera-ready", "Fig. 4c", "Stronger prior models consistently give greater reductions of "
-                     "the training budget", FIG4C_CHECK, **claims.not_tested(pre), ours=ours)
-    return _claim("Fig. 4c", "Stronger prior models consistently give greater reductions of the training budget",
-                  FIG4C_CHECK, eff, pre, ours)
+        return Claim(
+            "ReLA",
+            "camera-ready",
+            "Fig. 4c",
+            "Stronger prior models consistently give greater reductions of the training budget",
+            FIG4C_CHECK,
+            **claims.not_tested(pre),
+            ours=ours,
+        )
+    return _claim(
+        "Fig. 4c",
+        "Stronger prior models consistently give greater reductions of the training budget",
+        FIG4C_CHECK,
+        eff,
+        pre,
+        ours,
+    )
 
 
-def transport_claim(out: Mapping, inn: Mapping, source: str, source_probe: float, targets: Mapping[str, Mapping]) -> Claim:
+def transport_claim(
+    out: Mapping, inn: Mapping, source: str, source_probe: float, targets: Mapping[str, Mapping]
+) -> Claim:
     """Camera-ready Fig. 4a: representations of a strong model transfer linearly to less strong ones
     better than the reverse. ``out``/``inn``: seed -> mean transport similarity from the source to that
     seed's students and back; ``targets``: student -> seed -> probe (they must be less strong)."""
     eff = Effect.paired(f"{source} → students − reverse", out, inn, unit=1.0)
-    pre = [claims.above(f"the source is stronger than {k}", {s: source_probe for s in v}, v,
-                        "a source prior stronger than the students") for k, v in targets.items() if v] or \
-        [Precondition("the source is stronger than every student", False, "no student probed",
-                      "a source prior stronger than the students")]
-    ours = (f"transport similarity {source} → students {np.mean(list(out.values())):.3f}, students → {source} "
-            f"{np.mean(list(inn.values())):.3f} (seeds {rec.seed_text(set(out) & set(inn))}; students: {', '.join(targets)})")
-    return _claim("Fig. 4a",
-                  "Representations of strong models transfer linearly to less strong ones (better than the reverse)",
-                  "paired mean transport similarity (1 − D_Rep) from the strongest prior to each seed's students minus "
-                  "the reverse, over seeds, > 0", [eff], pre, ours, digits=3)
+    pre = [
+        claims.above(
+            f"the source is stronger than {k}",
+            {s: source_probe for s in v},
+            v,
+            "a source prior stronger than the students",
+        )
+        for k, v in targets.items()
+        if v
+    ] or [
+        Precondition(
+            "the source is stronger than every student",
+            False,
+            "no student probed",
+            "a source prior stronger than the students",
+        )
+    ]
+    ours = (
+        f"transport similarity {source} → students {np.mean(list(out.values())):.3f}, students → {source} "
+        f"{np.mean(list(inn.values())):.3f} (seeds {rec.seed_text(set(out) & set(inn))}; students: "
+        f"{', '.join(targets)})"
+    )
+    return _claim(
+        "Fig. 4a",
+        "Representations of strong models transfer linearly to less strong ones (better than the reverse)",
+        "paired mean transport similarity (1 − D_Rep) from the strongest prior to each seed's students minus "
+        "the reverse, over seeds, > 0",
+        [eff],
+        pre,
+        ours,
+        digits=3,
+    )
 
 
-def budget_claims(runs: pd.DataFrame, *, priors: list, budgets: list, same: str, cross: str, headline: float,
-                  gap_goal: float, cost_goal: float, strength: Mapping[str, float]) -> list[Claim]:
+def budget_claims(
+    runs: pd.DataFrame,
+    *,
+    priors: list,
+    budgets: list,
+    same: str,
+    cross: str,
+    headline: float,
+    gap_goal: float,
+    cost_goal: float,
+    strength: Mapping[str, float],
+) -> list[Claim]:
     """The rows of the ``rela_budget`` stage except Fig. 4a (:func:`transport_claim`)."""
-    return [gap_closure_claim(runs, same, headline, gap_goal), half_cost_claim(runs, cross, same, budgets, cost_goal),
-            *table1_claims(runs, priors, budgets), prior_strength_claim(runs, priors, budgets, strength)]
+    return [
+        gap_closure_claim(runs, same, headline, gap_goal),
+        half_cost_claim(runs, cross, same, budgets, cost_goal),
+        *table1_claims(runs, priors, budgets),
+        prior_strength_claim(runs, priors, budgets, strength),
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -272,18 +424,36 @@ def budget_claims(runs: pd.DataFrame, *, priors: list, budgets: list, same: str,
 def arch_claims(runs: pd.DataFrame, students: Mapping[str, str], priors: list) -> list[Claim]:
     """Camera-ready Table 2: BYOL + ReLA improves every student at 10% with every prior; each student's
     BYOL must beat the untrained student (``runs`` has an ``arch`` column and untrained arms)."""
-    eff = [Effect.paired(f"{name} {PT.prior_label(p)}", rec.probes(runs, arch=a, prior=p, untrained=False),
-                         rec.probes(runs, arch=a, prior="", untrained=False)) for a, name in students.items() for p in priors]
-    base = {f"{name} BYOL": (rec.probes(runs, arch=a, prior="", untrained=False), rec.probes(runs, arch=a, untrained=True))
-            for a, name in students.items()}
+    eff = [
+        Effect.paired(
+            f"{name} {PT.prior_label(p)}",
+            rec.probes(runs, arch=a, prior=p, untrained=False),
+            rec.probes(runs, arch=a, prior="", untrained=False),
+        )
+        for a, name in students.items()
+        for p in priors
+    ]
+    base = {
+        f"{name} BYOL": (rec.probes(runs, arch=a, prior="", untrained=False), rec.probes(runs, arch=a, untrained=True))
+        for a, name in students.items()
+    }
     named = rec.normalized(runs)
-    pre = [ssl_phase_ran(named[named["prior"] != ""]),
-           above_untrained("each student's BYOL above the untrained student", base)]
-    return [_claim("Table 2", "BYOL + ReLA improves every student architecture at a 10% budget, with every prior",
-                   "paired probe(+ReLA) − probe(the student's BYOL) over matched seeds > 0, for every (student, prior)",
-                   eff, pre, "matched seeds: " + _texts(eff),
-                   "CF-10 Original → best prior: ResNet-18 58.3 → 83.2, MobileNet-V2 47.7 → 82.9, "
-                   "EfficientNet-B0 23.9 → 87.4, ViT-T 43.4 → 69.9")]
+    pre = [
+        ssl_phase_ran(named[named["prior"] != ""]),
+        above_untrained("each student's BYOL above the untrained student", base),
+    ]
+    return [
+        _claim(
+            "Table 2",
+            "BYOL + ReLA improves every student architecture at a 10% budget, with every prior",
+            "paired probe(+ReLA) − probe(the student's BYOL) over matched seeds > 0, for every (student, prior)",
+            eff,
+            pre,
+            "matched seeds: " + _texts(eff),
+            "CF-10 Original → best prior: ResNet-18 58.3 → 83.2, MobileNet-V2 47.7 → 82.9, "
+            "EfficientNet-B0 23.9 → 87.4, ViT-T 43.4 → 69.9",
+        )
+    ]
 
 
 def methods_claims(runs: pd.DataFrame, methods: Mapping[str, str], priors: list) -> list[Claim]:
@@ -291,24 +461,43 @@ def methods_claims(runs: pd.DataFrame, methods: Mapping[str, str], priors: list)
     (non-inferiority, :data:`NO_HARM_MARGIN`). Each method's Original must beat the untrained network."""
     un, rows = rec.untrained(runs), []
     orig = {m: rec.probes(runs, method=m, prior="", untrained=False) for m in methods}
-    base = above_untrained("each method's Original above the untrained network",
-                           {f"{n} Original": (orig[m], un) for m, n in methods.items()})
+    base = above_untrained(
+        "each method's Original above the untrained network",
+        {f"{n} Original": (orig[m], un) for m, n in methods.items()},
+    )
     specs = []
     if priors[-1] != "rand":
-        specs.append((priors[-1], "Table 3 (CLIP-RN50 row)",
-                      "With a strong prior, ReLA improves every one of the seven SSL methods at a 10% budget", 0.0,
-                      "CF-10 Original → CLIP-RN50: SimCLR 70.7 → 76.4, Barlow 63.7 → 76.5, DINO 66.2 → 82.4, "
-                      "MoCo 67.4 → 79.8, SimSiam 45.8 → 79.3, SwAV 66.2 → 77.3, Vicreg 71.3 → 80.1"))
+        specs.append(
+            (
+                priors[-1],
+                "Table 3 (CLIP-RN50 row)",
+                "With a strong prior, ReLA improves every one of the seven SSL methods at a 10% budget",
+                0.0,
+                "CF-10 Original → CLIP-RN50: SimCLR 70.7 → 76.4, Barlow 63.7 → 76.5, DINO 66.2 → 82.4, "
+                "MoCo 67.4 → 79.8, SimSiam 45.8 → 79.3, SwAV 66.2 → 77.3, Vicreg 71.3 → 80.1",
+            )
+        )
     if "rand" in priors:
-        specs.append(("rand", "Table 3 (Rand. row)",
-                      "Even the Rand. prior does not hurt any SSL method (it helps most of them)", NO_HARM_MARGIN,
-                      "CF-10 Original → Rand.: SimCLR 70.7 → 70.9, Barlow 63.7 → 68.8, DINO 66.2 → 70.6, "
-                      "MoCo 67.4 → 70.9, SimSiam 45.8 → 66.7, SwAV 66.2 → 69.5, Vicreg 71.3 → 71.3"))
+        specs.append(
+            (
+                "rand",
+                "Table 3 (Rand. row)",
+                "Even the Rand. prior does not hurt any SSL method (it helps most of them)",
+                NO_HARM_MARGIN,
+                "CF-10 Original → Rand.: SimCLR 70.7 → 70.9, Barlow 63.7 → 68.8, DINO 66.2 → 70.6, "
+                "MoCo 67.4 → 70.9, SimSiam 45.8 → 66.7, SwAV 66.2 → 69.5, Vicreg 71.3 → 71.3",
+            )
+        )
     for p, location, claim, margin, numbers in specs:
-        eff = [Effect.paired(n, rec.probes(runs, method=m, prior=p, untrained=False), orig[m]) for m, n in methods.items()]
+        eff = [
+            Effect.paired(n, rec.probes(runs, method=m, prior=p, untrained=False), orig[m]) for m, n in methods.items()
+        ]
         pre = [ssl_phase_ran(rec.select(runs, prior=p)), base]
-        check = (f"paired probe(+ReLA {PT.prior_label(p)}) − probe(Original) over matched seeds "
-                 + (f"> −{100 * margin:.1f} points" if margin else "> 0") + ", for every method")
+        check = (
+            f"paired probe(+ReLA {PT.prior_label(p)}) − probe(Original) over matched seeds "
+            + (f"> −{100 * margin:.1f} points" if margin else "> 0")
+            + ", for every method"
+        )
         rows.append(_claim(location, claim, check, eff, pre, "matched seeds: " + _texts(eff), numbers, margin=margin))
     return rows
 
@@ -329,8 +518,9 @@ def _acc(sel) -> dict:
     return {int(s): float(v) for s, v in zip(sel["seed"], sel["probe"])}
 
 
-def ablation_claims(runs: pd.DataFrame, priors: list, lambdas: list, fractions: list, epochs: int,
-                    schedule: str = "switch") -> list[Claim]:
+def ablation_claims(
+    runs: pd.DataFrame, priors: list, lambdas: list, fractions: list, epochs: int, schedule: str = "switch"
+) -> list[Claim]:
     """v1 Fig. 4a (dynamic vs static subset), camera-ready Fig. 4b (the adaptive λ vs the first-w
     settings) and v1/camera-ready Fig. 4b (larger λ suits a strong prior) from the ``rela_ablations`` runs.
     ``schedule``: the adaptive switch the arms ran (``switch`` or ``switch_scaled``)."""
@@ -343,26 +533,46 @@ def ablation_claims(runs: pd.DataFrame, priors: list, lambdas: list, fractions: 
     eff = [Effect.paired(labels[p], _acc(dyn[p]), _acc(sta[p])) for p in priors if len(dyn[p]) and len(sta[p])]
     keys = ("schedule", "w", "steps", "order", "transfer_trainable")
     fired_on = lambda f: {0: "never", len(f): "always"}.get(int(f["switch step"].notna().sum()), "on some seeds")
-    settings = {f"{labels[p]} {m}": {**{k: frame.iloc[0][k] for k in keys}, "switch fired": fired_on(frame)}
-                for p in priors for m, frame in (("dynamic", dyn[p]), ("static", sta[p])) if len(frame)}
-    pre = [Precondition("the dynamic arm draws more than one subset", epochs >= 2, f"{epochs} epochs, a subset each",
-                        "at least 2 epochs (the papers: 100)"),
-           above_untrained("both arms above the untrained network",
-                           {f"{labels[p]} {m}": (_acc(f), un) for p in priors
-                            for m, f in (("dynamic", dyn[p]), ("static", sta[p]))},
-                           "ReLA arms trained long enough to beat the untrained network"),
-           claims.same_evaluation("the arms differ only in the subset", settings,
-                                  "the same λ schedule and steps for both arms")]
+    settings = {
+        f"{labels[p]} {m}": {**{k: frame.iloc[0][k] for k in keys}, "switch fired": fired_on(frame)}
+        for p in priors
+        for m, frame in (("dynamic", dyn[p]), ("static", sta[p]))
+        if len(frame)
+    }
+    pre = [
+        Precondition(
+            "the dynamic arm draws more than one subset",
+            epochs >= 2,
+            f"{epochs} epochs, a subset each",
+            "at least 2 epochs (the papers: 100)",
+        ),
+        above_untrained(
+            "both arms above the untrained network",
+            {f"{labels[p]} {m}": (_acc(f), un) for p in priors for m, f in (("dynamic", dyn[p]), ("static", sta[p]))},
+            "ReLA arms trained long enough to beat the untrained network",
+        ),
+        claims.same_evaluation(
+            "the arms differ only in the subset", settings, "the same λ schedule and steps for both arms"
+        ),
+    ]
     fired = sum(int(f["switch step"].notna().sum()) for p in priors for f in (dyn[p], sta[p]))
     n = sum(len(f) for p in priors for f in (dyn[p], sta[p]))
-    note = ("" if fired == n else
-            f" (the switch fired in {fired} of {n} runs: the others trained on the ReLA loss alone)")
+    note = (
+        "" if fired == n else f" (the switch fired in {fired} of {n} runs: the others trained on the ReLA loss alone)"
+    )
     missing = [Precondition("both arms ran", False, "an arm is missing", "both subsets on the same seeds")]
-    rows.append(Claim("ReLA", "v1", "Fig. 4a", "A dynamic subset beats a static one, by 1.5 to 8.3 points",
-                      "paired probe(dynamic subset) − probe(static subset) over matched seeds > 0, for each prior",
-                      **(claims.compare(eff, pre) if eff else claims.not_tested(pre + missing)),
-                      ours=("matched seeds: " + _texts(eff) if eff else "no arms") + note,
-                      paper_numbers="gains from 1.5% to 8.3% (datasets unspecified)"))
+    rows.append(
+        Claim(
+            "ReLA",
+            "v1",
+            "Fig. 4a",
+            "A dynamic subset beats a static one, by 1.5 to 8.3 points",
+            "paired probe(dynamic subset) − probe(static subset) over matched seeds > 0, for each prior",
+            **(claims.compare(eff, pre) if eff else claims.not_tested(pre + missing)),
+            ours=("matched seeds: " + _texts(eff) if eff else "no arms") + note,
+            paper_numbers="gains from 1.5% to 8.3% (datasets unspecified)",
+        )
+    )
 
     # camera-ready Fig. 4b: adaptive vs every first-w setting (w = 0 is BYOL, w = 1 is ReLA throughout)
     byol = _acc(rec.select(runs, prior="", untrained=False))
@@ -373,34 +583,59 @@ def ablation_claims(runs: pd.DataFrame, priors: list, lambdas: list, fractions: 
         if w == 1:
             return _acc(_ablation_arm(runs, p, "constant", 1.0)) if any(np.isclose(lambdas, 1.0)) else {}
         return _acc(_ablation_arm(runs, p, "first", w))
-    eff = [Effect.paired(f"{labels[p]} vs w={w:g}", _acc(dyn[p]), static(p, w)) for p in priors for w in fractions
-           if static(p, w) and set(static(p, w)) & set(_acc(dyn[p]))]
-    pre = [ssl_phase_ran(pd.concat([dyn[p] for p in priors]), "the adaptive arms ran their SSL phase (the λ switch fired; "
-                         "otherwise adaptive = λ 1 = w 1)")]
-    rows.append(_claim("Fig. 4b", "The adaptive λ generalises: it does as well as the best static setting for each prior",
-                       "paired probe(adaptive switch) − probe(first-w setting) over matched seeds > "
-                       f"−{100 * MATCH_MARGIN:.1f} points, for every w and both priors", eff, pre,
-                       "matched seeds: " + _texts(eff), margin=MATCH_MARGIN))
+
+    eff = [
+        Effect.paired(f"{labels[p]} vs w={w:g}", _acc(dyn[p]), static(p, w))
+        for p in priors
+        for w in fractions
+        if static(p, w) and set(static(p, w)) & set(_acc(dyn[p]))
+    ]
+    pre = [
+        ssl_phase_ran(
+            pd.concat([dyn[p] for p in priors]),
+            "the adaptive arms ran their SSL phase (the λ switch fired; otherwise adaptive = λ 1 = w 1)",
+        )
+    ]
+    rows.append(
+        _claim(
+            "Fig. 4b",
+            "The adaptive λ generalises: it does as well as the best static setting for each prior",
+            "paired probe(adaptive switch) − probe(first-w setting) over matched seeds > "
+            f"−{100 * MATCH_MARGIN:.1f} points, for every w and both priors",
+            eff,
+            pre,
+            "matched seeds: " + _texts(eff),
+            margin=MATCH_MARGIN,
+        )
+    )
 
     # v1 Fig. 4b (constant λ) and camera-ready Fig. 4b (first w): the interaction prior x weight
     weak, strong = priors[0], priors[-1]
     inner = [w for w in fractions if 0 < w < 1]
     ws = (min(inner), max(inner)) if len(inner) >= 2 else (min(fractions), max(fractions))
     eff = []
-    for kind, lo, hi, arm in (("λ", min(lambdas), max(lambdas), lambda p, v: _acc(_ablation_arm(runs, p, "constant", v))),
-                              ("w", *ws, static)):
+    for kind, lo, hi, arm in (
+        ("λ", min(lambdas), max(lambdas), lambda p, v: _acc(_ablation_arm(runs, p, "constant", v))),
+        ("w", *ws, static),
+    ):
         a = {p: (arm(p, hi), arm(p, lo)) for p in (weak, strong)}
         seeds = sorted(set.intersection(*(set(d) for pair in a.values() for d in pair)))
         if seeds and hi > lo:
             did = [(a[strong][0][s] - a[strong][1][s]) - (a[weak][0][s] - a[weak][1][s]) for s in seeds]
             eff.append(Effect(f"{kind} {hi:g} vs {lo:g}", did, seeds))
     one = [Precondition("two weights", False, "one weight", "two weights")]
-    rows.append(Claim("ReLA", "camera-ready", "Fig. 4b; v1 Fig. 4b",
-                      "A larger ReLA weight suits a strong prior, a smaller one a weak prior",
-                      f"paired interaction over matched seeds > 0: [probe(high) − probe(low)] with the {labels[strong]} "
-                      f"prior minus the same with the {labels[weak]} prior, for constant λ (v1) and first-w (camera-ready)",
-                      **(claims.compare(eff) if eff else claims.not_tested(one)),
-                      ours="matched seeds: " + _texts(eff) if eff else "fewer than two weights"))
+    rows.append(
+        Claim(
+            "ReLA",
+            "camera-ready",
+            "Fig. 4b; v1 Fig. 4b",
+            "A larger ReLA weight suits a strong prior, a smaller one a weak prior",
+            f"paired interaction over matched seeds > 0: [probe(high) − probe(low)] with the {labels[strong]} "
+            f"prior minus the same with the {labels[weak]} prior, for constant λ (v1) and first-w (camera-ready)",
+            **(claims.compare(eff) if eff else claims.not_tested(one)),
+            ours="matched seeds: " + _texts(eff) if eff else "fewer than two weights",
+        )
+    )
     return rows
 
 
@@ -413,8 +648,13 @@ def transport_claim_from(per_seed: pd.DataFrame, strength: Mapping[str, float]) 
     ``in``, ``probe``) and the priors' own probes by label (``strength``); the source is the strongest prior."""
     g = per_seed.groupby("seed")
     strongest = max(strength, key=strength.get)
-    return transport_claim(g["out"].mean().to_dict(), g["in"].mean().to_dict(), strongest, strength[strongest],
-                           {k: dict(zip(d["seed"], d["probe"])) for k, d in per_seed.groupby("student")})
+    return transport_claim(
+        g["out"].mean().to_dict(),
+        g["in"].mean().to_dict(),
+        strongest,
+        strength[strongest],
+        {k: dict(zip(d["seed"], d["probe"])) for k, d in per_seed.groupby("student")},
+    )
 
 
 def budget_stage_claims(folder: Path, gap_goal: float) -> list[Claim]:
@@ -423,11 +663,20 @@ def budget_stage_claims(folder: Path, gap_goal: float) -> list[Claim]:
     reaches" (the ``claims_ledger`` stage's parameter)."""
     st = stage_tables.settings(folder)
     runs = tables.table_runs(stage_tables.table(folder, "runs"))
-    rows = budget_claims(runs, priors=st["priors"], budgets=st["budgets"], same=st["same"], cross=st["cross"],
-                         headline=st["headline"], gap_goal=gap_goal, cost_goal=st["cost_goal"],
-                         strength=st["strength"])
-    split = (stage_tables.table(folder, "prior_vs_ssl") if (Path(folder) / "prior_vs_ssl.csv").is_file()
-             else pd.DataFrame())
+    rows = budget_claims(
+        runs,
+        priors=st["priors"],
+        budgets=st["budgets"],
+        same=st["same"],
+        cross=st["cross"],
+        headline=st["headline"],
+        gap_goal=gap_goal,
+        cost_goal=st["cost_goal"],
+        strength=st["strength"],
+    )
+    split = (
+        stage_tables.table(folder, "prior_vs_ssl") if (Path(folder) / "prior_vs_ssl.csv").is_file() else pd.DataFrame()
+    )
     headline_cell = (PT.prior_label(st["same"]), f"{st['headline']:.0%}")
     rows = [with_prior_split(r, split, headline_cell) for r in rows]
     return rows + [transport_claim_from(stage_tables.table(folder, "transport_per_seed"), st["strength"])]
@@ -439,10 +688,13 @@ def prior_split_text(split: pd.DataFrame, cells: Iterable[tuple[str, str]] | Non
     if split is None or split.empty:
         return ""
     keep = split if cells is None else split[[(p, b) in set(cells) for p, b in zip(split["prior"], split["budget"])]]
-    return "; ".join(f"{r['prior']} {r['budget']}: prior alone − BYOL {r['prior alone − BYOL']:+.1f} "
-                     f"{r['prior alone − BYOL, 95% interval']}, +ReLA − prior alone {r['+ReLA − prior alone']:+.1f} "
-                     f"{r['+ReLA − prior alone, 95% interval']} (SSL-phase share {r['SSL-phase share of +ReLA']:.0%}, "
-                     f"{int(r['seeds'])} seeds)" for _, r in keep.iterrows())
+    return "; ".join(
+        f"{r['prior']} {r['budget']}: prior alone − BYOL {r['prior alone − BYOL']:+.1f} "
+        f"{r['prior alone − BYOL, 95% interval']}, +ReLA − prior alone {r['+ReLA − prior alone']:+.1f} "
+        f"{r['+ReLA − prior alone, 95% interval']} (SSL-phase share {r['SSL-phase share of +ReLA']:.0%}, "
+        f"{int(r['seeds'])} seeds)"
+        for _, r in keep.iterrows()
+    )
 
 
 def with_prior_split(row: Claim, split: pd.DataFrame, headline_cell: tuple[str, str]) -> Claim:
@@ -458,7 +710,11 @@ def with_prior_split(row: Claim, split: pd.DataFrame, headline_cell: tuple[str, 
     else:
         cells = None
     text = prior_split_text(split, cells)
-    return dataclasses.replace(row, ours=f"{row.ours}; what the SSL phase adds to the prior alone: {text}") if text else row
+    return (
+        dataclasses.replace(row, ours=f"{row.ours}; what the SSL phase adds to the prior alone: {text}")
+        if text
+        else row
+    )
 
 
 def arch_stage_claims(folder: Path, **judge) -> list[Claim]:
@@ -476,13 +732,23 @@ def methods_stage_claims(folder: Path, **judge) -> list[Claim]:
 def ablation_stage_claims(folder: Path, **judge) -> list[Claim]:
     """``rela_ablations``' rows from its ``runs`` and ``settings``."""
     st = stage_tables.settings(folder)
-    return ablation_claims(stage_tables.table(folder, "runs"), st["priors"], st["lambdas"], st["fractions"],
-                           st["epochs"], schedule=st["schedule"])
+    return ablation_claims(
+        stage_tables.table(folder, "runs"),
+        st["priors"],
+        st["lambdas"],
+        st["fractions"],
+        st["epochs"],
+        schedule=st["schedule"],
+    )
 
 
 #: The ReLA stages whose rows ``claims_ledger`` judges from their tables, with the function that does.
-RELA_STAGES = {"rela_budget": budget_stage_claims, "rela_arch": arch_stage_claims,
-               "rela_methods": methods_stage_claims, "rela_ablations": ablation_stage_claims}
+RELA_STAGES = {
+    "rela_budget": budget_stage_claims,
+    "rela_arch": arch_stage_claims,
+    "rela_methods": methods_stage_claims,
+    "rela_ablations": ablation_stage_claims,
+}
 
 
 def rela_stage_claims(root: Path, stages: Iterable[str] = tuple(RELA_STAGES), **judge) -> list[Claim]:

@@ -43,24 +43,46 @@ T0 = "SSDD T=0 (PCA projection)"
 UNTRAINED = "untrained"
 DISTILLED = ("ssdd", "krr_st")
 
-OUTER_NEEDS = (f"{PAPER_OUTER_STEPS:,} outer iterations (SSDD App. A.1; the paper profile) or an outer loss (Eq. 3) "
-               "at a plateau")
-INIT_NEEDS = ("a distilled set that beats its initialisation on matched seeds (95% interval above 0): more outer "
-              f"iterations ({PAPER_OUTER_STEPS:,} in the paper)")
-TEACHER_NEEDS = ("a teacher whose targets probe well above untrained networks of its architecture: Barlow Twins trained "
-                 "longer (the paper: a ResNet-18 teacher; the paper profile: 100 epochs on 60,000 images)")
-STUDENT_NEEDS = "students whose pre-training lifts them above the untrained student (longer pre-training, 1,000 epochs in the paper)"
+OUTER_NEEDS = (
+    f"{PAPER_OUTER_STEPS:,} outer iterations (SSDD App. A.1; the paper profile) or an outer loss (Eq. 3) at a plateau"
+)
+INIT_NEEDS = (
+    "a distilled set that beats its initialisation on matched seeds (95% interval above 0): more outer "
+    f"iterations ({PAPER_OUTER_STEPS:,} in the paper)"
+)
+TEACHER_NEEDS = (
+    "a teacher whose targets probe well above untrained networks of its architecture: Barlow Twins trained "
+    "longer (the paper: a ResNet-18 teacher; the paper profile: 100 epochs on 60,000 images)"
+)
+STUDENT_NEEDS = (
+    "students whose pre-training lifts them above the untrained student (longer pre-training, 1,000 epochs in the "
+    "paper)"
+)
 
 # The paper's numbers (CIFAR-100 source and target, N = 100 unless stated)
-PAPER_T1 = {"Random": "43.66 / 23.76 / 19.26 / 28.82 / 11.99 / 20.70", "KMeans": "43.94 / 25.13 / 19.05 / 29.82 / 11.43 / 20.77",
-            "DSA": "39.38 / 19.97 / 20.11 / 31.57 / 9.58 / 20.03", "DM": "31.93 / 10.36 / 16.24 / 20.49 / 8.06 / NaN",
-            "KRR-ST": "47.00 / 27.78 / 18.92 / 31.27 / 10.11 / 20.82", "SSDD": "52.41 / 35.35 / 20.90 / 36.88 / 24.14 / 23.33"}
+PAPER_T1 = {
+    "Random": "43.66 / 23.76 / 19.26 / 28.82 / 11.99 / 20.70",
+    "KMeans": "43.94 / 25.13 / 19.05 / 29.82 / 11.43 / 20.77",
+    "DSA": "39.38 / 19.97 / 20.11 / 31.57 / 9.58 / 20.03",
+    "DM": "31.93 / 10.36 / 16.24 / 20.49 / 8.06 / NaN",
+    "KRR-ST": "47.00 / 27.78 / 18.92 / 31.27 / 10.11 / 20.82",
+    "SSDD": "52.41 / 35.35 / 20.90 / 36.88 / 24.14 / 23.33",
+}
 PAPER_T2 = {"Random": "41.61 / 41.80 / 43.66", "KRR-ST": "44.06 / 45.79 / 47.00", "SSDD": "51.41 / 52.08 / 52.41"}
 PAPER_T3 = {"Baseline (KRR-ST)": "47.00±0.51", "+ Parameterization": "48.57±0.18", "+ Aug. & Approx.": "52.41±0.10"}
-PAPER_T4 = {"random": ("I: random N(0,1)", "22.05±3.04"), "real": ("II: real-image bases, random coefficients", "30.99±0.25"),
-            "pca": ("III: PCA bases, projected coefficients", "52.41±0.10")}
-PAPER_T11 = {"same": ("50.10", "0.31"), "bias": ("50.32", "0.30"), "q2": ("52.30", "0.07"), "q4": ("52.41", "0.06"),
-             "q8": ("51.19", "0.04"), "ideal": ("53.51", "–")}
+PAPER_T4 = {
+    "random": ("I: random N(0,1)", "22.05±3.04"),
+    "real": ("II: real-image bases, random coefficients", "30.99±0.25"),
+    "pca": ("III: PCA bases, projected coefficients", "52.41±0.10"),
+}
+PAPER_T11 = {
+    "same": ("50.10", "0.31"),
+    "bias": ("50.32", "0.30"),
+    "q2": ("52.30", "0.07"),
+    "q4": ("52.41", "0.06"),
+    "q8": ("51.19", "0.04"),
+    "ideal": ("53.51", "–"),
+}
 PAPER_T13 = {"DSA": ("81", "3561"), "DM": ("78", "2571"), "KRR-ST": ("189", "4483"), "SSDD": ("205", "6917")}
 PAPER_T12 = {"none": "48.57±0.18", "rotation": "52.41±0.10", "jigsaw": "50.93±0.21", "crop": "51.03±0.40"}
 
@@ -76,11 +98,19 @@ def set_records(sets: Mapping) -> dict:
     out = {}
     for name, ts in sets.items():
         ex, p = ts.extra, ts.params
-        out[name] = {"method": ts.method, "steps": int(p.get("steps", 0) or 0), "losses": list(ex.get("losses", [])),
-                     "augmentation": p.get("augmentation", "none"), "approx": ex.get("approx", ""),
-                     "hidden": int(ex.get("hidden", 0) or 0), "approx_mse": float(ex.get("approx_mse", float("nan"))),
-                     "floats": int(ts.floats), "budget": int(p.get("budget", 0) or 0), "m": int(ex.get("m", len(ts.images))),
-                     "pairs": int(len(ts.images))}
+        out[name] = {
+            "method": ts.method,
+            "steps": int(p.get("steps", 0) or 0),
+            "losses": list(ex.get("losses", [])),
+            "augmentation": p.get("augmentation", "none"),
+            "approx": ex.get("approx", ""),
+            "hidden": int(ex.get("hidden", 0) or 0),
+            "approx_mse": float(ex.get("approx_mse", float("nan"))),
+            "floats": int(ts.floats),
+            "budget": int(p.get("budget", 0) or 0),
+            "m": int(ex.get("m", len(ts.images))),
+            "pairs": int(len(ts.images)),
+        }
     return out
 
 
@@ -167,7 +197,11 @@ def outer_loop(run: Run, names: Iterable[str], paper_steps: int = PAPER_OUTER_ST
     outer loss (Eq. 3, the curve ``ssdd_distill`` records) reached a plateau
     (:func:`compendium.verdicts.claims.plateaued`). None when no set among ``names`` is distilled."""
     bases = list(dict.fromkeys(_base(n) for n in names))
-    recs = [(n, run.sets[n]) for n in bases if n in run.sets and run.sets[n]["method"] in DISTILLED and run.sets[n]["steps"] > 0]
+    recs = [
+        (n, run.sets[n])
+        for n in bases
+        if n in run.sets and run.sets[n]["method"] in DISTILLED and run.sets[n]["steps"] > 0
+    ]
     if not recs:
         return None
     ok, parts = True, []
@@ -177,10 +211,16 @@ def outer_loop(run: Run, names: Iterable[str], paper_steps: int = PAPER_OUTER_ST
             continue
         p = claims.plateaued(n, r["losses"], OUTER_NEEDS)
         ok &= p.met
-        parts.append(f"{n}: {r['steps']:,} of {paper_steps:,} iterations, {'plateau' if p.met else 'no plateau'} ({p.measured})")
+        parts.append(
+            f"{n}: {r['steps']:,} of {paper_steps:,} iterations, {'plateau' if p.met else 'no plateau'} ({p.measured})"
+        )
     steps = sorted({r["steps"] for _, r in recs})
-    return Precondition("outer loops at the paper's iteration count or a plateau", ok, "; ".join(parts),
-                        f"{OUTER_NEEDS}; {', '.join(map(str, steps))} at this scale")
+    return Precondition(
+        "outer loops at the paper's iteration count or a plateau",
+        ok,
+        "; ".join(parts),
+        f"{OUTER_NEEDS}; {', '.join(map(str, steps))} at this scale",
+    )
 
 
 def initialisation_of(run: Run, name: str) -> tuple[str, str] | None:
@@ -192,7 +232,7 @@ def initialisation_of(run: Run, name: str) -> tuple[str, str] | None:
         return None
     if r["method"] == "krr_st":
         base = _base(name)
-        return (base, "Random" + base[len("KRR-ST"):]) if base.startswith("KRR-ST") else None
+        return (base, "Random" + base[len("KRR-ST") :]) if base.startswith("KRR-ST") else None
     return "SSDD", T0
 
 
@@ -227,8 +267,12 @@ def teacher_well_above(run: Run, z: float = Z_WELL_ABOVE) -> Precondition:
     if tp is None or not len(tp):
         return Precondition(name, False, "no teacher probe table", TEACHER_NEEDS)
     if up is None or not len(up):
-        return Precondition(name, False, "no probes of untrained networks of the teacher's architecture "
-                            "(ssdd_teacher's untrained_seeds)", TEACHER_NEEDS)
+        return Precondition(
+            name,
+            False,
+            "no probes of untrained networks of the teacher's architecture (ssdd_teacher's untrained_seeds)",
+            TEACHER_NEEDS,
+        )
 
     def pooled(df):
         return df["features"].astype(str).str.startswith("globally pooled")
@@ -242,16 +286,26 @@ def teacher_well_above(run: Run, z: float = Z_WELL_ABOVE) -> Precondition:
     u_pool = up.loc[pooled(up), run.target].astype(float).to_numpy()
     n = len(u_flat)
     if n < 2 or not math.isfinite(t_flat):
-        return Precondition(name, False, f"teacher {t_flat:.1%}; {n} untrained network(s) of its architecture: "
-                            "no noise estimate", TEACHER_NEEDS)
+        return Precondition(
+            name,
+            False,
+            f"teacher {t_flat:.1%}; {n} untrained network(s) of its architecture: no noise estimate",
+            TEACHER_NEEDS,
+        )
     mu, sd = float(u_flat.mean()), float(u_flat.std(ddof=1))
     need = z * sd * math.sqrt(1 + 1 / n)
-    pool = (f"; its globally pooled features: {t_pool:.1%} vs {u_pool.mean():.1%} ± {100 * u_pool.std(ddof=1):.1f}"
-            if len(u_pool) > 1 and math.isfinite(t_pool) else "")
+    pool = (
+        f"; its globally pooled features: {t_pool:.1%} vs {u_pool.mean():.1%} ± {100 * u_pool.std(ddof=1):.1f}"
+        if len(u_pool) > 1 and math.isfinite(t_pool)
+        else ""
+    )
     return Precondition(
-        name, t_flat - mu > need,
+        name,
+        t_flat - mu > need,
         f"its targets (flattened features): teacher {t_flat:.1%} vs untrained {mu:.1%} ± {100 * sd:.1f} (std over {n} "
-        f"seeds), {100 * (t_flat - mu):+.1f} points against {100 * need:.1f} ({z:.2f}·σ·√(1 + 1/{n})){pool}", TEACHER_NEEDS)
+        f"seeds), {100 * (t_flat - mu):+.1f} points against {100 * need:.1f} ({z:.2f}·σ·√(1 + 1/{n})){pool}",
+        TEACHER_NEEDS,
+    )
 
 
 def above_untrained(run: Run, names: Iterable[str], arch: str = "convnet") -> Precondition:
@@ -261,7 +315,9 @@ def above_untrained(run: Run, names: Iterable[str], arch: str = "convnet") -> Pr
     names = [n for n in dict.fromkeys(names) if n != UNTRAINED]
     label = "pre-trained students above the untrained student" + ("" if arch == "convnet" else f" ({arch})")
     if not run.has(UNTRAINED, arch):
-        return Precondition(label, False, f"no untrained {arch} student evaluated", "the untrained control on the same seeds")
+        return Precondition(
+            label, False, f"no untrained {arch} student evaluated", "the untrained control on the same seeds"
+        )
     ok, parts = True, []
     for n in names:
         e = run.effect(n, UNTRAINED, arch, label=n)
@@ -272,8 +328,9 @@ def above_untrained(run: Run, names: Iterable[str], arch: str = "convnet") -> Pr
     return Precondition(label, ok, "paired differences, points, 95% intervals: " + ", ".join(parts), STUDENT_NEEDS)
 
 
-def preconditions(run: Run, names: Iterable[str], shows: Iterable[str] | None = None,
-                  arch: str = "convnet") -> list[Precondition]:
+def preconditions(
+    run: Run, names: Iterable[str], shows: Iterable[str] | None = None, arch: str = "convnet"
+) -> list[Precondition]:
     """The preconditions of a comparison among the sets ``names``: outer loops, initialisations, the
     teacher's probe, and the untrained control below the students of ``shows`` (default: every set;
     an ablation names only its reference, since a degraded variant such as Table 4's random
@@ -287,18 +344,39 @@ def preconditions(run: Run, names: Iterable[str], shows: Iterable[str] | None = 
 # Ledger rows
 
 
-def _row(location: str, claim: str, check: str, effects: Sequence[Effect | None], pre: list[Precondition],
-         ours: str, paper_numbers: str) -> Claim:
+def _row(
+    location: str,
+    claim: str,
+    check: str,
+    effects: Sequence[Effect | None],
+    pre: list[Precondition],
+    ours: str,
+    paper_numbers: str,
+) -> Claim:
     effects = [e for e in effects if e is not None]
-    kw = (claims.compare(effects, pre) if effects else
-          claims.not_tested(pre + [Precondition("arms evaluated", False, "an arm of the comparison was not run",
-                                                "the ssdd_distill sets of this comparison")]))
+    kw = (
+        claims.compare(effects, pre)
+        if effects
+        else claims.not_tested(
+            pre
+            + [
+                Precondition(
+                    "arms evaluated",
+                    False,
+                    "an arm of the comparison was not run",
+                    "the ssdd_distill sets of this comparison",
+                )
+            ]
+        )
+    )
     return Claim(PAPER, VERSION, location, claim, check, **kw, ours=ours, paper_numbers=paper_numbers)
 
 
 def _on(run: Run, names: Sequence[str], arch: str = "convnet") -> str:
     s = run.common(names, arch)
-    return ", ".join(f"{n} {run.txt(n, arch, seeds=s)}" for n in names if run.has(n, arch)) + f" (seeds {_seed_text(s)})"
+    return (
+        ", ".join(f"{n} {run.txt(n, arch, seeds=s)}" for n in names if run.has(n, arch)) + f" (seeds {_seed_text(s)})"
+    )
 
 
 def named(n: int, base: str, budget_n: int) -> str:
@@ -323,11 +401,17 @@ def rows(run: Run) -> list[Claim]:
     """The ``ssdd_eval`` rows of the ledger (SSDD Tables 1-4, 11, 12 and the free teachers)."""
     out = []
     base = [b for b in ("KRR-ST", "Random", "KMeans") if run.has(b)]
-    out.append(_row(
-        "Table 1; abstract", "SSDD beats KRR-ST and Random (and k-means) at equal storage",
-        f"ConvNet, {run.target} probe, N = {run.budget_n}: SSDD − each baseline, paired over matched seeds",
-        [run.effect("SSDD", b) for b in base], preconditions(run, ["SSDD", *base]),
-        _on(run, ["SSDD", *base, UNTRAINED]), "CIFAR-100 N=100: 52.41 vs KRR-ST 47.00, Random 43.66"))
+    out.append(
+        _row(
+            "Table 1; abstract",
+            "SSDD beats KRR-ST and Random (and k-means) at equal storage",
+            f"ConvNet, {run.target} probe, N = {run.budget_n}: SSDD − each baseline, paired over matched seeds",
+            [run.effect("SSDD", b) for b in base],
+            preconditions(run, ["SSDD", *base]),
+            _on(run, ["SSDD", *base, UNTRAINED]),
+            "CIFAR-100 N=100: 52.41 vs KRR-ST 47.00, Random 43.66",
+        )
+    )
 
     effs, pre = [], preconditions(run, run.cross_methods)
     for a in run.archs:
@@ -339,65 +423,122 @@ def rows(run: Run) -> list[Claim]:
         if a != "convnet":
             pre.append(above_untrained(run, run.cross_methods, a))
     others = [b for b in run.cross_methods if b != "SSDD"]
-    out.append(_row(
-        "Table 1", "SSDD outperforms the baselines across feature-extractor architectures",
-        f"for every student ({', '.join(run.archs)}): SSDD − the best of {others} per seed, over matched seeds",
-        effs, pre, "; ".join(f"{e.label}: {100 * e.mean:+.1f} (seeds {_seed_text(e.seeds)})" for e in effs),
-        "not true in the paper's own ResNet18 column (DATM 21.20 > 20.90)"))
+    out.append(
+        _row(
+            "Table 1",
+            "SSDD outperforms the baselines across feature-extractor architectures",
+            f"for every student ({', '.join(run.archs)}): SSDD − the best of {others} per seed, over matched seeds",
+            effs,
+            pre,
+            "; ".join(f"{e.label}: {100 * e.mean:+.1f} (seeds {_seed_text(e.seeds)})" for e in effs),
+            "not true in the paper's own ResNet18 column (DATM 21.20 > 20.90)",
+        )
+    )
 
     small, nb = min(run.budgets), run.budget_n
     t2 = [named(small, "SSDD", nb)] + [named(n, "KRR-ST", nb) for n in run.budgets if n <= nb]
-    out.append(_row(
-        "Table 2", "SSDD at the smallest budget beats KRR-ST at every budget up to the main one",
-        f"SSDD at N = {small} − KRR-ST at each N ≤ {nb}, paired over matched seeds",
-        [run.effect(t2[0], k) for k in t2[1:]], preconditions(run, t2), _on(run, t2),
-        "51.41 (N=25) vs KRR-ST 44.06 / 45.79 / 47.00"))
+    out.append(
+        _row(
+            "Table 2",
+            "SSDD at the smallest budget beats KRR-ST at every budget up to the main one",
+            f"SSDD at N = {small} − KRR-ST at each N ≤ {nb}, paired over matched seeds",
+            [run.effect(t2[0], k) for k in t2[1:]],
+            preconditions(run, t2),
+            _on(run, t2),
+            "51.41 (N=25) vs KRR-ST 44.06 / 45.79 / 47.00",
+        )
+    )
 
     t3 = ["KRR-ST", "SSDD no augmentation", "SSDD"]
-    out.append(_row(
-        "Table 3", "Parameterization helps, and augmentation with approximation helps further",
-        "+ Parameterization − KRR-ST and SSDD − (+ Parameterization), paired over matched seeds",
-        [run.effect(t3[1], t3[0], label="+ param − KRR-ST"), run.effect(t3[2], t3[1], label="+ aug & approx − + param")],
-        preconditions(run, t3), _on(run, t3), "47.00 → 48.57 → 52.41"))
+    out.append(
+        _row(
+            "Table 3",
+            "Parameterization helps, and augmentation with approximation helps further",
+            "+ Parameterization − KRR-ST and SSDD − (+ Parameterization), paired over matched seeds",
+            [
+                run.effect(t3[1], t3[0], label="+ param − KRR-ST"),
+                run.effect(t3[2], t3[1], label="+ aug & approx − + param"),
+            ],
+            preconditions(run, t3),
+            _on(run, t3),
+            "47.00 → 48.57 → 52.41",
+        )
+    )
 
     t4 = ["SSDD", "SSDD init real", "SSDD init random"]
-    out.append(_row(
-        "Table 4", "PCA initialisation beats real-image bases, which beat random initialisation",
-        "PCA − real, PCA − random and real − random, paired over matched seeds",
-        [run.effect(t4[0], t4[1], label="PCA − real"), run.effect(t4[0], t4[2], label="PCA − random"),
-         run.effect(t4[1], t4[2], label="real − random")], preconditions(run, t4, shows=t4[:1]), _on(run, t4), "52.41 / 30.99 / 22.05"))
+    out.append(
+        _row(
+            "Table 4",
+            "PCA initialisation beats real-image bases, which beat random initialisation",
+            "PCA − real, PCA − random and real − random, paired over matched seeds",
+            [
+                run.effect(t4[0], t4[1], label="PCA − real"),
+                run.effect(t4[0], t4[2], label="PCA − random"),
+                run.effect(t4[1], t4[2], label="real − random"),
+            ],
+            preconditions(run, t4, shows=t4[:1]),
+            _on(run, t4),
+            "52.41 / 30.99 / 22.05",
+        )
+    )
 
     v = table11_sets(run)
     main = approx_key(run.sets.get("SSDD", {"approx": "q", "hidden": 4}))
     s11 = run.common(v.values())
     best = max(v, key=lambda k: run.mean(v[k], seeds=s11)) if v and s11 else "–"
-    out.append(_row(
-        "Table 11", "Approximation networks model the augmented targets better than the same target or a bias",
-        f"accuracy with {main} − same and − bias, paired over matched seeds",
-        [run.effect("SSDD", v[k], label=f"{main} − {k}") for k in ("same", "bias") if k in v],
-        preconditions(run, list(v.values()), shows=["SSDD"]),
-        "; ".join(f"{k}: {run.txt(n, seeds=s11)} (MSE {run.sets[n]['approx_mse']:.3f})" for k, n in sorted(v.items()))
-        + f" on seeds {_seed_text(s11)}; best: {best}", "same 50.10, bias 50.32, Q4 52.41, ideal 53.51"))
+    out.append(
+        _row(
+            "Table 11",
+            "Approximation networks model the augmented targets better than the same target or a bias",
+            f"accuracy with {main} − same and − bias, paired over matched seeds",
+            [run.effect("SSDD", v[k], label=f"{main} − {k}") for k in ("same", "bias") if k in v],
+            preconditions(run, list(v.values()), shows=["SSDD"]),
+            "; ".join(
+                f"{k}: {run.txt(n, seeds=s11)} (MSE {run.sets[n]['approx_mse']:.3f})" for k, n in sorted(v.items())
+            )
+            + f" on seeds {_seed_text(s11)}; best: {best}",
+            "same 50.10, bias 50.32, Q4 52.41, ideal 53.51",
+        )
+    )
 
     a12 = aug_sets(run)
-    out.append(_row(
-        "Table 12", "Rotation is the best predefined augmentation",
-        "rotation − every other augmentation tried (and none), paired over matched seeds",
-        [run.effect("SSDD", n, label=f"rotation − {a}") for a, n in a12.items() if n != "SSDD"],
-        preconditions(run, list(a12.values())), _on(run, list(a12.values())), "none 48.57, rotation 52.41, jigsaw 50.93, crop 51.03"))
+    out.append(
+        _row(
+            "Table 12",
+            "Rotation is the best predefined augmentation",
+            "rotation − every other augmentation tried (and none), paired over matched seeds",
+            [run.effect("SSDD", n, label=f"rotation − {a}") for a, n in a12.items() if n != "SSDD"],
+            preconditions(run, list(a12.values())),
+            _on(run, list(a12.values())),
+            "none 48.57, rotation 52.41, jigsaw 50.93, crop 51.03",
+        )
+    )
 
     free = sorted({n.split("teacher=")[1] for n in run.sets if "teacher=" in n})
     ft = ["Random", "Random teacher=rand"]
-    extra = "; ".join(e.text() for e in (run.effect(f"{m}", f"{m} teacher={t}", label=f"{m}: Barlow Twins − {t}")
-                                         for m in ("Random", "KRR-ST", "SSDD") for t in free) if e is not None)
-    out.append(_row(
-        "Sec. 3.1; Fig. 1 (the teacher g_φ, self-supervised on the source)",
-        "The targets must come from a teacher self-supervisedly trained on the source: the trained teacher's targets "
-        "beat an untrained network's (the free-teacher experiment; neither paper ran it)",
-        "the same random real images with the Barlow Twins teacher's targets − with a seeded untrained network's "
-        "targets, paired over matched seeds",
-        [run.effect(*ft, label="Barlow Twins − rand")], preconditions(run, ft, shows=ft[:1]),
-        _on(run, ft) + (f"; all paired: {extra}" if extra else ""), ""))
+    extra = "; ".join(
+        e.text()
+        for e in (
+            run.effect(f"{m}", f"{m} teacher={t}", label=f"{m}: Barlow Twins − {t}")
+            for m in ("Random", "KRR-ST", "SSDD")
+            for t in free
+        )
+        if e is not None
+    )
+    out.append(
+        _row(
+            "Sec. 3.1; Fig. 1 (the teacher g_φ, self-supervised on the source)",
+            "The targets must come from a teacher self-supervisedly trained on the source: the trained teacher's "
+            "targets "
+            "beat an untrained network's (the free-teacher experiment; neither paper ran it)",
+            "the same random real images with the Barlow Twins teacher's targets − with a seeded untrained network's "
+            "targets, paired over matched seeds",
+            [run.effect(*ft, label="Barlow Twins − rand")],
+            preconditions(run, ft, shows=ft[:1]),
+            _on(run, ft) + (f"; all paired: {extra}" if extra else ""),
+            "",
+        )
+    )
     return out
 
 
@@ -408,9 +549,15 @@ def rows(run: Run) -> list[Claim]:
 def summary(results: pd.DataFrame) -> pd.DataFrame:
     """Mean, std and seed count per (set, arch) and target."""
     ts = [c.removeprefix("acc ") for c in results.columns if c.startswith("acc ")]
-    return results.groupby(["set", "arch"]).agg(**{f"{t} mean": (f"acc {t}", "mean") for t in ts},
-                                                **{f"{t} std": (f"acc {t}", "std") for t in ts},
-                                                n=("seed", "count")).reset_index()
+    return (
+        results.groupby(["set", "arch"])
+        .agg(
+            **{f"{t} mean": (f"acc {t}", "mean") for t in ts},
+            **{f"{t} std": (f"acc {t}", "std") for t in ts},
+            n=("seed", "count"),
+        )
+        .reset_index()
+    )
 
 
 def outer_loops(run: Run) -> pd.DataFrame:
@@ -420,21 +567,32 @@ def outer_loops(run: Run) -> pd.DataFrame:
         if r["method"] in DISTILLED and r["steps"] > 0 and " / " not in n:
             p = claims.plateaued(n, r["losses"], OUTER_NEEDS)
             c = np.asarray(r["losses"], float)
-            out.append({"set": n, "outer iterations": r["steps"], "paper": PAPER_OUTER_STEPS,
-                        "first 10% loss": float(c[:max(1, len(c) // 10)].mean()) if len(c) else float("nan"),
-                        "last 10% loss": float(c[-max(1, len(c) // 10):].mean()) if len(c) else float("nan"),
-                        "plateau": p.met, "plateau test": p.measured})
+            out.append(
+                {
+                    "set": n,
+                    "outer iterations": r["steps"],
+                    "paper": PAPER_OUTER_STEPS,
+                    "first 10% loss": float(c[: max(1, len(c) // 10)].mean()) if len(c) else float("nan"),
+                    "last 10% loss": float(c[-max(1, len(c) // 10) :].mean()) if len(c) else float("nan"),
+                    "plateau": p.met,
+                    "plateau test": p.measured,
+                }
+            )
     return pd.DataFrame(out)
 
 
-def table1(run: Run, targets: Sequence[str], main: Sequence[str], labels: Mapping[str, str] | None = None) -> pd.DataFrame:
+def table1(
+    run: Run, targets: Sequence[str], main: Sequence[str], labels: Mapping[str, str] | None = None
+) -> pd.DataFrame:
     """Table 1: every main method on the ConvNet (its seeds), the cross methods on every student."""
     labels, rows_ = labels or {}, []
     for t in targets:
         for name in [n for n in main if run.has(n)] + [UNTRAINED]:
             row = {"target": t, "method": name}
             for a in run.archs:
-                row[labels.get(a, a)] = run.txt(name, a, t) if (a == "convnet" or name in list(run.cross_methods) + [UNTRAINED]) else "–"
+                row[labels.get(a, a)] = (
+                    run.txt(name, a, t) if (a == "convnet" or name in list(run.cross_methods) + [UNTRAINED]) else "–"
+                )
             row["paper (CIFAR-100 → CIFAR-100)"] = PAPER_T1.get(name, "") if t == run.target else ""
             rows_.append(row)
     return pd.DataFrame(rows_)
@@ -451,28 +609,79 @@ def ablation_tables(run: Run) -> dict:
     nb, out = run.budget_n, {}
     t2 = [named(n, b, nb) for b in ("Random", "KRR-ST", "SSDD") for n in run.budgets]
     s = run.common(t2)
-    out["table2"] = pd.DataFrame([{"method": b, **{f"N={n}": run.txt(named(n, b, nb), seeds=s) for n in run.budgets},
-                                   "seeds": _seed_text(s), "paper (CIFAR-100, N = 25 / 50 / 100)": PAPER_T2[b]}
-                                  for b in ("Random", "KRR-ST", "SSDD")])
+    out["table2"] = pd.DataFrame(
+        [
+            {
+                "method": b,
+                **{f"N={n}": run.txt(named(n, b, nb), seeds=s) for n in run.budgets},
+                "seeds": _seed_text(s),
+                "paper (CIFAR-100, N = 25 / 50 / 100)": PAPER_T2[b],
+            }
+            for b in ("Random", "KRR-ST", "SSDD")
+        ]
+    )
     t3 = {"Baseline (KRR-ST)": "KRR-ST", "+ Parameterization": "SSDD no augmentation", "+ Aug. & Approx.": "SSDD"}
     s = run.common(t3.values())
-    out["table3"] = pd.DataFrame([{"setting": k, "ours": run.txt(n, seeds=s), "paired − KRR-ST": _paired(run, n, "KRR-ST"),
-                                   "seeds": _seed_text(s), "paper (CIFAR-100)": PAPER_T3[k]} for k, n in t3.items()])
+    out["table3"] = pd.DataFrame(
+        [
+            {
+                "setting": k,
+                "ours": run.txt(n, seeds=s),
+                "paired − KRR-ST": _paired(run, n, "KRR-ST"),
+                "seeds": _seed_text(s),
+                "paper (CIFAR-100)": PAPER_T3[k],
+            }
+            for k, n in t3.items()
+        ]
+    )
     t4 = {k: n for k, n in (("random", "SSDD init random"), ("real", "SSDD init real"), ("pca", "SSDD")) if run.has(n)}
     s = run.common(t4.values())
-    out["table4"] = pd.DataFrame([{"setting": PAPER_T4[k][0], "ours": run.txt(n, seeds=s), "paired: PCA − this": _paired(run, "SSDD", n),
-                                   "seeds": _seed_text(s), "paper (CIFAR-100)": PAPER_T4[k][1]} for k, n in t4.items()])
+    out["table4"] = pd.DataFrame(
+        [
+            {
+                "setting": PAPER_T4[k][0],
+                "ours": run.txt(n, seeds=s),
+                "paired: PCA − this": _paired(run, "SSDD", n),
+                "seeds": _seed_text(s),
+                "paper (CIFAR-100)": PAPER_T4[k][1],
+            }
+            for k, n in t4.items()
+        ]
+    )
     v = table11_sets(run)
     s = run.common(v.values())
-    out["table11"] = pd.DataFrame([{"model": k, "ours": run.txt(n, seeds=s), "paired: main − this": _paired(run, "SSDD", n),
-                                    "seeds": _seed_text(s), "MSE (ours)": run.sets[n]["approx_mse"], "floats": run.sets[n]["floats"],
-                                    "budget": run.sets[n]["budget"], "paper acc": PAPER_T11.get(k, ("", ""))[0],
-                                    "paper MSE": PAPER_T11.get(k, ("", ""))[1]} for k, n in sorted(v.items())])
+    out["table11"] = pd.DataFrame(
+        [
+            {
+                "model": k,
+                "ours": run.txt(n, seeds=s),
+                "paired: main − this": _paired(run, "SSDD", n),
+                "seeds": _seed_text(s),
+                "MSE (ours)": run.sets[n]["approx_mse"],
+                "floats": run.sets[n]["floats"],
+                "budget": run.sets[n]["budget"],
+                "paper acc": PAPER_T11.get(k, ("", ""))[0],
+                "paper MSE": PAPER_T11.get(k, ("", ""))[1],
+            }
+            for k, n in sorted(v.items())
+        ]
+    )
     a12 = aug_sets(run)
     s = run.common(a12.values())
-    out["table12"] = pd.DataFrame([{"augmentation": a, "ours": run.txt(n, seeds=s), "paired: rotation − this": _paired(run, "SSDD", n),
-                                    "seeds": _seed_text(s), "m": run.sets[n]["m"], "training pairs": run.sets[n]["pairs"],
-                                    "paper (CIFAR-100)": PAPER_T12.get(a, "")} for a, n in a12.items()])
+    out["table12"] = pd.DataFrame(
+        [
+            {
+                "augmentation": a,
+                "ours": run.txt(n, seeds=s),
+                "paired: rotation − this": _paired(run, "SSDD", n),
+                "seeds": _seed_text(s),
+                "m": run.sets[n]["m"],
+                "training pairs": run.sets[n]["pairs"],
+                "paper (CIFAR-100)": PAPER_T12.get(a, ""),
+            }
+            for a, n in a12.items()
+        ]
+    )
     return out
 
 
@@ -480,8 +689,11 @@ def free_teacher_table(run: Run) -> pd.DataFrame:
     """Random, KRR-ST and SSDD with each teacher, every cell on the seeds all of them ran, and the
     paired difference Barlow Twins − this teacher."""
     free = sorted({n.split("teacher=")[1] for n in run.sets if "teacher=" in n})
-    cells = {(m, t): m if t == "barlow_twins" else f"{m} teacher={t}" for m in ("Random", "KRR-ST", "SSDD")
-             for t in ["barlow_twins", *free]}
+    cells = {
+        (m, t): m if t == "barlow_twins" else f"{m} teacher={t}"
+        for m in ("Random", "KRR-ST", "SSDD")
+        for t in ["barlow_twins", *free]
+    }
     s = run.common([n for n in cells.values() if run.has(n)] + [UNTRAINED])
     rows_ = []
     for t in ["barlow_twins", *free]:
@@ -503,39 +715,70 @@ def table13(ssdd_sets: pd.DataFrame, matching_cost: pd.DataFrame, matching_ipc: 
     Example::
 
         >>> s = pd.DataFrame({"set": ["SSDD"], "synthesis s": [68.0], "peak MB": [281.0]})
-        >>> m = pd.DataFrame({"method": ["dm", "dm"], "ipc": [1, 10], "synthesis seconds": [3.0, 9.0], "peak MB": [5.0, 8.0]})
+        >>> m = pd.DataFrame({"method": ["dm", "dm"], "ipc": [1, 10], "synthesis seconds": [3.0, 9.0],
+        ...                   "peak MB": [5.0, 8.0]})
         >>> table13(s, m, 1)[["method", "synthesis s (ours)"]].values.tolist()
         [['DM', 3.0], ['SSDD', 68.0]]
     """
     cost = {r["set"]: (float(r["synthesis s"]), float(r["peak MB"])) for _, r in ssdd_sets.iterrows()}
     m = matching_cost[matching_cost["ipc"] == matching_ipc]
     cost.update({r["method"].upper(): (float(r["synthesis seconds"]), float(r["peak MB"])) for _, r in m.iterrows()})
-    return pd.DataFrame([{"method": n, "synthesis s (ours)": cost[n][0], "peak MB (ours, RSS increase)": cost[n][1],
-                          "paper minutes": PAPER_T13.get(n, ("", ""))[0], "paper GPU MB": PAPER_T13.get(n, ("", ""))[1]}
-                         for n in ("Random", "KMeans", "DSA", "DM", "KRR-ST", "SSDD") if n in cost])
+    return pd.DataFrame(
+        [
+            {
+                "method": n,
+                "synthesis s (ours)": cost[n][0],
+                "peak MB (ours, RSS increase)": cost[n][1],
+                "paper minutes": PAPER_T13.get(n, ("", ""))[0],
+                "paper GPU MB": PAPER_T13.get(n, ("", ""))[1],
+            }
+            for n in ("Random", "KMeans", "DSA", "DM", "KRR-ST", "SSDD")
+            if n in cost
+        ]
+    )
 
 
 def accounting_table(run: Run) -> pd.DataFrame:
     """The free-image sets with and without their targets counted in the budget, on their common seeds."""
-    names = [n for n in ("Random", "Random (targets counted)", "KRR-ST", "KRR-ST (targets counted)", "SSDD") if run.has(n)]
+    names = [
+        n for n in ("Random", "Random (targets counted)", "KRR-ST", "KRR-ST (targets counted)", "SSDD") if run.has(n)
+    ]
     s = run.common(names)
-    return pd.DataFrame([{"set": n, "m": run.sets[n]["m"], "floats": run.sets[n]["floats"], "ours": run.txt(n, seeds=s),
-                          "seeds": _seed_text(s)} for n in names])
+    return pd.DataFrame(
+        [
+            {
+                "set": n,
+                "m": run.sets[n]["m"],
+                "floats": run.sets[n]["floats"],
+                "ours": run.txt(n, seeds=s),
+                "seeds": _seed_text(s),
+            }
+            for n in names
+        ]
+    )
 
 
-def controls_table(run: Run, teacher_probe: pd.DataFrame, targets: Sequence[str], controls: Sequence[str]) -> pd.DataFrame:
+def controls_table(
+    run: Run, teacher_probe: pd.DataFrame, targets: Sequence[str], controls: Sequence[str]
+) -> pd.DataFrame:
     """What pre-training adds to an untrained student and what optimisation adds to the PCA
     initialisation (SSDD Sec. 3.2, T = 0): the untrained student, the controls and SSDD per target, then
     each network of the ``ssdd_teacher`` probe on its own features, and the untrained networks of the
     teacher's architecture over their seeds (``run.untrained_probe``, mean ± std)."""
-    ctl = pd.DataFrame([{"set": n, **{t: run.txt(n, target=t) for t in targets}}
-                        for n in [UNTRAINED, *controls, "SSDD"] if run.has(n)])
+    ctl = pd.DataFrame(
+        [{"set": n, **{t: run.txt(n, target=t) for t in targets}} for n in [UNTRAINED, *controls, "SSDD"] if run.has(n)]
+    )
     for _, r in teacher_probe.iterrows():
-        ctl.loc[len(ctl)] = {"set": f"{r['network']} (own features, ssdd_teacher)", **{t: f"{100 * r[t]:.1f}" for t in targets if t in r}}
+        ctl.loc[len(ctl)] = {
+            "set": f"{r['network']} (own features, ssdd_teacher)",
+            **{t: f"{100 * r[t]:.1f}" for t in targets if t in r},
+        }
     up = run.untrained_probe
-    for feats, g in ([] if up is None else up.groupby("features", sort=False)):
-        ctl.loc[len(ctl)] = {"set": f"untrained, teacher's architecture, {feats} ({len(g)} seeds, ssdd_teacher)",
-                             **{t: f"{100 * g[t].mean():.1f} ± {100 * g[t].std(ddof=1):.1f}" for t in targets if t in g}}
+    for feats, g in [] if up is None else up.groupby("features", sort=False):
+        ctl.loc[len(ctl)] = {
+            "set": f"untrained, teacher's architecture, {feats} ({len(g)} seeds, ssdd_teacher)",
+            **{t: f"{100 * g[t].mean():.1f} ± {100 * g[t].std(ddof=1):.1f}" for t in targets if t in g},
+        }
     return ctl
 
 
@@ -544,19 +787,32 @@ def metrics(run: Run, targets: Sequence[str], converse: Sequence[Mapping], loops
     cross-architecture methods (Table 1), the converse arms' Fashion-MNIST probe, the outer loops'
     plateau test and the evaluations' total seconds."""
     res = run.results
-    return {"convnet": {n: {t: run.mean(n, target=t) for t in targets} for n in sorted(set(res.loc[res["arch"] == "convnet", "set"]))},
-            "cross_arch": {a: {n: run.mean(n, a) for n in list(run.cross_methods) + [UNTRAINED]} for a in run.archs},
-            "converse": {r["arm"]: r[run.target] for r in converse},
-            "outer_loop_plateau": {r["set"]: bool(r["plateau"]) for _, r in loops.iterrows()},
-            "eval_seconds_total": float(res["seconds"].sum())}
+    return {
+        "convnet": {
+            n: {t: run.mean(n, target=t) for t in targets}
+            for n in sorted(set(res.loc[res["arch"] == "convnet", "set"]))
+        },
+        "cross_arch": {a: {n: run.mean(n, a) for n in list(run.cross_methods) + [UNTRAINED]} for a in run.archs},
+        "converse": {r["arm"]: r[run.target] for r in converse},
+        "outer_loop_plateau": {r["set"]: bool(r["plateau"]) for _, r in loops.iterrows()},
+        "eval_seconds_total": float(res["seconds"].sum()),
+    }
 
 
 def claims_frame(rows_: Sequence[Claim]) -> pd.DataFrame:
     """The rows' evidence as a small table (location, effects with their intervals, unmet regime checks) for the
     notebook; the verdicts are the claims ledger's."""
+
     def ev(r):
         return claims.Evidence.from_json(r.evidence) if r.evidence else None
-    return pd.DataFrame([{"location": r.location,
-                          "effects": "; ".join(e.text() for e in ev(r).effects) if ev(r) else r.verdict,
-                          "unmet regime checks": "; ".join(p.name for p in ev(r).preconditions if not p.met) if ev(r) else ""}
-                         for r in rows_])
+
+    return pd.DataFrame(
+        [
+            {
+                "location": r.location,
+                "effects": "; ".join(e.text() for e in ev(r).effects) if ev(r) else r.verdict,
+                "unmet regime checks": "; ".join(p.name for p in ev(r).preconditions if not p.met) if ev(r) else "",
+            }
+            for r in rows_
+        ]
+    )

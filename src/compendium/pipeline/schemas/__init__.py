@@ -20,16 +20,27 @@ DATASETS = ("fashion-mnist", "mnist", "cifar10", "cifar100", "tiny-imagenet", "i
 
 # Which dataset D is (the ReLA experiment stages and the priors stage).
 DATASET = {
-    "dataset": Param("str", "D: fashion-mnist (shipped) or a dataset read from data_root (must match the priors stage)",
-                 choices=DATASETS),
-    "data_root": Param("str", "folder holding the non-shipped datasets (relative to the project root); '' for the shipped ones"),
+    "dataset": Param(
+        "str",
+        "D: fashion-mnist (shipped) or a dataset read from data_root (must match the priors stage)",
+        choices=DATASETS,
+    ),
+    "data_root": Param(
+        "str", "folder holding the non-shipped datasets (relative to the project root); '' for the shipped ones"
+    ),
 }
 
 # The dataset of a labelled-distillation stage (``dd_*``): the papers' own at ``scale: paper``.
 DD_DATASET = {
-    "dataset": Param("str", "the dataset: fashion-mnist (shipped) or one read from data_root (the papers: mnist, cifar10, "
-                     "...); the same in every stage whose sets or teachers this one reads", choices=DATASETS),
-    "data_root": Param("str", "folder holding the non-shipped datasets (relative to the project root); '' for the shipped ones"),
+    "dataset": Param(
+        "str",
+        "the dataset: fashion-mnist (shipped) or one read from data_root (the papers: mnist, cifar10, "
+        "...); the same in every stage whose sets or teachers this one reads",
+        choices=DATASETS,
+    ),
+    "data_root": Param(
+        "str", "folder holding the non-shipped datasets (relative to the project root); '' for the shipped ones"
+    ),
 }
 
 
@@ -37,11 +48,21 @@ DD_DATASET = {
 # at 224 px does not fit in memory whole, so its training split is a per-class pool (the papers' teachers come
 # pretrained; the pool serves the real-image references, initialisations and random subsets).
 IMAGE_FOLDER = {
-    "resolution": Param("int", "decoded size of an ImageNet-style folder, both splits (0: the reader's own: 64 px for "
-                        "tiny-imagenet / imagenet, 128 for imagenette; 224: ImageNet-1K as SRe2L and DWA); the same in "
-                        "every stage of the chain", low=0, high=512),
-    "train_per_class": Param("int", "training images kept per class of an ImageNet-style folder, the first in sorted "
-                             "order (0: all); the same in every stage of the chain", low=0, high=1300),
+    "resolution": Param(
+        "int",
+        "decoded size of an ImageNet-style folder, both splits (0: the reader's own: 64 px for "
+        "tiny-imagenet / imagenet, 128 for imagenette; 224: ImageNet-1K as SRe2L and DWA); the same in "
+        "every stage of the chain",
+        low=0,
+        high=512,
+    ),
+    "train_per_class": Param(
+        "int",
+        "training images kept per class of an ImageNet-style folder, the first in sorted "
+        "order (0: all); the same in every stage of the chain",
+        low=0,
+        high=1300,
+    ),
 }
 
 
@@ -49,9 +70,11 @@ def dataset_problems(values: dict) -> list[str]:
     """A dataset that is not shipped needs ``data_root`` (checked before any compute)."""
     name = values.get("dataset", "fashion-mnist")
     if name not in data.SHIPPED and not values.get("data_root"):
-        return [f"data_root: dataset {name!r} is not shipped with the compendium; set `data_root` (params.yaml, "
-                f"this section) to the folder that holds it (e.g. the folder with cifar-10-batches-py/), or use "
-                f"dataset: fashion-mnist"]
+        return [
+            f"data_root: dataset {name!r} is not shipped with the compendium; set `data_root` (params.yaml, "
+            f"this section) to the folder that holds it (e.g. the folder with cifar-10-batches-py/), or use "
+            f"dataset: fashion-mnist"
+        ]
     return []
 
 
@@ -59,7 +82,11 @@ def dataset_problems(values: dict) -> list[str]:
 PROTOCOL = {
     "width": Param("int", "Conv-3 width of the student (must match the priors stage)", low=4, high=1024),
     "depth": Param("int", "ConvNet depth (must match the priors stage)", low=1, high=6),
-    "norm": Param("str", "normalisation layer (must match the priors stage)", choices=("batch", "instance", "group", "layer", "none")),
+    "norm": Param(
+        "str",
+        "normalisation layer (must match the priors stage)",
+        choices=("batch", "instance", "group", "layer", "none"),
+    ),
     "global_pool": Param("bool", "globally pooled features (must match the priors stage)"),
     "epochs": Param("int", "epochs of the full (100%) budget; a budget r trains r of its steps", low=1, high=1000),
     "batch_size": Param("int", "pre-training batch size", low=8, high=16_384),
@@ -68,11 +95,15 @@ PROTOCOL = {
     "head_mult": Param("float", "width multiplier of the projection/prediction heads", low=0.01, high=4.0),
     "rela_code_extras": Param("bool", "the code's colour jitter and grayscale in ReLA's weak views"),
     "probe_train": Param("int", "images of D the linear probe trains on (0: all)", low=0, high=2_000_000),
-    "probe_standardize": Param("bool", "z-score the frozen features before the probe (false: the paper's raw features)"),
+    "probe_standardize": Param(
+        "bool", "z-score the frozen features before the probe (false: the paper's raw features)"
+    ),
     "probe_epochs": Param("int", "linear-probe epochs", low=1, high=1000),
     "probe_batch_size": Param("int", "linear-probe batch size", low=1, high=16_384),
     "probe_lr": Param("float", "linear-probe Adam learning rate", low=0.0, high=1.0),
-    "workers": Param("int", "single-threaded worker processes (0: run in the notebook's process, for a GPU)", low=0, high=64),
+    "workers": Param(
+        "int", "single-threaded worker processes (0: run in the notebook's process, for a GPU)", low=0, high=64
+    ),
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
@@ -90,8 +121,13 @@ DD_RUN = {
 }
 # Stages whose sets carry hard labels: their students' own batch size (a reduction of ours).
 DD_HARD = {
-    "eval_batch_hard": Param("int", "batch size of the hard-label students (cpu: 32, within seed noise of 64 for hard "
-                                "labels and half the cost; online-teacher students keep eval_batch)", low=1, high=4096),
+    "eval_batch_hard": Param(
+        "int",
+        "batch size of the hard-label students (cpu: 32, within seed noise of 64 for hard "
+        "labels and half the cost; online-teacher students keep eval_batch)",
+        low=1,
+        high=4096,
+    ),
 }
 DD_EVAL = {
     **DD_RUN,

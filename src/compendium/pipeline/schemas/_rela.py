@@ -7,9 +7,9 @@ from compendium.rela.priors import spec_problem
 from compendium.rela.schedule import ADAPTIVE
 from compendium.ssl.methods import METHODS as SSL_METHODS
 
-METHODS = tuple(SSL_METHODS)   # the SSL methods the trainer knows, in its order
-LAMBDA_SCHEDULES = ADAPTIVE    # the lambda schedules a stage may choose (the others are ablation arms)
-SCHEDULES = (*LAMBDA_SCHEDULES, scaled_switch.NAME)   # + the camera-ready switch with EMAs scaled to the run
+METHODS = tuple(SSL_METHODS)  # the SSL methods the trainer knows, in its order
+LAMBDA_SCHEDULES = ADAPTIVE  # the lambda schedules a stage may choose (the others are ablation arms)
+SCHEDULES = (*LAMBDA_SCHEDULES, scaled_switch.NAME)  # + the camera-ready switch with EMAs scaled to the run
 
 
 def priors_param(doc: str) -> Param:

@@ -6,13 +6,20 @@ DATA = ("fashion-mnist",)
 SCHEMA = {
     **DD_DATASET,
     **{k: DD_RUN[k] for k in ("workers", "dpi")},
-    "nas_n": Param("int", "ConvNets sampled from the search space (its 144 architectures: width, depth, activation, "
-                          "normalisation, pooling)", low=2, high=144),
+    "nas_n": Param(
+        "int",
+        "ConvNets sampled from the search space (its 144 architectures: width, depth, activation, "
+        "normalisation, pooling)",
+        low=2,
+        high=144,
+    ),
     "nas_seed": Param("int", "seed of the search-space sample", low=0, high=SEED_MAX),
     "gt_steps": Param("int", "AdamW steps of each architecture on the whole training set", low=1, high=1_000_000),
     "gt_batch": Param("int", "batch size of the ground-truth training", low=1, high=4096),
     "gt_lr": Param("float", "AdamW learning rate (cosine) of the ground-truth training", low=0.0, high=1.0),
-    "test_n": Param("int", "class-balanced test images each architecture is tested on (0: all 10,000)", low=0, high=10_000),
+    "test_n": Param(
+        "int", "class-balanced test images each architecture is tested on (0: all 10,000)", low=0, high=10_000
+    ),
 }
 
 

@@ -8,7 +8,10 @@ SCHEMA = {
     "seeds": Param("list[int]", "training seeds", low=0, high=SEED_MAX, nonempty=True),
     **DATASET,
     **PROTOCOL,
-    "cpu_bf16": Param("bool", "bf16 autocast of the SSL pre-training on the CPU (AMX / AVX512-BF16 CPUs: 1.5x on the BYOL step; false: fp32)"),
+    "cpu_bf16": Param(
+        "bool",
+        "bf16 autocast of the SSL pre-training on the CPU (AMX / AVX512-BF16 CPUs: 1.5x on the BYOL step; false: fp32)",
+    ),
     "methods": Param("list[str]", "SSL methods (Table 3 columns)", nonempty=True, choices=METHODS),
     "budget": Param("float", "training budget of every cell", low=0.001, high=1.0),
     "priors": priors_param("ReLA priors: Rand. and the strong prior (each needs targets from the priors stage)"),

@@ -7,12 +7,20 @@ DATA = ("fashion-mnist", "digits")
 ARCHS = ("convnet", "vgg11", "resnet18", "alexnet", "mobilenet_v2", "vit_tiny")
 SCHEMA = {
     **SOURCE,
-    "seeds": Param("list[int]", "student seeds of the main methods and controls (ConvNet)", low=0, high=SEED_MAX, nonempty=True),
-    "ablation_seeds": Param("list[int]", "student seeds of the ablation sets (ConvNet)", low=0, high=SEED_MAX, nonempty=True),
+    "seeds": Param(
+        "list[int]", "student seeds of the main methods and controls (ConvNet)", low=0, high=SEED_MAX, nonempty=True
+    ),
+    "ablation_seeds": Param(
+        "list[int]", "student seeds of the ablation sets (ConvNet)", low=0, high=SEED_MAX, nonempty=True
+    ),
     "cross_seeds": Param("list[int]", "student seeds of the other architectures", low=0, high=SEED_MAX, nonempty=True),
     "archs": Param("list[str]", "Table 1's students (must include convnet)", nonempty=True, choices=ARCHS),
-    "cross_methods": Param("list[str]", "methods evaluated on every student", nonempty=True,
-                       choices=("Random", "KMeans", "DSA", "DM", "KRR-ST", "SSDD")),
+    "cross_methods": Param(
+        "list[str]",
+        "methods evaluated on every student",
+        nonempty=True,
+        choices=("Random", "KMeans", "DSA", "DM", "KRR-ST", "SSDD"),
+    ),
     "budget_n": Param("int", "the main budget (must match ssdd_distill)", low=1, high=100_000),
     "budgets": Param("list[int]", "Table 2's budgets (must match ssdd_distill)", low=1, high=100_000, nonempty=True),
     "student_width": Param("int", "width of the globally pooled ConvNet-3 student", low=4, high=1024),
@@ -24,9 +32,13 @@ SCHEMA = {
     "pre_epochs": Param("int", "pre-training epochs on a set (1,000 in the paper)", low=1, high=10_000),
     "pre_lr": Param("float", "pre-training SGD learning rate (0.1)", low=0.0, high=10.0),
     "pre_wd": Param("float", "pre-training weight decay (Table 5: 1e-3 at N = 100)", low=0.0, high=1.0),
-    "probe_train_n": Param("int", "probe training images of the source (Fashion-MNIST by default)", low=100, high=60000),
+    "probe_train_n": Param(
+        "int", "probe training images of the source (Fashion-MNIST by default)", low=100, high=60000
+    ),
     "probe_test_n": Param("int", "probe test images of the source", low=100, high=10000),
-    "probe_epochs": Param("int", "probe epochs (Adam, z-scored features; 100 for the low-label probe)", low=1, high=1000),
+    "probe_epochs": Param(
+        "int", "probe epochs (Adam, z-scored features; 100 for the low-label probe)", low=1, high=1000
+    ),
     "probe_lr": Param("float", "probe Adam learning rate", low=0.0, high=1.0),
     "matching_ipc": Param("int", "ipc of the dd_matching DSA / DM sets used as baselines (N / 10)", low=1, high=1000),
     "full_data_n": Param("int", "pool images of the full-data regression control", low=100, high=60000),
@@ -49,6 +61,8 @@ def check(values: dict) -> list[str]:
     name = values.get("dataset", "fashion-mnist")
     bad = [m for m in values.get("cross_methods", []) if m in ("DSA", "DM")]
     if name != "fashion-mnist" and bad:
-        errs.append(f"cross_methods: {bad} come from dd_matching, whose sets are Fashion-MNIST's here (CIFAR-10's at "
-                    f"paper scale); remove them for dataset {name!r}")
+        errs.append(
+            f"cross_methods: {bad} come from dd_matching, whose sets are Fashion-MNIST's here (CIFAR-10's at "
+            f"paper scale); remove them for dataset {name!r}"
+        )
     return errs

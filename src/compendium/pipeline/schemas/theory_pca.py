@@ -10,7 +10,11 @@ SCHEMA = {
     "k": Param("int", "principal components kept", low=1, high=4096),
     "batch": Param("int", "batch size of the streaming PCA (an uneven last batch is intended)", low=1, high=1_000_000),
     "real_n": Param("int", "Fashion-MNIST training images used for the real feature matrices", low=100, high=60000),
-    "conv_width": Param("int", "width of the seeded random Conv-3 whose features are the second real matrix", low=4, high=1024),
-    "timing_ns": Param("list[int]", "row counts for the timing of the streaming PCA", low=100, high=1_000_000, nonempty=True),
+    "conv_width": Param(
+        "int", "width of the seeded random Conv-3 whose features are the second real matrix", low=4, high=1024
+    ),
+    "timing_ns": Param(
+        "list[int]", "row counts for the timing of the streaming PCA", low=100, high=1_000_000, nonempty=True
+    ),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
