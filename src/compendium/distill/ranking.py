@@ -41,11 +41,10 @@ of a wing this one does not import).
 0.2134
 >>> round(label_robust_score(0.0, 0.0), 4)     # = 1 / (1 + e)
 0.2689
->>> ior(62.0, 55.0)
+>>> ior(62.0, 55.0)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ValueError: IOR: accuracies must be fractions in [0, 1] (DD-Ranking's normalisation assumes them), got 62 (max):
-percentages? divide by 100
+ValueError: IOR: accuracies must be fractions in [0, 1] (DD-Ranking's normalisation assumes them), got 62 ...
 """
 
 from __future__ import annotations
