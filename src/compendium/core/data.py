@@ -27,6 +27,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import pickletools
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -315,6 +316,71 @@ def load_mnist(root, split: str = "train") -> ImageDataset:
 # ----------------------------------------------------------------------------- torchvision datasets
 
 
+# What a CIFAR python batch may name: numpy's array reconstruction and the plain containers. Anything else
+# (os.system, builtins.eval, ...) in a file that claims to be a batch would run when unpickled.
+PICKLE_GLOBALS = frozenset(
+    {
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy.core.numeric", "_frombuffer"),
+        ("numpy._core.numeric", "_frombuffer"),
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        ("numpy.core.multiarray", "scalar"),
+        ("numpy._core.multiarray", "scalar"),
+        ("copy_reg", "_reconstructor"),
+        ("copyreg", "_reconstructor"),
+        ("__builtin__", "object"),
+        ("builtins", "object"),
+        ("_codecs", "encode"),
+    }
+)
+
+
+def pickle_globals(path: Path) -> set[tuple[str, str]]:
+    """The (module, name) pairs a pickle file would import when loaded, read from its opcodes without running
+    it (``GLOBAL``, and ``STACK_GLOBAL`` with the two strings pushed before it; one whose name is not a plain
+    string it pushed is reported as ``("?", "?")``)."""
+    found: set[tuple[str, str]] = set()
+    pushed: list = []  # what each op pushed, the string where it pushed one (enough for STACK_GLOBAL's two)
+    memo: dict = {}
+    text_ops = {"SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_BINSTRING", "BINSTRING", "STRING"}
+    with open(path, "rb") as f:
+        for op, arg, _ in pickletools.genops(f):
+            name = op.name
+            if name == "GLOBAL":
+                mod, _, attr = str(arg).partition(" ")
+                found.add((mod, attr))
+                pushed.append(None)
+            elif name == "STACK_GLOBAL":
+                found.add((pushed[-2], pushed[-1]) if len(pushed) >= 2 else ("?", "?"))
+                pushed.append(None)
+            elif name in text_ops:
+                pushed.append(arg)
+            elif name == "MEMOIZE":
+                memo[len(memo)] = pushed[-1] if pushed else None
+            elif name in ("PUT", "BINPUT", "LONG_BINPUT"):
+                memo[arg] = pushed[-1] if pushed else None
+            elif name in ("GET", "BINGET", "LONG_BINGET"):
+                pushed.append(memo.get(arg))
+            elif name not in ("PROTO", "FRAME", "STOP"):
+                pushed.append(None)
+    return {(m if isinstance(m, str) else "?", n if isinstance(n, str) else "?") for m, n in found}
+
+
+def check_pickle(path: Path, allowed: frozenset = PICKLE_GLOBALS) -> None:
+    """Refuse, before it is unpickled, a data file that would import anything but ``allowed``."""
+    try:
+        bad = sorted(pickle_globals(path) - allowed)
+    except Exception as e:
+        raise DataError(f"{path} is not a readable pickle ({type(e).__name__}: {e}); replace it with the original file")
+    if bad:
+        raise DataError(
+            f"{path} would import {', '.join('.'.join(b) for b in bad)} when loaded: it is not a dataset batch as "
+            "distributed, and is not loaded (replace it with the original file)"
+        )
+
+
 def _cifar_class(base, verify_md5: bool):
     if verify_md5:
         return base
@@ -345,6 +411,10 @@ def _load_cifar(base, name: str, root, split: str, verify_md5: bool) -> ImageDat
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
     root = Path(root)
     cls = _cifar_class(base, verify_md5)
+    folder = root / base.base_folder
+    for fname, _ in (*base.train_list, *base.test_list, (base.meta["filename"], None)):
+        if (folder / fname).is_file():
+            check_pickle(folder / fname)  # before torchvision unpickles it
     try:
         ds = cls(str(root), train=(split == "train"), download=False)
     except RuntimeError as e:

@@ -16,6 +16,13 @@ result), written to a temporary file and renamed, so an interruption never leave
 a key; a failed call writes nothing. A stored file that does not load or holds another key is ignored
 with a warning (and replaced when the call runs again).
 
+Nothing is unpickled that this machine's runs did not write: a result can be any Python object, so it is
+stored with pickle (``torch.load(weights_only=True)`` cannot read a DataFrame), and every stored file
+carries an HMAC-SHA256 tag under a key that lives outside the project (:func:`signing_key`). A file
+without a valid tag (planted, copied from another machine, or damaged) is refused before it is
+unpickled, with a warning naming it, and the call runs again (:func:`save_signed`, :func:`load_signed`;
+the per-epoch training checkpoints use the same pair).
+
 The folder: an explicit one, else the environment variable ``COMPENDIUM_RESUME_DIR`` (:func:`env_dir`),
 which a stage runner sets for the notebook's kernel, e.g. ``build/resume/<stage>/<fingerprint>``.
 
@@ -27,6 +34,7 @@ last completed epoch rather than from zero.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import io
 import os
 import pickle
@@ -40,6 +48,69 @@ import torch
 
 RESUME_ENV = "COMPENDIUM_RESUME_DIR"
 _FORMAT = "compendium.core.resume/1"
+KEY_ENV = "COMPENDIUM_SIGNING_KEY"  # a file holding the key; default: ~/.cache/compendium/signing.key
+_MAGIC = b"compendium-signed/1\n"
+_TAG = 32  # bytes of an HMAC-SHA256 tag
+
+
+class UntrustedFile(ValueError):
+    """A stored file without a valid tag under this machine's key: it is never unpickled."""
+
+
+def signing_key() -> bytes:
+    """This machine's key for the stored results' tags: the file named by ``COMPENDIUM_SIGNING_KEY``, else
+    ``$XDG_CACHE_HOME/compendium/signing.key`` (``~/.cache/...``), made on first use (32 random bytes, readable
+    by its owner only). It lives outside the project, so a project folder copied or downloaded from elsewhere
+    brings resume files this machine refuses."""
+    env = os.environ.get(KEY_ENV, "").strip()
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    path = Path(env) if env else cache / "compendium" / "signing.key"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(os.urandom(32))
+        except FileExistsError:  # another process made it first
+            pass
+    key = path.read_bytes()
+    if len(key) < 16:
+        raise UntrustedFile(f"the signing key {path} is shorter than 16 bytes: delete it (a new one is made)")
+    return key
+
+
+def save_signed(obj: Any, path: str | os.PathLike) -> Path:
+    """``torch.save`` of ``obj`` to ``path`` with this machine's tag, atomically (a temporary file, renamed)."""
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    payload = buf.getvalue()
+    tag = hmac.new(signing_key(), payload, hashlib.sha256).digest()
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=p.name + ".", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(_MAGIC + tag + payload)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return p
+
+
+def load_signed(path: str | os.PathLike, map_location: Any = "cpu") -> Any:
+    """What :func:`save_signed` stored at ``path``; :class:`UntrustedFile` (before any unpickling) when its tag
+    is missing or does not match this machine's key."""
+    raw = Path(path).read_bytes()
+    head, tag, payload = raw[: len(_MAGIC)], raw[len(_MAGIC) : len(_MAGIC) + _TAG], raw[len(_MAGIC) + _TAG :]
+    if head != _MAGIC or len(tag) != _TAG:
+        raise UntrustedFile(f"{path} carries no tag of this project's runs: it is not loaded")
+    if not hmac.compare_digest(tag, hmac.new(signing_key(), payload, hashlib.sha256).digest()):
+        raise UntrustedFile(f"{path}: its tag does not match this machine's key (written elsewhere, or damaged)")
+    # the tag is ours: this machine's own run wrote these bytes (a result may be any object, so not weights_only)
+    return torch.load(io.BytesIO(payload), map_location=map_location, weights_only=False)
 
 
 class _Missing:
@@ -143,7 +214,7 @@ def load(folder: str | os.PathLike, fn: Callable, key: str) -> Any:
     if not p.is_file():
         return MISSING
     try:
-        stored = torch.load(p, map_location="cpu", weights_only=False)
+        stored = load_signed(p)
         if not (isinstance(stored, dict) and stored.get("format") == _FORMAT and stored.get("key") == key):
             raise ValueError("it holds another call's result or another format")
     except Exception as e:
@@ -158,16 +229,6 @@ def load(folder: str | os.PathLike, fn: Callable, key: str) -> Any:
 
 def store(folder: str | os.PathLike, fn: Callable, key: str, result: Any) -> Path:
     """Store ``result`` as the call with ``key``'s, atomically (a temporary file in the folder, renamed)."""
-    p = path_for(folder, fn, key)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=p.name + ".", suffix=".tmp", dir=p.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save({"format": _FORMAT, "key": key, "function": function_name(fn), "result": result}, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return p
+    return save_signed(
+        {"format": _FORMAT, "key": key, "function": function_name(fn), "result": result}, path_for(folder, fn, key)
+    )

@@ -18,7 +18,6 @@ One loop serves the baseline and ReLA alike (camera-ready Algorithm 1):
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Callable, Protocol
 
 import torch
 
-from compendium.core import augment, models
+from compendium.core import augment, models, resume
 from compendium.core.progress import Rate, say
 from compendium.core.device import init_distributed, pick_device, sync_buffers
 from compendium.core.probe import to_float
@@ -177,8 +176,17 @@ def pretrain(
     gen = torch.Generator(device=device).manual_seed(cfg.seed + 1)
     history, start = History(), 0
     ckpt = Path(cfg.checkpoint) if cfg.checkpoint else None
+    state = None
     if ckpt and ckpt.is_file():
-        state = torch.load(ckpt, map_location=device, weights_only=False)
+        try:  # signed by this machine's runs (never a planted pickle); a damaged one is dropped, the run restarts
+            state = resume.load_signed(ckpt, map_location=device)
+        except Exception as e:
+            say(
+                f"[{cfg.log_prefix}] ignoring the checkpoint {ckpt} ({type(e).__name__}: {str(e):.200}); "
+                "training from epoch 0"
+            )
+            ckpt.unlink(missing_ok=True)
+    if state is not None:
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         sampler.generator.set_state(state["sampler_gen"])
@@ -270,10 +278,7 @@ def pretrain(
                 f"[{cfg.log_prefix}] epoch {epoch + 1}/{cfg.epochs}  {extras}  {rate.update(epoch + 1, world * n_seen)}"
             )
         if ckpt and rank == 0:
-            ckpt.parent.mkdir(parents=True, exist_ok=True)
-            tmp = ckpt.with_suffix(".tmp")
-            torch.save(_state(model, opt, sampler, schedule, history, epoch + 1, gen), tmp)
-            os.replace(tmp, ckpt)
+            resume.save_signed(_state(model, opt, sampler, schedule, history, epoch + 1, gen), ckpt)
     return history
 
 
