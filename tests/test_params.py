@@ -266,3 +266,12 @@ def test_the_committed_params_are_read_from_git_and_absent_outside_a_work_tree(t
         subprocess.run(["git", *cmd], cwd=tmp_path, check=True, capture_output=True)
     f.write_text(yaml.safe_dump(dict(GOOD, scale="smoke")))
     assert params.committed_params(f)["scale"] == "cpu"  # the commit's, not the workspace's
+
+
+def test_a_repeated_seed_is_refused_before_compute_naming_the_key():
+    raw = params.load()
+    bad = dict(raw, rela_budget=dict(raw["rela_budget"], seeds=[0, 0, 1]))
+    with pytest.raises(ParamsError, match=r"rela_budget\.seeds: 0 given more than once"):
+        params.validate(bad)
+    ok = dict(raw, rela_budget=dict(raw["rela_budget"], budgets=[0.1, 0.2]))
+    params.validate(ok)

@@ -19,7 +19,9 @@ class Param:
     ``kind`` is one of ``int``, ``float``, ``bool``, ``str``, ``list[int]``, ``list[float]``,
     ``list[str]``. ``low``/``high`` bound numbers (and list items) inclusively;
     ``choices`` restricts values (and list items). ``validate`` (a value, or list item, -> why it is
-    wrong, or None) checks what a type cannot say, e.g. that a string names a prior.
+    wrong, or None) checks what a type cannot say, e.g. that a string names a prior. ``unique``: a list's
+    items must differ; by default true for a list whose key ends in ``seeds`` (a repeated seed would count
+    one run twice in a paired comparison), false otherwise.
     """
 
     kind: str
@@ -29,6 +31,7 @@ class Param:
     choices: tuple | None = None
     nonempty: bool = False
     validate: Callable[[Any], str | None] | None = None
+    unique: bool | None = None
 
     def check(self, name: str, value: Any) -> list[str]:
         if self.kind.startswith("list["):
@@ -37,7 +40,9 @@ class Param:
                 return [f"{name}: expected a list of {item_kind}, got {describe(value)}"]
             if self.nonempty and not value:
                 return [f"{name}: must not be empty"]
-            errs = []
+            unique = self.unique if self.unique is not None else name.rsplit(".", 1)[-1].endswith("seeds")
+            repeated = sorted({repr(v) for i, v in enumerate(value) if v in value[:i]}) if unique else []
+            errs = [f"{name}: {', '.join(repeated)} given more than once; every item must differ"] if repeated else []
             for i, v in enumerate(value):
                 errs += Param(item_kind, self.doc, self.low, self.high, self.choices, validate=self.validate).check(
                     f"{name}[{i}]", v
