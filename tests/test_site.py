@@ -290,3 +290,25 @@ def test_the_faithful_ledger_has_its_page_beside_the_default_one_with_each_stage
     assert "`dd_labels` 23.9 min, `theory_pca` 0.3 min" in page and 'id="ledger-faithful"' in page
     home = site.home_page(_ledger(), ["rela_budget"], faithful=True)
     assert "[the faithful ledger](faithful.md)" in home and "faithful" in home.split(":hidden:")[-1]
+
+
+def test_text_from_the_records_is_escaped_on_every_page():
+    """A headline field or a ledger paper name with markup renders as text, never as HTML, a link or a role."""
+    evil = "<script>alert(1)</script> [x](http://e) {role}`a`"
+    h = {
+        "scale": "cpu",
+        "rows": [
+            {"family": "rela", "paper": "ReLA", "what": evil, "ours": 1.0, "paper_value": 2.0, "paper_setting": "a|b"}
+        ],
+    }
+    led = _ledger()
+    led.loc[led.index[0], "paper"] = evil
+    for page in (
+        site.home_page(led, ["rela_budget"], h),
+        site.paper_page("ReLA", led, Path("/nonexistent"), h),
+        site.paper_page(evil, led, Path("/nonexistent"), h),
+    ):
+        assert "<script>" not in page and " [x](http://e)" not in page and " {role}`a`" not in page
+        assert "\\[x\\](http://e)" in page
+    assert "| a\\|b |" in site.home_page(led, ["rela_budget"], h)
+    assert site.paper_page(evil, led, Path("/nonexistent"), h).startswith("# \\<script\\>")

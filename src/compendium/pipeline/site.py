@@ -379,11 +379,25 @@ def ledger_html(
     )
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|~$&])")
+
+
+def md_text(value) -> str:
+    r"""``value`` as literal text in a Markdown (MyST) page: every character that Markdown or MyST would read as
+    markup (emphasis, code, links, roles, raw HTML, table cells, maths, entities) escaped, newlines as spaces.
+    For text that did not come from this module's own templates (ledger fields, headlines, claim wordings).
+
+    >>> print(md_text("BYOL* <script>|x|</script> [a](b) $x$"))
+    BYOL\* \<script\>\|x\|\</script\> \[a\](b) \$x\$
+    """
+    return _MD_SPECIAL.sub(r"\\\1", "" if value is None else str(value)).replace("\n", " ")
+
+
 def _md_table(df: pd.DataFrame) -> str:
     cols = list(df.columns)
-    lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
+    lines = ["| " + " | ".join(map(md_text, cols)) + " |", "|" + "---|" * len(cols)]
     for _, r in df.iterrows():
-        lines.append("| " + " | ".join(str(r[c]).replace("|", "\\|").replace("\n", " ") for c in cols) + " |")
+        lines.append("| " + " | ".join(md_text(r[c]) for c in cols) + " |")
     return "\n".join(lines)
 
 
@@ -444,7 +458,7 @@ def home_page(
     if minutes:
         lines += [f"The stages' notebooks ran {sum(minutes.values()):.0f} min in all (each stage at its last run).", ""]
     lines += ["## Papers", ""]
-    lines += [f"- [{p}](papers/{slug(p)}.md): {PAPERS.get(p, ('',))[0]}" for p in papers]
+    lines += [f"- [{md_text(p)}](papers/{slug(p)}.md): {PAPERS.get(p, ('',))[0]}" for p in papers]
     if manual:
         lines += [
             "",
@@ -615,7 +629,7 @@ def paper_page(
     desc, (fig_stage, fig_stem) = PAPERS.get(paper, ("", ("", "")))
     counts = rows["verdict"].value_counts().reindex(list(claims.VERDICTS), fill_value=0)
     lines = [
-        f"# {paper}",
+        f"# {md_text(paper)}",
         "",
         desc,
         "",
@@ -701,16 +715,16 @@ def central_verdicts(claims: pd.DataFrame, registry: claims_registry.Registry, p
         parts = []
         for d in (d for d in heads if d.paper == paper):
             r = rows.loc[d.id]
-            text = f"{d.location}, “{d.claim}”: **{r['verdict']}**"
+            text = f"{md_text(d.location)}, “{md_text(d.claim)}”: **{md_text(r['verdict'])}**"
             if r["tested"] != "yes":
                 seeds = str(r["seeds"])
                 n = (
                     "" if ":" in seeds else f"{len([s for s in seeds.split(',') if s.strip()])} "
                 )  # arms' own seed lists
                 own = f"; on its {n}seeds: {r['verdict_all_seeds']}" if r["verdict_all_seeds"] else ""
-                text += f" ({_why_not_tested(str(r['condition']))}{own})"
+                text += f" ({md_text(_why_not_tested(str(r['condition'])))}{md_text(own)})"
             parts.append(text)
-        lines.append(f"- **{paper}**: " + "; ".join(parts) + ".")
+        lines.append(f"- **{md_text(paper)}**: " + "; ".join(parts) + ".")
     return lines
 
 
