@@ -1,3 +1,7 @@
+import signal
+import subprocess
+import sys
+import time
 import types
 from pathlib import Path
 
@@ -261,3 +265,113 @@ def test_a_stage_that_runs_fewer_seeds_than_the_power_plan_funds_is_refused_befo
     with pytest.raises(params.ParamsError, match=r"theory_ssdd\.problems: 50 seeds, but the committed power plan"):
         nbrun.run_stage("theory_ssdd", output_root=tmp_path, scale="cpu")
     assert ran == []
+
+
+def test_a_lock_whose_pid_a_later_process_reuses_is_taken_over(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "BUILD", tmp_path / "build")
+    lock = paths.BUILD / "locks" / "s.lock"
+    lock.parent.mkdir(parents=True)
+    me = nbrun.os.getpid()
+    lock.write_text(f"{me} {nbrun.process_start(me)} 2026-01-01 00:00:00\n")  # held by this very process
+    with pytest.raises(nbrun.StageLocked, match=f"already running in process {me}"):
+        with nbrun.stage_lock("s"):
+            pass
+    if nbrun.process_start(me) != "-":  # where the system tells a process's start time
+        lock.write_text(f"{me} 1 2026-01-01 00:00:00\n")  # the same PID, but a process that started at boot
+        with nbrun.stage_lock("s"):
+            assert lock.read_text().split()[:2] == [str(me), nbrun.process_start(me)]
+
+
+@pytest.mark.slow
+def test_a_dead_kernel_is_named_and_keeps_its_partial_notebook(tmp_path, fake_stage, capsys):
+    nb = _notebook(
+        tmp_path / "dies.ipynb",
+        ["x = 0", "print('before the crash')", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"],
+    )
+    out = tmp_path / "reports"
+    with pytest.raises(Exception) as e:
+        nbrun.run_stage("dying_stage", output_root=out, notebook=nb, progress=False)
+    assert type(e.value).__name__ in ("DeadKernelError", "PapermillExecutionError")
+    err = capsys.readouterr().err
+    assert "kernel died" in err or "failed in a cell" in err
+    assert (paths.BUILD / "failed" / "dying_stage.ipynb").is_file()
+    assert not out.exists() or not any(p.is_file() for p in out.rglob("*"))
+
+
+_RUNNER = """
+import sys, types
+from compendium.pipeline import nbrun, params
+params.stage_module = lambda s: types.SimpleNamespace(DATA=())
+params.stage_params = lambda *a, **k: {"scale": "smoke", "x": 2}
+sys.exit(nbrun.main(["long_stage", "--notebook", sys.argv[1], "--output-root", sys.argv[2], "--quiet"]))
+"""
+
+_SPAWNER = """
+import shlex, subprocess, sys, time
+cmd = [sys.executable, *sys.argv[2:]]
+if sys.argv[1] == "shell":  # as dvc runs a stage's command: through a shell, which need not exec it
+    cmd = ["/bin/sh", "-c", shlex.join(cmd) + "; true"]
+subprocess.Popen(cmd)
+time.sleep(600)
+"""
+
+
+def _long_notebook(tmp_path):
+    marker = tmp_path / "ticks"
+    nb = _notebook(
+        tmp_path / "long.ipynb",
+        [
+            "x = 0",
+            f"import time\nfor i in range(600):\n    open({str(marker)!r}, 'a').write('.')\n    time.sleep(0.1)",
+            "from compendium.pipeline import report\nreport.Reporter('long_stage').metrics({'x': x})",
+        ],
+    )
+    return nb, marker
+
+
+def _stops_ticking(marker, timeout=30.0):
+    """The notebook's ticks stop within ``timeout`` seconds (its kernel is gone)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        n = marker.stat().st_size
+        time.sleep(1.5)
+        if marker.stat().st_size == n:
+            return True
+    return False
+
+
+def _wait_for(marker, timeout=60.0):
+    deadline = time.time() + timeout
+    while not (marker.is_file() and marker.stat().st_size > 3) and time.time() < deadline:
+        time.sleep(0.2)
+    assert marker.is_file(), "the notebook never started"
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_notebook_and_publishes_nothing(tmp_path):
+    nb, marker = _long_notebook(tmp_path)
+    (tmp_path / "run.py").write_text(_RUNNER)
+    out = tmp_path / "reports"
+    p = subprocess.Popen([sys.executable, str(tmp_path / "run.py"), str(nb), str(out)], cwd=paths.ROOT)
+    _wait_for(marker)
+    p.send_signal(signal.SIGTERM)
+    assert p.wait(timeout=60) == 130
+    assert _stops_ticking(marker)
+    assert not out.exists() or not any(f.is_file() for f in out.rglob("*"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("via", ["direct", "shell"])
+def test_a_stage_whose_launcher_dies_stops_instead_of_publishing(tmp_path, via):
+    nb, marker = _long_notebook(tmp_path)
+    (tmp_path / "run.py").write_text(_RUNNER)
+    (tmp_path / "spawn.py").write_text(_SPAWNER)
+    out = tmp_path / "reports"
+    parent = subprocess.Popen(
+        [sys.executable, str(tmp_path / "spawn.py"), via, str(tmp_path / "run.py"), str(nb), str(out)], cwd=paths.ROOT
+    )
+    _wait_for(marker)
+    parent.kill()  # dvc killed without a chance to forward anything
+    parent.wait()
+    assert _stops_ticking(marker)
+    assert not out.exists() or not any(f.is_file() for f in out.rglob("*"))

@@ -208,6 +208,17 @@ def _publish(staging: Path, output_root: Path, stage: str) -> list[Path]:
     return moved
 
 
+def process_start(pid: int) -> str:
+    """When process ``pid`` started, as the kernel counts it (Linux: field 22 of ``/proc/<pid>/stat``, clock ticks
+    since boot), or ``"-"`` where the system does not say. With the PID it names one process, never a later one
+    that reuses the number."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat[stat.rindex(")") + 2 :].split()[19]
+    except (OSError, ValueError, IndexError):
+        return "-"
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -222,7 +233,8 @@ def _pid_alive(pid: int) -> bool:
 def stage_lock(stage: str):
     """Hold ``build/locks/<stage>.lock`` for the run: a second run of the same stage (a hand run during
     ``dvc repro``) stops at once with a message naming the process that holds it. A lock left by a
-    process that no longer exists is taken over."""
+    process that no longer exists is taken over, and so is one whose PID a later process reuses (the lock
+    records the holder's start time, :func:`process_start`)."""
     lock = paths.BUILD / "locks" / f"{stage}.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(2):
@@ -230,10 +242,10 @@ def stage_lock(stage: str):
             fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
         except FileExistsError:
             try:
-                pid, started = lock.read_text().split(maxsplit=1)
+                pid, born, started = lock.read_text().split(maxsplit=2)
                 pid = int(pid)
             except (OSError, ValueError):
-                pid, started = -1, "?"
+                pid, born, started = -1, "-", "?"
                 try:  # just created by a run that has not written its PID yet: held
                     if time.time() - lock.stat().st_mtime < 5:
                         raise StageLocked(
@@ -242,7 +254,8 @@ def stage_lock(stage: str):
                         ) from None
                 except FileNotFoundError:
                     continue
-            if pid > 0 and _pid_alive(pid):
+            same = born == "-" or process_start(pid) in ("-", born)  # not a later process with a reused PID
+            if pid > 0 and _pid_alive(pid) and same:
                 raise StageLocked(
                     f"stage {stage!r} is already running in process {pid} (since {started.strip()}); "
                     f"wait for it to finish or stop it. The lock is {lock}."
@@ -250,7 +263,7 @@ def stage_lock(stage: str):
             lock.unlink(missing_ok=True)  # left by a process that is gone
             continue
         with os.fdopen(fd, "w") as f:
-            f.write(f"{os.getpid()} {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+            f.write(f"{os.getpid()} {process_start(os.getpid())} {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
         break
     try:
         yield lock
@@ -332,6 +345,59 @@ def artifacts_destination(output_root: Path, models_root: Path | None = None) ->
     return (
         paths.MODELS if Path(output_root).resolve() == paths.REPORTS.resolve() else Path(output_root) / paths.ARTIFACTS
     )
+
+
+def failure_cause(e: BaseException) -> str:
+    """What stopped a stage's notebook, in words, with the likely cause where the error does not say it."""
+    name = type(e).__name__
+    if name == "DeadKernelError":
+        return (
+            "stopped: its kernel died (most often the machine ran out of memory: see `dmesg`, or run at a smaller "
+            "scale or with fewer workers)"
+        )
+    if isinstance(e, KeyboardInterrupt):
+        return "was interrupted (SIGINT or SIGTERM, or the process that started it ended)"
+    if name == "PapermillExecutionError":
+        return "failed in a cell"
+    return f"failed ({name}: {str(e)[:200]})"
+
+
+SHELLS = {"sh", "bash", "dash", "zsh", "fish", "ksh"}
+
+
+def _launcher() -> tuple[int, int]:
+    """(parent PID, and where the parent is a shell that ``dvc`` ran the command through, the shell's parent PID;
+    else 0). Either changes when the process that launched this one ends."""
+    parent = os.getppid()
+    try:
+        stat = Path(f"/proc/{parent}/stat").read_text()
+        comm, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+        return parent, int(rest[1]) if comm in SHELLS else 0
+    except (OSError, ValueError, IndexError):
+        return parent, 0
+
+
+def _stop_on_signals_and_orphaning(poll: float = 1.0) -> None:
+    """SIGTERM stops the stage as Ctrl-C does (the kernel and its workers are shut down, nothing is published),
+    and so does the end of the process that started this one (``dvc repro`` killed): a stage never goes on
+    training, and publishing, with no one waiting for it."""
+    import signal
+    import threading
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, stop)
+    launcher = _launcher()
+
+    def watch():
+        while True:
+            time.sleep(poll)
+            if _launcher() != launcher:
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+
+    threading.Thread(target=watch, daemon=True, name="nbrun-orphan-watch").start()
 
 
 def run_stage(
@@ -425,15 +491,16 @@ def run_stage(
                     cwd=str(paths.ROOT),
                     execution_timeout=timeout,
                 )
-        except pm.PapermillExecutionError:
+        except BaseException as e:  # a failing cell, a dead kernel, an interrupt: nothing is published
             failed = paths.BUILD / "failed" / f"{stage}.ipynb"
             failed.parent.mkdir(parents=True, exist_ok=True)
             if executed.is_file():
                 shutil.copy2(executed, failed)
             shutil.rmtree(staging, ignore_errors=True)
             print(
-                f"[nbrun] stage {stage!r} failed; the partly executed notebook is {failed}; "
-                f"nothing was written under {output_root}",
+                f"[nbrun] stage {stage!r} {failure_cause(e)}; the partly executed notebook is {failed}; "
+                f"nothing was written under {output_root}; the completed calls stay in {resume_dir} for the "
+                "next run",
                 file=sys.stderr,
             )
             raise
@@ -482,6 +549,7 @@ def main(argv: list[str] | None = None) -> int:
         "else <output-root>/artifacts)",
     )
     args = ap.parse_args(argv)
+    _stop_on_signals_and_orphaning()
     try:
         run_stage(
             args.stage,
@@ -497,8 +565,10 @@ def main(argv: list[str] | None = None) -> int:
     except (params.ParamsError, data.DataError, StageLocked, PublishError) as e:
         print(f"[nbrun] {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 130
     except Exception as e:  # papermill's error names the failing cell
-        if type(e).__name__ == "PapermillExecutionError":
+        if type(e).__name__ in ("PapermillExecutionError", "DeadKernelError"):
             print(f"[nbrun] {e}", file=sys.stderr)
             return 1
         raise
