@@ -375,3 +375,49 @@ def test_a_stage_whose_launcher_dies_stops_instead_of_publishing(tmp_path, via):
     parent.wait()
     assert _stops_ticking(marker)
     assert not out.exists() or not any(f.is_file() for f in out.rglob("*"))
+
+
+def test_a_read_only_models_subfolder_stops_the_run_before_any_compute(tmp_path, monkeypatch, fake_stage):
+    models = tmp_path / "models"
+    (models / "targets").mkdir(parents=True)
+    marker = tmp_path / "ran"
+    nb = _notebook(tmp_path / "nb.ipynb", ["x = 0", f"open({str(marker)!r}, 'w').write('ran')"])
+    real = nbrun._can_write
+    monkeypatch.setattr(nbrun, "_can_write", lambda d: d != models / "targets" and real(d))
+    with pytest.raises(nbrun.PublishError, match=r"models/targets is not writable. Nothing was computed"):
+        nbrun.run_stage("ro_stage", output_root=tmp_path / "reports", notebook=nb, progress=False, models_root=models)
+    assert not marker.exists()
+
+
+@pytest.mark.slow
+def test_a_publication_cut_short_is_rolled_back_before_the_next_run(tmp_path, monkeypatch, fake_stage):
+    """A kill between two renames of the publication leaves its journal; the next run restores the previous
+    products first, then publishes its own whole."""
+    out = tmp_path / "reports"
+    nb = _notebook(
+        tmp_path / "nb.ipynb",
+        ["x = 0", "from compendium.pipeline import report\nrep = report.Reporter('cut_stage')\nrep.metrics({'x': x})"],
+    )
+    monkeypatch.setattr(params, "stage_params", lambda *a, **k: {"scale": "smoke", "x": 1})
+    nbrun.run_stage("cut_stage", output_root=out, notebook=nb, progress=False)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    from compendium.pipeline import publish as P
+
+    real, n = P.os.replace, [0]
+
+    def killed_midway(a, b):
+        n[0] += 1
+        if n[0] == 6:
+            raise KeyboardInterrupt
+        return real(a, b)
+
+    monkeypatch.setattr(params, "stage_params", lambda *a, **k: {"scale": "smoke", "x": 2})
+    monkeypatch.setattr(P.os, "replace", killed_midway)
+    with pytest.raises(KeyboardInterrupt):
+        nbrun.run_stage("cut_stage", output_root=out, notebook=nb, progress=False)
+    monkeypatch.setattr(P.os, "replace", real)
+    assert nbrun.journal_file("cut_stage").is_file()
+    assert P.recover(nbrun.journal_file("cut_stage"))
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before  # all old again
+    nbrun.run_stage("cut_stage", output_root=out, notebook=nb, progress=False)
+    assert '"x": 2' in (out / "metrics" / "cut_stage.json").read_text()

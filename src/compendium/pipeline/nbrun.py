@@ -55,6 +55,7 @@ import yaml
 from compendium.core import data, paths, resume
 from compendium.core.progress import PROGRESS_ENV, Follower
 from compendium.pipeline import params, stagedeps
+from compendium.pipeline.publish import PublishError, publish, recover
 from compendium.verdicts import funding
 
 KERNEL = "compendium"  # registered into .venv by `make setup` (ipykernel install --sys-prefix)
@@ -134,10 +135,6 @@ def stage_products(output_root: Path, stage: str) -> list[Path]:
     ]
 
 
-class PublishError(RuntimeError):
-    """The new products cannot be put in place; the previous ones are untouched."""
-
-
 class StageLocked(RuntimeError):
     """Another process is running the same stage."""
 
@@ -181,15 +178,26 @@ def unwritable(output_root: Path, stage: str, staging: Path | None = None) -> No
         )
 
 
-def _publish(staging: Path, output_root: Path, stage: str) -> list[Path]:
-    """Put the staged products in place of the stage's previous ones (only called on success).
+def journal_file(stage: str) -> Path:
+    """The journal of a stage's publication in progress (:mod:`compendium.pipeline.publish`)."""
+    return paths.BUILD / "publish" / f"{stage}.json"
+
+
+def _publish(
+    staging: Path, output_root: Path, stage: str, artifacts: Path | None = None, artifacts_dest: Path | None = None
+) -> list[Path]:
+    """Put the staged products (and the staged ``artifacts`` folder's files, into ``artifacts_dest``) in place of
+    the stage's previous ones, as one step (only called on success).
 
     Every destination is checked first: a folder that cannot be written stops the publication before
-    anything is replaced (:class:`PublishError`, naming the folder; the new products stay in
-    ``staging``). Then each new file replaces its predecessor by an atomic rename, and only after all
-    are in place are the previous run's files that this run did not write removed."""
-    new = sorted(f for f in staging.rglob("*") if f.is_file())
+    anything is replaced (:class:`PublishError`, naming the folder; the new products stay in ``staging``).
+    Then :func:`compendium.pipeline.publish.publish` swaps them in with a journal: the previous run's files
+    that this run did not write are removed in the same step, and after any failure or kill the products
+    are all the previous ones or all the new ones."""
+    art = sorted(f for f in artifacts.rglob("*") if f.is_file()) if artifacts is not None and artifacts.is_dir() else []
+    new = sorted(f for f in staging.rglob("*") if f.is_file() and (artifacts is None or artifacts not in f.parents))
     targets = [output_root / f.relative_to(staging) for f in new]
+    art_targets = [artifacts_dest / f.relative_to(artifacts) for f in art] if art else []
     old = [
         f
         for p in stage_products(output_root, stage)
@@ -197,9 +205,16 @@ def _publish(staging: Path, output_root: Path, stage: str) -> list[Path]:
     ]
     stale = sorted(set(old) - set(targets))
     unwritable(output_root, stage, staging)
-    moved = _move_tree(staging, output_root)
-    for f in stale:
-        f.unlink()
+    blocked = sorted({str(d) for d in map(_nearest_existing, art_targets) if not _can_write(d)})
+    blocked += sorted(
+        {str(t.parent) for t in art_targets if t.parent.is_dir() and not _can_write(t.parent)} - set(blocked)
+    )
+    if blocked:
+        raise PublishError(
+            f"stage {stage!r} cannot publish its artifacts: {', '.join(blocked)} is not writable. Nothing was "
+            f"replaced; the new products are kept in {staging}. Make the folder writable and rerun the stage."
+        )
+    moved = publish([*zip(art, art_targets), *zip(new, targets)], stale, journal_file(stage))
     for p in stage_products(output_root, stage):
         if p.is_dir():
             for d in sorted((x for x in p.rglob("*") if x.is_dir()), reverse=True):
@@ -325,14 +340,18 @@ def resume_folder(stage: str, values: dict, notebook: Path, output_root: Path, m
     return paths.BUILD / "resume" / folder / h.hexdigest()[:20]
 
 
-def _move_tree(src: Path, dst: Path) -> list[Path]:
-    moved = []
-    for f in sorted(p for p in src.rglob("*") if p.is_file()):
-        target = dst / f.relative_to(src)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(f, target)
-        moved.append(target)
-    return moved
+def unwritable_artifacts(dest: Path, stage: str) -> None:
+    """Raise :class:`PublishError` before any compute when the artifacts folder (``models/``) or a folder under
+    it cannot be written, naming it: the run would otherwise compute and then fail to publish."""
+    folders = [_nearest_existing(dest / "x")] + (
+        sorted(d for d in dest.rglob("*") if d.is_dir()) if dest.is_dir() else []
+    )
+    blocked = [str(d) for d in folders if not _can_write(d)]
+    if blocked:
+        raise PublishError(
+            f"stage {stage!r} could not publish its artifacts: {', '.join(blocked)} is not writable. Nothing was "
+            "computed; make the folder writable and rerun the stage."
+        )
 
 
 def artifacts_destination(output_root: Path, models_root: Path | None = None) -> Path:
@@ -435,6 +454,9 @@ def run_stage(
     data.verify(tuple(getattr(module, "DATA", ())))
 
     with stage_lock(stage):
+        done = recover(journal_file(stage))  # a publication that a kill cut short: finished or rolled back
+        if done:
+            print(f"[nbrun] stage {stage!r}: {done}", flush=True)
         unwritable(output_root, stage)  # a read-only products folder stops the run before any compute
         # a folder of this run's own: two runs of one stage (a hand run during `dvc repro`) never share it
         (paths.BUILD / "staging").mkdir(parents=True, exist_ok=True)
@@ -443,6 +465,7 @@ def run_stage(
         executed.parent.mkdir(parents=True)
         # heavy products (checkpoints, targets) go to models/ for the pipeline, elsewhere beside the output root
         artifacts_dest = artifacts_destination(output_root, models_root)
+        unwritable_artifacts(artifacts_dest, stage)
         # an earlier run of this stage that was interrupted left its completed calls here, if its inputs were these
         resume_dir = resume_folder(stage, values, notebook, output_root, models_root)
         for other in resume_dir.parent.iterdir() if resume_dir.parent.is_dir() else ():
@@ -512,11 +535,8 @@ def run_stage(
                     os.environ[k] = v
         css = render_html(executed, staging / paths.HTML / f"{stage}.html", hide_input=hide_input)
         unwritable(output_root, stage, staging)  # before the artifacts move: all or nothing
-        staged_artifacts = staging / paths.ARTIFACTS
-        moved = _move_tree(staged_artifacts, artifacts_dest) if staged_artifacts.is_dir() else []
-        shutil.rmtree(staged_artifacts, ignore_errors=True)
-        try:
-            moved += _publish(staging, output_root, stage)
+        try:  # checkpoints and pages in one step: all new, or all old
+            moved = _publish(staging, output_root, stage, staging / paths.ARTIFACTS, artifacts_dest)
         except PublishError as e:
             print(f"[nbrun] {e}", file=sys.stderr)
             raise
