@@ -413,7 +413,7 @@ def _headlines_md(headlines: dict | None, paper: str | None = None) -> list[str]
         "paper's on its own dataset and network: the ledger's verdicts, not these numbers, say whether a claim "
         "is tested.",
         "",
-        _md_table(summary.headline_table(h)),
+        _md_table(summary.headline_table(h).drop(columns=["paper"] if paper else [], errors="ignore")),
         "",
     ]
 
