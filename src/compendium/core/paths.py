@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from compendium.core import integrity
+
 
 def _root() -> Path:
     """The project root: ``COMPENDIUM_ROOT``, else the DVC project being reproduced (DVC sets
@@ -89,11 +91,13 @@ def artifacts_out() -> Path:
 
 def find_artifact(rel: str | os.PathLike) -> Path:
     """An artifact by its path relative to ``models/``: the current run's own artifacts first, then
-    the published ones (``COMPENDIUM_MODELS_ROOT``, set by nbrun, else ``models/``). Returns the
-    published location when neither exists, so the caller's error names the expected file."""
+    the published ones (``COMPENDIUM_MODELS_ROOT``, set by nbrun, else ``models/``), each checked against the
+    md5 ``dvc.lock`` recorded for it (:func:`compendium.core.integrity.verify`). Returns the published location
+    when neither exists, so the caller's error names the expected file."""
     rel = Path(rel)
     published = Path(os.environ.get(MODELS_ROOT_ENV) or MODELS) / rel
-    for base in (artifacts_out() / rel, published):
-        if base.exists():
-            return base
+    own = artifacts_out() / rel
+    if own.exists():
+        return own
+    integrity.verify(published, ROOT)  # a published file is the one dvc.lock recorded (where the cache says)
     return published
