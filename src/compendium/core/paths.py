@@ -20,13 +20,25 @@ from pathlib import Path
 from compendium.core import integrity
 
 
+def _project_of(folder: Path) -> Path | None:
+    """The DVC project that holds ``folder`` (the nearest folder with a ``dvc.yaml`` and a ``.dvc/``), or None."""
+    for d in (folder, *folder.parents):
+        if (d / "dvc.yaml").is_file() and (d / ".dvc").is_dir():
+            return d
+    return None
+
+
 def _root() -> Path:
-    """The project root: ``COMPENDIUM_ROOT``, else the DVC project being reproduced (DVC sets
-    ``DVC_ROOT`` in stage commands, so a copy of the project run with an installed library still
-    reads and writes the copy), else the checkout this package lives in."""
-    for var in ("COMPENDIUM_ROOT", "DVC_ROOT"):
-        if os.environ.get(var):
-            return Path(os.environ[var]).resolve()
+    """The project root: ``COMPENDIUM_ROOT``; else, in a stage command (DVC sets ``DVC_STAGE`` and ``DVC_ROOT``),
+    the project that DVC runs the stage in, the working directory's: for a queued experiment (``dvc exp run
+    --queue``) that is a temporary copy of the repository, while ``DVC_ROOT`` names its parent, so two
+    experiments run side by side each write their own copy; else ``DVC_ROOT`` (a copy of the project run with
+    an installed library still reads and writes the copy); else the checkout this package lives in."""
+    if os.environ.get("COMPENDIUM_ROOT"):
+        return Path(os.environ["COMPENDIUM_ROOT"]).resolve()
+    if os.environ.get("DVC_ROOT"):
+        here = _project_of(Path.cwd().resolve()) if os.environ.get("DVC_STAGE") else None
+        return here or Path(os.environ["DVC_ROOT"]).resolve()
     return Path(__file__).resolve().parents[3]
 
 
