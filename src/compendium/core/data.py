@@ -25,7 +25,6 @@ The two datasets shipped under ``data/`` (tracked by ``data.dvc``) are checked a
 from __future__ import annotations
 
 import gzip
-import hashlib
 import os
 import pickletools
 from concurrent.futures import ThreadPoolExecutor
@@ -37,6 +36,7 @@ import numpy as np
 import torch
 
 from compendium.core import paths
+from compendium.core.integrity import file_md5  # noqa: F401  (the data manifest's md5, as DVC's)
 
 FIX_COMMAND = "make setup"
 
@@ -114,14 +114,6 @@ class ImageDataset:
 
 
 # ----------------------------------------------------------------------------- verification
-
-
-def file_md5(path: Path, chunk: int = 1 << 22) -> str:
-    h = hashlib.md5()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 _verified: dict[str, tuple[int, int]] = {}

@@ -205,10 +205,7 @@ def _publish(
     ]
     stale = sorted(set(old) - set(targets))
     unwritable(output_root, stage, staging)
-    blocked = sorted({str(d) for d in map(_nearest_existing, art_targets) if not _can_write(d)})
-    blocked += sorted(
-        {str(t.parent) for t in art_targets if t.parent.is_dir() and not _can_write(t.parent)} - set(blocked)
-    )
+    blocked = sorted({str(d) for d in map(_nearest_existing, art_targets) if not _can_write(d)})  # each one's folder
     if blocked:
         raise PublishError(
             f"stage {stage!r} cannot publish its artifacts: {', '.join(blocked)} is not writable. Nothing was "
@@ -223,13 +220,18 @@ def _publish(
     return moved
 
 
+def _proc_stat(pid: int) -> tuple[str, list[str]]:
+    """``/proc/<pid>/stat`` (Linux): the command name and the fields after it (state, ppid, ...)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+
+
 def process_start(pid: int) -> str:
     """When process ``pid`` started, as the kernel counts it (Linux: field 22 of ``/proc/<pid>/stat``, clock ticks
     since boot), or ``"-"`` where the system does not say. With the PID it names one process, never a later one
     that reuses the number."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat[stat.rindex(")") + 2 :].split()[19]
+        return _proc_stat(pid)[1][19]
     except (OSError, ValueError, IndexError):
         return "-"
 
@@ -389,8 +391,7 @@ def _launcher() -> tuple[int, int]:
     else 0). Either changes when the process that launched this one ends."""
     parent = os.getppid()
     try:
-        stat = Path(f"/proc/{parent}/stat").read_text()
-        comm, rest = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+        comm, rest = _proc_stat(parent)
         return parent, int(rest[1]) if comm in SHELLS else 0
     except (OSError, ValueError, IndexError):
         return parent, 0

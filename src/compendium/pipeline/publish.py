@@ -54,7 +54,7 @@ def _fsync_write(path: Path, text: str) -> None:
 def _place_beside(src: Path, dst: Path, token: str) -> Path:
     """``src`` moved (or, across filesystems, copied) to a temporary name in ``dst``'s folder."""
     dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(f".{dst.name}.new-{token}")
+    tmp = _temporary(dst, token)
     try:
         os.replace(src, tmp)
     except OSError as e:
@@ -62,6 +62,10 @@ def _place_beside(src: Path, dst: Path, token: str) -> Path:
             raise
         shutil.copy2(src, tmp)  # another filesystem: copy, then the swap renames within the destination's
     return tmp
+
+
+def _temporary(dst: Path, token: str) -> Path:
+    return dst.with_name(f".{dst.name}.new-{token}")
 
 
 def _backup(dst: Path, token: str) -> Path:
@@ -111,11 +115,7 @@ def publish(moves: list[tuple[Path, Path]], removals: list[Path], journal: Path)
     token = secrets.token_hex(4)
     journal.parent.mkdir(parents=True, exist_ok=True)
     entries = [
-        {
-            "dst": str(d),
-            "new": str(Path(d).with_name(f".{Path(d).name}.new-{token}")),
-            "backup": str(_backup(Path(d), token)),
-        }
+        {"dst": str(d), "new": str(_temporary(Path(d), token)), "backup": str(_backup(Path(d), token))}
         for _, d in moves
     ] + [{"dst": str(f), "new": None, "backup": str(_backup(Path(f), token))} for f in removals]
     try:
