@@ -108,3 +108,30 @@ def test_the_pipelines_dc_and_dsa_numbers_are_read_where_the_run_has_them():
         D.pipeline_numbers(classic),
     )
     assert len(g) == 6 and g["gap"].isna().sum() == 3  # the ipcs the run did not have stay empty
+
+
+def test_forgetting_and_the_whole_dataset_row_are_records_too_and_the_history_is_recorded_once(dc_toy, monkeypatch):
+    plan, tmp = dc_toy
+    from compendium.distill import coresets
+
+    calls = []
+    real = coresets.forgetting_history
+
+    def counted(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(coresets, "forgetting_history", counted)
+    monkeypatch.setattr(D, "FORGETTING", coresets.ForgettingConfig(epochs=2, width=4))
+    plan = D.Plan(seeds=(0,), ipcs=(1,), methods=("forgetting", "whole"), width=4, epochs=2, whole_epochs=2)
+    assert plan.jobs() == [("forgetting", 1, 0), ("whole", D.WHOLE_IPC, 0)]
+    written = D.run_pieces(plan, root=tmp / "rec", net_file=tmp / "absent.pt")  # neither needs the feature network
+    assert [p.name for p in written] == ["forgetting-ipc-1__seed0.csv", f"whole-ipc-{D.WHOLE_IPC}__seed0.csv"]
+    assert (tmp / "rec" / D.FORGETTING_HISTORY.name).is_file() and len(calls) == 1
+    curve = pd.read_csv(D.curve_file(0, tmp / "rec"))
+    assert list(curve["epoch"]) == [1.0, 2.0] and curve["test_acc"].between(0, 1).all()
+    rec = D.load(tmp / "rec").set_index("method")
+    assert rec.loc["whole", "epochs"] == 2 and rec.loc["forgetting", "epochs"] == 2
+    # a second seed reads the committed history instead of recording it again
+    D.run_pieces(D.Plan(seeds=(1,), ipcs=(1,), methods=("forgetting",), width=4, epochs=2), root=tmp / "rec")
+    assert len(calls) == 1 and D.record_file("forgetting", 1, 1, tmp / "rec").is_file()

@@ -62,7 +62,7 @@ def test_a_gpu_loop_scales_by_its_step_times_and_a_cpu_loop_by_its_work_only():
 
 
 def test_the_readme_states_the_time_table_of_the_repository_as_it_stands():
-    readme = P.F.SCALES_PAGE.read_text()
+    readme = P.PAGE.read_text()
     want = P.readme_block(*P.current()[:2])
     assert want in readme, (
         "the README's paper time table is stale: python -m compendium.pipeline.paper_estimate --write"

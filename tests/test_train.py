@@ -137,9 +137,10 @@ def test_compiled_step_matches_eager_on_cpu():
     assert len(la) == 4 and torch.allclose(la, lb, rtol=1e-3, atol=1e-4), (la, lb)
 
 
-def test_cpu_bf16_autocasts_the_step_only_when_asked():
+def test_cpu_bf16_autocasts_the_step_only_when_asked(monkeypatch):
     """``cpu_bf16``: the CPU step runs under bf16 autocast (a different trajectory from fp32, still finite
     and seeded); without it the CPU runs fp32; CUDA autocasts either way."""
+    monkeypatch.setattr(train, "cpu_bf16_native", lambda: True)  # as on the machines the lock was made on
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
     assert not train.autocasts(cpu, train.PretrainConfig())
     assert train.autocasts(cpu, train.PretrainConfig(cpu_bf16=True))
@@ -155,3 +156,18 @@ def test_cpu_bf16_autocasts_the_step_only_when_asked():
     assert runs["bf16"][0] == runs["bf16 again"][0] and torch.equal(runs["bf16"][1], runs["bf16 again"][1])
     assert not torch.equal(runs["fp32"][1], runs["bf16"][1])
     assert abs(runs["fp32"][0] - runs["bf16"][0]) < 0.05 * abs(runs["fp32"][0]) + 0.05
+
+
+def test_a_cpu_without_native_bf16_runs_fp32_whatever_cpu_bf16_says(monkeypatch, capsys):
+    from compendium.core import device
+
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "avx2")  # oneDNN capped below bf16: as on an AVX2-only laptop
+    assert not device.cpu_bf16_native()
+    monkeypatch.setattr(train, "_SAID", {"no native bf16": False})
+    cpu, cfg = torch.device("cpu"), train.PretrainConfig(cpu_bf16=True)
+    assert not train.autocasts(cpu, cfg) and not train.autocasts(cpu, cfg)
+    assert capsys.readouterr().out.count("no native bf16") == 1  # said once
+    assert train.autocasts(torch.device("cuda"), cfg)
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_AMX")
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: True)
+    assert device.cpu_bf16_native()

@@ -14,6 +14,12 @@ With a resume folder (``resume_dir``, or the one a pipeline stage's runner names
 stored there (:mod:`compendium.core.resume`, which
 says what counts as the same call), and a call whose result is stored is not run again: an interrupted
 stage, run again, computes only the calls it had not finished, to the same results.
+
+Where the calls run is chosen per run, without changing any stage, by ``COMPENDIUM_BACKEND``
+(:mod:`compendium.core.backends`): ``local`` (the default: the pool above), ``gpus`` (one worker per visible GPU
+on this machine) or ``submitit`` (one job per call on a SLURM cluster, or in local subprocesses). The calls keep
+their arguments, seeds and resume records and the results their order, so a stage's tables are the same on every
+backend.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from compendium.core import resume
+from compendium.core import backends, resume
 
 Call = tuple[Callable[..., Any], tuple, dict]
 
@@ -54,6 +60,10 @@ def run_calls(
     each worker (after it is set to one thread), e.g. to hold a test set every job reads. ``workers`` 0:
     the calls run here, one after the other, without the initializer (the choice for a GPU).
 
+    Under a backend other than ``local`` (``COMPENDIUM_BACKEND``) every call runs there, ``workers`` 0
+    included, each with the initializer: a caller that prepares its calls here for ``workers`` 0 passes the
+    initializer too (the local backend ignores it then).
+
     ``resume_dir``: the folder of stored results (:mod:`compendium.core.resume`); by default the one
     ``COMPENDIUM_RESUME_DIR`` names (a pipeline stage's, set by its runner), else none (off). A
     stored call is returned from there, every other call's result is stored as it completes (a failed
@@ -69,6 +79,7 @@ def run_calls(
             raise ValueError(f"call {i} is not (function, args, kwargs): {call!r:.200}")
     if costs is not None and len(costs) != len(calls):
         raise ValueError(f"{len(costs)} costs for {len(calls)} calls")
+    backend = backends.chosen()  # a bad name is an error before any call runs
     if resume_dir is None:
         resume_dir = resume.env_dir()
     if resume_dir is not None:
@@ -79,17 +90,26 @@ def run_calls(
         except (ValueError, pickle.PicklingError, TypeError, AttributeError) as e:
             warnings.warn(f"these {len(calls)} calls run without resume: {e}", RuntimeWarning, stacklevel=2)
         else:
-            return _run_resumable(calls, keys, workers, costs, initializer, initargs, resume_dir)
-    if workers == 0:
+            return _run_resumable(calls, keys, workers, costs, initializer, initargs, resume_dir, backend)
+    if backend == "local" and workers == 0:
         return [fn(*args, **kwargs) for fn, args, kwargs in calls]
     order = sorted(range(len(calls)), key=lambda i: -costs[i]) if costs is not None else range(len(calls))
     out: list = [None] * len(calls)
-    ctx = torch.multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init, initargs=(initializer, initargs)) as ex:
+    with _pool(backend, workers, initializer, initargs) as ex:
         futures = {i: ex.submit(calls[i][0], *calls[i][1], **calls[i][2]) for i in order}
+        backends.flush(ex)
         for i, f in futures.items():
             out[i] = f.result()
     return out
+
+
+def _pool(backend: str, workers: int, initializer: Callable | None, initargs: tuple):
+    """An executor whose ``submit`` returns :class:`concurrent.futures.Future`: the local pool of ``workers``
+    single-threaded processes, or the chosen backend's (:func:`compendium.core.backends.executor`)."""
+    if backend == "local":
+        ctx = torch.multiprocessing.get_context("spawn")
+        return ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init, initargs=(initializer, initargs))
+    return backends.executor(backend, _worker_init, (initializer, initargs))
 
 
 def _run_resumable(
@@ -100,10 +120,11 @@ def _run_resumable(
     initializer: Callable | None,
     initargs: tuple,
     folder: str | os.PathLike,
+    backend: str = "local",
 ) -> list:
     out: list = [resume.load(folder, call[0], k) for call, k in zip(calls, keys)]
     todo = [i for i, r in enumerate(out) if r is resume.MISSING]
-    if workers == 0:
+    if backend == "local" and workers == 0:
         for i in todo:
             fn, args, kwargs = calls[i]
             out[i] = fn(*args, **kwargs)
@@ -113,11 +134,9 @@ def _run_resumable(
         todo.sort(key=lambda i: -costs[i])
     failed: dict[int, BaseException] = {}
     if todo:
-        ctx = torch.multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(
-            workers, mp_context=ctx, initializer=_worker_init, initargs=(initializer, initargs)
-        ) as ex:
+        with _pool(backend, workers, initializer, initargs) as ex:
             futures = {ex.submit(calls[i][0], *calls[i][1], **calls[i][2]): i for i in todo}
+            backends.flush(ex)
             for f in as_completed(futures):
                 i = futures[f]
                 e = f.exception()

@@ -15,7 +15,14 @@ compared on the same sets:
 * ``random``: ``ipc`` random training images per class (seeded);
 * ``herding`` and ``k_center``: DC's coreset baselines in the feature space of a ConvNet trained on the whole
   training set (the labelled regime study's teacher of seed 0, :mod:`compendium.distill.regime`; its weights are
-  committed beside that study's records so that this study resumes on any machine).
+  committed beside that study's records so that this study resumes on any machine);
+* ``forgetting``: per class the examples forgotten most often while a Conv-3 of width 32 trains 10 epochs on the
+  whole training set (:func:`compendium.distill.coresets.forgetting`; one recorded history, seed 0, committed
+  bit-packed beside the records, shared by every ipc and seed as the pipeline shares it; the seed breaks ties);
+* ``whole``: the same ConvNet trained on all 60,000 training images with DC's optimiser and schedule, for
+  :attr:`Plan.whole_epochs` epochs (the papers' 300 epochs over 60,000 images are 70,000 steps, about 22 hours on
+  one core here), tested on the whole test set every epoch so that its record shows the plateau
+  (``whole-curve__seed<s>.csv``). Its ``images per class`` is 6,000, the whole training set's.
 
 Each (method, images per class, seed) is one record under ``reports/regime/dc_protocol/``, written as it
 finishes (``python -m compendium.distill.dc_protocol --hours 1``; resumable, committed). The ``dd_regime`` stage
@@ -33,6 +40,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import torch
 from scipy import stats
@@ -60,10 +68,22 @@ class Plan:
     methods: tuple = ("random", "herding", "k_center")
     width: int = 128
     epochs: int = 300
+    #: epochs of the whole-dataset row (235 steps each at batch 256; about 4.5 min per epoch on one core)
+    whole_epochs: int = 10
 
     def jobs(self) -> list[tuple[str, int, int]]:
-        """(method, ipc, seed), cheapest first: every method at 1 image per class on every seed, then 10, then 50."""
-        return [(m, i, s) for i in sorted(self.ipcs) for s in self.seeds for m in self.methods]
+        """(method, ipc, seed), cheapest first: every method at 1 image per class on every seed, then 10, then 50;
+        ``whole`` (method name in ``methods``) last, at :data:`WHOLE_IPC`."""
+        sets = [m for m in self.methods if m != "whole"]
+        jobs = [(m, i, s) for i in sorted(self.ipcs) for s in self.seeds for m in sets]
+        return jobs + [("whole", WHOLE_IPC, s) for s in self.seeds if "whole" in self.methods]
+
+
+#: the ``images per class`` of the whole-dataset row: all of Fashion-MNIST's 6,000 training images per class
+WHOLE_IPC = 6000
+#: the forgetting coreset's recorded history (bool [epochs, 60000], bit-packed): one run, committed
+FORGETTING_HISTORY = RECORDS / "forgetting_history_w32_e10_seed0.npz"
+FORGETTING = coresets.ForgettingConfig(epochs=10, width=32)
 
 
 def eval_config(plan: Plan, **kw) -> E.EvalConfig:
@@ -71,7 +91,7 @@ def eval_config(plan: Plan, **kw) -> E.EvalConfig:
     return E.preset(
         "dc",
         arch="convnet",
-        epochs=plan.epochs,
+        epochs=kw.pop("epochs", plan.epochs),
         device="cpu",
         arch_kwargs=dict(
             width=plan.width, depth=3, norm="instance", pooling="avg", first_padding=models.dc_first_padding(1, 28)
@@ -93,18 +113,47 @@ def feature_net(file: Path = FEATURE_NET) -> torch.nn.Module:
     return net.eval()
 
 
-def select(method: str, ipc: int, seed: int, tr, mean, std, features: torch.Tensor | None):
+def forgetting_history(
+    tr, mean, std, file: Path = FORGETTING_HISTORY, cfg: coresets.ForgettingConfig = FORGETTING
+) -> torch.Tensor:
+    """The forgetting coreset's recorded history (``cfg``, seed 0): loaded from ``file`` where it is, otherwise
+    recorded (about 10 minutes on one core for :data:`FORGETTING`) and written there."""
+    file = Path(file)
+    n = len(tr.labels)
+    if file.is_file():
+        with np.load(file) as z:
+            bits, shape = z["bits"], tuple(int(v) for v in z["shape"])
+        if shape[1] != n:
+            raise ValueError(f"{file}: a history of {shape[1]} examples, the training set has {n}; delete it to record")
+        return torch.from_numpy(np.unpackbits(bits, axis=1, count=n).astype(bool))
+    say(f"DC protocol: recording the forgetting history ({cfg.epochs} epochs, width {cfg.width})")
+    hist = coresets.forgetting_history(tr.images, tr.labels, 10, mean, std, cfg, seed=0)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_name(file.stem + ".tmp.npz")
+    np.savez_compressed(tmp, bits=np.packbits(hist.numpy(), axis=1), shape=np.array(hist.shape))
+    tmp.replace(file)
+    return hist
+
+
+def select(method: str, ipc: int, seed: int, tr, mean, std, features: torch.Tensor | None, history=None):
+    if method == "forgetting":
+        return coresets.forgetting(tr.images, tr.labels, ipc, 10, mean, std, seed=seed, history=history)
     if method == "random":
         return coresets.random_real(tr.images, tr.labels, ipc, 10, mean, std, seed=seed)
     if method == "herding":
         return coresets.herding(features, tr.labels, ipc, tr.images, 10, mean, std, seed=seed)
     if method == "k_center":
         return coresets.k_center(features, tr.labels, ipc, tr.images, 10, mean, std, seed=seed)
-    raise ValueError(f"unknown method {method!r}; known: random, herding, k_center")
+    raise ValueError(f"unknown method {method!r}; known: random, herding, k_center, forgetting (and whole)")
 
 
 def record_file(method: str, ipc: int, seed: int, root: Path = RECORDS) -> Path:
     return Path(root) / f"{method}-ipc-{ipc}__seed{seed}.csv"
+
+
+def curve_file(seed: int, root: Path = RECORDS) -> Path:
+    """The whole-dataset row's test accuracy after every epoch."""
+    return Path(root) / f"whole-curve__seed{seed}.csv"
 
 
 def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, net_file: Path = FEATURE_NET) -> list[Path]:
@@ -118,14 +167,25 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, net_file: P
     if any(m in ("herding", "k_center") for m, _, _ in todo):
         net = feature_net(net_file)
         features = extract_features(net[0], tr.images, mean, std)  # its penultimate features
+    hfile = Path(root) / FORGETTING_HISTORY.name
+    wanted = any(m == "forgetting" for m, _, _ in todo)
+    history = forgetting_history(tr, mean, std, hfile, FORGETTING) if wanted else None
     cfg = eval_config(plan)
     for method, ipc, seed in todo:
         if hours and time.perf_counter() - t0 > hours * 3600:
             say(f"DC protocol: {hours} h spent; run again to go on")
             break
-        dset = select(method, ipc, seed, tr, mean, std, features)
         t = time.perf_counter()
-        r = E.evaluate(dset, te.images, te.labels, cfg, seed)
+        if method == "whole":
+            wcfg = eval_config(plan, epochs=plan.whole_epochs, eval_every=1)
+            r = E.whole_dataset_upper_bound(
+                tr.images, tr.labels, te.images, te.labels, wcfg, seed, mean=mean, std=std, log=f"whole seed {seed}"
+            )
+            curve = pd.DataFrame(r["history"])[["step", "epoch", "train_loss", "test_acc"]]
+            regime._write(curve, curve_file(seed, root))
+        else:
+            dset = select(method, ipc, seed, tr, mean, std, features, history)
+            r = E.evaluate(dset, te.images, te.labels, cfg, seed)
         row = {
             "method": method,
             "ipc": ipc,
@@ -133,7 +193,7 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, net_file: P
             "test acc": r["final_acc"],
             "test images": len(te.labels),
             "width": plan.width,
-            "epochs": plan.epochs,
+            "epochs": plan.whole_epochs if method == "whole" else plan.epochs,
             "steps": r["steps"],
             "seconds": time.perf_counter() - t,
         }

@@ -84,7 +84,8 @@ def evaluate_many(
     context = ("test set", test_images, test_labels)  # what _init holds, without its thread count
     if workers <= 0:
         _init(test_images, test_labels, torch.get_num_threads())
-        return run_calls(calls, 0, resume_dir=resume_dir, resume_context=context)
+        init = dict(initializer=_init, initargs=(test_images, test_labels, 1))  # for a backend other than local
+        return run_calls(calls, 0, **init, resume_dir=resume_dir, resume_context=context)
     return run_calls(
         calls,
         workers,

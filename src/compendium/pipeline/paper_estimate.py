@@ -50,6 +50,8 @@ from compendium.pipeline import timings
 
 SCALE = "paper"
 ESTIMATE_MD = paths.ROOT / "benchmarks" / "paper_estimate.md"
+#: the manual's page that shows the time table (between :data:`START` and :data:`END`)
+PAGE = paths.ROOT / "docs" / "at-scale.md"
 COUNTS = paths.ROOT / "benchmarks" / "bench_counts.json"  # benchmarks/bench_steps.py --count (operators, FLOPs)
 #: Stages with a counted bench case but no GPU timing: (the part of :data:`compendium.pipeline.faithful.WORK` the
 #: case stands for, the case). The GPU step is modelled only where that part is the stage's dominant one at paper
@@ -139,6 +141,7 @@ class PaperEstimate:
     gpu_step: float | None  # s/step on the GPU, paper shapes
     minutes: float | None  # the estimate on one GPU
     modelled: bool = False  # gpu_step from the StepModel, not timed
+    peak_mib: float | None = None  # the loop's peak CUDA memory at the papers' shapes, where a GPU timed it
 
 
 def gpu_minutes(cpu_minutes: float, ratio: float, gpu_step: float | None, cpu_step: float | None) -> float:
@@ -161,6 +164,7 @@ def estimate(
     the case's part is the stage's dominant one."""
     c = F.step_times(cpu_rows, shape="cpu", on_gpu=False)
     g = F.step_times(gpu_rows, shape="paper", on_gpu=True)
+    mem = peak_memory(gpu_rows)
     out = []
     for st in stages:
         m = cpu.get(st)
@@ -183,9 +187,25 @@ def estimate(
                 gs if case else None,
                 mins,
                 by_model and bool(cs),
+                mem.get(case) if case and cs and gs and not by_model else None,
             )
         )
     return out
+
+
+def peak_memory(gpu_rows: list[dict], shape: str = "paper") -> dict[tuple[str, str], float]:
+    """``{(loop, variant): peak CUDA MiB}`` of the GPU rows of ``benchmarks/bench_steps.py`` at ``shape`` (the
+    largest where a case was timed twice)."""
+    out: dict[tuple[str, str], float] = {}
+    for r in gpu_rows:
+        if r.get("shape") == shape and r.get("device") not in (None, "cpu") and r.get("peak_cuda_mib"):
+            k = (r["loop"], r["variant"])
+            out[k] = max(out.get(k, 0.0), float(r["peak_cuda_mib"]))
+    return out
+
+
+def _mib(x: float | None) -> str:
+    return "–" if x is None else (f"{x / 1024:.1f} GiB" if x >= 1024 else f"{x:.0f} MiB")
 
 
 def _loop(r: PaperEstimate) -> str:
@@ -284,11 +304,19 @@ def markdown(
 
 
 def readme_block(rows: list[PaperEstimate], gpu: str) -> str:
-    """The paper profile's time table on the manual's scales page (between :data:`START` and :data:`END`): per stage
-    its estimate on one GPU."""
+    """The paper profile's time table on the manual's page on running at scale (between :data:`START` and
+    :data:`END`): per stage its estimate on one GPU and its loop's peak GPU memory at the papers' shapes."""
     known = [r for r in rows if r.minutes is not None]
-    lines = [START, "", f"| stage | loop timed on {gpu} | paper, one GPU (estimated) |", "|---|---|---:|"]
-    lines += [f"| `{r.stage}` | {_loop(r) or '– (its 2-core time)'} | {F.fmt_minutes(r.minutes)} |" for r in known]
+    lines = [
+        START,
+        "",
+        f"| stage | loop timed on {gpu} | paper, one GPU (estimated) | the loop's peak GPU memory (measured) |",
+        "|---|---|---:|---:|",
+    ]
+    lines += [
+        f"| `{r.stage}` | {_loop(r) or '– (its 2-core time)'} | {F.fmt_minutes(r.minutes)} | {_mib(r.peak_mib)} |"
+        for r in known
+    ]
     lines += [
         "",
         f"About **{sum(r.minutes for r in known) / 60:,.0f} hours** in all, "
@@ -327,7 +355,8 @@ def current() -> tuple[list[PaperEstimate], str, StepModel | None]:
 
 
 def rewrite_readme(readme: Path) -> None:
-    """Replace the time table of ``readme`` (the manual's scales page) with :func:`readme_block` of :func:`current`."""
+    """Replace the time table of ``readme`` (the manual's page on running at scale) with :func:`readme_block` of
+    :func:`current`."""
     text = readme.read_text()
     if START not in text or END not in text:
         raise ValueError(f"{readme} has no {START} ... {END} block")
@@ -347,8 +376,8 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.write:
         ESTIMATE_MD.write_text(text)
-        rewrite_readme(F.SCALES_PAGE)
-        print(f"[paper_estimate] wrote {ESTIMATE_MD} and the time table of {F.SCALES_PAGE.name}")
+        rewrite_readme(PAGE)
+        print(f"[paper_estimate] wrote {ESTIMATE_MD} and the time table of {PAGE.name}")
     return 0
 
 

@@ -75,6 +75,7 @@ MANUAL = (
     "setup",
     "data",
     "scales",
+    "at-scale",
     "stages",
     "experiments",
     "extending",

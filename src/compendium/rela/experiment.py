@@ -472,7 +472,8 @@ def run_many(
     calls = [(_run_in_worker, (a, t, keep_backbones), {}) for a, t in zip(arms, found)]
     if workers == 0:
         _init_worker(setup)
-        out = run_calls(calls, 0, resume_context=setup)
+        # the initializer serves a backend other than local (COMPENDIUM_BACKEND)
+        out = run_calls(calls, 0, initializer=_init_worker, initargs=(setup,), resume_context=setup)
     else:
         out = run_calls(
             calls,

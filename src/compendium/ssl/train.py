@@ -12,8 +12,10 @@ One loop serves the baseline and ReLA alike (camera-ready Algorithm 1):
 * one progress line per epoch, a checkpoint per epoch, and :func:`pretrain` resumes from it to
   the same result;
 * device ``auto``: CUDA with bf16 autocast when present, else CPU fp32; ``cpu_bf16`` autocasts on the CPU too
-  (oneDNN's AMX / AVX512-BF16 kernels: 1.5x on the ``cpu`` profile's BYOL step on these machines, where the
-  4096-wide heads' matrix products dominate; convolutions and normalisations keep fp32 weights and optimiser state).
+  where the CPU has native bf16 (oneDNN's AMX / AVX512-BF16 kernels: 1.5x on the ``cpu`` profile's BYOL step on
+  these machines, where the 4096-wide heads' matrix products dominate; convolutions and normalisations keep fp32
+  weights and optimiser state) and runs fp32 elsewhere, where bf16 is emulated and gains little or loses
+  (:func:`compendium.core.device.cpu_bf16_native`); the run says so.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import torch
 
 from compendium.core import augment, models, resume
 from compendium.core.progress import Rate, say
-from compendium.core.device import init_distributed, pick_device, sync_buffers
+from compendium.core.device import cpu_bf16_native, init_distributed, pick_device, sync_buffers
 from compendium.core.probe import to_float
 from compendium.ssl.methods import ReLA, SSLMethod, check_optimizer_covers, cosine_momentum
 
@@ -99,7 +101,7 @@ class PretrainConfig:
     seed: int = 0
     device: str = "auto"
     bf16: bool = True  # autocast on CUDA
-    cpu_bf16: bool = False  # autocast on the CPU as well (fast only where the CPU has AMX / AVX512-BF16)
+    cpu_bf16: bool = False  # autocast on the CPU as well, where it has native bf16 (AMX / AVX512-BF16); else fp32
     momentum_schedule: str = "constant"  # constant (ReLA code) | cosine (BYOL paper)
     compile: bool = False
     channels_last: bool = True  # NHWC convolutions: ~1.6x on these CPUs for Conv-3
@@ -137,8 +139,23 @@ def _state(model, opt, sampler, schedule, history, epoch, gen):
 
 
 def autocasts(device: torch.device, cfg: PretrainConfig) -> bool:
-    """Whether :func:`pretrain` runs its forward passes under bf16 autocast on ``device``."""
-    return cfg.bf16 and (device.type == "cuda" or (device.type == "cpu" and cfg.cpu_bf16))
+    """Whether :func:`pretrain` runs its forward passes under bf16 autocast on ``device``: on CUDA with ``bf16``;
+    on the CPU with ``cpu_bf16`` too, and only where the CPU has native bf16 (otherwise fp32, said once)."""
+    if not cfg.bf16 or device.type not in ("cuda", "cpu"):
+        return False
+    if device.type == "cuda":
+        return True
+    if not cfg.cpu_bf16:
+        return False
+    if cpu_bf16_native():
+        return True
+    if not _SAID["no native bf16"]:
+        _SAID["no native bf16"] = True
+        say("cpu_bf16: this CPU has no native bf16 (AMX / AVX512-BF16), where bf16 is emulated: pre-training in fp32")
+    return False
+
+
+_SAID = {"no native bf16": False}
 
 
 def pretrain(
