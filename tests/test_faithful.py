@@ -616,3 +616,15 @@ def test_the_readme_states_the_faithful_summary_of_the_repository_as_it_stands()
     assert faithful.current_readme_block() in readme, (
         "the README's faithful summary is stale: python -m compendium.pipeline.faithful --dry-run --write"
     )
+
+
+def test_a_records_code_hashes_are_the_entries_dvc_lock_holds_for_those_deps():
+    """The runner hashes a stage's code as DVC does (md5 of each src file, of the clean notebook, of the pinned
+    requirements), so a done record and an up-to-date dvc.lock agree on the code a stage ran."""
+    lock = yaml.safe_load((paths.ROOT / "dvc.lock").read_text())["stages"]
+    stages = faithful.read_stages(yaml.safe_load(paths.DVC_YAML.read_text()))
+    for st in ("theory_pca", "dd_kip"):
+        mine = faithful.sources_digest(stages[st])
+        theirs = {d["path"]: d["md5"] for d in lock[st]["deps"]}
+        assert any(p.startswith("build/nb/") for p in mine) and "requirements-lock.txt" in mine
+        assert mine == {p: theirs[p] for p in mine}, f"{st}: dvc.lock is not up to date, or the hashes differ"

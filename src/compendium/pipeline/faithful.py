@@ -8,9 +8,9 @@ the order their deps and outs give, each through :func:`compendium.pipeline.nbru
   ``reports/faithful/claims.csv``, built from ``reports/faithful/claims/``), the heavy ones (checkpoints,
   targets, distilled sets) to ``models/faithful/``, where the stages downstream read them;
 * a stage that finished leaves a done record, ``reports/faithful/done/<stage>.json``: its resolved
-  parameters, the hashes of the source files and notebook its dvc.yaml deps name, the records of the stages
-  it reads from, and the measured minutes. A rerun skips every stage whose record still matches and redoes
-  one whose parameters, code, notebook or upstream stage changed;
+  parameters, DVC's hashes of the source files and notebook its dvc.yaml deps name (the entries ``dvc.lock``
+  holds for them), the records of the stages it reads from, and the measured minutes. A rerun skips every
+  stage whose record still matches and redoes one whose parameters, code, notebook or upstream stage changed;
 * a stage interrupted midway (Ctrl-C, a killed job, a lost machine) is resumed call by call by nbrun
   (``build/resume/<stage>@<root tag>/``), so no finished training is lost.
 
@@ -19,6 +19,12 @@ stage after H hours: a piece of work; run the same command again to go on), ``--
 with an estimated time per stage; ``--write`` also writes the estimate table to
 ``benchmarks/faithful_estimate.md``, with a GPU column where ``benchmarks/bench_steps_{cpu,gpu}.json`` hold
 per-step timings) and ``--status``.
+
+Why a runner beside DVC: DVC keeps one lock per workspace (one scale's products in ``models/`` and
+``reports/``) and runs an experiment to one commit, its products in one machine's cache; this profile's products
+sit beside the default ones and its days of work advance in pieces on any machine, each committed as it
+finishes. Everything but the done records comes from DVC: the stages, deps, outs and order of ``dvc.yaml``,
+:mod:`compendium.pipeline.nbrun`, and DVC's hashes of a stage's code deps (:func:`sources_digest`).
 
 The time estimates are extrapolations, not measurements: the cpu run's measured minutes of a stage times
 the ratio (faithful / cpu) of the work of its dominant loop (:data:`WORK`). See :func:`estimate_rows`.
@@ -37,7 +43,7 @@ from typing import Callable
 
 import yaml
 
-from compendium.core import paths
+from compendium.core import integrity, paths
 from compendium.pipeline import nbclean, nbrun, params, site, summary, timings
 
 SCALE = "faithful"
@@ -147,40 +153,50 @@ def select(order: list[str], up: dict[str, set[str]], wanted=None, only: bool = 
 
 
 def file_digest(path: Path) -> str:
+    """DVC's hash of a file dep (its md5, :func:`compendium.core.integrity.file_md5`); ``missing`` where absent."""
     if not path.is_file():
         return "missing"
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return integrity.file_md5(path)
 
 
-def notebook_digest(path: Path) -> str:
-    """A notebook's code as the pipeline runs it: each cell's type, source and tags (outputs, execution
-    counts and metadata, which opening and saving it in Jupyter changes, are left out)."""
-    if not path.is_file():
+def notebook_digest(stage: str) -> str:
+    """DVC's hash of a stage's notebook dep, ``build/nb/<stage>.ipynb``: the md5 of the notebook as
+    :func:`compendium.pipeline.nbclean.clean` strips it (outputs, execution counts and metadata, which opening and
+    saving it in Jupyter changes, are left out), made in ``build/faithful/nb/`` and kept per source notebook hash;
+    ``missing`` for a stage without a notebook."""
+    src = paths.NOTEBOOKS / f"{stage}.ipynb"
+    if not src.is_file():
         return "missing"
-    nb = json.loads(path.read_text())
-    cells = [
-        [c.get("cell_type"), "".join(c.get("source", [])), sorted(c.get("metadata", {}).get("tags", []))]
-        for c in nb.get("cells", [])
-    ]
-    return hashlib.sha256(json.dumps(cells, sort_keys=True).encode()).hexdigest()[:16]
+    cache_file = paths.BUILD / SCALE / "nb" / "digests.json"
+    try:
+        cache = json.loads(cache_file.read_text())
+    except (OSError, ValueError):
+        cache = {}
+    key = f"{stage}:{integrity.file_md5(src)}"
+    if key not in cache:
+        cache = {k: v for k, v in cache.items() if not k.startswith(f"{stage}:")}
+        cache[key] = integrity.file_md5(clean_notebook(stage))
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        cache_file.write_text(json.dumps(cache, indent=1, sort_keys=True) + "\n")
+    return cache[key]
 
 
 def source_deps(stage: Stage) -> list[str]:
-    """The deps of a stage that are its code: ``src/`` files, its notebook (``build/nb/<stage>.ipynb`` is the
-    clean copy of ``notebooks/<stage>.ipynb``) and the pinned requirements. Data is pinned by data.dvc; the
-    upstream models, tables and claims are covered by the upstream stages' records."""
-    out = []
-    for d in stage.deps:
-        if d.startswith("build/nb/") and d.endswith(".ipynb"):
-            out.append(f"notebooks/{Path(d).name}")
-        elif d.startswith("src/") or d == "requirements-lock.txt" or d.startswith("notebooks/"):
-            out.append(d)
-    return sorted(set(out))
+    """The deps of a stage that are its code, as ``dvc.yaml`` names them: ``src/`` files, its notebook
+    (``build/nb/<stage>.ipynb``, the clean copy of ``notebooks/<stage>.ipynb``) and the pinned requirements.
+    Data is pinned by data.dvc; the upstream models, tables and claims are covered by the upstream stages'
+    records."""
+    return sorted({d for d in stage.deps if d.startswith(("src/", "build/nb/")) or d == "requirements-lock.txt"})
 
 
 def sources_digest(stage: Stage, root: Path | None = None) -> dict[str, str]:
+    """``{dep: hash}`` of :func:`source_deps`, with DVC's hashes: the entries ``dvc.lock`` records for these deps
+    when it is up to date (a test checks it), so a done record and the lock agree on what code a stage ran."""
     root = root or paths.ROOT
-    return {d: notebook_digest(root / d) if d.endswith(".ipynb") else file_digest(root / d) for d in source_deps(stage)}
+    return {
+        d: notebook_digest(Path(d).stem) if d.startswith("build/nb/") else file_digest(root / d)
+        for d in source_deps(stage)
+    }
 
 
 def record_file(root: Path, stage: str) -> Path:
