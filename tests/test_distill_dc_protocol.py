@@ -132,6 +132,9 @@ def test_forgetting_and_the_whole_dataset_row_are_records_too_and_the_history_is
     assert list(curve["epoch"]) == [1.0, 2.0] and curve["test_acc"].between(0, 1).all()
     rec = D.load(tmp / "rec").set_index("method")
     assert rec.loc["whole", "epochs"] == 2 and rec.loc["forgetting", "epochs"] == 2
+    nl = D.never_learned(regime._data()[0].labels, tmp / "rec" / D.FORGETTING_HISTORY.name)
+    assert list(nl.columns) == ["class", "never learned"] and nl["never learned"].between(0, 50).all()
+    assert D.never_learned(regime._data()[0].labels, tmp / "absent.npz").empty
     # a second seed reads the committed history instead of recording it again
     D.run_pieces(D.Plan(seeds=(1,), ipcs=(1,), methods=("forgetting",), width=4, epochs=2), root=tmp / "rec")
     assert len(calls) == 1 and D.record_file("forgetting", 1, 1, tmp / "rec").is_file()

@@ -135,6 +135,20 @@ def forgetting_history(
     return hist
 
 
+def never_learned(labels: torch.Tensor, file: Path = FORGETTING_HISTORY) -> pd.DataFrame:
+    """Per class, how many training images the forgetting history's network never classified correctly when it was
+    presented them (``class``, ``never learned``), from the committed history: the forgetting coreset ranks these
+    first (Toneva et al. count them as forgotten without end), so up to that many images per class its sets are
+    drawn from them alone, in a seeded random order. Empty where the history is not committed."""
+    if not Path(file).is_file():
+        return pd.DataFrame(columns=["class", "never learned"])
+    with np.load(file) as z:
+        bits, n = z["bits"], int(z["shape"][1])
+    never = ~np.unpackbits(bits, axis=1, count=n).astype(bool).any(0)
+    counts = np.bincount(labels.numpy()[never], minlength=int(labels.max()) + 1)
+    return pd.DataFrame({"class": np.arange(len(counts)), "never learned": counts})
+
+
 def select(method: str, ipc: int, seed: int, tr, mean, std, features: torch.Tensor | None, history=None):
     if method == "forgetting":
         return coresets.forgetting(tr.images, tr.labels, ipc, 10, mean, std, seed=seed, history=history)
