@@ -138,3 +138,18 @@ def test_forgetting_and_the_whole_dataset_row_are_records_too_and_the_history_is
     # a second seed reads the committed history instead of recording it again
     D.run_pieces(D.Plan(seeds=(1,), ipcs=(1,), methods=("forgetting",), width=4, epochs=2), root=tmp / "rec")
     assert len(calls) == 1 and D.record_file("forgetting", 1, 1, tmp / "rec").is_file()
+
+
+def test_forgetting_among_learned_images_leaves_the_never_learned_out():
+    from compendium.distill import coresets
+
+    labels = torch.arange(10).repeat_interleave(2)  # two images per class
+    tr = type("Pool", (), {"images": torch.zeros(20, 1, 28, 28, dtype=torch.uint8), "labels": labels})
+    hist = torch.ones(3, 20, dtype=torch.bool)
+    hist[:, 0] = False  # class 0: image 0 never learned, image 1 forgotten once
+    hist[1, 1] = False
+    assert coresets.count_forgetting_events(hist)[:3].tolist() == [3, 1, 0]
+    plain = D.select("forgetting", 1, 0, tr, (0.5,), (0.5,), None, hist)
+    learned = D.select("forgetting_learned", 1, 0, tr, (0.5,), (0.5,), None, hist)
+    assert 0 in plain.source_index.tolist() and 0 not in learned.source_index.tolist()
+    assert 1 in learned.source_index.tolist() and learned.method == "forgetting_learned"

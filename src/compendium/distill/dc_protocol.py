@@ -19,6 +19,9 @@ compared on the same sets:
 * ``forgetting``: per class the examples forgotten most often while a Conv-3 of width 32 trains 10 epochs on the
   whole training set (:func:`compendium.distill.coresets.forgetting`; one recorded history, seed 0, committed
   bit-packed beside the records, shared by every ipc and seed as the pipeline shares it; the seed breaks ties);
+  ``forgetting_learned`` ranks the same way among the images the network learned at some presentation only
+  (the images it never learned, which Toneva et al. rank first, left out): the measured cause of ``forgetting``'s
+  accuracy;
 * ``whole``: the same ConvNet trained on all 60,000 training images with DC's optimiser and schedule, for
   :attr:`Plan.whole_epochs` epochs (the papers' 300 epochs over 60,000 images are 70,000 steps, about 22 hours on
   one core here), tested on the whole test set every epoch so that its record shows the plateau
@@ -50,7 +53,7 @@ from compendium.core.probe import extract_features
 from compendium.core.progress import say
 from compendium.distill import coresets
 from compendium.distill import evaluate as E
-from compendium.distill import regime
+from compendium.distill import regime, sets
 
 RECORDS = paths.REPORTS / "regime" / "dc_protocol"
 #: the feature network of herding and K-Center: the labelled regime study's teacher of seed 0
@@ -152,13 +155,20 @@ def never_learned(labels: torch.Tensor, file: Path = FORGETTING_HISTORY) -> pd.D
 def select(method: str, ipc: int, seed: int, tr, mean, std, features: torch.Tensor | None, history=None):
     if method == "forgetting":
         return coresets.forgetting(tr.images, tr.labels, ipc, 10, mean, std, seed=seed, history=history)
+    if method == "forgetting_learned":  # the never-learned images left out (scored below every learned one)
+        events = coresets.count_forgetting_events(history)
+        scores = torch.where(history.any(0), events, torch.full_like(events, -1))
+        idx = coresets.top_score_indices(scores, tr.labels, ipc, 10, seed)
+        return sets.from_real(tr.images, tr.labels, idx, 10, mean, std, "forgetting_learned")
     if method == "random":
         return coresets.random_real(tr.images, tr.labels, ipc, 10, mean, std, seed=seed)
     if method == "herding":
         return coresets.herding(features, tr.labels, ipc, tr.images, 10, mean, std, seed=seed)
     if method == "k_center":
         return coresets.k_center(features, tr.labels, ipc, tr.images, 10, mean, std, seed=seed)
-    raise ValueError(f"unknown method {method!r}; known: random, herding, k_center, forgetting (and whole)")
+    raise ValueError(
+        f"unknown method {method!r}; known: random, herding, k_center, forgetting, forgetting_learned (and whole)"
+    )
 
 
 def record_file(method: str, ipc: int, seed: int, root: Path = RECORDS) -> Path:
@@ -182,7 +192,7 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, net_file: P
         net = feature_net(net_file)
         features = extract_features(net[0], tr.images, mean, std)  # its penultimate features
     hfile = Path(root) / FORGETTING_HISTORY.name
-    wanted = any(m == "forgetting" for m, _, _ in todo)
+    wanted = any(m.startswith("forgetting") for m, _, _ in todo)
     history = forgetting_history(tr, mean, std, hfile, FORGETTING) if wanted else None
     cfg = eval_config(plan)
     for method, ipc, seed in todo:
