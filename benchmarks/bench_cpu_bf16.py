@@ -109,7 +109,7 @@ def page_block(results: dict) -> str:
     lines = [
         START,
         "",
-        f"Measured on a {meta['cpu']} CPU ({native}), torch {meta['torch']}, one thread (ms per step, fp32 / bf16 "
+        f"Measured on {meta['cpu']} ({native}), torch {meta['torch']}, one thread (ms per step, fp32 / bf16 "
         "autocast, and bf16's speed-up):",
         "",
         "| step | " + " | ".join(caps) + " |",

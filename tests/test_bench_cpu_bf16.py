@@ -30,6 +30,6 @@ def test_the_block_gives_the_speed_up_per_isa_cap_and_the_paired_difference():
     ]
     meta = {"cpu": "X", "amx": False, "avx512_bf16": True, "torch": "t"}
     block = B.page_block({"meta": meta, "speed": speed, "numbers": numbers})
-    assert block.startswith(B.START) and block.endswith(B.END) and "a X CPU (AVX512-BF16)" in block
+    assert block.startswith(B.START) and block.endswith(B.END) and "Measured on X (AVX512-BF16)" in block
     assert "| byol step | 45.0 / 30.0 (1.50x) | 50.0 / 100.0 (0.50x) |" in block
     assert "| 2 | 58.0 | 60.0 | -2.0 |" in block and "Mean difference -1.0 points" in block

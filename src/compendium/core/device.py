@@ -15,8 +15,8 @@ _NO_BF16_ISA = {"SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE
 def cpu_bf16_native() -> bool:
     """Whether this CPU runs bf16 matrix products natively: AMX or AVX512-BF16, as torch reports the CPU, and
     not capped below them by ``ONEDNN_MAX_CPU_ISA``. Where it does not, bf16 is emulated:
-    ``benchmarks/bench_cpu_bf16.py`` measured the BYOL and SimCLR steps within 0.94-1.16x of fp32 there (1.5x
-    faster with native bf16) and a supervised ConvNet step 1.6-4.5x slower, so fp32 loses little time and keeps
+    ``benchmarks/bench_cpu_bf16.py`` measured the BYOL and SimCLR steps within about 15% of fp32 there (1.4-1.6x
+    faster with native bf16) and a supervised ConvNet step up to 4.5x slower, so fp32 loses little time and keeps
     full precision."""
     cap = os.environ.get("ONEDNN_MAX_CPU_ISA", "").strip().upper()
     if cap in _NO_BF16_ISA:
