@@ -162,9 +162,7 @@ def main() -> int:
     text = README.read_text()
     text = text.replace(current(text), rendered())
     README.write_text(text.replace(current(text, VERDICTS_START, VERDICTS_END), rendered_verdicts()))
-    paper_estimate.rewrite_readme(
-        paper_estimate.F.SCALES_PAGE
-    )  # the paper profile's time table: its cpu minutes are the ones just measured
+    paper_estimate.rewrite_readme(paper_estimate.PAGE)  # the paper profile's time table, from the minutes just measured
     print(
         f"[readme] results block rewritten from {len(read_ledger())} claims and the summary's headlines; "
         "the paper profile's time table too"
