@@ -77,8 +77,8 @@ class Plan:
     def jobs(self) -> list[tuple[str, int, int]]:
         """(method, ipc, seed), cheapest first: every method at 1 image per class on every seed, then 10, then 50;
         ``whole`` (method name in ``methods``) last, at :data:`WHOLE_IPC`."""
-        sets = [m for m in self.methods if m != "whole"]
-        jobs = [(m, i, s) for i in sorted(self.ipcs) for s in self.seeds for m in sets]
+        coreset_methods = [m for m in self.methods if m != "whole"]
+        jobs = [(m, i, s) for i in sorted(self.ipcs) for s in self.seeds for m in coreset_methods]
         return jobs + [("whole", WHOLE_IPC, s) for s in self.seeds if "whole" in self.methods]
 
 
@@ -116,6 +116,13 @@ def feature_net(file: Path = FEATURE_NET) -> torch.nn.Module:
     return net.eval()
 
 
+def _read_history(file: Path) -> np.ndarray:
+    """The committed forgetting history: bool [presentations, N], unpacked from its bits."""
+    with np.load(file) as z:
+        bits, n = z["bits"], int(z["shape"][1])
+    return np.unpackbits(bits, axis=1, count=n).astype(bool)
+
+
 def forgetting_history(
     tr, mean, std, file: Path = FORGETTING_HISTORY, cfg: coresets.ForgettingConfig = FORGETTING
 ) -> torch.Tensor:
@@ -124,11 +131,11 @@ def forgetting_history(
     file = Path(file)
     n = len(tr.labels)
     if file.is_file():
-        with np.load(file) as z:
-            bits, shape = z["bits"], tuple(int(v) for v in z["shape"])
-        if shape[1] != n:
-            raise ValueError(f"{file}: a history of {shape[1]} examples, the training set has {n}; delete it to record")
-        return torch.from_numpy(np.unpackbits(bits, axis=1, count=n).astype(bool))
+        hist = _read_history(file)
+        if hist.shape[1] != n:
+            got = hist.shape[1]
+            raise ValueError(f"{file}: a history of {got} examples, the training set has {n}; delete it to record")
+        return torch.from_numpy(hist)
     say(f"DC protocol: recording the forgetting history ({cfg.epochs} epochs, width {cfg.width})")
     hist = coresets.forgetting_history(tr.images, tr.labels, 10, mean, std, cfg, seed=0)
     file.parent.mkdir(parents=True, exist_ok=True)
@@ -145,9 +152,7 @@ def never_learned(labels: torch.Tensor, file: Path = FORGETTING_HISTORY) -> pd.D
     drawn from them alone, in a seeded random order. Empty where the history is not committed."""
     if not Path(file).is_file():
         return pd.DataFrame(columns=["class", "never learned"])
-    with np.load(file) as z:
-        bits, n = z["bits"], int(z["shape"][1])
-    never = ~np.unpackbits(bits, axis=1, count=n).astype(bool).any(0)
+    never = ~_read_history(Path(file)).any(0)
     counts = np.bincount(labels.numpy()[never], minlength=int(labels.max()) + 1)
     return pd.DataFrame({"class": np.arange(len(counts)), "never learned": counts})
 
