@@ -17,13 +17,14 @@ export PYTHONDONTWRITEBYTECODE := 1
 export PIP_CONSTRAINT := $(CURDIR)/requirements-lock.txt
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup data browser repro site faithful results test test-fast site-check lint-notebooks clean-build help
+.PHONY: setup data browser repro site faithful paper-check results test test-fast site-check lint-notebooks clean-build help
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make repro   set up on first use, then regenerate reports/ (dvc repro)"
 	@echo "make faithful   the papers' iteration counts into reports/faithful/ (days; resumable; FAITHFUL_ARGS='--hours 2 --fit')"
 	@echo "make test    set up on first use, then run every test"
+	@echo "make paper-check   every stage at scale paper on generated stand-ins, 1-2 iterations per loop (minutes; before a GPU run)"
 	@echo "make setup   only the set-up: .venv, Jupyter kernel, data/ checked against data.dvc, chromium"
 	@echo "make site    rebuild reports/site from the executed notebooks (make repro does it after dvc repro)"
 	@echo "make site-check   open every page of reports/site in headless Chromium"
@@ -68,6 +69,12 @@ site: setup
 FAITHFUL_ARGS ?=
 faithful: setup
 	$(BIN)/python -m compendium.pipeline.faithful $(FAITHFUL_ARGS)
+
+# the paper profile's shapes, devices and paths on generated stand-ins of its datasets, one or two iterations of every
+# loop, before a GPU user spends hours on it (into build/paper_check/); e.g. PAPER_CHECK_ARGS="--device cuda"
+PAPER_CHECK_ARGS ?=
+paper-check: setup
+	$(BIN)/python -m compendium.pipeline.paper_check $(PAPER_CHECK_ARGS)
 
 # the family metrics, then the parameters and metrics that differ between experiments
 # the families' verdict counts and headlines (one screen wide), then what the workspace changed against the last

@@ -9,34 +9,7 @@ from compendium.core.data import DataError
 from compendium.distill.unrolled import text_experiment
 from compendium.pipeline import paper_hparams
 from compendium.pipeline.schemas import dd_text
-from conftest import params_at, params_file
-
-
-def write_fake_corpora(root):
-    """Tiny copies of aclImdb/, TREC's two label files and SST's PTB trees."""
-    for split in ("train", "test"):
-        for cls, word in (("neg", "awful"), ("pos", "great")):
-            d = root / "aclImdb" / split / cls
-            d.mkdir(parents=True)
-            for i in range(3):
-                (d / f"{i}_1.txt").write_text(f"A {word} film.<br />Really {word} {i}.")
-    trec = root / "trec"
-    trec.mkdir()
-    lines = [
-        "DESC:manner How did it happen ?",
-        "HUM:ind Who wrote it ?",
-        "LOC:city Where is it ?",
-        "NUM:date When was it ?",
-        "ENTY:animal What animal is it ?",
-        "ABBR:exp What does it stand for ?",
-    ]
-    (trec / "train_5500.label").write_text("\n".join(lines * 2) + "\n", encoding="latin-1")
-    (trec / "TREC_10.label").write_text("\n".join(lines) + "\n", encoding="latin-1")
-    trees = root / "trees"
-    trees.mkdir()
-    for split in ("train", "test"):
-        (trees / f"{split}.txt").write_text("(3 (2 It) (4 (4 works) (2 .)))\n(0 (1 (0 Dreadful) (2 film)) (2 .))\n")
-    return root
+from conftest import params_at, params_file, write_fake_corpora
 
 
 def test_paper_scale_reads_trec6_and_cpu_the_fortunes():

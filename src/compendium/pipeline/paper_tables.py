@@ -136,6 +136,10 @@ ANALOGUES = {
     "trained:priors/fmnist_byol.pt": ("same-dataset BYOL*", "CF10-T"),
     "trained:priors/digits_byol.pt": ("cross-dataset BYOL (digits)", "CF100-T"),
     "trained:priors/fmnist_supervised.pt": ("strong (supervised)", "CLIP-RN50"),
+    # the paper scale's priors (the priors stage on CIFAR-10 / CIFAR-100): the same roles
+    "trained:priors/cifar10_byol.pt": ("same-dataset BYOL*", "CF10-T"),
+    "trained:priors/cifar100_byol.pt": ("cross-dataset BYOL (CIFAR-100)", "CF100-T"),
+    "trained:priors/cifar10_supervised.pt": ("strong (supervised)", "CLIP-RN50"),
 }
 
 

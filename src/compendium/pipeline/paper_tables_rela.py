@@ -46,11 +46,12 @@ def paper_gap_closures(priors: list, budgets: list) -> list[float]:
 
 def paper_budget_curves(priors: list) -> tuple[list[tuple[str, str, list, list]], float]:
     """The camera-ready Table 1's CIFAR-10 rows as curves: (our column, the paper's column, budgets in
-    %, accuracies) for BYOL and each prior's analogue, and BYOL*."""
+    %, accuracies) for BYOL and each prior's analogue (a prior without one has no curve), and BYOL*."""
     paper = PT.table("v2_table1")
     paper = paper[paper["Data"] == "CF-10"]
     curves = [
         (c, pc, paper["%"].astype(float), [PT.value(v) for v in paper[pc]])
         for c, pc in [("BYOL", "BYOL")] + [(PT.prior_label(p), PT.paper_column(p)) for p in priors]
+        if pc is not None
     ]
     return curves, PT.value(paper["BYOL*"].iloc[0])

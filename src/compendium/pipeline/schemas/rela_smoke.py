@@ -1,4 +1,4 @@
-from compendium.pipeline.schemas import SEED_MAX
+from compendium.pipeline.schemas import DATASET, SEED_MAX, dataset_problems
 from compendium.pipeline.schemas._rela import LAMBDA_SCHEDULES, METHODS, priors_param
 from compendium.pipeline.spec import Param
 
@@ -8,6 +8,7 @@ SCHEMA = {
     "seeds": Param(
         "list[int]", "training seeds (the honest statistic is over these)", low=0, high=SEED_MAX, nonempty=True
     ),
+    **DATASET,
     "width": Param("int", "Conv-3 width (must match the priors stage)", low=4, high=1024),
     "depth": Param("int", "ConvNet depth (must match the priors stage)", low=1, high=6),
     "norm": Param(
@@ -52,3 +53,8 @@ SCHEMA = {
     "device": Param("str", "auto (CUDA when present), cpu or cuda", choices=("auto", "cpu", "cuda")),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
+
+
+def check(values: dict) -> list[str]:
+    """A non-shipped dataset needs ``data_root`` (before any compute)."""
+    return dataset_problems(values)
