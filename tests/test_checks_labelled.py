@@ -60,6 +60,8 @@ def test_init_set_gives_the_starting_images_and_their_prefix():
     assert torch.allclose(init.images, to_float(images[:6], MEAN, STD)) and init.method == "m init (real)"
     one = R.init_set(d, images, labels, ipc=1, method=R.REAL_INIT)
     assert one.source_index.tolist() == [0, 1, 2] and one.method == R.REAL_INIT
+    d.dataset = "cifar100"  # the real images are of the set's dataset (dd_crossarch tests each set on its own)
+    assert R.init_set(d, images, labels).dataset == "cifar100"
     wrong = _set(images, labels, [0, 1, 2])
     wrong.labels = torch.tensor([1, 1, 2])
     with pytest.raises(ValueError, match="labels"):

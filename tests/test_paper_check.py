@@ -2,8 +2,11 @@
 sizes; the stand-ins are read as the real datasets are (and only where they are named as generated); a failure
 skips what reads from it; a recorded run fills the manual's block."""
 
+import json
+
 import pytest
 import torch
+import yaml
 from compendium.core import data
 from compendium.pipeline import faithful, params
 from compendium.pipeline import paper_check as C
@@ -50,6 +53,26 @@ def test_loops_are_cut_to_one_epoch_and_two_steps(raw):
         C.check_values(raw, "rela_regime")["epochs"]
         == params.resolve(dict(raw, scale="paper"), "rela_regime")["epochs"]
     )
+
+
+def test_every_set_a_later_stage_loads_is_produced_at_the_check_values(raw):
+    """The sizes of the sets later stages read by name are among the sizes their producers make (a cut list of
+    ``ipcs`` once left dd_dwa, dd_gtn and dd_mnemonics without their ipc-10 sets)."""
+    import re
+
+    from compendium.distill.unrolled import mnemonics_experiment
+
+    def made(stage):
+        return set(C.check_values(raw, stage)["ipcs"])
+
+    matching, inversion = made("dd_matching"), made("dd_inversion")
+    assert C.check_values(raw, "dd_gtn")["proxy_ipc"] in matching
+    assert C.check_values(raw, "dd_crossarch")["ipc"] in matching & inversion
+    assert C.check_values(raw, "ssdd_eval")["matching_ipc"] in matching
+    assert C.check_values(raw, "dd_dwa")["tsne_ipc"] in inversion
+    for path in mnemonics_experiment.SET_FILES.values():
+        family, ipc = re.fullmatch(r"distilled/(\w+)/\w+_ipc(\d+)\.pt", path).groups()
+        assert int(ipc) in {"matching": matching, "inversion": inversion}[family], path
 
 
 def test_key_classes():
@@ -127,3 +150,27 @@ def test_a_recorded_run_fills_the_pages_block(tmp_path):
     assert C.START in C.PAGE.read_text() and C.END in C.PAGE.read_text()
     with pytest.raises(ValueError, match="block"):
         C.write_page(rec, tmp_path / "none.md") if (tmp_path / "none.md").write_text("x") else None
+    # a stage rerun alone after a fix replaces its row, marked, and the page says so
+    rec = C.merge_rerun(rec, [C.Row("b", "passed", 12.0)])
+    assert rec["rows"][1] == {"stage": "b", "status": "passed", "seconds": 12.0, "rerun": True}
+    C.write_page(rec, page)
+    assert "3 of 3 stages passed" in page.read_text() and "1 of them (b) passed when rerun alone" in page.read_text()
+
+
+def test_the_committed_record_covers_every_stage_and_is_on_the_page():
+    stages = faithful.read_stages(yaml.safe_load(C.paths.DVC_YAML.read_text()))
+    rec = json.loads(C.RECORD.read_text())
+    assert sorted(r["stage"] for r in rec["rows"]) == sorted(stages)
+    assert C.page_block(rec) in C.PAGE.read_text()
+
+
+@pytest.mark.slow
+def test_the_ci_share_of_the_check_passes(tmp_path, capsys, monkeypatch):
+    """:data:`~compendium.pipeline.paper_check.CI_STAGES` and their upstream stages at the paper's shapes (the whole
+    check is ``make paper-check``)."""
+    monkeypatch.setenv(data.GENERATED_ENV, "")  # restored after the test (the check names its stand-ins' folder)
+    rc = C.main(["--stages", *C.CI_STAGES, "--root", str(tmp_path / "check")])
+    out = capsys.readouterr().out
+    assert rc == 0, out[-4000:]
+    for stage in C.CI_STAGES:
+        assert f"{stage}: passed" in out, stage

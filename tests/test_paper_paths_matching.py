@@ -11,6 +11,8 @@ from compendium.core.probe import to_float
 from compendium.distill import evaluate as E
 from compendium.distill import kernel, networks, runner
 from compendium.distill.matching import dsa, synthesis
+from compendium.distill.methods import matching
+from compendium.distill.methods.base import Pool
 from compendium.distill.sets import DistilledSet, SetError
 from compendium.pipeline import paper_hparams
 from compendium.pipeline.schemas import dd_dc_arch, dd_kip, dd_matching
@@ -136,12 +138,10 @@ def test_dd_matching_paper_path_on_a_tiny_cifar10(fake_cifar10):
     tr, te, MEAN, STD = data.train_test("cifar10", fake_cifar10)
     assert tr.images.shape == (20, 3, 32, 32) and len(MEAN) == 3
     strategy = dsa.default_strategy("cifar10")
-    common = dict(arch_kwargs={"width": 8, "depth": 3, "norm": "instance"}, batch_real=2, seed=0, dataset="cifar10")
-    loops = dict(iterations=1, dm_iterations=1, loops_ipc10=[1, 1], loops_ipc50=[1, 1], dsa_strategy=strategy)
-    made = {}
-    for m in ("dc", "dsa", "dm"):
-        fn = synthesis.dm_synthesize if m == "dm" else synthesis.dc_synthesize
-        made[m] = fn(tr.images, tr.labels, 1, 10, MEAN, STD, **synthesis.stage_kwargs(m, 1, common, **loops))
+    values = dict(width=8, batch_real=2, dataset="cifar10", device="cpu", iterations=1, dm_iterations=1)
+    values.update(loops_ipc10=[1, 1], loops_ipc50=[1, 1], dsa_strategy=strategy)
+    pool = Pool(tr.images, tr.labels, MEAN, STD, tr.num_classes, "cifar10")
+    made = {m: M.synthesize(pool, 1, **M.config(1, values)) for m, M in matching.METHODS.items()}
     for m, d in made.items():
         assert d.images.shape == (10, 3, 32, 32) and d.dataset == "cifar10" and len(d.mean) == 3, m
     # DC's ConvNet keeps 32 px inputs as they are (the 3-px first padding is for 28-px digits)

@@ -1,10 +1,12 @@
 """The labelled distillation stages' cross-key parameter checks (``schemas.<stage>.check``)."""
 
+from compendium.pipeline import params
 from compendium.pipeline.schemas import dd_crossarch, dd_dc_arch, dd_dwa, dd_inversion
 
 
 def test_inversion_needs_enough_real_images_for_rded():
-    ok = {"ipcs": [1, 10], "methods": ["sre2l", "rded"], "rded_factor": 2, "rded_images_per_class": 40}
+    smoke = params.resolve(dict(params.load(), scale="smoke"), "dd_inversion")
+    ok = dict(smoke, ipcs=[1, 10], methods=["sre2l", "rded"], rded_factor=2, rded_images_per_class=40)
     assert dd_inversion.check(ok) == []
     bad = dict(ok, rded_images_per_class=39)
     (msg,) = dd_inversion.check(bad)

@@ -68,15 +68,16 @@ def displacement(dset, images_u8: torch.Tensor) -> float:
 
 
 def init_set(dset, images_u8: torch.Tensor, labels: torch.Tensor, ipc: int | None = None, method: str | None = None):
-    """The real images a set started from (its first ``ipc`` per class when given), as a set of their own:
-    the "same images" reference of a regime check."""
+    """The real images a set started from (its first ``ipc`` per class when given), as a set of their own, of the
+    set's dataset: the "same images" reference of a regime check."""
     idx = torch.as_tensor(dset.params["init_index"], dtype=torch.int64)
     if not torch.equal(labels[idx], dset.labels):
         raise ValueError(f"{dset.method}: init_index does not follow the set's labels")
     if ipc is not None:
         keep = torch.cat([torch.nonzero(dset.labels == c).flatten()[:ipc] for c in range(dset.num_classes)])
         idx = idx[keep.sort().values]
-    return from_real(images_u8, labels, idx, dset.num_classes, dset.mean, dset.std, method or init_name(dset.method))
+    name = method or init_name(dset.method)
+    return from_real(images_u8, labels, idx, dset.num_classes, dset.mean, dset.std, name, dataset=dset.dataset)
 
 
 def ceiling_set(images_u8: torch.Tensor, labels: torch.Tensor, n: int, mean, std, seed: int = 0):

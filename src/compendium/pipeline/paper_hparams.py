@@ -32,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from compendium.distill.methods import papers
 from compendium.pipeline.params import SCALE_KEY, resolve
 
 PAPER_SCALE = "paper"
@@ -59,18 +60,23 @@ _DWA_STEM = "DWA code (MoCo's CIFAR ResNet-18): 3x3 stride-1 stem, no max-pool"
 _DC_STUDENT_LR = Setting(
     0.01, f"{_DC_CODE}: students train with SGD, lr_net 0.01, 300 epochs (1,000 with DSA augmentation)"
 )
+
+
+def _own(method: str, key: str) -> Setting:
+    """A labelled distillation method's own setting, as its paper states it (kept once, in
+    :mod:`compendium.distill.methods.papers`)."""
+    found = papers.PAPERS[method].settings[key]
+    return Setting(found.value, found.source)
+
+
 _DC_FAMILY = {
     "width": Setting(128, f"{_DC_CODE}: ConvNet of 3 blocks with 128 channels"),
-    "iterations": Setting(1000, f"{_DC_CODE}: 1,000 outer iterations"),
-    "batch_real": Setting(256, f"{_DC_CODE}: 256 real images per class per matching step"),
+    "iterations": _own("dc", "iterations"),
+    "batch_real": _own("dc", "batch_real"),
     "eval_lr": _DC_STUDENT_LR,
 }
 _DWA_RECOVERY = {
-    "iterations": Setting(1000, f"{_DWA_T6}: 1,000 recovery iterations"),
-    "lr": Setting(0.25, f"{_DWA_T6}: Adam (betas 0.5, 0.9), lr 0.25, cosine"),
-    "jitter": Setting(4, "DWA code: random-roll jitter of 4 px at 32 px (Table 6 lists no augmentation)"),
-    "rho": Setting(0.015, "DWA Sec. 4.2: rho = 15e-3 for all datasets"),
-    "K": Setting(12, "DWA Sec. 4.2: K = 12 ascent steps for all datasets"),
+    **{key: _own("dwa", key) for key in ("iterations", "lr", "jitter", "rho", "K")},
 }
 _DWA_VALIDATION = {
     "eval_lr": Setting(0.001, f"{_DWA_T6}: AdamW lr 0.001, weight decay 0.01, cosine"),
@@ -83,9 +89,9 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
     "dd_matching": {
         "ipcs": Setting([1, 10, 50], "DC and DSA: 1, 10 and 50 images per class"),
         **_DC_FAMILY,
-        "dm_iterations": Setting(20000, "DM (Zhao & Bilen, WACV 2023): 20,000 iterations"),
-        "loops_ipc10": Setting([10, 50], f"{_DC_CODE}: (outer_loop, inner_loop) = (10, 50) at ipc 10"),
-        "loops_ipc50": Setting([50, 10], f"{_DC_CODE}: (outer_loop, inner_loop) = (50, 10) at ipc 50"),
+        "dm_iterations": _own("dm", "iterations"),
+        "loops_ipc10": _own("dc", "loops_ipc10"),
+        "loops_ipc50": _own("dc", "loops_ipc50"),
         "dsa_eval": Setting(True, "DSA and DM code: their sets are evaluated with DSA augmentation (1,000 epochs)"),
         "eval_width": Setting(128, f"{_DC_CODE}: ConvNet-128 students"),
         "dataset": Setting(
@@ -121,10 +127,8 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         "ipcs": Setting([1, 10, 50], "ReLA camera-ready Table 5 (v1 Table 6): IPC 1, 10, 50 (DWA Table 1: 10, 50)"),
         **_DWA_RECOVERY,
         "ladder_ipc": Setting(10, "DWA Table 3: the ablation at ipc 10 (its ipc-50 block is not run)"),
-        "rded_factor": Setting(1, "RDED (Sun et al., CVPR 2024) code, CIFAR-10 ipc-10 script: factor 1"),
-        "rded_images_per_class": Setting(
-            300, "RDED code, CIFAR-10 ipc-10 script: 300 real images scored per class (mipc)"
-        ),
+        "rded_factor": _own("rded", "factor"),
+        "rded_images_per_class": _own("rded", "images_per_class"),
         "students": Setting(["convnet", "resnet18"], "DWA Table 1: ConvNet-128 and ResNet-18 settings"),
         "dataset": Setting(
             "cifar100",
@@ -138,8 +142,8 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
             ["resnet18", "convnet", "mobilenet_v2", "wrn_16_2", "shufflenet_v2"],
             "G-VBSM's CIFAR recovery code: ResNet18, ConvNetW128, MobileNetV2, WRN_16_2, ShuffleNetV2_0_5",
         ),
-        "gvbsm_iterations": Setting(4000, "G-VBSM's CIFAR-10 / CIFAR-100 recover.sh: --iteration 4000"),
-        "gvbsm_lr": Setting(0.05, "G-VBSM's CIFAR-10 / CIFAR-100 recover.sh: --lr 0.05"),
+        "gvbsm_iterations": _own("gvbsm", "iterations"),
+        "gvbsm_lr": _own("gvbsm", "lr"),
     },
     "dd_dwa": {
         **_DWA_RECOVERY,

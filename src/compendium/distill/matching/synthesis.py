@@ -487,30 +487,3 @@ def dm_synthesize(
         synthesis_seconds=cost.seconds,
         peak_memory_bytes=cost.peak_memory_bytes,
     )
-
-
-def stage_kwargs(
-    method: str,
-    ipc: int,
-    common: dict,
-    *,
-    iterations: int,
-    dm_iterations: int,
-    loops_ipc10: Sequence[int],
-    loops_ipc50: Sequence[int],
-    dsa_strategy=None,
-) -> dict:
-    """The keyword arguments of one synthesis of the ``dd_matching`` stage: DM (Zhao & Bilen, WACV 2023) runs
-    ``dm_iterations``; DC (Zhao et al., ICLR 2021) and DSA (Zhao & Bilen, ICML 2021) run ``iterations`` with
-    the (outer, inner) loops of the ipc (1 at ipc 1, ``loops_ipc10`` at ipc 10 and any other ipc,
-    ``loops_ipc50`` at ipc 50), DSA with ``dsa_strategy``."""
-    if method == "dm":
-        return {**common, "iterations": dm_iterations}
-    o, i = {1: (1, 1), 10: tuple(loops_ipc10), 50: tuple(loops_ipc50)}.get(ipc, tuple(loops_ipc10))
-    return {
-        **common,
-        "iterations": iterations,
-        "outer_loop": o,
-        "inner_loop": i,
-        "dsa_strategy": dsa_strategy if method == "dsa" else None,
-    }

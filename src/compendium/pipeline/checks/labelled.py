@@ -59,6 +59,7 @@ from compendium.distill.records import (
     facts_from_tables,
     init_name,
 )
+from compendium.distill.methods import papers
 from compendium.verdicts import claims
 from compendium.pipeline.checks import stage_tables
 from compendium.pipeline.paper_tables_labelled import DWA_TABLE4, DWA_TABLE4_DISTILLERS, DWA_TABLE9
@@ -67,7 +68,7 @@ from compendium.verdicts.claims import Claim, Effect, Precondition
 # ------------------------------------------------------------------------------------------------ constants
 
 #: The iteration counts of the papers (see the module docstring).
-PAPER_ITERATIONS = {"DC": 1000, "DSA": 1000, "DM": 20000, "SRe2L": 1000, "DWA": 1000, "G-VBSM": 4000}
+PAPER_ITERATIONS = {p.label: papers.iterations(p.label) for p in papers.PAPERS.values() if "iterations" in p.settings}
 MOVED_GREY_LEVELS = 1.0
 BEAT_MARGIN = 0.01
 CEILING_HEADROOM = 0.02

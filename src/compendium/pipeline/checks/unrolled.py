@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from compendium.distill.methods import papers
 from compendium.verdicts import claims
 from compendium.pipeline.checks import stage_tables
 from compendium.verdicts.claims import Claim, Effect, Precondition
@@ -59,7 +60,7 @@ GTN_ITERATIONS = 3_000
 MNEMONICS_ITERATIONS = 100
 MNEMONICS_ADJUST = 20
 #: DC / DSA: K = 1,000 outer loops (Zhao et al. 2021, Alg. 1; Zhao & Bilen 2021, Alg. 1); DM: 20,000.
-MATCHING_ITERATIONS = {"dc": 1_000, "dsa": 1_000, "dm": 20_000}
+MATCHING_ITERATIONS = {m: papers.iterations(papers.PAPERS[m].label) for m in ("dc", "dsa", "dm")}
 #: A NAS ground truth trained to convergence on the whole training set (DC / DSA "Neural Architecture
 #: Search": the architectures' accuracy after full training); the `paper` profile trains each for
 #: 9,380 steps of 64 = 10 epochs.

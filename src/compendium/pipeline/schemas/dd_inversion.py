@@ -1,5 +1,6 @@
 from compendium.pipeline.schemas import IMAGE_FOLDER, DD_DATASET, DD_EVAL, dataset_problems
 from compendium.distill.inversion import REPLICATE_MODES
+from compendium.distill.methods.inversion import METHODS
 from compendium.pipeline.spec import Param
 
 SECTION = "dd_inversion"
@@ -16,7 +17,9 @@ SCHEMA = {
         "seed-0 sets (three times fewer syntheses)",
         choices=REPLICATE_MODES,
     ),
-    "methods": Param("list[str]", "inversion methods", nonempty=True, choices=("sre2l", "dwa", "rded", "gvbsm")),
+    "methods": Param(
+        "list[str]", "inversion methods (the family's registered methods)", nonempty=True, choices=tuple(METHODS)
+    ),
     "gvbsm_backbones": Param(
         "list[str]",
         "G-VBSM: the dd_teachers teachers it recovers against, one per iteration in turn",
@@ -70,17 +73,11 @@ def check(values: dict) -> list[str]:
     """G-VBSM's backbones are convolutional. RDED (Sun et al., CVPR 2024) stitches ``rded_factor``² crops per synthetic
     image, each from a different
     scored real image, so it needs that many real images per class for every ipc; a non-shipped dataset needs
-    ``data_root``."""
-    errs = dataset_problems(values)
+    ``data_root``; each method's configuration passes the method's own checks."""
+    errs = dataset_problems(values) + [p for m in values["methods"] for p in METHODS[m].stage_problems(values)]
     if "gvbsm" in values["methods"] and "vit_bn" in values["gvbsm_backbones"]:
         errs.append(
             "gvbsm_backbones: vit_bn has no convolution statistics to match beyond its patch embedding; G-VBSM's "
             "backbones are convolutional (convnet, resnet18, mobilenet_v2, shufflenet_v2)"
-        )
-    need = max(values["ipcs"]) * values["rded_factor"] ** 2
-    if "rded" in values["methods"] and values["rded_images_per_class"] < need:
-        errs.append(
-            f"rded_images_per_class: {values['rded_images_per_class']} < max(ipcs) * rded_factor^2 = {need} "
-            "crops to choose from; raise rded_images_per_class or lower ipcs / rded_factor"
         )
     return errs
