@@ -710,9 +710,16 @@ def test_mnemonics_tables_gains_and_traces():
     assert txt["average incremental accuracy (%)"].tolist() == ["55.0 ± 7.1", "65.0 ± 7.1"]
     assert txt["Δ acc vs random (pts)"].tolist() == ["+0.0", "+10.0"]
     extra = [(5, 0)]
-    gains = mnemonics_experiment.phase_gains(runs, extra, runs[:1], n_phases=6, increment=1, base_classes=5)
+    gains = mnemonics_experiment.phase_gains(
+        runs, extra, runs[:1], n_phases=6, increment=1, base_classes=5, num_classes=10
+    )
     assert gains["phases"].tolist() == [6, 6, 2] and gains["gain"].tolist() == pytest.approx([0.1] * 3)
-    traces = mnemonics_experiment.exemplar_traces(runs, extra, runs[:1], n_phases=6, base_classes=5)
+    # the phases of the dataset's own classes (CIFAR-100 at the paper scale: 50 base classes, then phases of 25)
+    wide = mnemonics_experiment.phase_gains(
+        runs, [(25, 0)], runs[:1], n_phases=6, increment=1, base_classes=50, num_classes=100
+    )
+    assert wide["phases"].tolist()[-1] == 3
+    traces = mnemonics_experiment.exemplar_traces(runs, extra, runs[:1], n_phases=6, base_classes=5, num_classes=10)
     assert len(traces) == 9 and traces["run"].iloc[-1] == "seed 0 2-phase setting phase 1"
     curve = per_phase.groupby(["method", "classes seen"], sort=False)["acc"].mean().unstack(0)
     m = mnemonics_experiment.metrics(cells, curve, ["random", "mnemonics"], runs, 9.0)

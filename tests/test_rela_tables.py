@@ -625,3 +625,23 @@ def test_annotate_runs_names_the_file_read_and_the_prior_it_stands_for():
     rela = out[out["arm"] == "ReLA P 10%"]
     assert set(rela["prior"]) == {"trained:priors/p.pt"} and rela["prior file"].str.contains("prior_replicates").all()
     assert rela["SSL-phase share"].tolist() == pytest.approx([0.6] * 6)
+
+
+def test_a_trained_priors_role_comes_from_the_priors_stage_parameters(monkeypatch):
+    """Table 1's columns follow the roles the priors stage gives its priors (its dataset and cross_dataset at each
+    scale), not file names written in the table module: a new cross dataset is labelled and placed without edits."""
+    from compendium.pipeline import params
+
+    assert PT.prior_label("trained:priors/fmnist_supervised.pt") == "strong (supervised)"
+    assert PT.paper_column("trained:priors/digits_byol.pt") == "CF100-T"
+    assert PT.paper_column("trained:priors/cifar10_byol.pt") == "CF10-T"  # the paper scale's
+    raw = params.load()
+    raw["priors"]["cross_dataset"] = "tiny-imagenet"
+    monkeypatch.setattr(params, "load", lambda *a, **k: raw)
+    PT.analogues.cache_clear()
+    try:
+        assert PT.prior_label("trained:priors/tinyimagenet_byol.pt") == "cross-dataset BYOL (Tiny-ImageNet)"
+        assert PT.paper_column("trained:priors/tinyimagenet_byol.pt") == "CF100-T"
+        assert PT.paper_column("trained:priors/digits_byol.pt") is None and PT.prior_label("x/other.pt") == "other"
+    finally:
+        PT.analogues.cache_clear()

@@ -30,6 +30,10 @@ def test_a_cell_names_the_file_and_the_stage_that_makes_it(tmp_path):
         summary.Cell("dd_tables", "classic", "method", "DC", "ipc 50").read(tmp_path)
     with pytest.raises(KeyError, match="2 rows"):
         summary.Cell("dd_tables", "classic", "method", "DC", "ipc 10").read(tmp_path)
+    # FIRST: the column's first value (ssdd_eval's own dataset: CIFAR-100 at the paper scale)
+    _table(tmp_path, "ssdd_eval", "table1", "target,method,ConvNet\ncifar100,SSDD,40.0\ndigits,SSDD,60.0\n")
+    on = (("target", summary.FIRST),)
+    assert summary.Cell("ssdd_eval", "table1", "method", "SSDD", "ConvNet", also=on).read(tmp_path) == 40.0
 
 
 def test_build_reads_every_headline_from_the_stages_tables(tmp_path):

@@ -7,6 +7,11 @@ Shown only beside ours and always labelled "paper". :func:`table` parses one int
 
 from __future__ import annotations
 
+import functools
+
+from compendium.pipeline import params
+from compendium.rela import priors as rela_priors
+
 TABLES = {
     "v1_table2": """
 | Data | % | BYOL | Rand. | CF10-T | CF100-T | TIN-T | IN1K-T | CLIP-RN50 | BYOL (full) |
@@ -129,30 +134,50 @@ def cell(name: str, row: dict, column: str) -> str:
     return t.iloc[0][column]
 
 
-# Our priors and the paper's columns they stand in for (the camera-ready Table 1 priors).
-ANALOGUES = {
+#: A prior's role -> (its label here, the camera-ready Table 1 column it stands in for); the random priors are
+#: named by their spec, ``{cross}`` is the cross-dataset prior's dataset.
+ROLES = {
     "rand": ("Rand.", "Rand."),
     "rand:convnet": ("Rand. (random Conv-3)", "RN18 (Rand.)"),
-    "trained:priors/fmnist_byol.pt": ("same-dataset BYOL*", "CF10-T"),
-    "trained:priors/digits_byol.pt": ("cross-dataset BYOL (digits)", "CF100-T"),
-    "trained:priors/fmnist_supervised.pt": ("strong (supervised)", "CLIP-RN50"),
-    # the paper scale's priors (the priors stage on CIFAR-10 / CIFAR-100): the same roles
-    "trained:priors/cifar10_byol.pt": ("same-dataset BYOL*", "CF10-T"),
-    "trained:priors/cifar100_byol.pt": ("cross-dataset BYOL (CIFAR-100)", "CF100-T"),
-    "trained:priors/cifar10_supervised.pt": ("strong (supervised)", "CLIP-RN50"),
+    "same-dataset": ("same-dataset BYOL*", "CF10-T"),
+    "cross-dataset": ("cross-dataset BYOL ({cross})", "CF100-T"),
+    "strong": ("strong (supervised)", "CLIP-RN50"),
 }
+#: How a cross-dataset prior's dataset is named in its label.
+DATASET_NAMES = {
+    "cifar10": "CIFAR-10",
+    "cifar100": "CIFAR-100",
+    "tiny-imagenet": "Tiny-ImageNet",
+    "imagenet": "ImageNet-1K",
+}
+
+
+@functools.cache
+def analogues() -> dict[str, tuple[str, str]]:
+    """Prior spec -> (its label, the paper's column): the random priors by their spec, the trained ones by the role
+    the ``priors`` stage gives them at each scale of ``params.yaml`` (from its ``dataset`` and ``cross_dataset``:
+    :func:`compendium.rela.priors.trained_specs`), never by a file name written here."""
+    out = {spec: ROLES[spec] for spec in ("rand", "rand:convnet")}
+    raw = params.load()
+    for scale in params.SCALES:
+        v = params.resolve(dict(raw, **{params.SCALE_KEY: scale}), "priors")
+        cross = DATASET_NAMES.get(v["cross_dataset"], v["cross_dataset"])
+        for role, spec in rela_priors.trained_specs(v["dataset"], v["cross_dataset"]).items():
+            label, column = ROLES[role]
+            out.setdefault(spec, (label.format(cross=cross), column))
+    return out
 
 
 def prior_label(spec: str) -> str:
     """A short name for a prior spec: its role here, else the file name."""
-    if spec in ANALOGUES:
-        return ANALOGUES[spec][0]
-    return spec.rsplit("/", 1)[-1].removesuffix(".pt")
+    found = analogues().get(spec)
+    return found[0] if found else spec.rsplit("/", 1)[-1].removesuffix(".pt")
 
 
 def paper_column(spec: str) -> str | None:
     """The camera-ready Table 1 column our prior stands in for."""
-    return ANALOGUES[spec][1] if spec in ANALOGUES else None
+    found = analogues().get(spec)
+    return found[1] if found else None
 
 
 # Our students and the camera-ready Table 2 rows they stand in for.

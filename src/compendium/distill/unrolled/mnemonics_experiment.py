@@ -166,8 +166,11 @@ def cell_texts(cells: dict, methods) -> pd.DataFrame:
     )
 
 
-def phase_gains(runs, extra, extra_runs, *, n_phases: int, increment: int, base_classes: int) -> pd.DataFrame:
-    """Mnemonics' gain over random exemplars per seed at the main setting and at each of the fewer-phase ones."""
+def phase_gains(
+    runs, extra, extra_runs, *, n_phases: int, increment: int, base_classes: int, num_classes: int
+) -> pd.DataFrame:
+    """Mnemonics' gain over random exemplars per seed at the main setting and at each of the fewer-phase ones (the
+    phases of the dataset's ``num_classes``)."""
     rows = [
         {
             "phases": n_phases,
@@ -180,7 +183,7 @@ def phase_gains(runs, extra, extra_runs, *, n_phases: int, increment: int, base_
     ]
     rows += [
         {
-            "phases": len(MN.phase_schedule(10, base_classes, inc)),
+            "phases": len(MN.phase_schedule(num_classes, base_classes, inc)),
             "increment": inc,
             "seed": r["seed"],
             "random": r["aia"]["random"],
@@ -193,11 +196,11 @@ def phase_gains(runs, extra, extra_runs, *, n_phases: int, increment: int, base_
     return gains
 
 
-def exemplar_traces(runs, extra, extra_runs, *, n_phases: int, base_classes: int) -> pd.DataFrame:
+def exemplar_traces(runs, extra, extra_runs, *, n_phases: int, base_classes: int, num_classes: int) -> pd.DataFrame:
     """The exemplar-level loss of every Mnemonics optimisation (the claims' plateau test reads these curves)."""
     groups = (
         (n_phases, runs),
-        *[(len(MN.phase_schedule(10, base_classes, inc)), [r]) for (inc, _), r in zip(extra, extra_runs)],
+        *[(len(MN.phase_schedule(num_classes, base_classes, inc)), [r]) for (inc, _), r in zip(extra, extra_runs)],
     )
     return pd.DataFrame(
         [

@@ -1,4 +1,4 @@
-from compendium.core import data
+from compendium.rela import priors as rela_priors
 from compendium.pipeline.schemas import DATASET, PROTOCOL, SEED_MAX
 from compendium.pipeline.schemas._rela import priors_param
 from compendium.pipeline.spec import Param
@@ -72,12 +72,11 @@ TRAIN_SIZES = {
 
 
 def check(values: dict) -> list[str]:
-    """The stage makes three trained priors, named after the datasets (``<tag>_supervised``,
-    ``<tag>_byol`` and ``<cross tag>_byol``); the cross-dataset prior needs another dataset; D is
-    ``train_n`` images of the training split."""
+    """The stage makes three trained priors, named after the datasets
+    (:func:`compendium.rela.priors.trained_names`); the cross-dataset prior needs another dataset; D is ``train_n``
+    images of the training split."""
     errs = []
-    tag, cross_tag = data.dataset_tag(values["dataset"]), data.dataset_tag(values["cross_dataset"])
-    made = {f"trained:priors/{n}.pt" for n in (f"{tag}_supervised", f"{tag}_byol", f"{cross_tag}_byol")}
+    made = set(rela_priors.trained_specs(values["dataset"], values["cross_dataset"]).values())
     unknown = [p for p in values["priors"] if p.startswith("trained:priors/") and p not in made]
     if unknown:
         errs.append(f"priors: {unknown} are not made by this stage (it makes {sorted(made)}); use those or rand")
