@@ -153,3 +153,39 @@ def test_forgetting_among_learned_images_leaves_the_never_learned_out():
     learned = D.select("forgetting_learned", 1, 0, tr, (0.5,), (0.5,), None, hist)
     assert 0 in plain.source_index.tolist() and 0 not in learned.source_index.tolist()
     assert 1 in learned.source_index.tolist() and learned.method == "forgetting_learned"
+
+
+def test_dcs_own_synthesis_is_evaluated_along_its_path_and_resumes_from_its_state(dc_toy, monkeypatch):
+    _, tmp = dc_toy
+    monkeypatch.setattr(D, "DC_SYNTHESIS", {**D.DC_SYNTHESIS, "batch_real": 8, "batch_train": 8})
+    short = D.Plan(seeds=(0,), ipcs=(1,), methods=("dc",), width=4, epochs=2, snapshots=(2,), state_every=1)
+    longer = D.Plan(seeds=(0,), ipcs=(1,), methods=("dc",), width=4, epochs=2, snapshots=(2, 4), state_every=1)
+    assert D.synthesize_and_evaluate("dc", 1, 0, short, regime._data(), root=tmp / "a") is not None
+    assert D.synthesize_and_evaluate("dc", 1, 0, longer, regime._data(), root=tmp / "a")["steps"] == 4  # resumed
+    assert D.synthesize_and_evaluate("dc", 1, 0, longer, regime._data(), deadline=0.0, root=tmp / "b") is None
+    written = D.run_pieces(longer, root=tmp / "b")  # from scratch, in one go
+    assert [p.name for p in written] == ["dc-ipc-1__seed0.csv"]
+    a, b = (D.load_snapshots(tmp / r) for r in ("a", "b"))
+    assert list(b["iterations"]) == [2, 4] and a[["iterations", "test acc", "loss"]].equals(
+        b[["iterations", "test acc", "loss"]]
+    )
+    assert D.load(tmp / "b").loc[0, "test acc"] == b.loc[1, "test acc"]
+    assert D.run_pieces(longer, root=tmp / "b") == []
+    with pytest.raises(SystemExit):
+        D.main(["--methods", "dcc"])
+
+
+def test_the_path_table_gives_each_snapshot_its_seeds_and_the_papers_number():
+    snaps = pd.DataFrame(
+        [
+            {"method": "dc", "ipc": 1, "seed": s, "iterations": k, "test acc": 0.6 + 0.01 * s + k / 1e4, "seconds": 60}
+            for s in (0, 1)
+            for k in (100, 200)
+        ]
+        + [{"method": "dc", "ipc": 1, "seed": 0, "iterations": 500, "test acc": 0.7, "seconds": 120}]
+    )
+    t = D.path_table(snaps)
+    assert list(t["iterations"]) == [100, 200, 500] and list(t["seeds"]) == [2, 2, 1]
+    assert list(t["ours, DC's protocol"]) == ["61.5 ± 0.7", "62.5 ± 0.7", "70.0"]
+    assert list(t["paper"]) == [70.5] * 3 and list(t["minutes per seed"]) == [1.0, 1.0, 2.0]
+    assert D.path_table(pd.DataFrame()).empty

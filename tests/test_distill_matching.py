@@ -229,6 +229,27 @@ def _mean_dc_loss(images, x_u8, y, nets=4, dsa_strategy=None):
 
 
 @pytest.mark.parametrize("strategy", [None, "crop_flip"])
+def test_a_stopped_matching_run_resumes_bit_for_bit(tmp_path, strategy):
+    x, y = _toy()
+    loops = dict(outer_loop=2, inner_loop=1, dsa_strategy=strategy)
+    whole = _dc(x, y, **loops)
+    state = tmp_path / "state.pt"
+    first = _dc(x, y, stop_at=3, state_file=state, state_every=1, **loops)
+    assert first.params["iterations"] == 3 and torch.load(state, weights_only=True)["done"] == 3
+    assert torch.equal(first.images, _dc(x, y, iterations=3, **loops).images)  # a snapshot is a shorter run
+    resumed = _dc(x, y, state_file=state, **loops)
+    assert torch.equal(resumed.images, whole.images)
+    assert resumed.params["loss_trace"] == whole.params["loss_trace"]
+    with pytest.raises(ValueError, match="another run"):
+        _dc(x, y, state_file=state, ipc=1, **loops)
+    with pytest.raises(ValueError, match="more than stop_at"):
+        _dc(x, y, state_file=state, stop_at=2, **loops)
+    state.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="delete it"):
+        _dc(x, y, state_file=state, **loops)
+
+
+@pytest.mark.parametrize("strategy", [None, "crop_flip"])
 def test_dc_and_dsa_decrease_the_gradient_matching_loss(strategy):
     x, y = _toy()
     start = _dc(x, y, iterations=0, outer_loop=1, inner_loop=0, dsa_strategy=strategy)

@@ -22,6 +22,13 @@ compared on the same sets:
   ``forgetting_learned`` ranks the same way among the images the network learned at some presentation only
   (the images it never learned, which Toneva et al. rank first, left out): the measured cause of ``forgetting``'s
   accuracy;
+* ``dc``: DC's own synthesis at its paper's settings (:func:`compendium.distill.matching.synthesis.dc_synthesize`
+  on the same ConvNet of width 128, real batches of 256 per class, 1,000 iterations, the code's loops for the ipc,
+  image rate 0.1, network rate 0.01, real initialisation; :data:`DC_SYNTHESIS`), evaluated as above after 100,
+  200, 500 and 1,000 iterations (:attr:`Plan.snapshots`, the path of one run: ``snapshots/``). One iteration takes
+  about 14 s at 1 image per class and 300 s at 10 on one core here, so a seed is about 4 hours at 1 image per class
+  and about 80 at 10. The run writes its state every few iterations (``state/``, committed), so it advances across
+  sessions and machines;
 * ``whole``: the same ConvNet trained on all 60,000 training images with DC's optimiser and schedule, for
   :attr:`Plan.whole_epochs` epochs (the papers' 300 epochs over 60,000 images are 70,000 steps, about 22 hours on
   one core here), tested on the whole test set every epoch so that its record shows the plateau
@@ -73,6 +80,10 @@ class Plan:
     epochs: int = 300
     #: epochs of the whole-dataset row (235 steps each at batch 256; about 4.5 min per epoch on one core)
     whole_epochs: int = 10
+    #: iterations after which a synthesized set (``dc``) is evaluated; the last is the whole run
+    snapshots: tuple = (100, 200, 500, 1000)
+    #: iterations between the synthesis' saved states (about 6 min at 1 image per class on one core)
+    state_every: int = 25
 
     def jobs(self) -> list[tuple[str, int, int]]:
         """(method, ipc, seed), cheapest first: every method at 1 image per class on every seed, then 10, then 50;
@@ -81,6 +92,11 @@ class Plan:
         jobs = [(m, i, s) for i in sorted(self.ipcs) for s in self.seeds for m in coreset_methods]
         return jobs + [("whole", WHOLE_IPC, s) for s in self.seeds if "whole" in self.methods]
 
+
+#: DC's synthesis as its paper and code run it (``main.py`` defaults; the loops come from the ipc, DC_LOOPS)
+DC_SYNTHESIS = dict(batch_real=256, batch_train=256, lr_img=0.1, lr_net=0.01, init="real", distance="ours")
+#: the methods this study synthesizes rather than selects
+SYNTHESIZED = ("dc",)
 
 #: the ``images per class`` of the whole-dataset row: all of Fashion-MNIST's 6,000 training images per class
 WHOLE_IPC = 6000
@@ -180,6 +196,85 @@ def record_file(method: str, ipc: int, seed: int, root: Path = RECORDS) -> Path:
     return Path(root) / f"{method}-ipc-{ipc}__seed{seed}.csv"
 
 
+def snapshot_file(method: str, ipc: int, seed: int, root: Path = RECORDS) -> Path:
+    """A synthesized set's test accuracy after each of :attr:`Plan.snapshots` iterations (one run's path)."""
+    return Path(root) / "snapshots" / f"{method}-ipc-{ipc}__seed{seed}.csv"
+
+
+def state_file(method: str, ipc: int, seed: int, root: Path = RECORDS) -> Path:
+    """Where a synthesis keeps its state between pieces (committed, so that any machine goes on from it)."""
+    return Path(root) / "state" / f"{method}-ipc-{ipc}__seed{seed}.pt"
+
+
+def synthesize_and_evaluate(
+    method: str, ipc: int, seed: int, plan: Plan, data, deadline: float = float("inf"), root: Path = RECORDS
+) -> dict | None:
+    """Run ``method``'s synthesis to each of ``plan.snapshots`` iterations in turn, resuming from its saved state,
+    and evaluate each snapshot with DC's protocol into :func:`snapshot_file`; the record of the last one, or None
+    when ``deadline`` (a ``time.perf_counter`` value) passes first (the state keeps what was done)."""
+    from compendium.distill.matching import synthesis
+
+    if method not in SYNTHESIZED:
+        raise ValueError(f"unknown synthesized method {method!r}; known: {', '.join(SYNTHESIZED)}")
+    tr, te, mean, std = data
+    total = max(plan.snapshots)
+    snaps = snapshot_file(method, ipc, seed, root)
+    done = pd.read_csv(snaps) if snaps.is_file() else pd.DataFrame(columns=["iterations"])
+    outer, inner = synthesis.DC_LOOPS.get(ipc, synthesis.DC_LOOPS[10])
+    kw = dict(
+        arch_kwargs={"width": plan.width, "depth": 3, "norm": "instance", "pooling": "avg"},
+        iterations=total,
+        outer_loop=outer,
+        inner_loop=inner,
+        seed=seed,
+        state_file=state_file(method, ipc, seed, root),
+        state_every=plan.state_every,
+        **DC_SYNTHESIS,
+    )
+    cfg, row = eval_config(plan), None
+    for k in sorted(plan.snapshots):
+        if k in set(done["iterations"].astype(int)):
+            continue
+        t, step = time.perf_counter(), 0
+        while step < k:  # pieces of state_every iterations, so that a deadline stops it between them
+            if time.perf_counter() > deadline:
+                say(f"DC protocol: {method} ipc {ipc} seed {seed}: stopped before {k} iterations; run again to go on")
+                return None
+            step = min(k, _state_done(kw["state_file"]) + plan.state_every)
+            dset = synthesis.dc_synthesize(tr.images, tr.labels, ipc, 10, mean, std, stop_at=step, **kw)
+        r = E.evaluate(dset, te.images, te.labels, cfg, seed)
+        trace = dset.params["loss_trace"]
+        row = {
+            "method": method,
+            "ipc": ipc,
+            "seed": seed,
+            "iterations": k,
+            "test acc": r["final_acc"],
+            "test images": len(te.labels),
+            "loss": trace[-1] if trace else float("nan"),
+            "seconds": time.perf_counter() - t,
+        }
+        done = pd.concat([done, pd.DataFrame([row])], ignore_index=True) if len(done) else pd.DataFrame([row])
+        regime._write(done, snaps)
+        say(f"DC protocol: {method} ipc {ipc} seed {seed}, {k} iterations: {100 * r['final_acc']:.1f}%")
+    last = done[done["iterations"].astype(int) == total].iloc[0]
+    return {
+        "method": method,
+        "ipc": ipc,
+        "seed": seed,
+        "test acc": float(last["test acc"]),
+        "test images": int(last["test images"]),
+        "width": plan.width,
+        "epochs": plan.epochs,
+        "steps": total,
+        "seconds": float(done["seconds"].sum()),
+    }
+
+
+def _state_done(file: Path) -> int:
+    return int(torch.load(file, weights_only=True)["done"]) if Path(file).is_file() else 0
+
+
 def curve_file(seed: int, root: Path = RECORDS) -> Path:
     """The whole-dataset row's test accuracy after every epoch."""
     return Path(root) / f"whole-curve__seed{seed}.csv"
@@ -200,11 +295,20 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, net_file: P
     wanted = any(m.startswith("forgetting") for m, _, _ in todo)
     history = forgetting_history(tr, mean, std, hfile, FORGETTING) if wanted else None
     cfg = eval_config(plan)
+    deadline = t0 + hours * 3600 if hours else float("inf")
     for method, ipc, seed in todo:
         if hours and time.perf_counter() - t0 > hours * 3600:
             say(f"DC protocol: {hours} h spent; run again to go on")
             break
         t = time.perf_counter()
+        if method in SYNTHESIZED:
+            row = synthesize_and_evaluate(method, ipc, seed, plan, (tr, te, mean, std), deadline, root)
+            if row is None:
+                break
+            out = record_file(method, ipc, seed, root)
+            regime._write(pd.DataFrame([row]), out)
+            written.append(out)
+            continue
         if method == "whole":
             wcfg = eval_config(plan, epochs=plan.whole_epochs, eval_every=1)
             r = E.whole_dataset_upper_bound(
@@ -234,7 +338,14 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, net_file: P
 
 
 def load(root: Path = RECORDS) -> pd.DataFrame:
-    files = sorted(Path(root).glob("*__seed*.csv"))
+    """Every (method, ipc, seed) record (not the whole-dataset curve nor the synthesis snapshots)."""
+    files = [f for f in sorted(Path(root).glob("*__seed*.csv")) if not f.name.startswith("whole-curve")]
+    return pd.concat([pd.read_csv(f) for f in files], ignore_index=True) if files else pd.DataFrame()
+
+
+def load_snapshots(root: Path = RECORDS) -> pd.DataFrame:
+    """Every synthesis snapshot (method, ipc, seed, iterations, test acc), finished runs and unfinished ones."""
+    files = sorted((Path(root) / "snapshots").glob("*__seed*.csv"))
     return pd.concat([pd.read_csv(f) for f in files], ignore_index=True) if files else pd.DataFrame()
 
 
@@ -258,6 +369,31 @@ def summary(records: pd.DataFrame, pipeline: pd.DataFrame | None = None) -> pd.D
             row[f"paper: {k}"] = v.get(int(i), float("nan"))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def path_table(snapshots: pd.DataFrame) -> pd.DataFrame:
+    """A synthesized method along its run (:func:`load_snapshots`): per method, images per class and iterations, the
+    seeds that got there, the test accuracy under DC's protocol (mean ± std over them) and the minutes the seeds spent
+    getting from the previous snapshot to this one (synthesis and evaluation), beside the paper's number for that
+    method at that ipc (printed for its 1,000 iterations)."""
+    cols = ["method", "images per class", "iterations", "seeds", "ours, DC's protocol", "minutes per seed", "paper"]
+    if snapshots.empty:
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for (m, i, k), g in snapshots.groupby(["method", "ipc", "iterations"], sort=True):
+        acc = 100 * g["test acc"].astype(float)
+        rows.append(
+            {
+                "method": m,
+                "images per class": int(i),
+                "iterations": int(k),
+                "seeds": int(g["seed"].nunique()),
+                "ours, DC's protocol": f"{acc.mean():.1f} ± {acc.std(ddof=1):.1f}" if len(g) > 1 else f"{acc.mean():.1f}",
+                "minutes per seed": round(float(g["seconds"].mean()) / 60, 1),
+                "paper": PAPER.get(str(m).upper(), {}).get(int(i), float("nan")),
+            }
+        )
+    return pd.DataFrame(rows, columns=cols)
 
 
 def evaluation_effect(records: pd.DataFrame, pipeline: pd.DataFrame) -> pd.DataFrame:
@@ -353,7 +489,20 @@ def gap_table(effects: pd.DataFrame, ours: dict[str, dict[int, float]]) -> pd.Da
 
 
 def main(argv=None) -> int:
-    return regime.piece_main(run_pieces, Plan(), __doc__, argv)
+    """``--methods``, ``--ipcs`` and ``--seeds`` choose the pieces (default: :class:`Plan`'s); ``--hours`` and
+    ``--threads`` as every record maker has them."""
+    import argparse
+
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--methods", nargs="+")
+    ap.add_argument("--ipcs", nargs="+", type=int)
+    ap.add_argument("--seeds", nargs="+", type=int)
+    a, rest = ap.parse_known_args(argv)
+    plan = Plan(**{k: tuple(v) for k, v in vars(a).items() if v})
+    known = {"random", "herding", "k_center", "forgetting", "forgetting_learned", "whole", *SYNTHESIZED}
+    if set(plan.methods) - known:
+        ap.error(f"--methods: unknown {sorted(set(plan.methods) - known)}; known: {sorted(known)}")
+    return regime.piece_main(run_pieces, plan, __doc__, rest)
 
 
 if __name__ == "__main__":

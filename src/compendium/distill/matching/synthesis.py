@@ -26,6 +26,7 @@ given device and thread count. Real images stay uint8 on the device and are norm
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Sequence
 
 import torch
@@ -265,6 +266,9 @@ def dc_synthesize(
     device: str = "cpu",
     dataset: str = "fashion-mnist",
     log_every: int = 0,
+    state_file=None,
+    state_every: int = 0,
+    stop_at: int | None = None,
 ) -> DistilledSet:
     """DC (Algorithm 1) or, with ``dsa_strategy``, DSA: ``iterations`` fresh networks; on each,
     ``outer_loop`` times: sum over classes of the gradient distance between a real batch (``batch_real``)
@@ -272,8 +276,17 @@ def dc_synthesize(
     ``lr_img``) on the images, then (except after the last) ``inner_loop`` epochs of SGD (``lr_net``) of
     the network on the whole synthetic set. Images start from real samples (``init='real'``) or noise.
     The per-iteration loss (averaged over classes and outer loops, as the code prints it) is stored as
-    ``params['loss_trace']`` (window means)."""
+    ``params['loss_trace']`` (window means).
+
+    Long runs resume: with ``state_file``, the run's state (images, their optimiser's momentum, the generator,
+    the losses so far) is written there every ``state_every`` iterations and at the end, and a run that finds the
+    file goes on from it (:func:`load_state`), bit for bit as if it had not stopped. ``stop_at`` returns after that
+    many iterations: nothing in an iteration depends on ``iterations``, so the set is the one a run of
+    ``stop_at`` iterations gives (the snapshots of one run along its path)."""
     _validate(images_u8, labels, ipc, num_classes, init, iterations, batch_real)
+    stop = iterations if stop_at is None else int(stop_at)
+    if not 0 <= stop <= iterations:
+        raise ValueError(f"stop_at must be in 0..iterations ({iterations}), got {stop_at}")
     if distance not in DISTANCES:
         raise ValueError(f"unknown gradient distance {distance!r}; known: {list(DISTANCES)}")
     strategy = "_".join(dsa_mod.parse_strategy(dsa_strategy)) or None
@@ -301,7 +314,12 @@ def dc_synthesize(
         y_syn = torch.arange(num_classes, device=dev).repeat_interleave(ipc)
         opt_img = torch.optim.SGD([syn], lr=lr_img, momentum=0.5)
         rate = Rate(iterations)
-        for it in range(iterations):
+        start = 0
+        if state_file is not None and Path(state_file).is_file():
+            start, losses = load_state(state_file, syn, opt_img, g, (ipc, outer_loop, inner_loop, batch_real))
+            if start > stop:
+                raise ValueError(f"{state_file}: holds {start} iterations, more than stop_at={stop}; delete it")
+        for it in range(start, stop):
             net = build_network(ch, h, num_classes, _seed(g), arch, net_kw).to(dev)
             net.train()
             opt_net = torch.optim.SGD(net.parameters(), lr=lr_net)
@@ -330,9 +348,11 @@ def dc_synthesize(
                 _train_on_synthetic(net, opt_net, syn.detach(), y_syn, inner_loop, batch_train, strategy, dparams, g)
             losses.append(float(it_loss) / (num_classes * outer_loop))
             _log(method, it, iterations, losses[-1], log_every, rate)
+            if state_file is not None and (it + 1 == stop or (state_every and (it + 1) % state_every == 0)):
+                save_state(state_file, it + 1, syn, opt_img, g, losses, (ipc, outer_loop, inner_loop, batch_real))
     out_params = {
         "ipc": ipc,
-        "iterations": iterations,
+        "iterations": stop,
         "outer_loop": outer_loop,
         "inner_loop": inner_loop,
         "batch_real": batch_real,
@@ -362,6 +382,45 @@ def dc_synthesize(
         synthesis_seconds=cost.seconds,
         peak_memory_bytes=cost.peak_memory_bytes,
     )
+
+
+def save_state(file, done: int, syn: torch.Tensor, opt_img, g: torch.Generator, losses, shape: tuple) -> None:
+    """A matching run's state after ``done`` iterations, written atomically (tensors and numbers only, so that
+    :func:`load_state` reads it with ``weights_only=True``)."""
+    file = Path(file)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    momentum = opt_img.state[syn].get("momentum_buffer") if syn in opt_img.state else None
+    state = {
+        "done": int(done),
+        "images": syn.detach().cpu().clone(),
+        "momentum": None if momentum is None else momentum.detach().cpu().clone(),
+        "generator": g.get_state(),
+        "losses": torch.tensor(losses, dtype=torch.float64),
+        "shape": torch.tensor(shape),
+    }
+    tmp = file.with_name(file.name + ".tmp")
+    torch.save(state, tmp)
+    tmp.replace(file)
+
+
+def load_state(file, syn: torch.Tensor, opt_img, g: torch.Generator, shape: tuple) -> tuple[int, list[float]]:
+    """Restore :func:`save_state`'s file into the run (images, momentum, generator); the iterations done and the
+    losses so far. A file of another run (other ipc or loops) is refused, naming it."""
+    try:
+        state = torch.load(file, weights_only=True)
+    except Exception as e:
+        raise ValueError(f"{file}: not a readable matching state ({type(e).__name__}); delete it to start over") from e
+    if tuple(state["shape"].tolist()) != tuple(shape) or state["images"].shape != syn.shape:
+        raise ValueError(
+            f"{file}: the state of another run (ipc, outer, inner, batch_real = {tuple(state['shape'].tolist())}, "
+            f"this one {tuple(shape)}); delete it or choose another state file"
+        )
+    with torch.no_grad():
+        syn.copy_(state["images"].to(syn.device))
+    if state["momentum"] is not None:
+        opt_img.state[syn]["momentum_buffer"] = state["momentum"].to(syn.device).clone()
+    g.set_state(state["generator"])
+    return int(state["done"]), state["losses"].tolist()
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,0 +1,110 @@
+"""The manual's recipe for adding a labelled distillation method (docs/extending.md), performed as written in a copy
+of the repository: the method's code is taken from the page, the registry line and the parameter added as the page
+says, the deps rewritten by the page's command; then the stage runs at ``scale: smoke`` and the method is found in
+its tables and on its site page, and the files the recipe touched are counted."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from compendium.core import paths
+
+DOC = paths.ROOT / "docs" / "extending.md"
+REGISTRY = "src/compendium/distill/methods/matching.py"
+
+
+def recipe() -> dict[str, str]:
+    """The page's blocks: the method's file (path and code) and the registry's two lines."""
+    text = DOC.read_text()
+    method = re.search(r"```python\n# (src/compendium/distill/methods/\w+\.py)\n(.*?)```", text, re.S)
+    reg = re.search(r"```python\n(from compendium\.distill\.methods\.\w+ import \w+)\n\n(METHODS = .*?)\n```", text)
+    assert method and reg, f"{DOC}: the recipe's code blocks are not where this test reads them"
+    params = re.search(r"`dd_matching\.methods: \[([a-z_, ]+)\]`", text)
+    assert params, f"{DOC}: the recipe's params.yaml line is missing"
+    return {
+        "file": method.group(1),
+        "code": method.group(2),
+        "import": reg.group(1),
+        "registry": reg.group(2),
+        "methods": params.group(1),
+    }
+
+
+def _git(cwd: Path, *args: str) -> str:
+    cmd = ["git", "-c", "user.email=test@example.org", "-c", "user.name=test", *args]
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def copy_repository(dest: Path) -> Path:
+    """The tracked files of this checkout (as they are on disk) in a fresh git repository, ``data/`` linked."""
+    files = _git(paths.ROOT, "ls-files", "-z").split("\0")
+    for f in filter(None, files):
+        src = paths.ROOT / f
+        if src.is_file():
+            (dest / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / f)
+    (dest / "data").symlink_to(paths.DATA.resolve())
+    _git(dest, "init", "-q")
+    _git(dest, "add", "-A")
+    _git(dest, "commit", "-q", "-m", "copy")
+    return dest
+
+
+def _run(copy: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(copy / "src"), "COMPENDIUM_ROOT": str(copy)}
+    env.pop("DVC_ROOT", None)
+    return subprocess.run(
+        [sys.executable, *args], cwd=copy, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+@pytest.mark.slow
+def test_adding_a_labelled_method_as_the_manual_says_touches_four_files_and_reaches_the_stage_and_site(tmp_path):
+    r = recipe()
+    copy = copy_repository(tmp_path / "repo")
+    # 1. the method's file, as the page gives it
+    (copy / r["file"]).write_text(r["code"])
+    # 2. its registry line
+    reg = copy / REGISTRY
+    old = re.search(r"METHODS = registry\(.*\)", reg.read_text()).group()
+    reg.write_text(reg.read_text().replace(old, f"{r['import']}\n\n{r['registry']}"))
+    # 3. its name in the stage's parameters
+    params = copy / "params.yaml"
+    line = re.search(r"(?m)^dd_matching:.*\n(?:  .*\n)*?(  methods: \[[^\]]*\])", params.read_text())
+    assert line, "params.yaml: dd_matching.methods not found"
+    params.write_text(params.read_text().replace(line.group(1), f"  methods: [{r['methods']}]", 1))
+    # 4. the stage's deps, by the page's command
+    out = _run(copy, "-m", "compendium.pipeline.stagedeps", "--write")
+    assert out.returncode == 0, out.stderr
+    touched = sorted(line[3:] for line in _git(copy, "status", "--porcelain", "-uall").splitlines())
+    assert touched == sorted(["dvc.yaml", "params.yaml", REGISTRY, r["file"]])
+    assert f"- {r['file']}" in (copy / "dvc.yaml").read_text()
+
+    name = re.search(r'name, label.* = "(\w+)", "([^"]+)"', r["code"])
+    key, label = name.group(1), name.group(2)
+    root = tmp_path / "out"
+    run = _run(
+        copy,
+        "-c",
+        "from pathlib import Path; from compendium.pipeline import nbrun; "
+        f"nbrun.run_stage('dd_matching', scale='smoke', output_root=Path({str(root / 'reports')!r}), "
+        f"models_root=Path({str(root / 'models')!r}), progress=False)",
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    results = pd.read_csv(root / "reports" / "tables" / "dd_matching" / "results.csv")
+    mine = results[results["method"] == label]
+    assert set(mine["ipc"]) == {1, 10} and mine["acc"].between(0, 1).all()  # evaluated at every ipc of smoke
+    assert (root / "models" / "distilled" / "matching" / f"{key}_ipc1.pt").is_file()
+
+    from compendium.pipeline import site
+
+    page = site.html_stage_page("dd_matching", (root / "reports" / "html" / "dd_matching.html").read_text())
+    assert label in page
