@@ -275,3 +275,26 @@ def test_a_repeated_seed_is_refused_before_compute_naming_the_key():
         params.validate(bad)
     ok = dict(raw, rela_budget=dict(raw["rela_budget"], budgets=[0.1, 0.2]))
     params.validate(ok)
+
+
+def test_a_trained_prior_named_by_its_role_resolves_to_the_file_the_priors_stage_makes_at_that_scale():
+    raw = {
+        "scale": "cpu",
+        "priors": {"dataset": "fashion-mnist", "cross_dataset": "digits", "scales": {"paper": {"dataset": "cifar10"}}},
+        "rela": {"priors": ["rand", "role:strong", "role:cross-dataset"], "same": "role:same-dataset", "width": 8},
+    }
+    cpu = params.resolve(raw, "rela")
+    assert cpu["priors"] == ["rand", "trained:priors/fmnist_supervised.pt", "trained:priors/digits_byol.pt"]
+    assert cpu["same"] == "trained:priors/fmnist_byol.pt" and cpu["width"] == 8
+    paper = params.resolve(dict(raw, scale="paper"), "rela")
+    assert paper["priors"][1] == "trained:priors/cifar10_supervised.pt"  # renamed with the priors stage's dataset
+    with pytest.raises(ValueError, match="unknown role 'weak'"):
+        params.resolve(dict(raw, rela={"priors": ["role:weak"]}), "rela")
+    from compendium.rela.priors import spec_problem
+
+    assert spec_problem("role:strong") is None and "unknown role" in spec_problem("role:weak")
+
+
+def test_the_project_names_each_trained_prior_by_role_only():
+    text = (params.paths.PARAMS).read_text()
+    assert "trained:priors/" not in text  # every stage names the priors stage's files by role (role:<role>)

@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from compendium.core import paths
+from compendium.core.prior_roles import TAGS, dataset_tag  # noqa: F401  (short names of datasets, kept there)
 from compendium.core.integrity import file_md5  # noqa: F401  (the data manifest's md5, as DVC's)
 
 FIX_COMMAND = "make setup"
@@ -624,12 +625,6 @@ def class_counts(ds: ImageDataset) -> torch.Tensor:
 # --- a dataset by name, as the `dataset` and `data_root` keys of the ReLA stages give it -----------
 
 SHIPPED = ("fashion-mnist", "digits")  # in the repository (data.dvc); the others need ``data_root``
-TAGS = {"fashion-mnist": "fmnist"}  # short names in prior files: <tag>_supervised.pt, <tag>_byol.pt
-
-
-def dataset_tag(name: str) -> str:
-    """The short name of a dataset in the files made from it (``fashion-mnist`` -> ``fmnist``)."""
-    return TAGS.get(name, name.replace("-", ""))
 
 
 #: The ImageNet-style folders: decoded from JPEGs at a ``resolution``; ``max_per_class`` limits what is decoded.

@@ -60,6 +60,7 @@ from compendium.core.probe import extract_features
 from compendium.core.progress import say
 from compendium.distill import coresets
 from compendium.distill import evaluate as E
+from compendium.distill.matching import synthesis
 from compendium.distill import regime, sets
 
 RECORDS = paths.REPORTS / "regime" / "dc_protocol"
@@ -212,8 +213,6 @@ def synthesize_and_evaluate(
     """Run ``method``'s synthesis to each of ``plan.snapshots`` iterations in turn, resuming from its saved state,
     and evaluate each snapshot with DC's protocol into :func:`snapshot_file`; the record of the last one, or None
     when ``deadline`` (a ``time.perf_counter`` value) passes first (the state keeps what was done)."""
-    from compendium.distill.matching import synthesis
-
     if method not in SYNTHESIZED:
         raise ValueError(f"unknown synthesized method {method!r}; known: {', '.join(SYNTHESIZED)}")
     tr, te, mean, std = data
@@ -382,13 +381,14 @@ def path_table(snapshots: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (m, i, k), g in snapshots.groupby(["method", "ipc", "iterations"], sort=True):
         acc = 100 * g["test acc"].astype(float)
+        spread = f" ± {acc.std(ddof=1):.1f}" if len(g) > 1 else ""
         rows.append(
             {
                 "method": m,
                 "images per class": int(i),
                 "iterations": int(k),
                 "seeds": int(g["seed"].nunique()),
-                "ours, DC's protocol": f"{acc.mean():.1f} ± {acc.std(ddof=1):.1f}" if len(g) > 1 else f"{acc.mean():.1f}",
+                "ours, DC's protocol": f"{acc.mean():.1f}{spread}",
                 "minutes per seed": round(float(g["seconds"].mean()) / 60, 1),
                 "paper": PAPER.get(str(m).upper(), {}).get(int(i), float("nan")),
             }

@@ -29,12 +29,14 @@ from pathlib import Path
 import torch
 import yaml
 
-from compendium.core import paths
+from compendium.core import paths, prior_roles
 from compendium.pipeline import schemas as stage_schemas
 from compendium.pipeline.spec import Param, ParamsError, describe
 
 SCALES = ("smoke", "cpu", "paper", "faithful")
 SCALE_KEY = "scale"
+#: the stage that makes the trained priors; its `dataset` and `cross_dataset` name them (role:<role> resolves there)
+PRIORS = "priors"
 OVERRIDES_KEY = "scales"
 
 
@@ -152,11 +154,22 @@ def _check_keys(prefix: str, body: dict, spec: dict[str, Param], require_all: bo
     return errs
 
 
-def resolve(params: dict, section: str) -> dict:
-    """The flat parameters of ``section`` at the selected scale (validate first)."""
+def _at_scale(params: dict, section: str) -> dict:
     body = dict(params[section])
     overrides = body.pop(OVERRIDES_KEY, {}) or {}
     body.update(overrides.get(params[SCALE_KEY], {}) or {})
+    return body
+
+
+def resolve(params: dict, section: str) -> dict:
+    """The flat parameters of ``section`` at the selected scale (validate first), each trained prior named by its
+    role (``role:strong``, ``role:same-dataset``, ``role:cross-dataset``) replaced by the file the ``priors`` stage
+    makes for it at that scale (:func:`compendium.core.prior_roles.resolve_roles`)."""
+    body = _at_scale(params, section)
+    if section in params and "priors" in params:
+        made = body if section == PRIORS else _at_scale(params, PRIORS)
+        if "dataset" in made and "cross_dataset" in made:
+            body = prior_roles.resolve_roles(body, made["dataset"], made["cross_dataset"])
     return body
 
 

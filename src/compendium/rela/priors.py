@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from compendium.core import models, paths, volatile
-from compendium.core.data import dataset_tag
+from compendium.core.prior_roles import ROLE, TRAINED_ROLES, role_problem, trained_names, trained_specs  # noqa: F401
 
 
 class PriorError(RuntimeError):
@@ -58,32 +58,15 @@ IMAGENET_MEAN, IMAGENET_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 KINDS = ("rand", "trained", "torchvision", "open_clip")
 #: The roles of the trained priors the ``priors`` stage makes, each after a dataset (camera-ready Table 1's columns:
 #: the strong prior, the same-dataset prior, BYOL* on D, and the cross-dataset one).
-TRAINED_ROLES = ("strong", "same-dataset", "cross-dataset")
-
-
-def trained_names(dataset: str, cross_dataset: str) -> dict[str, str]:
-    """Role -> file name (under ``priors/``, without ``.pt``) of the trained priors the ``priors`` stage makes from
-    ``dataset`` and ``cross_dataset``: ``<tag>_supervised``, ``<tag>_byol`` and ``<cross tag>_byol``
-
-    >>> trained_names("fashion-mnist", "digits")["cross-dataset"]
-    'digits_byol'
-    """
-    tag, cross = dataset_tag(dataset), dataset_tag(cross_dataset)
-    return dict(zip(TRAINED_ROLES, (f"{tag}_supervised", f"{tag}_byol", f"{cross}_byol")))
-
-
-def trained_specs(dataset: str, cross_dataset: str) -> dict[str, str]:
-    """Role -> the prior spec (``trained:priors/<name>.pt``) of each prior :func:`trained_names` names."""
-    return {role: f"trained:priors/{n}.pt" for role, n in trained_names(dataset, cross_dataset).items()}
-
-
-_SPEC_FORMS = "rand, rand:<arch>, trained:<file>, torchvision:<arch>@<file> or open_clip:<model>@<file>"
+_SPEC_FORMS = "rand, rand:<arch>, trained:<file>, role:<role>, torchvision:<arch>@<file> or open_clip:<model>@<file>"
 
 
 def spec_problem(spec: str) -> str | None:
     """Why ``spec`` does not name a prior, or None. Only the form is checked (the kind, the backbone
     of ``rand:<arch>``, the parts of the others): that the files exist is checked before the stage
     trains anything (:func:`compendium.rela.experiment.check_priors`)."""
+    if str(spec).startswith(ROLE):  # a trained prior by its role, resolved with the parameters
+        return role_problem(spec)
     kind, sep, rest = str(spec).partition(":")
     if kind not in KINDS:
         return f"{spec!r}: unknown prior kind {kind!r}; a prior is {_SPEC_FORMS}"
