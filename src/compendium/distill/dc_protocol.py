@@ -228,6 +228,7 @@ def synthesize_and_evaluate(
         seed=seed,
         state_file=state_file(method, ipc, seed, root),
         state_every=plan.state_every,
+        log_every=plan.state_every,  # a progress line at each saved state
         **DC_SYNTHESIS,
     )
     cfg, row = eval_config(plan), None

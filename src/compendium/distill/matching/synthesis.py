@@ -313,12 +313,12 @@ def dc_synthesize(
         syn = x0.clone().requires_grad_(True)
         y_syn = torch.arange(num_classes, device=dev).repeat_interleave(ipc)
         opt_img = torch.optim.SGD([syn], lr=lr_img, momentum=0.5)
-        rate = Rate(iterations)
         start = 0
         if state_file is not None and Path(state_file).is_file():
             start, losses = load_state(state_file, syn, opt_img, g, (ipc, outer_loop, inner_loop, batch_real))
             if start > stop:
                 raise ValueError(f"{state_file}: holds {start} iterations, more than stop_at={stop}; delete it")
+        rate = Rate(iterations, start)
         for it in range(start, stop):
             net = build_network(ch, h, num_classes, _seed(g), arch, net_kw).to(dev)
             net.train()
