@@ -45,6 +45,7 @@ Example:
 
 from __future__ import annotations
 
+import argparse
 import re
 import time
 from dataclasses import dataclass
@@ -492,8 +493,6 @@ def gap_table(effects: pd.DataFrame, ours: dict[str, dict[int, float]]) -> pd.Da
 def main(argv=None) -> int:
     """``--methods``, ``--ipcs`` and ``--seeds`` choose the pieces (default: :class:`Plan`'s); ``--hours`` and
     ``--threads`` as every record maker has them."""
-    import argparse
-
     ap = argparse.ArgumentParser(add_help=False)
     ap.add_argument("--methods", nargs="+")
     ap.add_argument("--ipcs", nargs="+", type=int)

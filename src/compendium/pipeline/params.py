@@ -166,7 +166,7 @@ def resolve(params: dict, section: str) -> dict:
     role (``role:strong``, ``role:same-dataset``, ``role:cross-dataset``) replaced by the file the ``priors`` stage
     makes for it at that scale (:func:`compendium.core.prior_roles.resolve_roles`)."""
     body = _at_scale(params, section)
-    if section in params and "priors" in params:
+    if PRIORS in params:
         made = body if section == PRIORS else _at_scale(params, PRIORS)
         if "dataset" in made and "cross_dataset" in made:
             body = prior_roles.resolve_roles(body, made["dataset"], made["cross_dataset"])
