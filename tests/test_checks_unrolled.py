@@ -377,7 +377,7 @@ def gtn_inputs(curve, proxy_seeds=(0,)):
             curves[f"{wn} {cur} {s}"] = curve
     nas = pd.DataFrame(
         [
-            {"proxy": p, "seed": s, "rho": r + 0.01 * s, "top1 gt acc": 0.85, "time fraction": 0.01}
+            {"proxy": p, "seed": s, "rho": r + 0.01 * s, "top1 gt acc": 0.85, "images fraction": 0.01}
             for p, r in (("random", 0.6), ("DC", 0.7), ("DSA", 0.8), ("GTN", 0.5))
             for s in proxy_seeds
         ]
@@ -451,7 +451,7 @@ def test_dd_gtn_time_fraction_needs_the_papers_training_lengths(monkeypatch):
     # with the paper's lengths known, the measured fraction decides
     monkeypatch.setattr(_CU, "DSA_NAS_LENGTHS", (300, 100))
     assert row().verdict == claims.HOLDS
-    nas["time fraction"] = 0.05
+    nas["images fraction"] = 0.05
     assert row().verdict == claims.FAILS
 
 

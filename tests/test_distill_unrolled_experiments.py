@@ -358,7 +358,7 @@ def test_ld_calls_tables_and_sets():
     made = {("within", "rr"): _ld_set(), ("within", "second_order"): _ld_set(), ("cross", "rr"): _ld_set(12)}
     y = torch.arange(10) % 10
     runs = ld_experiment.runs_table(made, y, y)
-    assert runs["times to overfit T_i"].tolist() == ["3"] * 3 and np.isnan(runs["argmax = true label"].iloc[2])
+    assert runs["steps to overfit T_i"].tolist() == ["3"] * 3 and np.isnan(runs["argmax = true label"].iloc[2])
     assert len(ld_experiment.target_loss_curves(made)) == 6
     onehot, mapped = ld_experiment.true_label_sets(made, y, torch.arange(12) % 10)
     assert onehot.soft_labels[0].argmax() == 0 and mapped is not None

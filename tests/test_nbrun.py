@@ -107,6 +107,26 @@ def test_publish_replaces_only_this_stage(tmp_path):
     assert (out / "figures/other/keep.png").read_text() == "old"
 
 
+def test_publish_leaves_a_stage_models_folder_holding_exactly_what_this_run_wrote(tmp_path):
+    """A file an earlier run put in one of the stage's own models/ folders (dvc.yaml: dd_labels owns
+    models/distilled/labels) and this run did not write is removed with the publication, since DVC would
+    count it in the folder's hash; other stages' models stay."""
+    out, staging, models = tmp_path / "reports", tmp_path / "staging", tmp_path / "models"
+    for rel in ("distilled/labels/ld_rr_seed3.pt", "distilled/labels/ld_rr_seed0.pt", "teachers/t.pt"):
+        (models / rel).parent.mkdir(parents=True, exist_ok=True)
+        (models / rel).write_text("old")
+    (staging / "tables/dd_labels").mkdir(parents=True)
+    (staging / "tables/dd_labels/results.csv").write_text("new")
+    (staging / "artifacts/distilled/labels").mkdir(parents=True)
+    (staging / "artifacts/distilled/labels/ld_rr_seed0.pt").write_text("new")
+    nbrun._publish(staging, out, "dd_labels", staging / "artifacts", models)
+    assert sorted(p.relative_to(models).as_posix() for p in models.rglob("*") if p.is_file()) == [
+        "distilled/labels/ld_rr_seed0.pt",
+        "teachers/t.pt",
+    ]
+    assert (models / "distilled/labels/ld_rr_seed0.pt").read_text() == "new"
+
+
 def test_publish_into_an_unwritable_folder_replaces_nothing_and_keeps_the_new_products(tmp_path, monkeypatch):
     out, staging = tmp_path / "reports", tmp_path / "staging"
     for rel in ("html/s.html", "tables/s/t.csv", "metrics/s.json"):

@@ -50,6 +50,18 @@ def test_tables_metrics_and_plot_data(tmp_path):
     assert r.plot_data(df, "p") == tmp_path / "plots" / "s" / "p.csv"
 
 
+def test_a_table_keeps_its_wall_clock_columns_out_of_the_tables_other_stages_read(tmp_path):
+    r = report.Reporter("s", root=tmp_path)
+    df = pd.DataFrame({"method": ["dc", "dm"], "acc": [0.5, 0.6], "train seconds": [12.5, 3.25], "peak MB": [9.0, 8.0]})
+    csv = r.table(df, "results")
+    assert csv.read_text() == "method,acc\ndc,0.5\ndm,0.6\n"
+    assert "seconds" not in csv.with_suffix(".md").read_text() and "peak" not in csv.with_suffix(".md").read_text()
+    measured = pd.read_csv(tmp_path / "timings" / "s" / "results.csv")
+    assert measured.columns.tolist() == df.columns.tolist() and measured["train seconds"].tolist() == [12.5, 3.25]
+    r.table(df.drop(columns=["train seconds", "peak MB"]), "plain")  # nothing volatile: no timings file
+    assert not (tmp_path / "timings" / "s" / "plain.csv").exists()
+
+
 def test_default_root_follows_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv(paths.OUTPUT_ROOT_ENV, str(tmp_path / "x"))
     assert report.Reporter("s").root == (tmp_path / "x").resolve()

@@ -1,10 +1,12 @@
 """Stage deps by construction (compendium.pipeline.stagedeps): dvc.yaml's src/ deps are the files each
 stage imports, transitively."""
 
+import csv
+
 import nbformat
 import yaml
 
-from compendium.core import paths
+from compendium.core import paths, volatile
 from compendium.pipeline import stagedeps
 
 
@@ -76,9 +78,9 @@ def test_every_product_of_a_notebook_stage_survives_a_failed_run():
 
 
 def test_timings_are_declared_outputs_that_no_stage_depends_on():
-    """A stage's wall-clock times go to reports/timings/<stage>.json (Report.timings), declared
-    uncached and persistent, and no stage depends on them: an identical rerun of a stage then leaves
-    every stage downstream up to date."""
+    """A stage's wall-clock times go to reports/timings/<stage>.json (Reporter.timings), declared
+    uncached and persistent, and no stage depends on them except the cost tables named in
+    volatile.TIMING_READERS: an identical rerun of a stage then leaves every other stage downstream up to date."""
     stages = yaml.safe_load(paths.DVC_YAML.read_text())["stages"]
     writers = [n for n in stages if (paths.NOTEBOOKS / f"{n}.ipynb").is_file() and "rep.timings(" in _code(n)]
     assert {"priors", "dd_teachers", "ssdd_teacher"} <= set(writers)
@@ -86,8 +88,35 @@ def test_timings_are_declared_outputs_that_no_stage_depends_on():
         outs = {next(iter(o)) if isinstance(o, dict) else o: o for o in stages[name]["outs"]}
         f = f"reports/timings/{name}.json"
         assert f in outs and outs[f][f] == {"cache": False, "persist": True}, f"dvc.yaml: {name} lacks {f}"
-    readers = [n for n, s in stages.items() for d in s.get("deps", []) if str(d).startswith("reports/timings")]
-    assert not readers, f"stages depending on timings: {readers}"
+    readers = {
+        (n, str(d).split("/")[2])
+        for n, s in stages.items()
+        for d in s.get("deps", [])
+        if str(d).startswith("reports/timings")
+    }
+    allowed = {(n, u) for n, ups in volatile.TIMING_READERS.items() for u in ups}
+    assert readers == allowed, f"stages depending on timings beyond the cost tables: {sorted(readers - allowed)}"
+
+
+def test_no_table_another_stage_reads_holds_a_wall_clock_column():
+    """Every committed stage table is free of wall-clock and memory columns (Reporter.table moves them to
+    reports/timings/<stage>/), and each stage's timings folder is a declared, persistent, uncached output of
+    that stage: an identical rerun then rewrites reports/tables/ byte for byte."""
+    stages = yaml.safe_load(paths.DVC_YAML.read_text())["stages"]
+    bad = []
+    for f in sorted((paths.REPORTS / paths.TABLES).glob("*/*.csv")):
+        with open(f) as fh:
+            bad += [f"{f.relative_to(paths.REPORTS)}: {c}" for c in volatile.volatile_columns(next(csv.reader(fh), []))]
+    assert not bad, "wall-clock columns in tables other stages read: " + "; ".join(bad)
+    folders = {d.name for d in (paths.REPORTS / paths.TIMINGS).iterdir() if d.is_dir()}
+    declared = {
+        name
+        for name, st in stages.items()
+        for o in st.get("outs", [])
+        if (next(iter(o)) if isinstance(o, dict) else o) == f"reports/timings/{name}"
+    }
+    assert folders == declared, f"timings folders {sorted(folders ^ declared)}: committed xor declared"
+    assert all(any((paths.REPORTS / paths.TIMINGS / n).glob("*.csv")) for n in declared)
 
 
 def _code(stage: str) -> str:

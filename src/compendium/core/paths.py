@@ -57,7 +57,7 @@ HTML = "html"
 FIGURES = "figures"
 TABLES = "tables"
 METRICS = "metrics"
-# reports/timings/<stage>.json: a stage's wall-clock times, an output no stage depends on
+# reports/timings/<stage>.json and <stage>/<table>.csv: a stage's wall-clock times (and its tables as measured)
 TIMINGS = "timings"
 PLOTS = "plots"
 EXECUTED = "notebooks"

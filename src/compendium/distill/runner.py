@@ -170,3 +170,10 @@ def published_tables():
     nbrun with another ``--output-root``: the tests, the faithful profile's ``reports/faithful``) that
     root's ``tables`` (:func:`compendium.core.paths.published_root`)."""
     return paths.published_root() / paths.TABLES
+
+
+def published_timings():
+    """Where the other stages' tables as measured (wall-clock columns included) are: ``timings`` beside
+    :func:`published_tables`. Only a stage whose product is itself a table of costs reads them (and says so
+    in dvc.yaml), since they change on every rerun (:mod:`compendium.core.volatile`)."""
+    return paths.published_root() / paths.TIMINGS

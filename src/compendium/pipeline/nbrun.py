@@ -132,6 +132,21 @@ def stage_products(output_root: Path, stage: str) -> list[Path]:
         output_root / paths.FIGURES / stage,
         output_root / paths.TABLES / stage,
         output_root / paths.PLOTS / stage,
+        output_root / paths.TIMINGS / f"{stage}.json",
+        output_root / paths.TIMINGS / stage,
+    ]
+
+
+def stage_artifact_folders(stage: str, artifacts_dest: Path) -> list[Path]:
+    """The stage's folders of heavy products (its dvc.yaml outs under ``models/``), under ``artifacts_dest``:
+    a run replaces their whole contents, so they hold exactly what the last run wrote (a file an earlier run
+    wrote and this one did not is removed, as DVC would count it in the folder's hash)."""
+    stages = yaml.safe_load(paths.DVC_YAML.read_text()).get("stages", {}) if paths.DVC_YAML.is_file() else {}
+    outs = [o if isinstance(o, str) else next(iter(o)) for o in stages.get(stage, {}).get("outs", [])]
+    return [
+        Path(artifacts_dest) / Path(*Path(o).parts[1:])
+        for o in outs
+        if Path(o).parts[:1] == (paths.MODELS.name,) and len(Path(o).parts) > 1
     ]
 
 
@@ -192,7 +207,8 @@ def _publish(
     Every destination is checked first: a folder that cannot be written stops the publication before
     anything is replaced (:class:`PublishError`, naming the folder; the new products stay in ``staging``).
     Then :func:`compendium.pipeline.publish.publish` swaps them in with a journal: the previous run's files
-    that this run did not write are removed in the same step, and after any failure or kill the products
+    that this run did not write (pages, and checkpoints in the stage's own folders under ``artifacts_dest``:
+    :func:`stage_artifact_folders`) are removed in the same step, and after any failure or kill the products
     are all the previous ones or all the new ones."""
     art = sorted(f for f in artifacts.rglob("*") if f.is_file()) if artifacts is not None and artifacts.is_dir() else []
     new = sorted(f for f in staging.rglob("*") if f.is_file() and (artifacts is None or artifacts not in f.parents))
@@ -203,7 +219,13 @@ def _publish(
         for p in stage_products(output_root, stage)
         for f in ([p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [])
     ]
-    stale = sorted(set(old) - set(targets))
+    if artifacts_dest is not None:
+        old += [
+            f
+            for d in stage_artifact_folders(stage, artifacts_dest)
+            for f in ([d] if d.is_file() else sorted(x for x in d.rglob("*") if x.is_file()) if d.is_dir() else [])
+        ]
+    stale = sorted(set(old) - set(targets) - set(art_targets))
     unwritable(output_root, stage, staging)
     blocked = sorted({str(d) for d in map(_nearest_existing, art_targets) if not _can_write(d)})  # each one's folder
     if blocked:

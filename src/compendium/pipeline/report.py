@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from compendium.core import paths
+from compendium.core import paths, volatile
 from compendium.core.tables import markdown_table
 
 PNG_METADATA = {"Software": None}
@@ -122,7 +122,16 @@ class Reporter:
 
     def table(self, df, name: str, float_format: str = "%.4g", index: bool = False) -> Path:
         """Save a pandas table as CSV (machine-readable truth) and Markdown (for reading). A table longer
-        than ``MARKDOWN_ROWS`` (a per-step curve) is no reading: its Markdown file says where the CSV is."""
+        than ``MARKDOWN_ROWS`` (a per-step curve) is no reading: its Markdown file says where the CSV is.
+
+        Columns an identical rerun would not reproduce (wall-clock seconds, memory peaks:
+        :func:`compendium.core.volatile.volatile_columns`) stay out of ``tables/``, which other stages read;
+        the whole table as measured, those columns included, goes to ``timings/<stage>/<name>.csv``, which
+        no stage depends on except where its product is itself a table of costs (stated in dvc.yaml)."""
+        moved = volatile.volatile_columns(df.columns)
+        if moved:
+            df.to_csv(self._path(paths.TIMINGS, name, ".csv"), index=index, float_format=float_format)
+            df = df.drop(columns=moved)
         csv = self._path(paths.TABLES, name, ".csv")
         df.to_csv(csv, index=index, float_format=float_format)
         md = self._path(paths.TABLES, name, ".md")

@@ -161,8 +161,11 @@ def matching_budgets(cells: Mapping[float, Mapping], target: Mapping) -> dict:
 def cost_table(runs: pd.DataFrame, priors: list, budgets: list, *, label: Callable[[str], str]) -> pd.DataFrame:
     """The smallest budget whose probe reaches BYOL* (camera-ready Fig. 4c), per arm, on the seeds
     where the arm ran every budget and BYOL* ran too, and (+ReLA) reached its SSL phase at every
-    budget; training seconds are means over those seeds. Arms are named ``BYOL`` and ``+ReLA <label>``."""
+    budget; training seconds are means over those seeds, where ``runs`` has them (the stage's own runs; the
+    published ``runs`` table does not: :mod:`compendium.core.volatile`). Arms are named ``BYOL`` and
+    ``+ReLA <label>``."""
     r, full, rows = normalized(runs), byol(runs, 1.0), []
+    timed = "train seconds" in r.columns
     r = r[~r["untrained"].astype(bool)]
     for p in [""] + list(priors):
         cells = [probes(runs, prior=p, untrained=False, budget=float(b)) for b in budgets]
@@ -174,13 +177,9 @@ def cost_table(runs: pd.DataFrame, priors: list, budgets: list, *, label: Callab
         sec = lambda q, b: float(
             r[(r["prior"] == q) & np.isclose(r["budget"], b) & r["seed"].isin(seeds)]["train seconds"].mean()
         )
-        rows.append(
-            {
-                "arm": "BYOL" if not p else f"+ReLA {label(p)}",
-                "seeds": seed_text(seeds),
-                "matching budget": mb,
-                "train seconds at that budget": sec(p, mb) if mb is not None else float("nan"),
-                "BYOL* train seconds": sec("", 1.0),
-            }
-        )
+        row = {"arm": "BYOL" if not p else f"+ReLA {label(p)}", "seeds": seed_text(seeds), "matching budget": mb}
+        if timed:
+            row["train seconds at that budget"] = sec(p, mb) if mb is not None else float("nan")
+            row["BYOL* train seconds"] = sec("", 1.0)
+        rows.append(row)
     return pd.DataFrame(rows)

@@ -161,12 +161,13 @@ def pool_calls(
 GROUND_TRUTH_COLUMNS = ("arch", "proxy", "acc", "train seconds", "cpu seconds", "images seen")
 
 
-def load_ground_truth(tables, test_images: int | None = None) -> SimpleNamespace:
-    """``dd_nas``'s ground truth (``tables/dd_nas/ground_truth.csv``): ``rows`` (one dict per architecture),
-    ``codes`` (its architectures, in its order) and ``test_n`` (the test images it was measured on). A
-    FileNotFoundError names the stage that writes it; a ValueError a table without its columns, or one tested
-    on another number of images than ``test_images`` (the proxies'), when given."""
-    f = tables / "dd_nas" / "ground_truth.csv"
+def load_ground_truth(timings, test_images: int | None = None) -> SimpleNamespace:
+    """``dd_nas``'s ground truth as measured (``timings/dd_nas/ground_truth.csv``: the NAS time fractions need
+    its CPU seconds, which stay out of ``tables/``): ``rows`` (one dict per architecture), ``codes`` (its
+    architectures, in its order) and ``test_n`` (the test images it was measured on). A FileNotFoundError
+    names the stage that writes it; a ValueError a table without its columns, or one tested on another number
+    of images than ``test_images`` (the proxies'), when given."""
+    f = timings / "dd_nas" / "ground_truth.csv"
     if not f.is_file():
         raise FileNotFoundError(
             f"{f} is missing: the NAS ground truth is written by the dd_nas stage (`dvc repro dd_nas`)"

@@ -98,7 +98,7 @@ def distill_calls(
 
 
 def runs_table(made: dict, by_in: torch.Tensor, by_cr: torch.Tensor) -> pd.DataFrame:
-    """One row per distillation run: steps, seconds, resets, times to overfit, first / last target loss, the
+    """One row per distillation run: steps, seconds, resets, steps to overfit each T_i, first / last target loss, the
     labels' mean entropy and (within) how often their argmax is the true label."""
     rows = []
     for (base, v), d in made.items():
@@ -111,7 +111,7 @@ def runs_table(made: dict, by_in: torch.Tensor, by_cr: torch.Tensor) -> pd.DataF
                 "steps": p["steps"],
                 "seconds": d.synthesis_seconds,
                 "resets": p["resets"],
-                "times to overfit T_i": " ".join(map(str, p["times_to_overfit"])) or "-",
+                "steps to overfit T_i": " ".join(map(str, p["times_to_overfit"])) or "-",
                 "first target loss": p["target_loss"][0],
                 "last target loss": p["target_loss"][-1],
                 "label entropy (nats)": float(ld.label_entropy(d.soft_labels).mean()),
