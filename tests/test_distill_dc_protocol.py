@@ -189,3 +189,13 @@ def test_the_path_table_gives_each_snapshot_its_seeds_and_the_papers_number():
     assert list(t["ours, DC's protocol"]) == ["61.5 ± 0.7", "62.5 ± 0.7", "70.0"]
     assert list(t["paper"]) == [70.5] * 3 and list(t["minutes per seed"]) == [1.0, 1.0, 2.0]
     assert D.path_table(pd.DataFrame()).empty
+
+
+def test_the_command_line_shows_its_pieces_options_and_refuses_an_unknown_method(capsys):
+    with pytest.raises(SystemExit) as e:
+        D.main(["--help"])
+    shown = capsys.readouterr().out
+    assert e.value.code == 0 and all(o in shown for o in ("--methods", "--ipcs", "--seeds", "--hours"))
+    with pytest.raises(SystemExit) as e:
+        D.main(["--methods", "nope"])
+    assert e.value.code == 2 and "unknown ['nope']" in capsys.readouterr().err

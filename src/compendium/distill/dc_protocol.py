@@ -493,16 +493,16 @@ def gap_table(effects: pd.DataFrame, ours: dict[str, dict[int, float]]) -> pd.Da
 def main(argv=None) -> int:
     """``--methods``, ``--ipcs`` and ``--seeds`` choose the pieces (default: :class:`Plan`'s); ``--hours`` and
     ``--threads`` as every record maker has them."""
+    known = {"random", "herding", "k_center", "forgetting", "forgetting_learned", "whole", *SYNTHESIZED}
     ap = argparse.ArgumentParser(add_help=False)
-    ap.add_argument("--methods", nargs="+")
-    ap.add_argument("--ipcs", nargs="+", type=int)
-    ap.add_argument("--seeds", nargs="+", type=int)
+    ap.add_argument("--methods", nargs="+", help=f"of {', '.join(sorted(known))} (default: random herding k_center)")
+    ap.add_argument("--ipcs", nargs="+", type=int, help="images per class (default: 1 10 50)")
+    ap.add_argument("--seeds", nargs="+", type=int, help="(default: 0 1 2)")
     a, rest = ap.parse_known_args(argv)
     plan = Plan(**{k: tuple(v) for k, v in vars(a).items() if v})
-    known = {"random", "herding", "k_center", "forgetting", "forgetting_learned", "whole", *SYNTHESIZED}
     if set(plan.methods) - known:
         ap.error(f"--methods: unknown {sorted(set(plan.methods) - known)}; known: {sorted(known)}")
-    return regime.piece_main(run_pieces, plan, __doc__, rest)
+    return regime.piece_main(run_pieces, plan, __doc__, rest, parents=[ap])
 
 
 if __name__ == "__main__":

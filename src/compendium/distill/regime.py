@@ -292,10 +292,11 @@ def plateaus(records: pd.DataFrame, gain: float = 0.005) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def piece_main(run, plan, doc: str, argv=None) -> int:
-    """The command line of a resumable record maker: ``--hours`` (no new piece after that) and ``--threads``;
-    runs ``run(plan, hours)``."""
-    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+def piece_main(run, plan, doc: str, argv=None, parents=()) -> int:
+    """The command line of a resumable record maker: ``--hours`` (no new piece after that) and ``--threads``,
+    beside the maker's own options (``parents``: argparse parsers made with ``add_help=False``, shown by
+    ``--help``); runs ``run(plan, hours)``."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0], parents=list(parents))
     ap.add_argument("--hours", type=float, default=0.0)
     ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args(argv)
