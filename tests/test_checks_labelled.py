@@ -590,49 +590,35 @@ def test_dc_arch_claims_need_dc_in_its_regime():
             ]
         )
 
-    rows = L.dc_arch_claims(res(0.002), R.set_facts(sets, images), ipc=2)[
-        :3
-    ]  # the fourth: DC's Table 1 cell, no coresets given
+    rows = L.dc_arch_claims(res(0.002), R.set_facts(sets, images), ipc=2)
     assert len(rows) == 3 and all(r.verdict == claims.NOT_TESTED for r in rows)
     assert all("DC: 1,000 outer iterations" in r.condition for r in rows)
     rows = L.dc_arch_claims(res(0.05), R.set_facts(sets, images), ipc=2)  # moved and 5 points above its real images
-    assert [r.verdict for r in rows] == [claims.HOLDS] * 3 + [claims.NOT_TESTED]
+    assert [r.verdict for r in rows] == [claims.HOLDS] * 3
 
 
-def test_dc_arch_judges_dcs_table1_cell_against_the_coresets():
-    images, labels = _real()
-    sets = {"default": _set(images, labels, [0, 1, 2, 3, 4, 5], 4.0, iterations=1000)}
-    cs = ["random", "herding (teacher)"]
+def test_dcs_table1_cell_is_judged_from_dcs_own_protocol_once_three_seeds_reach_1000_iterations():
+    def table(dc=0.70, herding=0.60, seeds=(0, 1, 2), snapshots=(500, 1000)):
+        rows = [
+            {"method": "dc", "ipc": 1, "seed": s, "iterations": k, "acc": dc - 0.01 * (k < 1000) + 0.002 * s}
+            for s in seeds
+            for k in snapshots
+        ]
+        rows += [
+            {"method": m, "ipc": 1, "seed": s, "iterations": 0, "acc": a - 0.001 * s}
+            for m, a in (("random", 0.53), ("herding", herding), ("k_center", herding), ("forgetting", 0.15))
+            for s in (0, 1, 2, 3, 4, 5)
+        ]
+        return pd.DataFrame(rows)
 
-    def res(dc, herding, seeds=(0, 1, 2)):
-        accs = {"DC": dc, R.init_name("DC"): 0.55, "random": 0.50, "herding (teacher)": herding}
-        return pd.DataFrame(
-            [
-                {"variant": "default", "set": n, "seed": s, "acc": a + 0.002 * s * (n == "DC")}
-                for n, a in accs.items()
-                for s in seeds
-            ]
-        )
-
-    def row(*a, **kw):
-        out = L.dc_arch_claims(res(*a, **kw), R.set_facts(sets, images), ipc=1, coresets=cs, pool_n=20000)
-        return next(r for r in out if r.location == "DC results (ipc 1)")
-
-    r = row(0.70, 0.60)
-    assert r.verdict == claims.HOLDS and "20,000 real images" in r.ours and "DC − herding (teacher)" in r.effect
-    assert row(0.70, 0.75).verdict == claims.CONDITIONAL  # beats random, not herding
-    assert row(0.45, 0.60).verdict == claims.NOT_TESTED  # below its own real images (0.55): out of its regime
-    assert row(0.70, 0.60, seeds=(0, 1)).verdict == claims.NOT_TESTED
-    sets["default"].params["iterations"] = (
-        10  # 10 of 1,000 iterations, under 1 point above its real images: not in regime
-    )
-    assert row(0.555, 0.50).verdict == claims.NOT_TESTED
-    (r,) = [
-        r
-        for r in L.dc_arch_claims(res(0.7, 0.6), R.set_facts(sets, images), ipc=1)
-        if r.location.startswith("DC results")
-    ]
-    assert r.verdict == claims.NOT_TESTED and "`coresets` is empty" in r.preconditions  # no coresets: said, not dropped
+    (r,) = L.dc_protocol_claims(table())
+    assert r.verdict == claims.HOLDS and "DC − forgetting" in r.effect and "DC 70.2" in r.ours
+    assert L.dc_protocol_claims(table(herding=0.75))[0].verdict == claims.CONDITIONAL  # beats random, not herding
+    (r,) = L.dc_protocol_claims(table(seeds=(0, 1)))
+    assert r.verdict == claims.NOT_TESTED and "2 seed(s) at 1,000" in r.preconditions
+    (r,) = L.dc_protocol_claims(table(snapshots=(100, 500)))  # a run still on its way is named, not judged
+    assert r.verdict == claims.NOT_TESTED and "seed 0 at 500" in r.preconditions and "not yet" in r.ours
+    assert not [x for x in _L.dc_arch_claims(None, {}, ipc=1) if x.location == "DC results (ipc 1)"]
 
 
 def test_a_comparison_without_one_of_its_arms_is_not_tested():
@@ -880,9 +866,7 @@ def test_dd_tables_judges_a_set_stage_from_its_tables_as_from_memory(tmp_path):
         rep, {**{("DC", v): d for v, d in sets.items()}, ("DSA", "default"): dsa}, images, ["method", "variant"]
     )
     rep.table(R.settings_table(ipc=1, coresets=["random"], pool_n=20000), "settings")
-    want = L.dc_arch_claims(
-        res, R.set_facts(sets, images), ipc=1, coresets=["random"], pool_n=20000, dsa=R.set_facts({0: dsa}, images)[0]
-    )
+    want = L.dc_arch_claims(res, R.set_facts(sets, images), ipc=1, dsa=R.set_facts({0: dsa}, images)[0])
     got = L.set_stage_claims(tmp_path, ["dd_dc_arch"])
     assert [ledger.to_frame([r]).to_dict("records") for r in got] == [
         ledger.to_frame([r]).to_dict("records") for r in want

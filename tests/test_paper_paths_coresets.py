@@ -1,7 +1,7 @@
 """dd_coresets' paper path: at ``scale: paper`` the coresets, class averages, k-means and ReLA's random real images are
 chosen from CIFAR-100, the dataset of dd_teachers' teacher (whose features and labels the methods use), so ReLA's
 Table 5 arm sits beside dd_inversion's SRe2L / DWA / RDED on one dataset; the ``cpu`` default stays on Fashion-MNIST.
-The stages on other datasets (DC's MNIST ablation) get no coresets at paper and say so in their row."""
+(DC's Table 1 cell against the coresets is judged from DC's own protocol, :mod:`compendium.distill.dc_protocol`.)"""
 
 import pytest
 import torch
@@ -9,7 +9,6 @@ import torch
 from compendium.core import data, models, probe
 from compendium.distill import coresets, teachers
 from compendium.distill.sets import DistilledSet, SetError
-from compendium.verdicts import claims
 from compendium.pipeline.checks import labelled as _L
 from judging import Judged
 
@@ -64,9 +63,3 @@ def test_every_method_selects_from_a_tiny_cifar100(fake_cifar100, tmp_path):
     assert DistilledSet.load(f, "cifar100").method == "herding"
     with pytest.raises(SetError, match="dataset"):  # a stage on another dataset refuses them by name
         DistilledSet.load(f, "mnist")
-
-
-def test_dc_arch_without_coresets_reports_the_coreset_row_as_not_tested():
-    rows = L.dc_arch_claims(None, {}, ipc=1, coresets=[])
-    (row,) = [r for r in rows if "coreset baselines" in r.claim]
-    assert row.verdict == claims.NOT_TESTED and "`coresets` is empty" in row.preconditions

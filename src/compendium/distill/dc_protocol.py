@@ -398,6 +398,41 @@ def path_table(snapshots: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
+#: the coreset baselines of DC's Table 1, in its order
+DC_BASELINES = ("random", "herding", "k_center", "forgetting")
+
+
+def comparison_table(records: pd.DataFrame, snapshots: pd.DataFrame, ipc: int = 1) -> pd.DataFrame:
+    """What the ledger judges DC's Table 1 cell at ``ipc`` from (:func:`compendium.pipeline.checks.labelled.
+    dc_protocol_claims`): one row per set under DC's protocol, ``method``, ``ipc``, ``seed``, ``iterations`` (DC's
+    synthesis iterations at that snapshot; 0 for a coreset) and ``acc`` in [0, 1]. Every DC snapshot is listed, so
+    the judge sees how far each seed got; seed s of DC pairs with seed s of each coreset.
+
+    Example::
+
+        >>> rec = pd.DataFrame({"method": ["random"], "ipc": [1], "seed": [0], "test acc": [0.53]})
+        >>> snap = pd.DataFrame({"method": ["dc"], "ipc": [1], "seed": [0], "iterations": [100], "test acc": [0.69]})
+        >>> comparison_table(rec, snap).values.tolist()
+        [['dc', 1, 0, 100, 0.69], ['random', 1, 0, 0, 0.53]]
+    """
+    cols = ["method", "ipc", "seed", "iterations", "acc"]
+    parts = []
+    if not snapshots.empty:
+        parts.append(snapshots[snapshots["ipc"] == ipc].rename(columns={"test acc": "acc"}))
+    if not records.empty:
+        r = records[(records["ipc"] == ipc) & records["method"].isin(DC_BASELINES)]
+        parts.append(r.rename(columns={"test acc": "acc"}).assign(iterations=0))
+    if not parts:
+        return pd.DataFrame(columns=cols)
+    out = pd.concat([x[cols] for x in parts], ignore_index=True).astype({"ipc": int, "seed": int, "iterations": int})
+    return out.sort_values(["method", "seed", "iterations"], key=_method_order).reset_index(drop=True)
+
+
+def _method_order(col: pd.Series) -> pd.Series:
+    order = {m: i for i, m in enumerate(("dc", *DC_BASELINES))}
+    return col.map(order) if col.name == "method" else col
+
+
 def evaluation_effect(records: pd.DataFrame, pipeline: pd.DataFrame) -> pd.DataFrame:
     """Per coreset method and images per class: how much DC's evaluation adds to the pipeline's on the same kind of
     set, mean(DC's protocol) − mean(the pipeline's evaluation) in points with a Welch 95% interval (the two choose
