@@ -5,6 +5,7 @@ its tables and on its site page, and the files the recipe touched are counted.""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from compendium.core import paths
 
@@ -56,6 +58,21 @@ def copy_repository(dest: Path) -> Path:
     _git(dest, "add", "-A")
     _git(dest, "commit", "-q", "-m", "copy")
     return dest
+
+
+def edit(copy: Path, section: str, key: str, value) -> None:
+    f = copy / "params.yaml"
+    lines = f.read_text().splitlines(keepends=True)
+    start = next(i for i, x in enumerate(lines) if x.startswith(f"{section}:"))
+    for i in range(start + 1, len(lines)):
+        if lines[i].startswith(f"  {key}:"):
+            head, _, comment = lines[i].partition("#")
+            lines[i] = f"  {key}: {json.dumps(value)}" + (f"   #{comment}" if comment else "\n")
+            break
+    else:
+        raise AssertionError(f"params.yaml: {section}.{key} not found")
+    f.write_text("".join(lines))
+    assert yaml.safe_load(f.read_text())[section][key] == value
 
 
 def _run(copy: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
@@ -108,3 +125,38 @@ def test_adding_a_labelled_method_as_the_manual_says_touches_four_files_and_reac
 
     page = site.html_stage_page("dd_matching", (root / "reports" / "html" / "dd_matching.html").read_text())
     assert label in page
+
+
+@pytest.mark.slow
+def test_adding_a_trained_prior_as_the_manual_says_touches_params_alone_and_reaches_the_stage_and_site(tmp_path):
+    block = re.search(r"```yaml\n# params.yaml\n(.*?)```", DOC.read_text(), re.S)
+    assert block, f"{DOC}: the trained prior's params.yaml block is missing"
+    copy = copy_repository(tmp_path / "repo")
+    for section, keys in yaml.safe_load(block.group(1)).items():
+        for key, value in keys.items():
+            edit(copy, section, key, value)
+    touched = sorted(line[3:] for line in _git(copy, "status", "--porcelain", "-uall").splitlines())
+    assert touched == ["params.yaml"]
+    (entry,) = yaml.safe_load(block.group(1))["priors"]["extra_priors"]
+    name = entry["name"]
+    root = tmp_path / "out"
+    for stage in ("priors", "rela_smoke"):
+        run = _run(
+            copy,
+            "-c",
+            "from pathlib import Path; from compendium.pipeline import nbrun; "
+            f"nbrun.run_stage({stage!r}, scale='smoke', output_root=Path({str(root / 'reports')!r}), "
+            f"models_root=Path({str(root / 'models')!r}), progress=False)",
+        )
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert (root / "models" / "priors" / f"{name}.pt").is_file()
+    assert (root / "models" / "prior_replicates" / f"{name}_seed1.pt").is_file()  # smoke's replicate seed
+    trained = pd.read_csv(root / "reports" / "tables" / "priors" / "byol_priors.csv")
+    assert {name, f"{name} seed 1"} <= set(trained["prior"])
+    runs = pd.read_csv(root / "reports" / "tables" / "rela_smoke" / "runs.csv")
+    assert any(name in str(a) for a in runs["arm"]), sorted(runs["arm"])
+
+    from compendium.pipeline import site
+
+    page = site.html_stage_page("rela_smoke", (root / "reports" / "html" / "rela_smoke.html").read_text())
+    assert name in page

@@ -298,3 +298,20 @@ def test_a_trained_prior_named_by_its_role_resolves_to_the_file_the_priors_stage
 def test_the_project_names_each_trained_prior_by_role_only():
     text = (params.paths.PARAMS).read_text()
     assert "trained:priors/" not in text  # every stage names the priors stage's files by role (role:<role>)
+
+
+def test_a_declared_prior_is_checked_before_any_training():
+    from compendium.pipeline.schemas import priors as schema
+
+    raw = yaml.safe_load(params.paths.PARAMS.read_text())
+    values = params.resolve(raw, "priors")
+    assert schema.check(values) == [] and values["extra_priors"] == []
+    good = {"name": "digits_byol_short", "dataset": "digits", "epochs": 5}
+    made = dict(values, extra_priors=[good], priors=[*values["priors"], "trained:priors/digits_byol_short.pt"])
+    assert schema.check(made) == []
+    assert "named twice" in " ".join(schema.check(dict(made, extra_priors=[good, good])))
+    assert "named twice" in " ".join(schema.check(dict(made, extra_priors=[dict(good, name="digits_byol")])))
+    param = schema.SCHEMA["extra_priors"]
+    assert param.check("priors.extra_priors", [good]) == []
+    bad = param.check("priors.extra_priors", [dict(good, epochs=0), {"name": "x"}, "digits"])
+    assert len(bad) == 3 and "epochs 0" in bad[0] and "exactly the keys" in bad[1] and "expected dict" in bad[2]

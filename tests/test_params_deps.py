@@ -9,9 +9,8 @@ import subprocess
 import sys
 
 import pytest
-import yaml
 
-from test_extending import copy_repository
+from test_extending import copy_repository, edit
 
 
 def stages_with_changed_params(copy) -> set[str]:
@@ -27,21 +26,6 @@ def stages_with_changed_params(copy) -> set[str]:
             if any(str(k).startswith("params.yaml") for k in deps):
                 found.add(stage.split(":")[-1])
     return found
-
-
-def edit(copy, section: str, key: str, value) -> None:
-    f = copy / "params.yaml"
-    lines = f.read_text().splitlines(keepends=True)
-    start = next(i for i, x in enumerate(lines) if x.startswith(f"{section}:"))
-    for i in range(start + 1, len(lines)):
-        if lines[i].startswith(f"  {key}:"):
-            head, _, comment = lines[i].partition("#")
-            lines[i] = f"  {key}: {json.dumps(value)}" + (f"   #{comment}" if comment else "\n")
-            break
-    else:
-        raise AssertionError(f"params.yaml: {section}.{key} not found")
-    f.write_text("".join(lines))
-    assert yaml.safe_load(f.read_text())[section][key] == value
 
 
 @pytest.mark.slow

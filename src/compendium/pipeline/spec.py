@@ -16,9 +16,9 @@ class ParamsError(ValueError):
 class Param:
     """One parameter: its type, allowed values and a one-line doc.
 
-    ``kind`` is one of ``int``, ``float``, ``bool``, ``str``, ``list[int]``, ``list[float]``,
-    ``list[str]``. ``low``/``high`` bound numbers (and list items) inclusively;
-    ``choices`` restricts values (and list items). ``validate`` (a value, or list item, -> why it is
+    ``kind`` is one of ``int``, ``float``, ``bool``, ``str``, ``dict`` (its keys checked by ``validate``),
+    ``list[int]``, ``list[float]``, ``list[str]``, ``list[dict]``. ``low``/``high`` bound numbers (and list
+    items) inclusively; ``choices`` restricts values (and list items). ``validate`` (a value, or list item, -> why it is
     wrong, or None) checks what a type cannot say, e.g. that a string names a prior. ``unique``: a list's
     items must differ; by default true for a list whose key ends in ``seeds`` (a repeated seed would count
     one run twice in a paired comparison), false otherwise.
@@ -53,6 +53,7 @@ class Param:
             "float": isinstance(value, (int, float)) and not isinstance(value, bool),
             "bool": isinstance(value, bool),
             "str": isinstance(value, str),
+            "dict": isinstance(value, dict),
         }.get(self.kind)
         if ok is None:
             raise TypeError(f"schema kind {self.kind!r} of {name} is not supported")

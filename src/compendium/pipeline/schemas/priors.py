@@ -1,3 +1,5 @@
+import re
+
 from compendium.rela import priors as rela_priors
 from compendium.pipeline.schemas import DATASET, PROTOCOL, SEED_MAX
 from compendium.pipeline.schemas._rela import priors_param
@@ -39,6 +41,12 @@ SCHEMA = {
         low=0,
         high=SEED_MAX,
     ),
+    "extra_priors": Param(
+        "list[dict]",
+        "further BYOL priors, each {name, dataset, epochs}: trained after the three roles, with their seed "
+        "replicates, to models/priors/<name>.pt; a stage names one as trained:priors/<name>.pt",
+        validate=lambda e: extra_prior_problem(e),
+    ),
     "priors": priors_param("priors to make targets for: rand, trained:<file>"),
     "order": Param(
         "str",
@@ -60,6 +68,24 @@ SCHEMA = {
     "dpi": Param("int", "PNG resolution", low=50, high=150),
 }
 
+#: the keys of one declared prior (``extra_priors``)
+EXTRA_KEYS = ("name", "dataset", "epochs")
+
+
+def extra_prior_problem(entry: dict) -> str | None:
+    """Why one ``extra_priors`` entry cannot be trained, or None."""
+    if set(entry) != set(EXTRA_KEYS):
+        return f"{entry!r}: give exactly the keys {', '.join(EXTRA_KEYS)}"
+    name, dset, epochs = entry["name"], entry["dataset"], entry["epochs"]
+    if not (isinstance(name, str) and re.fullmatch(r"[a-z0-9][a-z0-9_]*", name)):
+        return f"name {name!r}: lower-case letters, digits and _ (it names models/priors/<name>.pt)"
+    if dset not in TRAIN_SIZES:
+        return f"dataset {dset!r}: one of {', '.join(TRAIN_SIZES)}"
+    if not (isinstance(epochs, int) and not isinstance(epochs, bool) and 1 <= epochs <= 5000):
+        return f"epochs {epochs!r}: an integer in [1, 5000]"
+    return None
+
+
 #: Training-split sizes of the datasets D can be drawn from (the digits: 75% of 1,797, the seeded split).
 TRAIN_SIZES = {
     "fashion-mnist": 60_000,
@@ -73,10 +99,17 @@ TRAIN_SIZES = {
 
 def check(values: dict) -> list[str]:
     """The stage makes three trained priors, named after the datasets
-    (:func:`compendium.rela.priors.trained_names`); the cross-dataset prior needs another dataset; D is ``train_n``
-    images of the training split."""
+    (:func:`compendium.rela.priors.trained_names`), and the ``extra_priors`` it is given, each named once; the
+    cross-dataset prior needs another dataset; D is ``train_n`` images of the training split."""
     errs = []
     made = set(rela_priors.trained_specs(values["dataset"], values["cross_dataset"]).values())
+    extra = [e.get("name") for e in values["extra_priors"] if isinstance(e, dict)]
+    clash = sorted(
+        {n for i, n in enumerate(extra) if n in extra[:i]} | {n for n in extra if f"trained:priors/{n}.pt" in made}
+    )
+    if clash:
+        errs.append(f"extra_priors: {clash} named twice, or as a role's prior; give each prior its own name")
+    made |= {f"trained:priors/{n}.pt" for n in extra}
     unknown = [p for p in values["priors"] if p.startswith("trained:priors/") and p not in made]
     if unknown:
         errs.append(f"priors: {unknown} are not made by this stage (it makes {sorted(made)}); use those or rand")
