@@ -155,9 +155,13 @@ def test_forgetting_among_learned_images_leaves_the_never_learned_out():
     assert 1 in learned.source_index.tolist() and learned.method == "forgetting_learned"
 
 
+def small_batches(monkeypatch):
+    monkeypatch.setattr(D, "SYNTHESES", {m: {**kw, "batch_real": 8, "batch_train": 8} for m, kw in D.SYNTHESES.items()})
+
+
 def test_dcs_own_synthesis_is_evaluated_along_its_path_and_resumes_from_its_state(dc_toy, monkeypatch):
     _, tmp = dc_toy
-    monkeypatch.setattr(D, "DC_SYNTHESIS", {**D.DC_SYNTHESIS, "batch_real": 8, "batch_train": 8})
+    small_batches(monkeypatch)
     short = D.Plan(seeds=(0,), ipcs=(1,), methods=("dc",), width=4, epochs=2, snapshots=(2,), state_every=1)
     longer = D.Plan(seeds=(0,), ipcs=(1,), methods=("dc",), width=4, epochs=2, snapshots=(2, 4), state_every=1)
     assert D.synthesize_and_evaluate("dc", 1, 0, short, regime._data(), root=tmp / "a") is not None
@@ -199,3 +203,24 @@ def test_the_command_line_shows_its_pieces_options_and_refuses_an_unknown_method
     with pytest.raises(SystemExit) as e:
         D.main(["--methods", "nope"])
     assert e.value.code == 2 and "unknown ['nope']" in capsys.readouterr().err
+
+
+def test_dsa_is_synthesized_with_its_augmentation_and_evaluated_with_it_for_its_own_epochs(dc_toy, monkeypatch):
+    _, tmp = dc_toy
+    small_batches(monkeypatch)
+    seen = {}
+    synth, evaluate = D.synthesis.dc_synthesize, D.E.evaluate
+    monkeypatch.setattr(D.synthesis, "dc_synthesize", lambda *a, **kw: seen.setdefault("synth", kw) and synth(*a, **kw))
+    monkeypatch.setattr(
+        D.E, "evaluate", lambda s, x, y, cfg, seed: seen.setdefault("cfg", cfg) and evaluate(s, x, y, cfg, seed)
+    )
+    plan = D.Plan(
+        seeds=(0,), ipcs=(1,), methods=("dsa",), width=4, epochs=2, dsa_epochs=3, snapshots=(2,), state_every=1
+    )
+    assert [p.name for p in D.run_pieces(plan, root=tmp / "dsa")] == ["dsa-ipc-1__seed0.csv"]
+    assert seen["synth"]["dsa_strategy"] == "color_crop_cutout_flip_scale_rotate"
+    assert seen["cfg"].augmentation == "dsa" and seen["cfg"].epochs == 3 and seen["cfg"].dsa is not None
+    assert (
+        D.synthesis_eval_config("dc", plan).augmentation == "none" and D.synthesis_eval_config("dc", plan).epochs == 2
+    )
+    assert D.path_table(D.load_snapshots(tmp / "dsa"))["paper"].tolist() == [70.6]

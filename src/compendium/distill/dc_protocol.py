@@ -29,6 +29,9 @@ compared on the same sets:
   about 14 s at 1 image per class and 300 s at 10 on one core here, so a seed is about 4 hours at 1 image per class
   and about 80 at 10. The run writes its state every few iterations (``state/``, committed), so it advances across
   sessions and machines;
+* ``dsa``: DSA's synthesis the same way, with the code's default augmentation strategy applied alike to the real
+  and the synthetic batch of every matching step (:data:`DSA_SYNTHESIS`), and DSA's evaluation: DC's protocol with
+  DSA's augmentation for 1,000 epochs (:attr:`Plan.dsa_epochs`);
 * ``whole``: the same ConvNet trained on all 60,000 training images with DC's optimiser and schedule, for
   :attr:`Plan.whole_epochs` epochs (the papers' 300 epochs over 60,000 images are 70,000 steps, about 22 hours on
   one core here), tested on the whole test set every epoch so that its record shows the plateau
@@ -61,8 +64,8 @@ from compendium.core.probe import extract_features
 from compendium.core.progress import say
 from compendium.distill import coresets
 from compendium.distill import evaluate as E
-from compendium.distill.matching import synthesis
-from compendium.distill import regime, sets
+from compendium.distill.matching import dsa, synthesis
+from compendium.distill import regime, runner, sets
 
 RECORDS = paths.REPORTS / "regime" / "dc_protocol"
 #: the feature network of herding and K-Center: the labelled regime study's teacher of seed 0
@@ -82,10 +85,12 @@ class Plan:
     epochs: int = 300
     #: epochs of the whole-dataset row (235 steps each at batch 256; about 4.5 min per epoch on one core)
     whole_epochs: int = 10
-    #: iterations after which a synthesized set (``dc``) is evaluated; the last is the whole run
+    #: iterations after which a synthesized set (``dc``, ``dsa``) is evaluated; the last is the whole run
     snapshots: tuple = (100, 200, 500, 1000)
     #: iterations between the synthesis' saved states (about 6 min at 1 image per class on one core)
     state_every: int = 25
+    #: epochs of DSA's evaluation (DC's protocol with DSA's augmentation, as DSA's code trains on its sets)
+    dsa_epochs: int = 1000
 
     def jobs(self) -> list[tuple[str, int, int]]:
         """(method, ipc, seed), cheapest first: every method at 1 image per class on every seed, then 10, then 50;
@@ -97,8 +102,21 @@ class Plan:
 
 #: DC's synthesis as its paper and code run it (``main.py`` defaults; the loops come from the ipc, DC_LOOPS)
 DC_SYNTHESIS = dict(batch_real=256, batch_train=256, lr_img=0.1, lr_net=0.01, init="real", distance="ours")
-#: the methods this study synthesizes rather than selects
-SYNTHESIZED = ("dc",)
+#: DSA's synthesis as its paper and code run it: DC's settings with the code's default augmentation strategy applied
+#: to the real and the synthetic batch alike in every matching step (flip kept for Fashion-MNIST)
+DSA_SYNTHESIS = {**DC_SYNTHESIS, "dsa_strategy": dsa.default_strategy("fashion-mnist")}
+#: the methods this study synthesizes rather than selects, with their synthesis settings
+SYNTHESES = {"dc": DC_SYNTHESIS, "dsa": DSA_SYNTHESIS}
+SYNTHESIZED = tuple(SYNTHESES)
+
+
+def synthesis_eval_config(method: str, plan: Plan) -> E.EvalConfig:
+    """How a synthesized set is evaluated, as its paper does: DC's protocol, and for DSA that protocol with DSA's
+    augmentation for ``plan.dsa_epochs`` epochs."""
+    if method == "dsa":
+        return eval_config(plan, epochs=plan.dsa_epochs, augmentation="dsa", dsa=runner.dsa_eval_augment)
+    return eval_config(plan)
+
 
 #: the ``images per class`` of the whole-dataset row: all of Fashion-MNIST's 6,000 training images per class
 WHOLE_IPC = 6000
@@ -230,9 +248,9 @@ def synthesize_and_evaluate(
         state_file=state_file(method, ipc, seed, root),
         state_every=plan.state_every,
         log_every=plan.state_every,  # a progress line at each saved state
-        **DC_SYNTHESIS,
+        **SYNTHESES[method],
     )
-    cfg, row = eval_config(plan), None
+    cfg, row = synthesis_eval_config(method, plan), None
     for k in sorted(plan.snapshots):
         if k in set(done["iterations"].astype(int)):
             continue
