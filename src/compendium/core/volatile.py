@@ -77,9 +77,8 @@ def volatile_column(name) -> bool:
     """Whether a table column holds values an identical rerun would not reproduce: its words include one
     of :data:`VOLATILE_WORDS` (memory peaks included) or its unit is ``s``. A column labelled as the
     paper's (``paper minutes``) is a constant, not a measurement."""
-    if "paper" in _words(name):
-        return False
-    return bool(VOLATILE_WORDS & _words(name)) or bool(_SECONDS_UNIT.search(str(name)))
+    words = _words(name)
+    return "paper" not in words and bool(VOLATILE_WORDS & words or _SECONDS_UNIT.search(str(name)))
 
 
 def volatile_columns(columns) -> list[str]:

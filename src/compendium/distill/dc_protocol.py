@@ -65,6 +65,7 @@ from compendium.core.progress import say
 from compendium.distill import coresets
 from compendium.distill import evaluate as E
 from compendium.distill.matching import dsa, synthesis
+from compendium.distill.methods.papers import DC_BASELINES
 from compendium.distill import regime, runner, sets
 
 RECORDS = paths.REPORTS / "regime" / "dc_protocol"
@@ -414,10 +415,6 @@ def path_table(snapshots: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=cols)
-
-
-#: the coreset baselines of DC's Table 1, in its order
-DC_BASELINES = ("random", "herding", "k_center", "forgetting")
 
 
 def comparison_table(records: pd.DataFrame, snapshots: pd.DataFrame, ipc: int = 1) -> pd.DataFrame:

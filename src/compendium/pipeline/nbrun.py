@@ -214,17 +214,10 @@ def _publish(
     new = sorted(f for f in staging.rglob("*") if f.is_file() and (artifacts is None or artifacts not in f.parents))
     targets = [output_root / f.relative_to(staging) for f in new]
     art_targets = [artifacts_dest / f.relative_to(artifacts) for f in art] if art else []
-    old = [
-        f
-        for p in stage_products(output_root, stage)
-        for f in ([p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()) if p.is_dir() else [])
-    ]
+    mine = stage_products(output_root, stage)
     if artifacts_dest is not None:
-        old += [
-            f
-            for d in stage_artifact_folders(stage, artifacts_dest)
-            for f in ([d] if d.is_file() else sorted(x for x in d.rglob("*") if x.is_file()) if d.is_dir() else [])
-        ]
+        mine += stage_artifact_folders(stage, artifacts_dest)
+    old = [f for p in mine for f in ([p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file()))]
     stale = sorted(set(old) - set(targets) - set(art_targets))
     unwritable(output_root, stage, staging)
     blocked = sorted({str(d) for d in map(_nearest_existing, art_targets) if not _can_write(d)})  # each one's folder

@@ -73,6 +73,8 @@ _CITES = {
     "rded": ("RDED", "Sun et al., CVPR 2024"),
     "gvbsm": ("G-VBSM", "Shao et al., CVPR 2024"),
 }
+#: the coreset baselines DC's Table 1 compares DC with (the methods' names in this project), in its order
+DC_BASELINES = ("random", "herding", "k_center", "forgetting")
 #: method name (as in ``params.yaml``) -> its paper.
 PAPERS: dict[str, Paper] = {name: Paper(label, cite, _SETTINGS[name]) for name, (label, cite) in _CITES.items()}
 

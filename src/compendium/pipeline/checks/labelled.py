@@ -1284,11 +1284,8 @@ def dc_arch_claims(
 
 # ------------------------------------------------------------- DC's Table 1 cell, under DC's own protocol
 
-#: DC's synthesis length in its paper (outer iterations); a DC set enters the comparison once it got there
-DC_PAPER_ITERATIONS = 1000
 
-
-def dc_protocol_claims(table: pd.DataFrame, *, ipc: int = 1, iterations: int = DC_PAPER_ITERATIONS) -> list[Claim]:
+def dc_protocol_claims(table: pd.DataFrame, *, ipc: int = 1, iterations: int = PAPER_ITERATIONS["DC"]) -> list[Claim]:
     """DC's Table 1 cell at ``ipc``, as its paper ran it: DC synthesized at its settings (ConvNet of width 128, real
     batches of 256 per class) for ``iterations``, one synthesis per seed, against random, herding, K-Center and
     forgetting, every set trained by DC's evaluation (300 epochs) and tested on the whole test set; DC's seed s is
@@ -1299,7 +1296,7 @@ def dc_protocol_claims(table: pd.DataFrame, *, ipc: int = 1, iterations: int = D
     def arm(method: str, at: int = 0) -> dict:  # a coreset's rows carry iterations 0
         return per_seed(table, method=method, iterations=at)
 
-    dc, coresets = arm("dc", iterations), ["random", "herding", "k_center", "forgetting"]
+    dc, coresets = arm("dc", iterations), list(papers.DC_BASELINES)
     have = table[table["method"] == "dc"].groupby("seed")["iterations"].max().to_dict() if len(table) else {}
     way = ", ".join(f"seed {s} at {k:,}" for s, k in have.items() if k < iterations)
     pre = [
@@ -1399,8 +1396,8 @@ def crossarch_stage_claims(folder: Path) -> list[Claim]:
     )
 
 
-#: The set stages whose experiments ``dd_tables`` judges from their tables, with the function that does.
-#: the labelled stages judged from their own tables: the set stages, and dd_regime's records of DC's protocol
+#: The labelled stages judged from their own tables, with the function that does: the set stages, and
+#: dd_regime's records of DC's own protocol.
 SET_STAGES = {
     "dd_dwa": dwa_stage_claims,
     "dd_dc_arch": dc_arch_stage_claims,

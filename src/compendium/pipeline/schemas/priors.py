@@ -7,6 +7,35 @@ from compendium.pipeline.spec import Param
 
 SECTION = "priors"
 DATA = ("fashion-mnist", "digits")  # `dataset` and, at cpu scale, `cross_dataset`
+
+#: Training-split sizes of the datasets D can be drawn from (the digits: 75% of 1,797, the seeded split).
+TRAIN_SIZES = {
+    "fashion-mnist": 60_000,
+    "digits": 1347,
+    "cifar10": 50_000,
+    "cifar100": 50_000,
+    "tiny-imagenet": 100_000,
+    "imagenet": 1_281_167,
+}
+
+#: the keys of one declared prior (``extra_priors``)
+EXTRA_KEYS = ("name", "dataset", "epochs")
+
+
+def extra_prior_problem(entry: dict) -> str | None:
+    """Why one ``extra_priors`` entry cannot be trained, or None."""
+    if set(entry) != set(EXTRA_KEYS):
+        return f"{entry!r}: give exactly the keys {', '.join(EXTRA_KEYS)}"
+    name, dset, epochs = entry["name"], entry["dataset"], entry["epochs"]
+    if not (isinstance(name, str) and re.fullmatch(r"[a-z0-9][a-z0-9_]*", name)):
+        return f"name {name!r}: lower-case letters, digits and _ (it names models/priors/<name>.pt)"
+    if dset not in TRAIN_SIZES:
+        return f"dataset {dset!r}: one of {', '.join(TRAIN_SIZES)}"
+    if not (isinstance(epochs, int) and not isinstance(epochs, bool) and 1 <= epochs <= 5000):
+        return f"epochs {epochs!r}: an integer in [1, 5000]"
+    return None
+
+
 SCHEMA = {
     "seed": Param("int", "seed of the supervised prior and of the rand prior's initialisation", low=0, high=SEED_MAX),
     **DATASET,
@@ -45,7 +74,7 @@ SCHEMA = {
         "list[dict]",
         "further BYOL priors, each {name, dataset, epochs}: trained after the three roles, with their seed "
         "replicates, to models/priors/<name>.pt; a stage names one as trained:priors/<name>.pt",
-        validate=lambda e: extra_prior_problem(e),
+        validate=extra_prior_problem,
     ),
     "priors": priors_param("priors to make targets for: rand, trained:<file>"),
     "order": Param(
@@ -66,34 +95,6 @@ SCHEMA = {
         high=64,
     ),
     "dpi": Param("int", "PNG resolution", low=50, high=150),
-}
-
-#: the keys of one declared prior (``extra_priors``)
-EXTRA_KEYS = ("name", "dataset", "epochs")
-
-
-def extra_prior_problem(entry: dict) -> str | None:
-    """Why one ``extra_priors`` entry cannot be trained, or None."""
-    if set(entry) != set(EXTRA_KEYS):
-        return f"{entry!r}: give exactly the keys {', '.join(EXTRA_KEYS)}"
-    name, dset, epochs = entry["name"], entry["dataset"], entry["epochs"]
-    if not (isinstance(name, str) and re.fullmatch(r"[a-z0-9][a-z0-9_]*", name)):
-        return f"name {name!r}: lower-case letters, digits and _ (it names models/priors/<name>.pt)"
-    if dset not in TRAIN_SIZES:
-        return f"dataset {dset!r}: one of {', '.join(TRAIN_SIZES)}"
-    if not (isinstance(epochs, int) and not isinstance(epochs, bool) and 1 <= epochs <= 5000):
-        return f"epochs {epochs!r}: an integer in [1, 5000]"
-    return None
-
-
-#: Training-split sizes of the datasets D can be drawn from (the digits: 75% of 1,797, the seeded split).
-TRAIN_SIZES = {
-    "fashion-mnist": 60_000,
-    "digits": 1347,
-    "cifar10": 50_000,
-    "cifar100": 50_000,
-    "tiny-imagenet": 100_000,
-    "imagenet": 1_281_167,
 }
 
 
