@@ -121,35 +121,62 @@ def test_learning_curves_legends_are_legible_and_below_the_axes():
         assert leg.get_bbox_to_anchor().y0 < ax.get_window_extent().y0  # under the axes, off the curves
 
 
+def _ablation_runs(labels, lambdas, fractions, seeds, *, v1=True, extra=()):
+    """Records shaped as ``rela_ablations`` writes them: one row per arm and seed with its schedule's columns."""
+    base = {"budget_mode": "dynamic", "transfer_trainable": True, "order": "code", "untrained": False, "w": 0.0}
+    rows = [
+        {**base, "arm": "untrained", "prior": None, "prior label": "", "schedule": "switch", "untrained": True},
+        {**base, "arm": "BYOL", "prior": None, "prior label": "", "schedule": "switch"},
+    ]
+    for L in labels:
+        arm = {**base, "prior": L.lower(), "prior label": L}
+        rows += [
+            {**arm, "arm": f"{L}: adaptive switch", "schedule": "switch_scaled"},
+            {**arm, "arm": f"{L}: switch, static subset", "schedule": "switch_scaled", "budget_mode": "static"},
+        ]
+        rows += [{**arm, "arm": f"{L}: v1 continuous", "schedule": "v1"}] if v1 else []
+        rows += [{**arm, "arm": f"{L}: constant λ={lam:g}", "schedule": "constant", "w": lam} for lam in lambdas]
+        rows += [
+            {**arm, "arm": f"{L}: first {w:.0%} ReLA", "schedule": "first", "w": w} for w in fractions if 0 < w < 1
+        ]
+        rows += [{**arm, "arm": f"{L}: {name}", "schedule": sched} for name, sched in extra]
+    return pd.DataFrame(
+        [{**r, "seed": s, "probe": 0.7 + 0.01 * s + 0.001 * i} for s in seeds for i, r in enumerate(rows)]
+    )
+
+
+def _legend_texts(fig):
+    return [t.get_text() for ax in fig.axes for t in ax.get_legend().get_texts()]
+
+
 def test_ablation_panels_bars_from_zero_and_legends_under_the_panels():
     labels, lambdas, fractions, seeds = ["Rand.", "strong"], [0.5, 1.0], [0.0, 0.5, 1.0], [0, 1]
-    names = (
-        ["BYOL", "untrained"]
-        + [
-            f"{L}: {v}"
-            for L in labels
-            for v in ("switch, static subset", "adaptive switch", "v1 continuous", "first 50% ReLA")
-        ]
-        + [f"{L}: constant λ={lam:g}" for L in labels for lam in lambdas]
-    )
-    runs = pd.DataFrame([{"arm": a, "seed": s, "probe": 0.7 + 0.01 * s} for a in names for s in seeds])
-    acc = {(a, s): p for a, s, p in zip(runs["arm"], runs["seed"], runs["probe"])}
-    fig = rela_plots.ablation_panels(runs, acc, labels, lambdas, fractions, seeds, budget=0.1)
+    runs = _ablation_runs(labels, lambdas, fractions, seeds)
+    fig = rela_plots.ablation_panels(runs, budget=0.1)
     assert fig.axes[0].get_ylim()[0] == 0 and "±1 std of 2 seeds" in fig.axes[0].get_title()
     for ax in fig.axes:
         assert min(t.get_fontsize() for t in ax.get_legend().get_texts()) >= 10
-    lean = runs[~runs["arm"].str.endswith("v1 continuous")]  # descriptive arms left out: no v1 line, the rest drawn
-    fig = rela_plots.ablation_panels(
-        lean,
-        {k: v for k, v in acc.items() if not k[0].endswith("v1 continuous")},
-        labels,
-        lambdas,
-        fractions,
-        seeds,
-        budget=0.1,
-    )
-    texts = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    const = fig.axes[1].get_lines()[0]  # λ on x, the first seed's probes on y
+    assert list(const.get_xdata()) == lambdas and "seed 0" in fig.axes[1].get_title()
+    first_w = [ln for ln in fig.axes[2].get_lines() if len(ln.get_xdata()) > 1][0]
+    assert list(first_w.get_xdata()) == [0.0, 50.0, 100.0]  # w = 0 is BYOL, w = 1 constant λ = 1
+    lean = _ablation_runs(labels, lambdas, fractions, seeds, v1=False)  # descriptive arms left out: no v1 line
+    texts = [t.get_text() for t in rela_plots.ablation_panels(lean, budget=0.1).axes[1].get_legend().get_texts()]
     assert not any("v1" in t for t in texts) and sum("constant λ" in t for t in texts) == 2
+
+
+def test_ablation_panels_draw_every_arm_of_the_records_an_added_one_included():
+    labels = ["Rand.", "strong"]
+    runs = _ablation_runs(labels, [0.2, 1.0], [0.0, 0.2, 0.6, 1.0], [0], extra=[("cosine λ", "cosine")])
+    roles = rela_plots.ablation_roles(runs)
+    assert dict(zip(runs["arm"], roles))["strong: cosine λ"] == "other"
+    assert dict(zip(runs["arm"], roles))["Rand.: switch, static subset"] == "static"
+    texts = _legend_texts(rela_plots.ablation_panels(runs, budget=0.1))
+    assert "Rand.: cosine λ" in texts and "strong: cosine λ" in texts  # an arm no list names is still drawn
+    assert "Rand.: v1 continuous" in texts
+    frozen = runs.assign(transfer_trainable=runs["arm"] != "strong: adaptive switch")  # not the code's defaults
+    with pytest.raises(ValueError, match="'strong'"):  # no switch with the code's defaults left for that prior
+        rela_plots.ablation_panels(frozen, budget=0.1)
 
 
 class _Run:

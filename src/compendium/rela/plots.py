@@ -212,33 +212,67 @@ def learning_curves(
     return fig
 
 
-def ablation_panels(
-    runs: pd.DataFrame,
-    acc: Mapping[tuple, float],
-    labels: Sequence[str],
-    lambdas: Sequence[float],
-    fractions: Sequence[float],
-    seeds: Sequence[int],
-    *,
-    budget: float,
-):
-    """The ablations: (a) static vs dynamic subset under the camera-ready switch, bars from zero, mean
-    ±1 std over ``seeds`` (``runs``: one row per arm and seed, ``probe``); (b) constant λ vs v1's
-    adaptive λ and the camera-ready switch (v1 Fig. 4b); (c) ReLA for the first w of the steps vs the
-    switch (camera-ready Fig. 4b). (b) and (c) read the first seed's probes from ``acc``
-    ``{(arm, seed): probe}``. Arms are named ``"<prior label>: <variant>"``; legends under the panels."""
-    s0 = seeds[0]
+SWITCHES = ("switch", "switch_scaled")  # the one-way switches a "+ReLA" arm runs (rela.schedule, rela.scaled_switch)
+
+
+def ablation_roles(runs: pd.DataFrame) -> pd.Series:
+    """Each run's place in :func:`ablation_panels`, read from its record's columns (not its name):
+    ``untrained``, ``ssl`` (the SSL baseline: no prior), ``dynamic`` / ``static`` (a switch with the
+    code's defaults and that subset), ``constant`` (a constant λ, ``w`` its value), ``first`` (ReLA for
+    the first ``w`` of the steps) and ``other`` (any further arm: v1's continuous λ, W and b frozen, the
+    paper's target order, or an arm added later, drawn as its own line so that none goes missing)."""
+
+    def role(r):
+        if bool(r["untrained"]):
+            return "untrained"
+        if not isinstance(r["prior"], str) or not r["prior"]:
+            return "ssl"
+        if r["schedule"] in ("constant", "first"):
+            return r["schedule"]
+        default = bool(r["transfer_trainable"]) and r["order"] == "code"
+        if r["schedule"] in SWITCHES and default and r["budget_mode"] in ("dynamic", "static"):
+            return r["budget_mode"]
+        return "other"
+
+    return runs.apply(role, axis=1)
+
+
+def ablation_panels(runs: pd.DataFrame, *, budget: float):
+    """The ablations from the run's records (``runs``: one row per arm and seed, with the arm's
+    ``prior``, ``prior label``, ``schedule``, ``w``, ``budget_mode``, ``transfer_trainable``, ``order``,
+    ``untrained`` and its ``probe``; :func:`ablation_roles` places each arm): (a) static vs dynamic
+    subset under the switch, bars from zero, mean ±1 std over the seeds; (b) constant λ against λ, with
+    the switch and every further arm of the prior as a horizontal line (v1 Fig. 4b); (c) ReLA for the
+    first w of the steps vs the switch, w = 0 being the SSL baseline and w = 1 constant λ = 1 where it
+    ran (camera-ready Fig. 4b). (b) and (c) read the first seed. Priors, λ values, fractions and seeds
+    are the ones the records hold. Arms are named ``"<prior label>: <variant>"``; legends under the
+    panels."""
+    runs = runs.assign(role=ablation_roles(runs))
+    s0 = runs["seed"].iloc[0]
+    first = runs[runs["seed"] == s0]
+    labels = list(dict.fromkeys(runs.loc[runs["prior label"].notna() & (runs["prior label"] != ""), "prior label"]))
+    for L in labels:
+        if not ((first["role"] == "dynamic") & (first["prior label"] == L)).any():
+            raise ValueError(
+                f"ablation_panels: no switch with the code's defaults for prior {L!r} on seed {s0}: nothing to compare"
+            )
+    ssl = runs.loc[runs["role"] == "ssl", "arm"].iloc[0]
     fig, axes = plt.subplots(1, 3, figsize=(16, 6.2))
 
-    def stat(name):
-        v = runs[runs["arm"] == name]["probe"]
+    def stat(role, label=None):
+        v = runs[(runs["role"] == role) & ((runs["prior label"] == label) if label else True)]["probe"]
         return float(v.mean()), float(v.std(ddof=1)) if len(v) > 1 else 0.0
+
+    def one(role, label, w=None):
+        d = first[(first["role"] == role) & (first["prior label"] == label)]
+        d = d if w is None else d[np.isclose(d["w"], w)]
+        return float(d["probe"].iloc[0])
 
     ax = axes[0]
     xs = np.arange(len(labels))
-    sta = [stat(f"{L}: switch, static subset") for L in labels]
-    dyn = [stat(f"{L}: adaptive switch") for L in labels]
-    n = max(len(runs[runs["arm"] == f"{L}: adaptive switch"]) for L in labels)
+    sta = [stat("static", L) for L in labels]
+    dyn = [stat("dynamic", L) for L in labels]
+    n = max(int(((runs["role"] == "dynamic") & (runs["prior label"] == L)).sum()) for L in labels)
     for off, vals, lab in ((-0.2, sta, "static subset"), (0.2, dyn, "dynamic subset")):
         ax.bar(
             xs + off,
@@ -252,27 +286,25 @@ def ablation_panels(
         ax.text(
             x, 100 * max(a + sa, b + sb) + 1, f"{100 * (b - a):+.1f}", ha="center", va="bottom", fontsize=LEGEND_SIZE
         )
-    ax.axhline(100 * stat("BYOL")[0], color="k", ls=":", lw=1, label="BYOL")
+    ax.axhline(100 * stat("ssl")[0], color="k", ls=":", lw=1, label=ssl)
     ax.axhline(100 * stat("untrained")[0], color="gray", ls="--", lw=1, label="untrained")
     ax.set_xticks(xs, list(labels))
     ax.set_ylim(0, 100 * max(m + s for m, s in sta + dyn) + 8)  # room for the differences above the bars
     noise = f"mean ±1 std of {n} seeds" if n > 1 else "1 seed"
     ax.set(ylabel="linear probe (%)", title=f"(a) static vs dynamic subset (budget {budget:.0%}, {noise})")
     _below(ax, ncol=2, pad=0.1)
+    ssl0 = float(first.loc[first["role"] == "ssl", "probe"].iloc[0])
     ax = axes[1]
+    styles = ("--", ":", (0, (5, 1, 1, 1)), (0, (1, 3)))
     for i, L in enumerate(labels):
         c = f"C{i}"
-        ax.plot(
-            lambdas,
-            [100 * acc[(f"{L}: constant λ={lam:g}", s0)] for lam in lambdas],
-            "o-",
-            color=c,
-            label=f"{L}: constant λ",
-        )
-        if (f"{L}: v1 continuous", s0) in acc:  # a descriptive arm, absent when the run leaves those out
-            ax.axhline(100 * acc[(f"{L}: v1 continuous", s0)], color=c, ls="--", lw=1, label=f"{L}: v1 adaptive λ")
-        ax.axhline(100 * acc[(f"{L}: adaptive switch", s0)], color=c, ls="-.", lw=1, label=f"{L}: adaptive switch")
-    ax.axhline(100 * acc[("BYOL", s0)], color="k", ls=":", lw=1, label="BYOL")
+        const = first[(first["role"] == "constant") & (first["prior label"] == L)].sort_values("w", kind="stable")
+        ax.plot(const["w"], 100 * const["probe"], "o-", color=c, label=f"{L}: constant λ")
+        others = first[(first["role"] == "other") & (first["prior label"] == L)]
+        for j, (arm, p) in enumerate(zip(others["arm"], others["probe"])):
+            ax.axhline(100 * p, color=c, ls=styles[j % len(styles)], lw=1, label=arm)
+        ax.axhline(100 * one("dynamic", L), color=c, ls="-.", lw=1, label=f"{L}: adaptive switch")
+    ax.axhline(100 * ssl0, color="k", ls=":", lw=1, label=ssl)
     ax.set(
         xlabel="constant λ (weight of the ReLA loss at every step)",
         ylabel="linear probe (%)",
@@ -282,16 +314,12 @@ def ablation_panels(
     ax = axes[2]
     for i, L in enumerate(labels):
         c = f"C{i}"
-        ys = [
-            acc[("BYOL", s0)]
-            if w == 0
-            else acc[(f"{L}: constant λ=1", s0)]
-            if w == 1 and 1.0 in lambdas
-            else acc.get((f"{L}: first {w:.0%} ReLA", s0))
-            for w in fractions
-        ]
-        ax.plot([100 * w for w in fractions], [100 * y for y in ys], "o-", color=c, label=f"{L}: ReLA for the first w")
-        ax.axhline(100 * acc[(f"{L}: adaptive switch", s0)], color=c, ls="--", lw=1, label=f"{L}: adaptive (switch)")
+        fw = first[(first["role"] == "first") & (first["prior label"] == L)].sort_values("w", kind="stable")
+        const1 = first[(first["role"] == "constant") & (first["prior label"] == L) & np.isclose(first["w"], 1.0)]
+        ws = [0.0, *fw["w"], *([1.0] if len(const1) else [])]
+        ys = [ssl0, *fw["probe"], *const1["probe"].iloc[:1]]
+        ax.plot([100 * w for w in ws], [100 * y for y in ys], "o-", color=c, label=f"{L}: ReLA for the first w")
+        ax.axhline(100 * one("dynamic", L), color=c, ls="--", lw=1, label=f"{L}: adaptive (switch)")
     ax.set(
         xlabel="w: share of the steps trained by ReLA (%)",
         ylabel="linear probe (%)",
