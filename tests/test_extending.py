@@ -1,7 +1,10 @@
-"""The manual's recipe for adding a labelled distillation method (docs/extending.md), performed as written in a copy
-of the repository: the method's code is taken from the page, the registry line and the parameter added as the page
-says, the deps rewritten by the page's command; then the stage runs at ``scale: smoke`` and the method is found in
-its tables and on its site page, and the files the recipe touched are counted."""
+"""The manual's recipes (docs/extending.md), performed as written in a copy of the repository.
+
+A labelled distillation method: its code taken from the page, the registry line and the parameter added as the page
+says, the deps rewritten by the page's command; the stage runs at ``scale: smoke``, the method is found in its tables,
+on its site page and in ``dd_tables``' comparison table, and the ledger judges the records it is in. A trained prior:
+``params.yaml`` alone changes; ``priors`` and ``rela_budget`` run at smoke and the ledger judges the prior in the
+claim that speaks of every prior. Each counts the files the recipe touched."""
 
 from __future__ import annotations
 
@@ -83,8 +86,38 @@ def _run(copy: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProc
     )
 
 
+def run_stage(copy: Path, root: Path, stage: str) -> None:
+    """``stage`` at ``scale: smoke`` in ``copy``, publishing into ``root`` (reports/ and models/)."""
+    run = _run(
+        copy,
+        "-c",
+        "from pathlib import Path; from compendium.pipeline import nbrun; "
+        f"nbrun.run_stage({stage!r}, scale='smoke', output_root=Path({str(root / 'reports')!r}), "
+        f"models_root=Path({str(root / 'models')!r}), progress=False)",
+    )
+    assert run.returncode == 0, f"{stage}:\n" + run.stdout[-3000:] + run.stderr[-3000:]
+
+
+def committed_records(copy: Path, root: Path) -> None:
+    """The committed tables and claim rows of every stage under ``root``, as a fresh clone has them: the ledger
+    reads every stage's records, and the stages the recipe reruns replace their own."""
+    for folder in (paths.TABLES, paths.CLAIMS):
+        shutil.copytree(copy / "reports" / folder, root / "reports" / folder)
+
+
+def ledger_claims(copy: Path, root: Path) -> pd.DataFrame:
+    """``claims_ledger`` over the records under ``root``: its claims, checked to be the registry's, every one."""
+    run_stage(copy, root, "claims_ledger")
+    claims = pd.read_csv(root / "reports" / "claims.csv")
+    committed = pd.read_csv(copy / "reports" / "claims.csv")
+    assert sorted(claims["id"]) == sorted(committed["id"])  # no claim lost, none undeclared
+    return claims
+
+
 @pytest.mark.slow
-def test_adding_a_labelled_method_as_the_manual_says_touches_four_files_and_reaches_the_stage_and_site(tmp_path):
+def test_adding_a_labelled_method_as_the_manual_says_touches_four_files_and_reaches_the_tables_site_and_ledger(
+    tmp_path,
+):
     r = recipe()
     copy = copy_repository(tmp_path / "repo")
     # 1. the method's file, as the page gives it
@@ -108,14 +141,8 @@ def test_adding_a_labelled_method_as_the_manual_says_touches_four_files_and_reac
     name = re.search(r'name, label.* = "(\w+)", "([^"]+)"', r["code"])
     key, label = name.group(1), name.group(2)
     root = tmp_path / "out"
-    run = _run(
-        copy,
-        "-c",
-        "from pathlib import Path; from compendium.pipeline import nbrun; "
-        f"nbrun.run_stage('dd_matching', scale='smoke', output_root=Path({str(root / 'reports')!r}), "
-        f"models_root=Path({str(root / 'models')!r}), progress=False)",
-    )
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    committed_records(copy, root)
+    run_stage(copy, root, "dd_matching")
     results = pd.read_csv(root / "reports" / "tables" / "dd_matching" / "results.csv")
     mine = results[results["method"] == label]
     assert set(mine["ipc"]) == {1, 10} and mine["acc"].between(0, 1).all()  # evaluated at every ipc of smoke
@@ -125,10 +152,15 @@ def test_adding_a_labelled_method_as_the_manual_says_touches_four_files_and_reac
 
     page = site.html_stage_page("dd_matching", (root / "reports" / "html" / "dd_matching.html").read_text())
     assert label in page
+    # downstream: the method has its row in the comparison tables, and the ledger judges the records it is in
+    run_stage(copy, root, "dd_tables")
+    classic = pd.read_csv(root / "reports" / "tables" / "dd_tables" / "classic.csv")
+    assert label in set(classic["method"])
+    ledger_claims(copy, root)
 
 
 @pytest.mark.slow
-def test_adding_a_trained_prior_as_the_manual_says_touches_params_alone_and_reaches_the_stage_and_site(tmp_path):
+def test_adding_a_trained_prior_as_the_manual_says_touches_params_alone_and_reaches_the_stage_site_and_ledger(tmp_path):
     block = re.search(r"```yaml\n# params.yaml\n(.*?)```", DOC.read_text(), re.S)
     assert block, f"{DOC}: the trained prior's params.yaml block is missing"
     copy = copy_repository(tmp_path / "repo")
@@ -140,23 +172,23 @@ def test_adding_a_trained_prior_as_the_manual_says_touches_params_alone_and_reac
     (entry,) = yaml.safe_load(block.group(1))["priors"]["extra_priors"]
     name = entry["name"]
     root = tmp_path / "out"
-    for stage in ("priors", "rela_smoke"):
-        run = _run(
-            copy,
-            "-c",
-            "from pathlib import Path; from compendium.pipeline import nbrun; "
-            f"nbrun.run_stage({stage!r}, scale='smoke', output_root=Path({str(root / 'reports')!r}), "
-            f"models_root=Path({str(root / 'models')!r}), progress=False)",
-        )
-        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    committed_records(copy, root)
+    for stage in ("priors", "rela_budget"):
+        run_stage(copy, root, stage)
     assert (root / "models" / "priors" / f"{name}.pt").is_file()
     assert (root / "models" / "prior_replicates" / f"{name}_seed1.pt").is_file()  # smoke's replicate seed
     trained = pd.read_csv(root / "reports" / "tables" / "priors" / "byol_priors.csv")
     assert {name, f"{name} seed 1"} <= set(trained["prior"])
-    runs = pd.read_csv(root / "reports" / "tables" / "rela_smoke" / "runs.csv")
-    assert any(name in str(a) for a in runs["arm"]), sorted(runs["arm"])
+    runs = pd.read_csv(root / "reports" / "tables" / "rela_budget" / "runs.csv")
+    mine = runs[runs["prior"].astype(str).str.endswith(f"{name}.pt")]
+    assert set(mine["budget"]) == set(runs.loc[runs["prior"].notna(), "budget"])  # at every budget
 
     from compendium.pipeline import site
 
-    page = site.html_stage_page("rela_smoke", (root / "reports" / "html" / "rela_smoke.html").read_text())
+    page = site.html_stage_page("rela_budget", (root / "reports" / "html" / "rela_budget.html").read_text())
     assert name in page
+    # the ledger judges it where a claim speaks of every prior
+    claims = ledger_claims(copy, root)
+    row = claims[claims["id"] == "rela.table-1.byol-rela-beats-byol"].iloc[0]
+    evidence = pd.read_csv(root / "reports" / "tables" / "claims_ledger" / "evidence.csv").set_index("id")
+    assert name in evidence.loc[row["id"], "evidence"]
