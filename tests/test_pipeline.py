@@ -180,3 +180,36 @@ def test_whole_pipeline_at_smoke_scale_in_a_copy(tmp_path):
     assert "dd_kip" in ran and ran <= {"dd_kip", "dd_tables", "dd_regime", "claims_ledger", "summary"}, sorted(ran)
     r7 = _dvc(["repro", "--dry", "--allow-missing"], clone, env_c)
     assert "Running stage" not in r7.stdout, r7.stdout[-3000:]
+    # the README's sweep, command by command, in the run copy (committed above): what it says it reruns, and the
+    # changed parameter and results in each command's output
+    for cmd, comment, shown in readme_sweep():
+        if cmd[0] == "dvc":
+            r8 = _dvc(cmd[1:], proj, env)
+        else:
+            r8 = subprocess.run(cmd, cwd=proj, env=env, capture_output=True, text=True, timeout=900)
+        assert r8.returncode == 0, f"{' '.join(cmd)}:\n{r8.stdout[-3000:]}{r8.stderr[-2000:]}"
+        if cmd[:3] == ["dvc", "exp", "run"]:
+            said = set(re.findall(r"[a-z_]+", comment.removeprefix("reruns")))
+            assert set(re.findall(r"Running stage '([^']+)'", r8.stdout)) == said, r8.stdout[-3000:]
+        for line in shown:
+            assert line in r8.stdout, f"{' '.join(cmd)}: {line!r} not in\n{r8.stdout[-3000:]}"
+
+
+def readme_sweep() -> list[tuple[list[str], str, list[str]]]:
+    """The README's "Compare two runs" block: per command (``$ ...``), its words (``python`` is this interpreter),
+    its comment and the first cell of each table row the README shows under it (a parameter or result name)."""
+    text = (paths.ROOT / "README.md").read_text()
+    block = re.search(r"## Compare two runs.*?```console\n(.*?)```", text, re.S)
+    assert block, "README.md: the 'Compare two runs' console block is missing"
+    steps = []
+    for line in block.group(1).splitlines():
+        if line.startswith("$ "):
+            cmd, _, comment = line[2:].partition("#")
+            words = [w.strip("'") for w in re.findall(r"'[^']*'|\S+", cmd)]
+            steps.append(([sys.executable if words[0] == "python" else words[0], *words[1:]], comment.strip(), []))
+        elif steps and line.startswith("|") and not line.startswith("|:") and "parameter or result" not in line:
+            steps[-1][2].append(line.strip("| ").split("|")[0].strip())
+        elif steps and re.match(r"(params\.yaml|reports/\S+)\s+\S+", line):
+            steps[-1][2].append(line.split()[1])  # dvc's diff rows: path, then the parameter or metric
+    assert [s[0][:3] for s in steps][:1] == [["dvc", "exp", "run"]], steps
+    return steps
