@@ -65,16 +65,12 @@ from compendium.core.progress import say
 from compendium.distill import coresets
 from compendium.distill import evaluate as E
 from compendium.distill.matching import dsa, synthesis
-from compendium.distill.methods.papers import DC_BASELINES
+from compendium.distill.methods.papers import DC_BASELINES, FMNIST_CONVNET
 from compendium.distill import regime, runner, sets
 
 RECORDS = paths.REPORTS / "regime" / "dc_protocol"
 #: the feature network of herding and K-Center: the labelled regime study's teacher of seed 0
 FEATURE_NET = paths.REPORTS / "regime" / "labelled" / "teacher_w32_e20_seed0.pt"
-
-#: DC's and DSA's printed Fashion-MNIST results (ConvNet, test accuracy %, images per class 1 / 10 / 50), as the
-#: official repository's README gives them. The papers' coreset rows are not quoted here: they are not verified.
-PAPER = {"DC": {1: 70.5, 10: 82.3, 50: 83.6}, "DSA": {1: 70.6, 10: 84.6, 50: 88.7}}
 
 
 @dataclass(frozen=True)
@@ -385,7 +381,7 @@ def summary(records: pd.DataFrame, pipeline: pd.DataFrame | None = None) -> pd.D
         if pipeline is not None and not pipeline.empty:
             p = 100 * pipeline[(pipeline["method"] == m) & (pipeline["ipc"] == i)]["acc"]
             row["ours, the pipeline's evaluation"] = f"{p.mean():.1f}" if len(p) else "–"
-        for k, v in PAPER.items():
+        for k, v in FMNIST_CONVNET.items():
             row[f"paper: {k}"] = v.get(int(i), float("nan"))
         rows.append(row)
     return pd.DataFrame(rows)
@@ -411,7 +407,7 @@ def path_table(snapshots: pd.DataFrame) -> pd.DataFrame:
                 "seeds": int(g["seed"].nunique()),
                 "ours, DC's protocol": f"{acc.mean():.1f}{spread}",
                 "minutes per seed": round(float(g["seconds"].mean()) / 60, 1),
-                "paper": PAPER.get(str(m).upper(), {}).get(int(i), float("nan")),
+                "paper": FMNIST_CONVNET.get(str(m).upper(), {}).get(int(i), float("nan")),
             }
         )
     return pd.DataFrame(rows, columns=cols)
@@ -501,7 +497,7 @@ def pipeline_numbers(classic: pd.DataFrame) -> dict[str, dict[int, float]]:
             for v in [_leading_number(rows.loc[m, f"ipc {i}"])]
             if v is not None
         }
-        for m, by_ipc in PAPER.items()
+        for m, by_ipc in FMNIST_CONVNET.items()
         if m in rows.index
     }
 
@@ -513,13 +509,13 @@ def _leading_number(cell) -> float | None:
 
 
 def gap_table(effects: pd.DataFrame, ours: dict[str, dict[int, float]]) -> pd.DataFrame:
-    """DC's and DSA's gap to their papers' Fashion-MNIST numbers (:data:`PAPER`), beside the part the evaluation
-    explains: ``ours`` is the pipeline's number per method and ipc (its own evaluation); the evaluation effect is the
-    mean of :func:`evaluation_effect` over the random and herding sets at that ipc (the two methods whose selection
-    does not depend on the evaluation network's features: K-Center's does), measured on coresets and transferred to
-    DC's and DSA's sets as an estimate; what is left is the part the evaluation does not explain."""
+    """DC's and DSA's gap to their papers' Fashion-MNIST numbers (:data:`FMNIST_CONVNET`), beside the part the
+    evaluation explains: ``ours`` is the pipeline's number per method and ipc (its own evaluation); the evaluation
+    effect is the mean of :func:`evaluation_effect` over the random and herding sets at that ipc (the two methods whose
+    selection does not depend on the evaluation network's features: K-Center's does), measured on coresets and
+    transferred to DC's and DSA's sets as an estimate; what is left is the part the evaluation does not explain."""
     rows = []
-    for m, by_ipc in PAPER.items():
+    for m, by_ipc in FMNIST_CONVNET.items():
         for i, paper in by_ipc.items():
             mine = ours.get(m, {}).get(i)
             e = effects[(effects["images per class"] == i) & effects["method"].isin(["random", "herding"])]
