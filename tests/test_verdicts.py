@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from compendium.core import paths
+from compendium.pipeline import faithful
 from compendium.verdicts import claims, ledger, power, registry, rule
 from compendium.verdicts.claims import Claim, Effect
 
@@ -385,3 +386,44 @@ def test_rows_written_before_the_evidence_was_recorded_ask_for_their_stage(tmp_p
     old.drop(columns=["evidence"]).to_csv(tmp_path / "s.csv", index=False)
     led = ledger.assemble(ledger.read_stage_rows([tmp_path / "s.csv"]), registry.load(f))
     assert led.loc[0, "verdict"] == claims.NOT_TESTED and "dvc repro s" in led.loc[0, "condition"]
+
+
+def test_a_claim_not_tested_says_what_rerunning_its_family_at_the_papers_lengths_costs():
+    reads = {
+        "ssdd_eval": {"ssdd_distill", "ssdd_teacher", "dd_matching"},
+        "ssdd_distill": {"ssdd_teacher"},
+        "dd_matching": {"dd_teachers"},
+    }
+    rows = pd.DataFrame(
+        [
+            {"id": "s", "paper": "SSDD", "stage": "ssdd_eval"},
+            {"id": "d", "paper": "DC", "stage": "dd_tables"},
+        ]
+    )
+    stages = power.rerun_stages(rows, {**reads, "dd_tables": {"dd_inversion", "dd_matching", "dd_coresets"}})
+    assert stages["s"] == {"ssdd_eval", "ssdd_distill", "ssdd_teacher"}  # DM's sets are another family's: as they are
+    assert stages["d"] == {"dd_tables", "dd_coresets", "dd_matching", "dd_teachers"}  # not dd_inversion: DWA's
+    base = {"verdict": claims.NOT_TESTED, "sesoi_source": "paper", "condition": "would need 30,000 outer iterations"}
+    frame = pd.DataFrame(
+        [
+            {**base, "id": "s"},
+            {**base, "id": "costed", "condition": "would need 6 seeds; that costs 40 CPU-minutes at cpu"},
+            {**base, "id": "decided", "verdict": "holds"},
+        ]
+    )
+    est = {"`faithful` (2 cores)": {"ssdd_eval": 60, "ssdd_distill": 600, "ssdd_teacher": 60}}
+    out = ledger.with_rerun_costs(frame, {**stages, "costed": {"ssdd_eval"}, "decided": {"ssdd_eval"}}, est)
+    assert (
+        "about 12.0 h at `faithful` (2 cores)" in out.loc[0, "condition"] and "ssdd_distill" in out.loc[0, "condition"]
+    )
+    assert out.loc[1:, "condition"].tolist() == frame.loc[1:, "condition"].tolist()  # a cost already said; a verdict
+
+
+def test_the_faithful_estimate_records_the_stages_each_stage_reads_as_dvc_yaml_wires_them():
+    """The ledger follows these to cost a claim's rerun: the committed page must be current with dvc.yaml
+    (`python -m compendium.pipeline.faithful --dry-run --write` rewrites it)."""
+    wired = faithful.upstream(faithful.read_stages(yaml.safe_load(paths.DVC_YAML.read_text())))
+    assert power.estimated_reads() == wired
+    minutes = power.estimated_minutes()
+    assert set(minutes) == set(wired) and minutes["ssdd_distill"] > 60  # every stage estimated, in minutes
+    assert set(power.estimated_minutes(power.PAPER_ESTIMATE)) <= set(wired)

@@ -662,9 +662,13 @@ def gpu_section(rows: list[Estimate], speedups: dict[str, float], gpu: str) -> l
 
 
 def estimate_markdown(
-    rows: list[Estimate], cpu: dict[str, Measured], gpu: tuple[dict[str, float], str] | None = None
+    rows: list[Estimate],
+    cpu: dict[str, Measured],
+    gpu: tuple[dict[str, float], str] | None = None,
+    up: dict[str, set[str]] | None = None,
 ) -> str:
-    """The estimate page; with ``gpu`` = (:func:`bench_speedups`, the GPU's name) also its GPU section."""
+    """The estimate page; with ``gpu`` = (:func:`bench_speedups`, the GPU's name) also its GPU section; with ``up``
+    (:func:`upstream`) the stages each stage reads, which the claims ledger follows to cost a claim's rerun."""
     known = [r.minutes for r in rows if r.minutes is not None]
     total = sum(known)
     sources = sorted(
@@ -694,13 +698,16 @@ def estimate_markdown(
         "",
         f"The cpu minutes and the parameters they were measured with: {'; '.join(sources) or '-'}.",
         "",
-        "| stage | dominant loop (keys scaled) | ratio | cpu (measured) | faithful (estimated) |",
-        "|---|---|---:|---:|---:|",
+        "| stage | reads (the stages upstream of it) | dominant loop (keys scaled) | ratio | cpu (measured) "
+        "| faithful (estimated) |",
+        "|---|---|---|---:|---:|---:|",
     ]
     for r in rows:
         keys = "presentation stage (a module; not measured)" if r.stage in MODULE_STAGES else r.keys
+        reads = " ".join(sorted((up or {}).get(r.stage, ()))) or "–"
         lines.append(
-            f"| {r.stage} | {keys} | {r.ratio:,.1f}x | {fmt_minutes(r.cpu_minutes)} | {fmt_minutes(r.minutes)} |"
+            f"| {r.stage} | {reads} | {keys} | {r.ratio:,.1f}x | {fmt_minutes(r.cpu_minutes)} "
+            f"| {fmt_minutes(r.minutes)} |"
         )
     unmeasured = [r.stage for r in rows if r.minutes is None]
     lines += [
@@ -980,7 +987,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.write:
             ESTIMATE_MD.parent.mkdir(parents=True, exist_ok=True)
             speedups, gpu = gpu_speedups()
-            ESTIMATE_MD.write_text(estimate_markdown(rows, cpu, (speedups, gpu)))
+            ESTIMATE_MD.write_text(estimate_markdown(rows, cpu, (speedups, gpu), up))
             rewrite_readme(SCALES_PAGE, readme_block(rows, speedups, records(order)))
             print(f"[faithful] wrote {ESTIMATE_MD} and the faithful summary of {SCALES_PAGE.name}")
         return 0

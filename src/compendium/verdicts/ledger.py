@@ -11,6 +11,7 @@ wrote no row at this scale is listed as not tested, naming the stage.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -253,6 +254,49 @@ def summary(ledger: pd.DataFrame) -> pd.DataFrame:
     t["decided (all seeds)"] = [count(p, "verdict_all_seeds", lambda v: v in rule.DECIDED) for p in papers]
     t["replicated"] = [count(p, "replication", lambda v: v == "replicated") for p in papers]
     return t.reset_index()[cols]
+
+
+ESTIMATES = "benchmarks/faithful_estimate.md, benchmarks/paper_estimate.md"
+#: a condition that already says what its run costs (the power plan's seeds, a study's hours per seed)
+COSTED = re.compile(r"costs|CPU-minutes|GPU-hours|about [\d.,]+ (?:h|min)\b")
+
+
+def with_rerun_costs(
+    ledger: pd.DataFrame, stages: Mapping[str, set[str]], estimates: Mapping[str, Mapping[str, float]]
+) -> pd.DataFrame:
+    """Each comparison not tested at this scale whose condition does not say what its run costs gets the cost of
+    rerunning what its verdict reads at the papers' lengths: per profile (``estimates``: its words -> minutes per
+    stage, the committed extrapolations :data:`ESTIMATES`), the sum over ``stages[id]``
+    (:func:`compendium.verdicts.power.rerun_stages`). The condition names the setting; this says what running it costs.
+
+        >>> row = {"id": "x", "verdict": NOT_TESTED, "sesoi_source": "paper", "condition": "would need 30,000 steps"}
+        >>> est = {"`faithful` (2 cores)": {"a": 90, "b": 30}, "`paper` (one GPU)": {"a": 6, "b": 3}}
+        >>> print(with_rerun_costs(pd.DataFrame([row]), {"x": {"a", "b"}}, est).loc[0, "condition"])
+        would need 30,000 steps; at the papers' lengths, rerunning the 2 stages of its family behind its verdict \
+(the longest: a) costs about 2.0 h at `faithful` (2 cores) or about 0.1 h at `paper` (one GPU) (extrapolations: \
+benchmarks/faithful_estimate.md, benchmarks/paper_estimate.md)
+    """
+    out = ledger.copy()
+    rows = out.index[is_comparison(out) & (out["verdict"] == NOT_TESTED)]
+    for i in rows:
+        cond = str(out.at[i, "condition"])
+        chain = stages.get(out.at[i, "id"], set())
+        if COSTED.search(cond) or not chain:
+            continue
+        costs = []
+        for words, minutes in estimates.items():
+            known = [s for s in chain if s in minutes]
+            if known:
+                costs.append(f"about {sum(minutes[s] for s in known) / 60:.1f} h at {words}")
+        if not costs:
+            continue
+        timed = {s: max(float(m.get(s, 0.0)) for m in estimates.values()) for s in chain}
+        longest = max(sorted(timed), key=timed.get)
+        out.at[i, "condition"] = (
+            f"{cond}; at the papers' lengths, rerunning the {len(chain)} stages of its family behind its verdict (the "
+            f"longest: {longest}) costs {' or '.join(costs)} (extrapolations: {ESTIMATES})"
+        )
+    return out
 
 
 def not_tested_list(ledger: pd.DataFrame) -> pd.DataFrame:

@@ -37,7 +37,16 @@ from compendium.verdicts.funding import FILE, FUNDED, read
 
 #: stages whose claims read the tables of other stages (the cost of a seed is theirs)
 RECORDS = {"dd_tables": ("dd_teachers", "dd_coresets", "dd_inversion", "dd_matching", "dd_kip")}
+#: per paper, the set stages whose records its rows of ``dd_tables`` read (a rerun for them needs no other set stage)
+TABLE_SOURCES = {
+    "DC": ("dd_coresets", "dd_matching"),
+    "DSA": ("dd_coresets", "dd_matching"),
+    "DWA": ("dd_inversion",),
+    "ReLA": ("dd_inversion",),
+    "KIP": ("dd_kip",),
+}
 FAITHFUL_ESTIMATE = paths.ROOT / "benchmarks" / "faithful_estimate.md"
+PAPER_ESTIMATE = paths.ROOT / "benchmarks" / "paper_estimate.md"
 SUMMARY = paths.ROOT / "benchmarks" / "power_plan.md"
 COLUMNS = (
     "id",
@@ -225,8 +234,55 @@ def recording_stages(ledger: pd.DataFrame) -> dict[str, tuple[str, ...]]:
     return {r["id"]: RECORDS.get(r["stage"], (r["stage"],)) for _, r in ledger.iterrows()}
 
 
-def faithful_minutes(path: Path = FAITHFUL_ESTIMATE) -> dict[str, float]:
-    """Per stage, the faithful profile's estimated minutes (``benchmarks/faithful_estimate.md``'s first table)."""
+def estimated_reads(path: Path = FAITHFUL_ESTIMATE) -> dict[str, set[str]]:
+    """Per stage, the stages it reads, as ``benchmarks/faithful_estimate.md`` records them from dvc.yaml (its
+    ``reads`` column; ``python -m compendium.pipeline.faithful --dry-run --write`` writes it)."""
+    out: dict[str, set[str]] = {}
+    if not Path(path).is_file():
+        return out
+    for line in Path(path).read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and re.fullmatch(r"\w+", cells[0]) and cells[0] != "stage" and cells[0] not in out:
+            out[cells[0]] = set(cells[1].split()) - {"–"}
+    return out
+
+
+def family(stage: str) -> str:
+    """A stage's family: the prefix of its name (``dd``, ``ssdd``, ``theory``), ``rela`` for ``priors`` too."""
+    return "rela" if stage == "priors" else stage.split("_")[0]
+
+
+def rerun_stages(claims: pd.DataFrame, reads: Mapping[str, set[str]]) -> dict[str, set[str]]:
+    """claim id -> the stages a rerun of its verdict at other lengths runs: its stage (for a row of ``dd_tables``, the
+    set stages its paper's rows read, :data:`TABLE_SOURCES`, and ``dd_tables``) and every stage of the same
+    :func:`family` upstream of them (``reads``: stage -> the stages it reads, :func:`estimated_reads`). Another
+    family's products it reads (SSDD's DM baseline sets) are taken as they are.
+
+        >>> reads = {"dd_tables": {"dd_inversion", "dd_matching"}, "dd_inversion": {"dd_teachers"}}
+        >>> row = {"id": "x", "paper": "DWA", "stage": "dd_tables"}
+        >>> sorted(rerun_stages(pd.DataFrame([row]), reads)["x"])
+        ['dd_inversion', 'dd_tables', 'dd_teachers']
+    """
+    out = {}
+    for _, r in claims.iterrows():
+        todo = [r["stage"], *TABLE_SOURCES.get(r["paper"], ())] if r["stage"] == "dd_tables" else [r["stage"]]
+        seen: set[str] = set()
+        while todo:
+            s = todo.pop()
+            if s not in seen:
+                seen.add(s)
+                todo += [
+                    u
+                    for u in reads.get(s, ())
+                    if family(u) == family(s) and not (s == "dd_tables" and u in RECORDS["dd_tables"])
+                ]
+        out[r["id"]] = seen
+    return out
+
+
+def estimated_minutes(path: Path = FAITHFUL_ESTIMATE) -> dict[str, float]:
+    """Per stage, a profile's estimated minutes: the last column of the first table of ``benchmarks/
+    faithful_estimate.md`` (the default) or ``benchmarks/paper_estimate.md`` (:data:`PAPER_ESTIMATE`)."""
     out = {}
     if not Path(path).is_file():
         return out
@@ -240,7 +296,7 @@ def faithful_minutes(path: Path = FAITHFUL_ESTIMATE) -> dict[str, float]:
 
 def plan_inputs(reports: Path) -> tuple[Mapping[str, float], Mapping[str, float]]:
     """(cpu minutes per stage from ``stage_minutes.json``, faithful estimate per stage)."""
-    return _minutes(reports), faithful_minutes()
+    return _minutes(reports), estimated_minutes()
 
 
 def _minutes(reports: Path) -> dict[str, float]:
