@@ -414,10 +414,11 @@ def path_table(snapshots: pd.DataFrame) -> pd.DataFrame:
 
 
 def comparison_table(records: pd.DataFrame, snapshots: pd.DataFrame, ipc: int = 1) -> pd.DataFrame:
-    """What the ledger judges DC's Table 1 cell at ``ipc`` from (:func:`compendium.pipeline.checks.labelled.
-    dc_protocol_claims`): one row per set under DC's protocol, ``method``, ``ipc``, ``seed``, ``iterations`` (DC's
-    synthesis iterations at that snapshot; 0 for a coreset) and ``acc`` in [0, 1]. Every DC snapshot is listed, so
-    the judge sees how far each seed got; seed s of DC pairs with seed s of each coreset.
+    """What the ledger judges DC's and DSA's Table 1 cells at ``ipc`` from (:func:`compendium.pipeline.checks.
+    labelled.dc_protocol_claims`, :func:`~compendium.pipeline.checks.labelled.dsa_protocol_claims`): one row per set
+    under its paper's protocol, ``method``, ``ipc``, ``seed``, ``iterations`` (the synthesis iterations at that
+    snapshot; 0 for a coreset) and ``acc`` in [0, 1]. Every DC and DSA snapshot is listed, so the judges see how far
+    each seed got; seed s of DC pairs with seed s of each coreset and of DSA.
 
     Example::
 
@@ -440,7 +441,7 @@ def comparison_table(records: pd.DataFrame, snapshots: pd.DataFrame, ipc: int = 
 
 
 def _method_order(col: pd.Series) -> pd.Series:
-    order = {m: i for i, m in enumerate(("dc", *DC_BASELINES))}
+    order = {m: i for i, m in enumerate((*SYNTHESIZED, *DC_BASELINES))}
     return col.map(order) if col.name == "method" else col
 
 
