@@ -47,7 +47,7 @@ def _copy_env(tmp_path, proj):
     return env
 
 
-def _dvc(args, cwd, env, timeout=1800):
+def _dvc(args, cwd, env, timeout=2700):
     return subprocess.run(
         [sys.executable, "-m", "dvc", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )

@@ -1260,6 +1260,13 @@ def dc_arch_claims(res, facts: Mapping[str, SetFacts], *, ipc: int) -> list[Clai
 # ------------------------------------------------------------- DC's Table 1 cell, under DC's own protocol
 
 
+def _on_their_way(table: pd.DataFrame, method: str, iterations: int) -> str:
+    """The seeds of ``method`` in a :func:`compendium.distill.dc_protocol.comparison_table` that have not reached
+    ``iterations``, each with its last snapshot: ``"seed 0 at 500, seed 1 at 775"``."""
+    have = table[table["method"] == method].groupby("seed")["iterations"].max().to_dict() if len(table) else {}
+    return ", ".join(f"seed {s} at {k:,}" for s, k in have.items() if k < iterations)
+
+
 def dc_protocol_claims(table: pd.DataFrame, *, ipc: int = 1, iterations: int = PAPER_ITERATIONS["DC"]) -> list[Claim]:
     """DC's Table 1 cell at ``ipc``, as its paper ran it: DC synthesized at its settings (ConvNet of width 128, real
     batches of 256 per class) for ``iterations``, one synthesis per seed, against random, herding, K-Center and
@@ -1272,8 +1279,7 @@ def dc_protocol_claims(table: pd.DataFrame, *, ipc: int = 1, iterations: int = P
         return per_seed(table, method=method, iterations=at)
 
     dc, coresets = arm("dc", iterations), list(papers.DC_BASELINES)
-    have = table[table["method"] == "dc"].groupby("seed")["iterations"].max().to_dict() if len(table) else {}
-    way = ", ".join(f"seed {s} at {k:,}" for s, k in have.items() if k < iterations)
+    way = _on_their_way(table, "dc", iterations)
     pre = [
         Precondition(
             f"DC at its paper's settings for {iterations:,} iterations",
@@ -1315,8 +1321,7 @@ def dsa_protocol_claims(table: pd.DataFrame, *, ipc: int = 1, iterations: int = 
 
     dsa, dc = arm("dsa"), arm("dc")
     both = sorted(set(dsa) & set(dc))
-    have = table[table["method"] == "dsa"].groupby("seed")["iterations"].max().to_dict() if len(table) else {}
-    way = ", ".join(f"seed {s} at {k:,}" for s, k in have.items() if k < iterations)
+    way = _on_their_way(table, "dsa", iterations)
     pre = [
         Precondition(
             f"DSA and DC at their papers' settings for {iterations:,} iterations on the same seeds",

@@ -21,7 +21,9 @@ SCHEMA = {
     ),
     "batch_real": Param("int", "real images per class per matching step (256 in the code)", low=1, high=6000),
     "dsa": Param(
-        "bool", "condense DSA with the default ConvNet too (shown on the page; DSA's ipc-1 claim is judged from dd_regime's DSA runs)"
+        "bool",
+        "condense DSA with the default ConvNet too (shown on the page; DSA's ipc-1 claim is judged from dd_regime's "
+        "DSA runs)",
     ),
     "coresets": Param(
         "list[str]",
