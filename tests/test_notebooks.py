@@ -68,7 +68,7 @@ def test_notebooks_are_thin_glue(nb):
 @requires_data
 @pytest.mark.slow
 def test_notebooks_run_with_their_defaults_under_nbval(tmp_path):
-    """nbval-lax: every notebook runs top to bottom with its parameters cell's (smoke) defaults."""
+    """nbval-lax: every notebook runs top to bottom with its parameters cell's defaults (small, as smoke's are)."""
     env = dict(os.environ, **{paths.OUTPUT_ROOT_ENV: str(tmp_path / "out")})
     # in pipeline order (clean_notebooks lists the stages so), so a notebook finds what an upstream one made
     order = nbclean.pipeline_order()

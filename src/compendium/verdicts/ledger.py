@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from compendium.core import paths
 from compendium.core.tables import markdown_table
-from compendium.verdicts import registry as reg, rule
+from compendium.verdicts import power, registry as reg, rule
 from compendium.verdicts.funding import FUNDED
 from compendium.verdicts.claims import INCONCLUSIVE, NOT_TESTED, STAGE_COLUMNS, VERDICTS, Evidence
 
@@ -256,7 +257,8 @@ def summary(ledger: pd.DataFrame) -> pd.DataFrame:
     return t.reset_index()[cols]
 
 
-ESTIMATES = "benchmarks/faithful_estimate.md, benchmarks/paper_estimate.md"
+#: the committed extrapolations a rerun's cost is summed from, as the condition names them
+ESTIMATES = ", ".join(str(f.relative_to(paths.ROOT)) for f in (power.FAITHFUL_ESTIMATE, power.PAPER_ESTIMATE))
 #: a condition that already says what its run costs (the power plan's seeds, a study's hours per seed)
 COSTED = re.compile(r"costs|CPU-minutes|GPU-hours|about [\d.,]+ (?:h|min)\b")
 
