@@ -88,7 +88,8 @@ def _declared_outputs(root: Path) -> list[Path]:
         ]
 
 
-#: Stages rerun from scratch after the first run: those that train what others read, and two that read a prior.
+#: Stages rerun from scratch after the first run: those that train what others read, one that reads a prior
+#: (rela_budget) and one whose tables only the ledger reads (dd_labels).
 IDENTICAL_RERUN = ("priors", "dd_teachers", "ssdd_teacher", "rela_budget", "dd_labels")
 #: What differs between two identical runs, and no stage reads (dvc.yaml: no stage depends on these).
 VOLATILE = ("reports/timings/", "reports/metrics/", "reports/notebooks/", "reports/html/")
@@ -166,7 +167,7 @@ def test_whole_pipeline_at_smoke_scale_in_a_copy(tmp_path):
     seen = sitecheck.check(proj / "reports" / "site", screenshot=tmp_path / "home.png")
     assert seen.pages > 40 and seen.images > 0 and not seen.problems, "\n".join(seen.problems[:20])
     print(f"site: {seen.pages} pages, {seen.links} local links, {seen.images} images, screenshot {seen.screenshot}")
-    # an identical rerun, from scratch, of the stages that train what others read (and of two that read a prior)
+    # an identical rerun, from scratch, of the stages that train what others read (and of IDENTICAL_RERUN's other two)
     # keeps the hash of every product another stage may read (checkpoints, targets, tables, figures); only the
     # timings, metrics, executed notebooks and pages change, which no stage reads: no stage goes stale. Nor does
     # the summary: it reads tables in git, never an executed notebook.
