@@ -621,6 +621,91 @@ def test_dcs_table1_cell_is_judged_from_dcs_own_protocol_once_three_seeds_reach_
     assert not [x for x in _L.dc_arch_claims(None, {}, ipc=1) if x.location == "DC results (ipc 1)"]
 
 
+def test_the_labelled_sets_in_their_regime_decide_dwa_tables_1_and_3_and_rela_table_5():
+    def table(dwa=0.80, sre2l=0.70, real=0.78, g_over_f=0.02, seeds=range(6), steps=4800, images=10_000):
+        acc = {R.REAL_INIT: real, "sre2l": sre2l, "dwa": dwa, "rded": 0.75, "D: real init": 0.78,
+               "E: + decoupled var": dwa - 0.02, "F: + random adjust": dwa - g_over_f}  # fmt: skip
+        rows = [
+            {
+                "arm": a,
+                "ipc": 10,
+                "seed": s,
+                "test acc": v + 0.002 * (s % 3),
+                "iterations": 0 if a == R.REAL_INIT else 1000,
+                "displacement": 0.0 if a == R.REAL_INIT else (float("nan") if a == "sre2l" else 20.0),
+                "student steps": steps,
+                "test images": images,
+            }  # fmt: skip
+            for a, v in acc.items()
+            for s in seeds
+        ]
+        rows += [{**rows[0], "ipc": 1, "seed": s, "test acc": 0.55} for s in seeds]  # SRe2L's floor
+        return pd.DataFrame(rows)
+
+    plateaus = pd.DataFrame(
+        [
+            {
+                "curve": "teacher",
+                "labels": "hard",
+                "seeds": 2,
+                "plateau at": 10,
+                "reached": True,
+                "accuracy there": 0.9,
+            },
+            {
+                "curve": "random ipc 10",
+                "labels": "teacher",
+                "seeds": 2,
+                "plateau at": 4800,
+                "reached": True,
+                "accuracy there": 0.77,
+            },  # fmt: skip
+        ]
+    )
+    rows = {(r.paper, r.location.split(" (")[0], r.claim): r for r in L.labelled_protocol_claims(table(), plateaus)}
+    assert rows["DWA", "Table 1", "DWA beats SRe2L"].verdict == claims.HOLDS
+    t3 = rows["DWA", "Table 3", "Directed weight adjustment beats random adjustment and no adjustment"]
+    assert t3.verdict == claims.HOLDS and "G − F" in t3.effect
+    assert rows["ReLA", "Table 5", "ReLA beats SRe2L at equal ipc"].verdict == claims.HOLDS
+    assert rows["ReLA", "Table 5", "ReLA beats RDED at equal ipc"].verdict == claims.HOLDS
+    assert all(r.location.endswith("(ipc 10, teacher and students at their plateau)") for r in rows.values())
+
+    def verdicts(**kw):
+        return {r.claim: r for r in L.labelled_protocol_claims(table(**kw), plateaus)}
+
+    # DWA below the real images it starts from: not in its regime, so DWA vs SRe2L is not tested
+    r = verdicts(dwa=0.76)["DWA beats SRe2L"]
+    assert r.verdict == claims.NOT_TESTED and "DWA in its regime (ipc 10) unmet" in r.condition
+    assert verdicts(dwa=0.76)["ReLA beats SRe2L at equal ipc"].verdict == claims.HOLDS  # needs no DWA
+    # students cut short of their plateau, or a test subset: nothing is judged
+    r = verdicts(steps=300)["ReLA beats RDED at equal ipc"]
+    assert r.verdict == claims.NOT_TESTED and "the students at their plateau unmet" in r.condition
+    assert verdicts(images=1000)["ReLA beats RDED at equal ipc"].verdict == claims.NOT_TESTED
+    # three seeds: no disjoint set to replicate on; no records at all: every row says what to run
+    three = _L.labelled_protocol_claims(table(seeds=range(3)), plateaus)[-1]
+    assert (
+        rule.judged(three).verdict == claims.NOT_TESTED and rule.judged(three, all_seeds=True).verdict == claims.HOLDS
+    )
+    empty = L.labelled_protocol_claims(pd.DataFrame(), pd.DataFrame())
+    assert len(empty) == 4 and all(r.verdict == claims.NOT_TESTED for r in empty)
+    # the stage's judge reads the two tables dd_regime writes
+    judged = L.regime_stage_claims(_tables_dir(table(), plateaus))[-4:]
+    assert [(r.claim, r.verdict) for r in judged] == [
+        (r.claim, r.verdict) for r in L.labelled_protocol_claims(table(), plateaus)
+    ]
+
+
+def _tables_dir(sets, plateaus):
+    import tempfile
+    from pathlib import Path
+
+    d = Path(tempfile.mkdtemp())
+    sets.to_csv(d / "labelled_sets.csv", index=False)
+    plateaus.to_csv(d / "plateaus.csv", index=False)
+    pd.DataFrame(columns=["method", "ipc", "seed", "iterations", "acc"]).to_csv(d / "dc_vs_coresets.csv", index=False)
+    return d
+
+
 def test_a_comparison_without_one_of_its_arms_is_not_tested():
     rec = _records()
     rec["krr"] = rec["krr"][rec["krr"]["set"] != "LS rbf"]

@@ -310,6 +310,38 @@ def test_the_default_run_funds_central_claims_first_within_its_budget():
     assert set(out.loc[out["funded"] == power.FUNDED, "id"]) == set() and spent == pytest.approx(30.0)
 
 
+def test_a_plan_scales_only_the_seeded_share_of_a_stage(tmp_path):
+    """A stage whose minutes are mostly one distillation pays it once: more evaluation seeds cost their share."""
+    t = tmp_path / "timings" / "s"
+    t.mkdir(parents=True)
+    (t / "results.csv").write_text("seed,acc,train seconds,seconds\n0,0.7,9,10\n1,0.7,9,10\n2,0.7,9,10\n")
+    (t / "distillation.csv").write_text("variant,seconds\nrr,90\n")
+    (t / "summary.csv").write_text("method,n,seconds\nrr,3,1000\n")  # repeats rows: left out
+    assert power.seed_share(t, once=["distillation.csv"]) == pytest.approx(0.25)
+    assert power.seed_share(t, once=["distillation.csv"], replicated=True) == 1.0  # a synthesis per seed
+    assert power.seed_share(t) == 1.0 and power.seed_share(tmp_path / "nothing") == 1.0
+    shares = power.seed_shares(tmp_path, {"s": {"replicate_syntheses": "none"}})
+    assert shares == {"s": 1.0}  # no ONCE entry for "s": every timed minute is seeded
+    # 3 -> 12 seeds: 40 min at a share of 0.25 is 30 paid once + 10 x 4, not 40 x 4
+    assert power.seeded_minutes(40.0, 0.25, 4.0) == pytest.approx(70.0)
+    p = _plan_rows(("x.a", "s", 3, 12, True))
+    out, spent = power.allocate(p, {"s": 40.0}, budget_min=80.0, paper_of=lambda i: "GTN", shares={"s": 0.25})
+    assert list(out["funded"]) == [power.FUNDED] and spent == pytest.approx(70.0)
+    out, spent = power.allocate(p, {"s": 40.0}, budget_min=80.0, paper_of=lambda i: "GTN")
+    assert list(out["funded"]) == [""] and spent == pytest.approx(40.0)
+
+
+def test_the_once_records_exist_where_the_plan_reads_them():
+    """:data:`power.ONCE` names files the stages write; a renamed record would silently count as seeded."""
+    for stage, files in power.ONCE.items():
+        for f in files:
+            assert (paths.REPORTS / "timings" / stage / f).is_file(), (stage, f)
+    plan_frame = pd.read_csv(power.FILE, dtype=str, keep_default_na=False)
+    for _, r in plan_frame.iterrows():
+        assert len(r["seed_share"].split()) == len(r["records"].split()), r["id"]
+        assert all(0.0 < float(x) <= 1.0 for x in r["seed_share"].split()), r["id"]
+
+
 def test_a_funded_comparison_keeps_its_pre_registered_seeds_and_the_stage_must_run_them():
     from compendium.verdicts import funding
 

@@ -9,9 +9,10 @@ replication rule judges two disjoint halves, so the plan's seeds are twice that.
 its noisiest cell. A claim without δ (a metric with no natural scale) is planned for replication alone.
 
 :func:`plan` computes it from the ledger's evidence; ``python -m compendium.verdicts.power --write`` writes it
-to ``power_plan.csv`` beside this module, with the CPU-minutes those seeds cost (the recording stages' measured
-minutes scaled by planned / run seeds). The ledger shows it per row; the file is committed before the runs it
-governs.
+to ``power_plan.csv`` beside this module, with the CPU-minutes those seeds cost: the recording stages' measured
+minutes, of which the share their seeds drive (:func:`seed_share`, from the stages' own timing records) is scaled by
+planned / run seeds and the rest (a distillation, a synthesis shared by every seed) is paid once. The ledger shows it
+per row; the file is committed before the runs it governs.
 
     >>> seeds_per_half(sd=0.01, sesoi=0.01)   # σ = δ: 10 seeds per half
     10
@@ -63,7 +64,21 @@ COLUMNS = (
     "fits_cpu",
     "funded",
     "seeds_key",
+    "seed_share",
 )
+#: per stage, its timing records (``reports/timings/<stage>/<file>``) of work done once whatever the seed count: one
+#: label distillation per variant, one synthesis per set (unless the stage replicates its syntheses per seed,
+#: ``replicate_syntheses``), one DC synthesis per architecture, one coreset selection per set. (``dd_dwa``'s
+#: syntheses are not: its Fig. 1 and Fig. 4 sets are synthesised per seed.)
+ONCE = {
+    "dd_labels": ("distillation.csv",),
+    "dd_dc_arch": ("dc_architectures.csv",),
+    "dd_inversion": ("synthesis_cost.csv",),
+    "dd_matching": ("synthesis_cost.csv",),
+    "dd_coresets": ("selection_cost.csv",),
+}
+#: a timing record's column of worker-seconds per row, first match wins (a file's columns overlap: train ⊂ total)
+SECONDS = ("total seconds", "seconds", "train seconds", "synthesis seconds", "cpu seconds")
 #: the papers whose claims the compendium is about: funded first (:func:`allocate`)
 CENTRAL = ("ReLA", "DWA", "DC", "DSA", "SSDD")
 
@@ -79,6 +94,69 @@ def claim_plan(ev: Evidence, sesoi: float | None) -> tuple[float, int, int]:
     return max(s for s, *_ in sds), n_run, per
 
 
+def _seed_column(columns) -> bool:
+    """A per-seed record: a column ``seed`` or ``<what> seed`` (``meta seed``), one row per seeded call."""
+    return any(c == "seed" or c.endswith(" seed") for c in columns)
+
+
+def seed_share(timings: Path, once: Iterable[str] = (), replicated: bool = False) -> float:
+    """The share of a stage's timed work that its seeds drive, from its timing records (``timings``: the folder
+    ``reports/timings/<stage>/``): worker-seconds of the records with a per-seed column over those plus the
+    worker-seconds of the records of work done once (``once``: file names, :data:`ONCE`; counted as per-seed
+    when ``replicated``: the stage synthesises once per seed). Other records (summaries, overhead tables) repeat
+    rows of these and are left out. 1.0 where nothing per-seed is timed: every minute scales with the seeds.
+
+    Work no record times (data loading, test passes, figures) is paid once but sits in neither sum, so the share
+    is an upper bound and a plan's minutes err high.
+
+        >>> import tempfile
+        >>> d = Path(tempfile.mkdtemp())
+        >>> _ = (d / "results.csv").write_text("seed,acc,seconds\\n0,0.7,10\\n1,0.7,10\\n")
+        >>> _ = (d / "distillation.csv").write_text("variant,seconds\\nrr,60\\n")
+        >>> seed_share(d, once=["distillation.csv"])
+        0.25
+        >>> seed_share(d, once=["distillation.csv"], replicated=True), seed_share(d / "none")
+        (1.0, 1.0)
+    """
+    seeded = fixed = 0.0
+    for f in sorted(Path(timings).glob("*.csv")) if Path(timings).is_dir() else ():
+        frame = pd.read_csv(f)
+        col = next((c for c in SECONDS if c in frame.columns), None)
+        if col is None:
+            continue
+        sec = float(pd.to_numeric(frame[col], errors="coerce").fillna(0.0).sum())
+        if _seed_column(frame.columns) or (f.name in set(once) and replicated):
+            seeded += sec
+        elif f.name in set(once):
+            fixed += sec
+    return seeded / (seeded + fixed) if seeded > 0 else 1.0
+
+
+def seed_shares(reports: Path, stage_parameters: Mapping[str, Mapping]) -> dict[str, float]:
+    """:func:`seed_share` of every stage in ``stage_parameters`` (stage -> the parameters its timing records were
+    made with, ``stage_minutes.json``'s), its syntheses per seed where ``replicate_syntheses`` says so."""
+    return {
+        st: round(
+            seed_share(
+                reports / "timings" / st,
+                ONCE.get(st, ()),
+                str(pars.get("replicate_syntheses", "none")).lower() not in ("none", "false", "0", ""),
+            ),
+            3,
+        )
+        for st, pars in stage_parameters.items()
+    }
+
+
+def seeded_minutes(minutes: float, share: float, factor: float) -> float:
+    """A stage's minutes with its seeds scaled by ``factor``: the seeded ``share`` scales, the rest is paid once.
+
+    >>> seeded_minutes(20.0, 0.25, 3.0)   # 15 fixed + 5 x 3
+    30.0
+    """
+    return minutes * (1.0 - share + share * factor)
+
+
 def plan(
     evidence: pd.DataFrame,
     registry: reg.Registry,
@@ -86,12 +164,15 @@ def plan(
     faithful_minutes: Mapping[str, float],
     records: Mapping[str, Iterable[str]],
     budget_min: float,
+    shares: Mapping[str, float] | None = None,
 ) -> pd.DataFrame:
     """One row per comparison of ``evidence`` (its ``id`` and ``evidence`` columns, as the ``claims_ledger`` stage
     records them in ``evidence.csv``): σ, seeds run, seeds per half and planned,
     and the CPU-minutes: ``minutes`` / ``faithful_minutes`` per stage (measured at ``cpu``; estimated at
-    ``faithful``), summed over the claim's recording stages (``records``: claim id -> stages) and scaled by planned /
-    run seeds. ``fits_cpu``: the planned minutes of the claim's stages fit ``budget_min``."""
+    ``faithful``), summed over the claim's recording stages (``records``: claim id -> stages), their seeded share
+    (``shares``: stage -> :func:`seed_share`, 1.0 where absent) scaled by planned / run seeds
+    (:func:`seeded_minutes`). ``fits_cpu``: the planned minutes of the claim's stages fit ``budget_min``."""
+    shares = shares or {}
     rows = []
     for _, r in evidence.iterrows():
         d = registry.by_id[r["id"]]
@@ -101,6 +182,10 @@ def plan(
         stages = list(records.get(d.id, [d.stage]))
         scale = planned / n_run if n_run else float("nan")
         run = sum(float(minutes.get(s, float("nan"))) for s in stages)
+        cpu = sum(seeded_minutes(float(minutes.get(s, float("nan"))), shares.get(s, 1.0), scale) for s in stages)
+        faithful = sum(
+            seeded_minutes(float(faithful_minutes.get(s, float("nan"))), shares.get(s, 1.0), scale) for s in stages
+        )
         rows.append(
             {
                 "id": d.id,
@@ -112,35 +197,40 @@ def plan(
                 "seeds_per_half": per if per <= MAX_SEEDS else f">{MAX_SEEDS}",
                 "seeds_planned": planned if per <= MAX_SEEDS else f">{2 * MAX_SEEDS}",
                 "cpu_min_run": round(run, 1),
-                "cpu_min_planned": round(run * scale, 1) if per <= MAX_SEEDS else "",
-                "faithful_min_planned": round(
-                    sum(float(faithful_minutes.get(s, float("nan"))) for s in stages) * scale, 1
-                )
-                if per <= MAX_SEEDS
-                else "",
-                "fits_cpu": bool(per <= MAX_SEEDS and run * scale <= budget_min),
+                "cpu_min_planned": round(cpu, 1) if per <= MAX_SEEDS else "",
+                "faithful_min_planned": round(faithful, 1) if per <= MAX_SEEDS else "",
+                "fits_cpu": bool(per <= MAX_SEEDS and cpu <= budget_min),
                 "funded": "",
                 "seeds_key": d.seeds_key,
+                "seed_share": " ".join(f"{shares.get(s, 1.0):g}" for s in stages),
             }
         )
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
 def allocate(
-    plan_frame: pd.DataFrame, minutes: Mapping[str, float], budget_min: float, paper_of: Callable[[str], str]
+    plan_frame: pd.DataFrame,
+    minutes: Mapping[str, float],
+    budget_min: float,
+    paper_of: Callable[[str], str],
+    shares: Mapping[str, float] | None = None,
 ) -> tuple[pd.DataFrame, float]:
     """Which comparisons the default run funds: starting from the run as it is (``minutes`` per stage, summed),
     add the comparisons whose plan fits ``fits_cpu``, central papers (:data:`CENTRAL`) first and the cheapest
     extra minutes first within each group, while the whole run stays within ``budget_min``. A stage shared by
     funded claims runs once, at the largest seed count any of them asks. Returns the plan with ``funded`` set to
-    :data:`FUNDED` for those, and the run's planned minutes."""
+    :data:`FUNDED` for those, and the run's planned minutes. ``shares``: as in :func:`plan`."""
+    shares = shares or {}
     out = plan_frame.copy()
     factor: dict[str, float] = {}  # stage -> planned seeds / run seeds, as funded so far
     spent = float(sum(minutes.values()))
 
     def extra(r) -> float:
         f = float(r["seeds_planned"]) / float(r["seeds_run"])
-        return sum(max(0.0, float(minutes.get(s, 0.0)) * (f - factor.get(s, 1.0))) for s in str(r["records"]).split())
+        return sum(
+            max(0.0, float(minutes.get(s, 0.0)) * shares.get(s, 1.0) * (f - factor.get(s, 1.0)))
+            for s in str(r["records"]).split()
+        )
 
     cand = out[out["fits_cpu"].astype(str).isin(["True", "true"])]
     order = sorted(
@@ -200,7 +290,9 @@ def write_summary(
         "(`reports/tables/claims_ledger/evidence.csv`); do not edit by hand. Per comparison "
         "(`src/compendium/verdicts/power_plan.csv`): the seeds per seed set that bring its minimal detectable "
         "effect (80% power) down to its smallest effect of interest, twice that for the two disjoint sets the "
-        "verdict must be replicated on, and the CPU-minutes of its recording stages scaled by planned / run seeds.",
+        "verdict must be replicated on, and the CPU-minutes of its recording stages: the share of their timed work "
+        "that their seeds drive (column `seed_share`, from the stages' timing records) scaled by planned / run seeds, "
+        "the rest (a distillation or synthesis shared by every seed) paid once.",
         "",
         f"{n} comparisons, {spread} of them with a measured spread (two seeds or more); {capped} need more than "
         f"{2 * MAX_SEEDS} seeds; {fits} fit a `cpu` budget of {budget_min:.0f} minutes on their own.",
@@ -299,6 +391,13 @@ def plan_inputs(reports: Path) -> tuple[Mapping[str, float], Mapping[str, float]
     return _minutes(reports), estimated_minutes()
 
 
+def stage_parameters(reports: Path) -> dict[str, dict]:
+    """stage -> the parameters of its last measured run (``stage_minutes.json``)."""
+    data = json.loads((reports / "stage_minutes.json").read_text())
+    stages = data.get("stages", data)
+    return {s: dict(v.get("parameters") or {}) if isinstance(v, Mapping) else {} for s, v in stages.items()}
+
+
 def _minutes(reports: Path) -> dict[str, float]:
     data = json.loads((reports / "stage_minutes.json").read_text())
     stages = data.get("stages", data)
@@ -314,11 +413,12 @@ def main(argv: list[str] | None = None) -> None:
     reports = paths.REPORTS
     ev = pd.read_csv(reports / "tables" / "claims_ledger" / "evidence.csv", dtype=str, keep_default_na=False)
     minutes, faithful = plan_inputs(reports)
+    shares = seed_shares(reports, stage_parameters(reports))
     registry = reg.load()
-    p = plan(ev, registry, minutes, faithful, recording_stages(ev), a.budget)
+    p = plan(ev, registry, minutes, faithful, recording_stages(ev), a.budget, shares)
     p = p if a.replan else freeze(p, read())
     p["funded"] = ""
-    p, planned_min = allocate(p, minutes, a.budget, lambda i: registry.by_id[i].paper)
+    p, planned_min = allocate(p, minutes, a.budget, lambda i: registry.by_id[i].paper, shares)
     papers = by_paper(p, lambda i: registry.by_id[i].paper)
     whole = by_paper(p, lambda i: "all")
     total = whole.iloc[0] if len(whole) else {"cpu min": 0.0, "faithful min": 0.0}

@@ -59,10 +59,17 @@ from compendium.distill.records import (
     facts_from_tables,
     init_name,
 )
+from compendium.distill import labelled_protocol
 from compendium.distill.methods import papers
 from compendium.verdicts import claims
 from compendium.pipeline.checks import stage_tables
-from compendium.pipeline.paper_tables_labelled import DWA_TABLE1_CF10_R18, DWA_TABLE4, DWA_TABLE4_DISTILLERS, DWA_TABLE9
+from compendium.pipeline.paper_tables_labelled import (
+    DWA_TABLE1_CF10_R18,
+    DWA_TABLE4,
+    DWA_TABLE4_DISTILLERS,
+    DWA_TABLE9,
+    RELA_TABLE5_CF10,
+)
 from compendium.verdicts.claims import Claim, Effect, Precondition
 
 # ------------------------------------------------------------------------------------------------ constants
@@ -1356,10 +1363,142 @@ def dsa_protocol_claims(table: pd.DataFrame, *, ipc: int = 1, iterations: int = 
     ]
 
 
+#: where the rows judged in the labelled family's regime say they stand (DWA's Tables 1 and 3, ReLA's Table 5)
+REGIME_LOCATION = "ipc 10, teacher and students at their plateau"
+
+
+def _plateau_pre(plateaus: pd.DataFrame, curve: str, labels: str, what: str, used: float, unit: str) -> Precondition:
+    """The regime study found a plateau of ``curve`` / ``labels`` (:func:`compendium.distill.regime.plateaus`) at or
+    before the length the protocol ``used``."""
+    row = plateaus[(plateaus["curve"] == curve) & (plateaus["labels"] == labels)] if len(plateaus) else plateaus
+    if not len(row):
+        return Precondition(what, False, "no regime-study curve", f"`python -m compendium.distill.regime` ({curve})")
+    r = row.iloc[0]
+    at, reached = float(r["plateau at"]), str(r["reached"]) in ("True", "true", "1")
+    return Precondition(
+        what,
+        reached and at <= used,
+        f"the regime study's {curve} ({labels} labels, {int(r['seeds'])} seeds): plateau at {at:,.0f} {unit} "
+        f"({100 * float(r['accuracy there']):.1f}%){'' if reached else ', not reached'}; the protocol uses "
+        f"{used:,.0f}",
+        f"a length at or past the plateau of the regime study's {curve} curve",
+    )
+
+
+def labelled_protocol_claims(
+    table: pd.DataFrame, plateaus: pd.DataFrame, *, ipc: int = 10, floor_ipc: int = 1, teacher_epochs: int = 20
+) -> list[Claim]:
+    """DWA's Tables 1 and 3 and ReLA's Table 5 at ``ipc`` in the labelled family's regime
+    (:mod:`compendium.distill.labelled_protocol`): a teacher at its plateau, students trained to theirs, one
+    synthesis per seed, the whole test set. ``table``: its records (``arm``, ``ipc``, ``seed``, ``test acc``,
+    ``iterations``, ``displacement``, ``student steps``, ``test images``); ``plateaus``: the regime study's
+    (:func:`compendium.distill.regime.plateaus`). Seed s of every arm is paired with seed s of the others."""
+
+    def arm(a: str, i: int = ipc) -> dict:
+        return per_seed(table, "test acc", arm=a, ipc=i) if len(table) else {}
+
+    def col(a: str, c: str) -> float:
+        sub = table[(table["arm"] == a) & (table["ipc"] == ipc)] if len(table) else table
+        return float(sub[c].mean()) if len(sub) else float("nan")
+
+    steps = int(table["student steps"].max()) if len(table) else 0
+    images = int(table["test images"].min()) if len(table) else 0
+    common = [
+        _plateau_pre(plateaus, "teacher", "hard", "the teacher at its plateau", teacher_epochs, "epochs"),
+        _plateau_pre(plateaus, f"random ipc {ipc}", "teacher", "the students at their plateau", steps, "steps"),
+        Precondition(
+            "tested on the whole test set",
+            images >= 10_000,
+            f"{images:,} test images",
+            "the 10,000 test images of Fashion-MNIST",
+        ),
+    ]
+    sre2l_pre = sre2l_regime(
+        ipc, int(np.nan_to_num(col("sre2l", "iterations"))), [], arm("sre2l"), arm(REAL_INIT, floor_ipc)
+    )
+    dwa_pre = dwa_regime(
+        ipc, col("dwa", "displacement"), arm("dwa"), arm(REAL_INIT), int(np.nan_to_num(col("dwa", "iterations")))
+    )
+    how = (
+        "one synthesis per seed, the ConvNet-3 student of width 16 trained with the teacher's labels to its plateau, "
+        "the whole test set"
+    )
+
+    def recorded(*arms: tuple[str, int]) -> Precondition:
+        """Every compared arm has records of at least ``claims.MIN_SEEDS`` seeds."""
+        n = {a: len(arm(a, i)) for a, i in arms}
+        return Precondition(
+            f"the protocol's records of every compared arm ({claims.MIN_SEEDS} seeds or more)",
+            min(n.values()) >= claims.MIN_SEEDS,
+            ", ".join(f"{a}: {k}" for a, k in n.items()),
+            "`python -m compendium.distill.labelled_protocol --seeds S` for 6 seeds (about "
+            f"{labelled_protocol.MINUTES_PER_JOB:g} min per arm and seed on one core here)",
+        )
+
+    cell = f"ipc {ipc}"
+    g, e, f = arm(LADDER["G"]), arm(LADDER["E"]), arm(LADDER["F"])
+    rows = [
+        _row(
+            "DWA",
+            "NeurIPS 2024",
+            f"Table 1 ({REGIME_LOCATION})",
+            "DWA beats SRe2L",
+            f"paired DWA − SRe2L over matched seeds, 95% interval > 0 ({how})",
+            _decide(
+                [_eff(cell, arm("dwa"), arm("sre2l"))],
+                [recorded(("dwa", ipc), ("sre2l", ipc), (REAL_INIT, ipc), (REAL_INIT, floor_ipc)), *common]
+                + [sre2l_pre, dwa_pre],
+            ),
+            f"DWA {_pc(arm('dwa'))}, SRe2L {_pc(arm('sre2l'))}, DWA's real images {_pc(arm(REAL_INIT))} "
+            f"(n = {len(arm('dwa'))}, {len(arm('sre2l'))}, {len(arm(REAL_INIT))})",
+            "CIFAR-10 R18 ipc 10: "
+            f"{DWA_TABLE1_CF10_R18['SRe2L'][10].split(' ±')[0]} → {DWA_TABLE1_CF10_R18['DWA'][10].split(' ±')[0]}",
+        ),
+        _row(
+            "DWA",
+            "NeurIPS 2024",
+            f"Table 3 ({REGIME_LOCATION})",
+            "Directed weight adjustment beats random adjustment and no adjustment",
+            f"paired G (directed) − F (random) and G − E (none) over matched seeds, 95% interval > 0 ({how})",
+            _decide(
+                [_eff("G − F", g, f), _eff("G − E", g, e)],
+                [recorded(*((LADDER[x], ipc) for x in "GFE"), (REAL_INIT, ipc)), *common, dwa_pre],
+            ),
+            f"none {_pc(e)}, random {_pc(f)}, directed {_pc(g)}, its real images {_pc(arm(REAL_INIT))} "
+            f"(n = {len(e)}, {len(f)}, {len(g)})",
+            "CIFAR-100 R18 ipc 10: 30.6 / 14.9 / 39.6",
+        ),
+    ]
+    t5 = {k[0]: v[1].split(" ±")[0] for k, v in RELA_TABLE5_CF10.items() if k[1] == "convnet"}  # ipc 10
+    for b, m, pre in (
+        ("SRe2L", "sre2l", [recorded((REAL_INIT, ipc), ("sre2l", ipc), (REAL_INIT, floor_ipc)), sre2l_pre]),
+        ("RDED", "rded", [recorded((REAL_INIT, ipc), ("rded", ipc))]),
+    ):
+        paper = f"CF-10 ConvNet ipc 10: ReLA {t5['ReLA']} vs {b} {t5[b]}"
+        rows.append(
+            _row(
+                "ReLA",
+                "camera-ready",
+                f"Table 5 ({REGIME_LOCATION})",
+                f"ReLA beats {b} at equal ipc",
+                f"paired ReLA (random real images + the teacher's labels) − {b} over matched seeds, 95% interval > 0 "
+                f"({how})",
+                _decide([_eff(cell, arm(REAL_INIT), arm(m))], [pre[0], *common, *pre[1:]]),
+                f"ReLA {_pc(arm(REAL_INIT))}, {b} {_pc(arm(m))} (n = {len(arm(REAL_INIT))}, {len(arm(m))})",
+                paper,
+            )
+        )
+    return rows
+
+
 def regime_stage_claims(folder: Path) -> list[Claim]:
-    """:func:`dc_protocol_claims` and :func:`dsa_protocol_claims` from ``dd_regime``'s ``dc_vs_coresets`` table."""
+    """:func:`dc_protocol_claims` and :func:`dsa_protocol_claims` from ``dd_regime``'s ``dc_vs_coresets`` table, and
+    :func:`labelled_protocol_claims` from its ``labelled_sets`` and ``plateaus`` tables."""
     table = stage_tables.table(folder, "dc_vs_coresets")
-    return dc_protocol_claims(table) + dsa_protocol_claims(table)
+    sets = stage_tables.optional(folder, "labelled_sets")
+    plateaus = stage_tables.optional(folder, "plateaus")
+    sets, plateaus = (pd.DataFrame() if t is None else t for t in (sets, plateaus))
+    return dc_protocol_claims(table) + dsa_protocol_claims(table) + labelled_protocol_claims(sets, plateaus)
 
 
 # ------------------------------------------------------------------- the set stages' rows, from their tables
