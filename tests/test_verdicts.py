@@ -459,3 +459,16 @@ def test_the_faithful_estimate_records_the_stages_each_stage_reads_as_dvc_yaml_w
     minutes = power.estimated_minutes()
     assert set(minutes) == set(wired) and minutes["ssdd_distill"] > 60  # every stage estimated, in minutes
     assert set(power.estimated_minutes(power.PAPER_ESTIMATE)) <= set(wired)
+
+
+def test_a_comparison_judged_from_records_made_outside_dvc_points_to_its_protocol_not_to_stage_minutes():
+    row = {"verdict": claims.NOT_TESTED, "replication": "not possible: 3 seeds", "sesoi": 1.0, "condition": "c"}
+    plan_row = {"stage": "dd_regime", "seeds_planned": 8, "seeds_per_half": 4, "cpu_min_planned": "", "fits_cpu": False}
+    cond = ledger.under_powered(row, plan_row)["condition"]
+    assert "asks 8 matched seeds" in cond and "made outside `dvc repro`" in cond and "CPU-minutes" not in cond
+    inside = {**plan_row, "stage": "dd_labels", "cpu_min_planned": 20.0, "faithful_min_planned": 30.0}
+    assert "20.0 CPU-minutes at cpu" in ledger.under_powered(row, inside)["condition"]
+    plan_frame = pd.read_csv(power.FILE, dtype=str, keep_default_na=False)
+    regime_rows = plan_frame[plan_frame["stage"].isin(list(power.OUTSIDE_DVC))]
+    assert len(regime_rows) and (regime_rows["cpu_min_planned"] == "").all()
+    assert (regime_rows["fits_cpu"] == "False").all()

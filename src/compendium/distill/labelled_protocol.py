@@ -17,7 +17,8 @@ is better. The regime study (:mod:`compendium.distill.regime`) measured what a s
   synthesis's randomness as well as the student's.
 
 Each (arm, seed) at :attr:`Plan.ipc` images per class is one record under ``reports/regime/labelled_sets/``,
-written as it finishes (``python -m compendium.distill.labelled_protocol --hours 1``; resumable, committed): the
+written as it finishes (``python -m compendium.distill.labelled_protocol --hours 1``; resumable, committed; about
+7 minutes per record on one core here: a recovery of about 2.5 min and a student of about 4.5): the
 set is synthesised with the ``dd_inversion`` stage's recovery settings (:attr:`Plan.values`, the same
 registered methods, :data:`compendium.distill.methods.inversion.METHODS`), then evaluated. The arms are DWA
 Table 1's (SRe2L, DWA), ReLA Table 5's (RDED and ReLA's random real images, arm B of DWA's Table 3: the real
@@ -50,9 +51,6 @@ from compendium.distill.methods.base import Pool
 
 RECORDS = regime.RECORDS.parent / "labelled_sets"
 TEACHER = regime.MODELS / "teacher_w32_e20_seed0.pt"
-#: minutes of one (arm, seed) on one core of this project's machines (a recovery of 1,000 iterations at 10 images
-#: per class and the 4,800-step student, beside two other runs; the random real images skip the recovery)
-MINUTES_PER_JOB = 7
 #: the arms of DWA Table 1 and ReLA Table 5, then DWA Table 3's other rungs
 CORE_ARMS = (R.REAL_INIT, "sre2l", "dwa", "rded")
 LADDER_ARMS = ("D: real init", "E: + decoupled var", "F: + random adjust")

@@ -168,6 +168,7 @@ def under_powered(row: Mapping, plan_row: Mapping) -> dict:
         f"the power plan asks {plan_row['seeds_planned']} matched seeds (two sets of {plan_row['seeds_per_half']}) "
         f"to bring the minimal detectable effect to the smallest effect of interest ({row.get('sesoi')})"
     )
+    outside = power.OUTSIDE_DVC.get(str(plan_row.get("stage", "")))
     cost = (
         f"{plan_row['cpu_min_planned']} CPU-minutes at cpu, {plan_row['faithful_min_planned']} at faithful"
         if plan_row.get("cpu_min_planned")
@@ -181,13 +182,14 @@ def under_powered(row: Mapping, plan_row: Mapping) -> dict:
             " (it fits the cpu budget on its own, but the default run has no minutes left for it: "
             "benchmarks/power_plan.md)"
         )
+    costs = f"its seeds are {outside}" if outside and not plan_row.get("cpu_min_planned") else f"that costs {cost}"
     if no_replica or fits:
-        return {"condition": "; ".join(x for x in (row.get("condition", ""), f"{need}; that costs {cost}") if x)}
+        return {"condition": "; ".join(x for x in (row.get("condition", ""), f"{need}; {costs}") if x)}
     return {
         "verdict": NOT_TESTED,
         "tested": "no",
         "condition": f"under-powered at this scale (spread of the paired differences {plan_row['sd']} points over "
-        f"{plan_row['seeds_run']} seeds): {need}; that costs {cost}",
+        f"{plan_row['seeds_run']} seeds): {need}; {costs}",
     }
 
 

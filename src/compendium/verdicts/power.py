@@ -79,6 +79,10 @@ ONCE = {
 }
 #: a timing record's column of worker-seconds per row, first match wins (a file's columns overlap: train ⊂ total)
 SECONDS = ("total seconds", "seconds", "train seconds", "synthesis seconds", "cpu seconds")
+#: stages that judge records made outside ``dvc repro`` by resumable protocols (``python -m compendium.distill.
+#: dc_protocol``, ``labelled_protocol``): the stage's minutes are not what a seed costs, so the plan gives no
+#: minutes for their comparisons and the ledger points to the command and cost per seed their checks name
+OUTSIDE_DVC = {"dd_regime": "made outside `dvc repro` by the protocol its check names (its cost per seed there)"}
 #: the papers whose claims the compendium is about: funded first (:func:`allocate`)
 CENTRAL = ("ReLA", "DWA", "DC", "DSA", "SSDD")
 
@@ -186,6 +190,7 @@ def plan(
         faithful = sum(
             seeded_minutes(float(faithful_minutes.get(s, float("nan"))), shares.get(s, 1.0), scale) for s in stages
         )
+        outside = d.stage in OUTSIDE_DVC
         rows.append(
             {
                 "id": d.id,
@@ -197,9 +202,9 @@ def plan(
                 "seeds_per_half": per if per <= MAX_SEEDS else f">{MAX_SEEDS}",
                 "seeds_planned": planned if per <= MAX_SEEDS else f">{2 * MAX_SEEDS}",
                 "cpu_min_run": round(run, 1),
-                "cpu_min_planned": round(cpu, 1) if per <= MAX_SEEDS else "",
-                "faithful_min_planned": round(faithful, 1) if per <= MAX_SEEDS else "",
-                "fits_cpu": bool(per <= MAX_SEEDS and cpu <= budget_min),
+                "cpu_min_planned": round(cpu, 1) if per <= MAX_SEEDS and not outside else "",
+                "faithful_min_planned": round(faithful, 1) if per <= MAX_SEEDS and not outside else "",
+                "fits_cpu": bool(per <= MAX_SEEDS and cpu <= budget_min and not outside),
                 "funded": "",
                 "seeds_key": d.seeds_key,
                 "seed_share": " ".join(f"{shares.get(s, 1.0):g}" for s in stages),
@@ -280,7 +285,8 @@ def write_summary(
     """``benchmarks/power_plan.md``: the plan per paper and in all, for a reader."""
     n = len(plan_frame)
     spread = int(pd.to_numeric(plan_frame["sd"], errors="coerce").notna().sum())
-    capped = int((plan_frame["cpu_min_planned"].astype(str) == "").sum())
+    capped = int(plan_frame["seeds_planned"].astype(str).str.startswith(">").sum())
+    outside = int(plan_frame["stage"].isin(list(OUTSIDE_DVC)).sum())
     fits = int(plan_frame["fits_cpu"].astype(str).isin(["True", "true"]).sum())
     funded = plan_frame[plan_frame["funded"].astype(str) == FUNDED]
     text = [
@@ -295,7 +301,9 @@ def write_summary(
         "the rest (a distillation or synthesis shared by every seed) paid once.",
         "",
         f"{n} comparisons, {spread} of them with a measured spread (two seeds or more); {capped} need more than "
-        f"{2 * MAX_SEEDS} seeds; {fits} fit a `cpu` budget of {budget_min:.0f} minutes on their own.",
+        f"{2 * MAX_SEEDS} seeds; {fits} fit a `cpu` budget of {budget_min:.0f} minutes on their own; {outside} are "
+        "judged from records made outside `dvc repro` (the protocols of `dd_regime`), whose seeds the plan does not "
+        "price in stage minutes: their checks name the command and its cost per seed.",
         "",
         "**Funded at `cpu`** (the default run must run them at their planned seeds; `python -m "
         "compendium.pipeline.params` and every stage run refuse fewer): "
@@ -441,8 +449,11 @@ def by_paper(plan_frame: pd.DataFrame, paper_of: Callable[[str], str]) -> pd.Dat
     p = plan_frame.assign(paper=plan_frame["id"].map(paper_of))
     rows = []
     for paper, g in p.groupby("paper"):
-        ok = g[g["cpu_min_planned"].astype(str) != ""]
-        cost = ok.assign(cpu=pd.to_numeric(ok["cpu_min_planned"]), faithful=pd.to_numeric(ok["faithful_min_planned"]))
+        ok = g[~g["seeds_planned"].astype(str).str.startswith(">")]
+        priced = ok[ok["cpu_min_planned"].astype(str) != ""]
+        cost = priced.assign(
+            cpu=pd.to_numeric(priced["cpu_min_planned"]), faithful=pd.to_numeric(priced["faithful_min_planned"])
+        )
         per_stages = cost.groupby("records")[["cpu", "faithful"]].max()
         rows.append(
             {
