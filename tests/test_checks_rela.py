@@ -5,12 +5,12 @@ import dataclasses
 import pandas as pd
 import pytest
 
-from compendium.verdicts import claims, ledger
+from compendium.verdicts import claims, ledger, rule
 from compendium.core import records
 from compendium.pipeline import paper_tables as PT
 from compendium.pipeline import stagedeps
 from compendium.pipeline.checks import rela as _CR
-from judging import Judged
+from judging import Judged, judge
 
 CR = Judged(_CR)
 from compendium.rela import records as RR
@@ -344,9 +344,9 @@ def test_the_ledger_judges_each_rela_stage_from_its_tables_as_from_memory(tmp_pa
     _write_stage(tmp_path / "rela_ablations", {"runs": abl}, akw)
     g = per_seed.groupby("seed")
     want = {
-        "rela_budget": CR.budget_claims(budget, strength=strength, **bkw)
+        "rela_budget": _CR.budget_claims(budget, strength=strength, **bkw)
         + [
-            CR.transport_claim(
+            _CR.transport_claim(
                 g["out"].mean().to_dict(),
                 g["in"].mean().to_dict(),
                 PT.prior_label(STRONG),
@@ -354,15 +354,21 @@ def test_the_ledger_judges_each_rela_stage_from_its_tables_as_from_memory(tmp_pa
                 {k: dict(zip(d["seed"], d["probe"])) for k, d in per_seed.groupby("student")},
             )
         ],
-        "rela_arch": CR.arch_claims(arch, students, [RAND, STRONG]),
-        "rela_methods": CR.methods_claims(methods, {"simclr": "SimCLR", "moco": "MoCo"}, [RAND, STRONG]),
-        "rela_ablations": CR.ablation_claims(
+        "rela_arch": _CR.arch_claims(arch, students, [RAND, STRONG]),
+        "rela_methods": _CR.methods_claims(methods, {"simclr": "SimCLR", "moco": "MoCo"}, [RAND, STRONG]),
+        "rela_ablations": _CR.ablation_claims(
             abl, akw["priors"], akw["lambdas"], akw["fractions"], 3, schedule="switch"
         ),
     }
-    assert any(r.tested == "yes" for rows in want.values() for r in rows)
+    assert any(r.tested == "yes" for rows in want.values() for r in judge(rows))
     for stage, rows in want.items():
         got = CR.rela_stage_claims(tmp_path, [stage], gap_goal=0.9)  # the judge's own parameter
+        rows = judge(  # without the study's table every budget comparison carries an unmet regime check
+            [
+                r if r.claim in _CR.NOT_BUDGET else _CR.with_precondition(r, _CR.regime_precondition(stage, None))
+                for r in rows
+            ]
+        )
         assert ledger.to_frame(got).to_dict("records") == ledger.to_frame(rows).to_dict("records"), stage
     (tmp_path / "rela_arch" / "runs.csv").unlink()
     with pytest.raises(FileNotFoundError, match="dvc repro -s rela_arch"):
@@ -423,3 +429,32 @@ def test_table1_rows_state_what_the_ssl_phase_adds_to_the_prior_alone():
     other = dataclasses.replace(row, location="Fig. 4c")
     assert _CR.with_prior_split(other, split, ("CF10-T*", "10%")) == other
     assert _CR.with_prior_split(row, pd.DataFrame(), ("CF10-T*", "10%")) == row
+
+
+def test_a_rela_stage_outside_the_studys_regime_is_not_tested_and_says_what_would_be():
+    base = {"stage": "rela_budget", "view": "pooled", "labels": 10000, "width": 16, "full epochs": 10, "budget": 0.1,
+            "measured": True, "seeds": 5, "full gain": 0.078, "full gain lo": 0.067, "full gain hi": 0.088,
+            "10% gain": 0.031, "10% gain lo": 0.014, "10% gain hi": 0.047, "meets goals": False,
+            "nearest": "width 16, 30 epochs: full +8.7 [+6.8, +10.7]", "chosen": "", "goal full": 0.1,
+            "goal low": 0.0}  # fmt: skip
+    pre = CR.regime_precondition("rela_budget", pd.DataFrame([base]))
+    assert not pre.met and "+7.8 [+6.7, +8.8] at the full budget" in pre.measured
+    assert "none of its measured regimes meets them" in pre.needs and "+8.7" in pre.needs
+    read_back = CR.regime_precondition("rela_budget", pd.DataFrame([{**base, "chosen": float("nan")}]))
+    assert read_back.needs == pre.needs  # an empty cell of the CSV comes back as NaN
+    met = CR.regime_precondition("rela_budget", pd.DataFrame([{**base, "meets goals": True}]))
+    assert met.met
+    chosen = CR.regime_precondition("rela_budget", pd.DataFrame([{**base, "chosen": "width 32, 20 epochs: ..."}]))
+    assert "the study's chosen regime (width 32, 20 epochs" in chosen.needs
+    off = CR.regime_precondition("rela_budget", pd.DataFrame([{**base, "measured": False}]))
+    assert not off.met and "no curve at this setting" in off.measured
+    assert not CR.regime_precondition("rela_arch", pd.DataFrame([base])).met  # no row for the stage
+    # a comparison row gets the check in its evidence; the ledger then says why it is not tested
+    row = _CR.budget_claims(
+        _budget_runs(byol10=0.70, fired=True, steps=4000),
+        priors=[RAND, STRONG], budgets=[0.1, 0.5], same=STRONG, cross=RAND, headline=0.1, gap_goal=0.9, cost_goal=0.5,
+        strength={PT.prior_label(RAND): 0.31, PT.prior_label(STRONG): 0.9},
+    )[0]  # fmt: skip
+    judged = rule.judged(_CR.with_precondition(row, pre))
+    assert judged.verdict == claims.NOT_TESTED and CR.IN_REGIME + " unmet" in judged.condition
+    assert rule.judged(_CR.with_precondition(row, met)).condition.count(CR.IN_REGIME) == 0

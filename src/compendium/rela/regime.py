@@ -33,6 +33,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import argparse
 import hashlib
 import json
@@ -332,6 +334,65 @@ def nearest(table: pd.DataFrame, view: str = "pooled", labels: int = 10000) -> d
         "largest full gain": None if t.empty else t.sort_values("full gain lo").iloc[-1],
         "cheapest with the low budget above untrained": None if low_ok.empty else low_ok.iloc[0],
     }
+
+
+#: the ReLA stages whose comparisons train BYOL (+ReLA) at a budget: each is judged in the study's regime or not
+STAGES = ("rela_budget", "rela_arch", "rela_methods", "rela_ablations")
+
+
+def stage_setting(values: Mapping) -> dict:
+    """A ReLA stage's setting in the study's terms, from its resolved parameters: the probe's features (``pooled``
+    with ``global_pool``), its labels (``probe_train``), the width, the full budget in epochs and the headline
+    budget (``headline_budget``, else ``budget``)."""
+    return {
+        "view": "pooled" if values.get("global_pool", True) else "flat",
+        "labels": int(values.get("probe_train") or 0),
+        "width": int(values["width"]),
+        "full epochs": int(values["epochs"]),
+        "budget": float(values.get("headline_budget", values.get("budget", 0.1))),
+    }
+
+
+def stage_regimes(table: pd.DataFrame, settings: Mapping[str, Mapping], goals: Goals | None = None) -> pd.DataFrame:
+    """Per stage (``settings``: stage -> :func:`stage_setting`), the study's row for its setting: the gains with
+    their intervals and whether it meets the goals; ``measured`` False where the study has no curve at that
+    setting (another width, label count or budget, or a full budget off its grid). ``nearest``: the measured
+    regime with the largest lower bound of the full budget's gain on the stage's features and labels; ``chosen``:
+    the cheapest that meets both goals there (:func:`choose`; "" when none does); ``goal full`` / ``goal low``.
+
+        >>> t = pd.DataFrame([{"view": "pooled", "labels": 1000, "width": 16, "full epochs": 10, "full gain": 0.1,
+        ...     "full gain lo": 0.08, "full gain hi": 0.12, "10% gain": 0.01, "10% gain lo": -0.01, "10% gain hi": 0.03,
+        ...     "seeds": 5, "train minutes": 3.0, "meets goals": False}])
+        >>> s = {"view": "pooled", "labels": 1000, "width": 16, "full epochs": 10, "budget": 0.1}
+        >>> r = stage_regimes(t, {"a": s, "b": {**s, "full epochs": 3}}).set_index("stage")
+        >>> bool(r.at["a", "measured"]), bool(r.at["b", "measured"]), r.at["b", "nearest"]
+        (True, False, 'width 16, 10 epochs: full +10.0 [+8.0, +12.0], 10% +1.0 [-1.0, +3.0] (5 seeds)')
+    """
+    goals = goals or Goals()
+    gains = ["full gain", "full gain lo", "full gain hi", "10% gain", "10% gain lo", "10% gain hi"]
+    rows = []
+    for stage, st in settings.items():
+        same = table[(table["view"] == st["view"]) & (table["labels"] == st["labels"])] if len(table) else table
+        hit = same[(same["width"] == st["width"]) & (same["full epochs"] == st["full epochs"])] if len(same) else same
+        ok = len(hit) == 1 and abs(st["budget"] - goals.budget) < 1e-9
+        best = nearest(table, st["view"], st["labels"])["largest full gain"] if len(same) else None
+        row = {"stage": stage, **st, "measured": ok, "seeds": int(hit["seeds"].iloc[0]) if ok else 0}
+        row |= {g: float(hit[g].iloc[0]) if ok else float("nan") for g in gains}
+        row["meets goals"] = bool(ok and hit["meets goals"].iloc[0])
+        row["nearest"] = "" if best is None else _regime_text(best)
+        chosen = choose(table, st["view"], st["labels"]) if len(table) else None
+        row["chosen"] = "" if chosen is None else _regime_text(chosen)
+        row["goal full"], row["goal low"] = goals.full_gain, goals.low_gain
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _regime_text(r) -> str:
+    return (
+        f"width {int(r['width'])}, {int(r['full epochs'])} epochs: full {100 * r['full gain']:+.1f} "
+        f"[{100 * r['full gain lo']:+.1f}, {100 * r['full gain hi']:+.1f}], 10% {100 * r['10% gain']:+.1f} "
+        f"[{100 * r['10% gain lo']:+.1f}, {100 * r['10% gain hi']:+.1f}] ({int(r['seeds'])} seeds)"
+    )
 
 
 def main(argv=None) -> int:

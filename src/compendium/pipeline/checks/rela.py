@@ -742,6 +742,54 @@ def ablation_stage_claims(folder: Path, **judge) -> list[Claim]:
     )
 
 
+#: the name of the regime check every comparison of a ReLA stage that trains BYOL at a budget carries
+IN_REGIME = "BYOL in the regime the rela_regime study asks"
+
+
+def regime_precondition(stage: str, regimes: pd.DataFrame | None) -> Precondition:
+    """Whether ``stage``'s setting is in the regime the ``rela_regime`` study asks (its ``stage_regimes`` table,
+    :func:`compendium.rela.regime.stage_regimes`): BYOL at the full budget and at the headline budget above the
+    untrained network by the goals, both by the lower 95% bound, measured at the stage's own setting."""
+    row = regimes[regimes["stage"] == stage] if regimes is not None and len(regimes) else pd.DataFrame()
+    if not len(row):
+        return Precondition(IN_REGIME, False, "the study wrote no row for this stage", "`dvc repro rela_regime`")
+    r = row.iloc[0]
+    setting = (
+        f"width {int(r['width'])}, {int(r['full epochs'])} epochs at the full budget, {r['view']} features, "
+        f"{int(r['labels']):,} probe labels"
+    )
+    goals = (
+        f"the goals: BYOL at the full budget {100 * float(r['goal full']):g} points above the untrained network and at "
+        f"{float(r['budget']):.0%} more than {100 * float(r['goal low']):g} above it, both by the lower 95% bound"
+    )
+    if str(r["measured"]) in ("True", "true"):
+        measured = (
+            f"{setting}: BYOL − untrained {100 * r['full gain']:+.1f} [{100 * r['full gain lo']:+.1f}, "
+            f"{100 * r['full gain hi']:+.1f}] at the full budget, {100 * r['10% gain']:+.1f} "
+            f"[{100 * r['10% gain lo']:+.1f}, {100 * r['10% gain hi']:+.1f}] at {float(r['budget']):.0%} "
+            f"({int(r['seeds'])} seeds; {goals})"
+        )
+    else:
+        measured = f"{setting}: the study has no curve at this setting ({goals})"
+    chosen = "" if pd.isna(r.get("chosen")) else str(r.get("chosen") or "")  # "" is read back as NaN
+    needs = (
+        f"the stage run at the study's chosen regime ({chosen})"
+        if chosen
+        else "a setting where the study's goals hold: none of its measured regimes meets them (the nearest: "
+        f"{r['nearest']}); more width-32 curves (`python -m compendium.rela.regime --widths 32`) or the paper "
+        "profile's CIFAR-10 and ConvNet of width 128"
+    )
+    return Precondition(IN_REGIME, str(r["meets goals"]) in ("True", "true"), measured, needs)
+
+
+def with_precondition(row: Claim, pre: Precondition) -> Claim:
+    """``row`` with ``pre`` added to its evidence's preconditions (an exact check is returned as it is)."""
+    if not row.evidence or row.evidence == "legacy":
+        return row
+    ev = claims.Evidence.from_json(row.evidence)
+    return dataclasses.replace(row, evidence=dataclasses.replace(ev, preconditions=(*ev.preconditions, pre)).to_json())
+
+
 #: The ReLA stages whose rows ``claims_ledger`` judges from their tables, with the function that does.
 RELA_STAGES = {
     "rela_budget": budget_stage_claims,
@@ -751,7 +799,17 @@ RELA_STAGES = {
 }
 
 
+#: claims of those stages about the priors' representations, not about BYOL's budgets: no regime check
+NOT_BUDGET = {"Representations of strong models transfer linearly to less strong ones (better than the reverse)"}
+
+
 def rela_stage_claims(root: Path, stages: Iterable[str] = tuple(RELA_STAGES), **judge) -> list[Claim]:
     """The rows of ``stages`` (of :data:`RELA_STAGES`), each judged from ``root/<stage>/`` with the judge's own
-    parameters (``gap_goal``)."""
-    return [r for s in stages for r in RELA_STAGES[s](Path(root) / s, **judge)]
+    parameters (``gap_goal``); each comparison about BYOL's budgets carries the stage's :func:`regime_precondition`
+    from ``root/rela_regime/stage_regimes.csv``."""
+    regimes = stage_tables.optional(Path(root) / "rela_regime", "stage_regimes")
+    return [
+        r if r.claim in NOT_BUDGET else with_precondition(r, regime_precondition(s, regimes))
+        for s in stages
+        for r in RELA_STAGES[s](Path(root) / s, **judge)
+    ]
