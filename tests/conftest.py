@@ -52,6 +52,22 @@ def module_moves(monkeypatch):
 
 
 @pytest.fixture
+def toy_regime_sets(monkeypatch):
+    """The labelled regime study's Fashion-MNIST replaced by 200 training and 50 test images of 28 px whose grey
+    level grows with the class (learnable in a few steps), for the record makers that read it."""
+    from compendium.distill import regime
+
+    g = torch.Generator().manual_seed(0)
+
+    def make(n, split):
+        labels = torch.arange(n) % 10
+        images = (torch.rand(n, 1, 28, 28, generator=g) * 80 + labels.view(-1, 1, 1, 1) * 17).to(torch.uint8)
+        return data.ImageDataset("toy", split, images, labels, tuple(str(i) for i in range(10)))
+
+    monkeypatch.setitem(regime._SETS, "sets", (make(200, "train"), make(50, "test")))
+
+
+@pytest.fixture
 def tiny_data(tmp_path):
     """A data/ folder in the real on-disk format with tiny random contents (not the manifest's)."""
     root = tmp_path / "data"

@@ -4,7 +4,7 @@ import pytest
 import torch
 import yaml
 
-from compendium.core import data, paths
+from compendium.core import paths
 from compendium.distill import evaluate as E
 from compendium.distill import labelled_protocol as L
 from compendium.distill import records as R
@@ -12,15 +12,7 @@ from compendium.distill import regime
 
 
 @pytest.fixture
-def toy(monkeypatch, tmp_path):
-    g = torch.Generator().manual_seed(0)
-
-    def make(n, split):
-        labels = torch.arange(n) % 10
-        images = (torch.rand(n, 1, 28, 28, generator=g) * 80 + labels.view(-1, 1, 1, 1) * 17).to(torch.uint8)
-        return data.ImageDataset("toy", split, images, labels, tuple(str(i) for i in range(10)))
-
-    monkeypatch.setitem(regime._SETS, "sets", (make(200, "train"), make(50, "test")))
+def toy(toy_regime_sets, tmp_path):
     net = E.build_student(regime.teacher_config(regime.Plan(), 1), (1, 28, 28), 10)  # an untrained teacher
     torch.save(net.state_dict(), tmp_path / "teacher.pt")
     values = {**L._dd_inversion_values(), "iterations": 2, "rded_images_per_class": 4, "K": 1}

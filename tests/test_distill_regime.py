@@ -4,20 +4,11 @@ import pandas as pd
 import pytest
 import torch
 
-from compendium.core import data
 from compendium.distill import regime
 
 
 @pytest.fixture
-def toy(monkeypatch):
-    g = torch.Generator().manual_seed(0)
-
-    def make(n, split):
-        labels = torch.arange(n) % 10
-        images = (torch.rand(n, 1, 28, 28, generator=g) * 80 + labels.view(-1, 1, 1, 1) * 17).to(torch.uint8)
-        return data.ImageDataset("toy", split, images, labels, tuple(str(i) for i in range(10)))
-
-    monkeypatch.setitem(regime._SETS, "sets", (make(200, "train"), make(50, "test")))
+def toy(toy_regime_sets):
     return regime.Plan(
         seeds=(0,), teacher_width=4, teacher_epochs=2, teacher_batch=64, student_width=4, steps=(2, 4), ipcs=(2,)
     )

@@ -472,3 +472,15 @@ def test_a_comparison_judged_from_records_made_outside_dvc_points_to_its_protoco
     regime_rows = plan_frame[plan_frame["stage"].isin(list(power.OUTSIDE_DVC))]
     assert len(regime_rows) and (regime_rows["cpu_min_planned"] == "").all()
     assert (regime_rows["fits_cpu"] == "False").all()
+
+
+def test_a_row_judged_from_a_protocols_records_gets_no_family_rerun_cost():
+    est = {"`faithful` (2 cores)": {"dd_teachers": 300.0}}
+    rows = pd.DataFrame(
+        [
+            {"id": i, "verdict": claims.NOT_TESTED, "sesoi_source": "paper", "condition": "would need X", "stage": st}
+            for i, st in (("a", "dd_regime"), ("b", "dd_tables"))
+        ]
+    )
+    out = ledger.with_rerun_costs(rows, {"a": {"dd_teachers"}, "b": {"dd_teachers"}}, est).set_index("id")
+    assert out.at["a", "condition"] == "would need X" and "about 5.0 h" in out.at["b", "condition"]

@@ -18,7 +18,7 @@ is better. The regime study (:mod:`compendium.distill.regime`) measured what a s
 
 Each (arm, seed) at :attr:`Plan.ipc` images per class is one record under ``reports/regime/labelled_sets/``,
 written as it finishes (``python -m compendium.distill.labelled_protocol --hours 1``; resumable, committed; about
-7 minutes per record on one core here: a recovery of about 2.5 min and a student of about 4.5): the
+4 minutes per record on one core here: a recovery of about 1.3 min and a student of about 2.5): the
 set is synthesised with the ``dd_inversion`` stage's recovery settings (:attr:`Plan.values`, the same
 registered methods, :data:`compendium.distill.methods.inversion.METHODS`), then evaluated. The arms are DWA
 Table 1's (SRe2L, DWA), ReLA Table 5's (RDED and ReLA's random real images, arm B of DWA's Table 3: the real

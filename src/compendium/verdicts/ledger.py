@@ -269,8 +269,10 @@ def with_rerun_costs(
     ledger: pd.DataFrame, stages: Mapping[str, set[str]], estimates: Mapping[str, Mapping[str, float]]
 ) -> pd.DataFrame:
     """Each comparison not tested at this scale whose condition does not say what its run costs gets the cost of
-    rerunning what its verdict reads at the papers' lengths: per profile (``estimates``: its words -> minutes per
-    stage, the committed extrapolations :data:`ESTIMATES`), the sum over ``stages[id]``
+    rerunning what its verdict reads at the papers' lengths (not one judged from records made outside
+    ``dvc repro``, :data:`compendium.verdicts.power.OUTSIDE_DVC`: its stage's family did not make them): per
+    profile (``estimates``: its words -> minutes per stage, the committed extrapolations :data:`ESTIMATES`), the sum
+    over ``stages[id]``
     (:func:`compendium.verdicts.power.rerun_stages`). The condition names the setting; this says what running it costs.
 
         >>> row = {"id": "x", "verdict": NOT_TESTED, "sesoi_source": "paper", "condition": "would need 30,000 steps"}
@@ -281,7 +283,8 @@ def with_rerun_costs(
 benchmarks/faithful_estimate.md, benchmarks/paper_estimate.md)
     """
     out = ledger.copy()
-    rows = out.index[is_comparison(out) & (out["verdict"] == NOT_TESTED)]
+    outside = out["stage"].isin(list(power.OUTSIDE_DVC)) if "stage" in out else False
+    rows = out.index[is_comparison(out) & (out["verdict"] == NOT_TESTED) & ~outside]
     for i in rows:
         cond = str(out.at[i, "condition"])
         chain = stages.get(out.at[i, "id"], set())

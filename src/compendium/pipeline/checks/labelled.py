@@ -1365,8 +1365,8 @@ def dsa_protocol_claims(table: pd.DataFrame, *, ipc: int = 1, iterations: int = 
 
 
 #: minutes of one (arm, seed) of :mod:`compendium.distill.labelled_protocol` on one core of these machines (a
-#: recovery of 1,000 iterations at 10 images per class and the 4,800-step student, measured beside two other runs)
-PROTOCOL_MINUTES = 7
+#: recovery of 1,000 iterations at 10 images per class, about 1.3 min, and the 4,800-step student, about 2.5)
+PROTOCOL_MINUTES = 4
 #: where the rows judged in the labelled family's regime say they stand (DWA's Tables 1 and 3, ReLA's Table 5)
 REGIME_LOCATION = "ipc 10, teacher and students at their plateau"
 
