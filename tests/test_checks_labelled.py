@@ -621,7 +621,7 @@ def test_dcs_table1_cell_is_judged_from_dcs_own_protocol_once_three_seeds_reach_
     assert not [x for x in _L.dc_arch_claims(None, {}, ipc=1) if x.location == "DC results (ipc 1)"]
 
 
-def test_the_labelled_sets_in_their_regime_decide_dwa_tables_1_and_3_and_rela_table_5():
+def test_the_labelled_sets_in_their_regime_decide_dwa_tables_1_and_3_and_rela_table_5(tmp_path):
     def table(dwa=0.80, sre2l=0.70, real=0.78, g_over_f=0.02, seeds=range(6), steps=4800, images=10_000):
         acc = {R.REAL_INIT: real, "sre2l": sre2l, "dwa": dwa, "rded": 0.75, "D: real init": 0.78,
                "E: + decoupled var": dwa - 0.02, "F: + random adjust": dwa - g_over_f}  # fmt: skip
@@ -689,17 +689,14 @@ def test_the_labelled_sets_in_their_regime_decide_dwa_tables_1_and_3_and_rela_ta
     empty = L.labelled_protocol_claims(pd.DataFrame(), pd.DataFrame())
     assert len(empty) == 4 and all(r.verdict == claims.NOT_TESTED for r in empty)
     # the stage's judge reads the two tables dd_regime writes
-    judged = L.regime_stage_claims(_tables_dir(table(), plateaus))[-4:]
+    judged = L.regime_stage_claims(_tables_dir(tmp_path, table(), plateaus))[-4:]
     assert [(r.claim, r.verdict) for r in judged] == [
         (r.claim, r.verdict) for r in L.labelled_protocol_claims(table(), plateaus)
     ]
 
 
-def _tables_dir(sets, plateaus):
-    import tempfile
-    from pathlib import Path
-
-    d = Path(tempfile.mkdtemp())
+def _tables_dir(d, sets, plateaus):
+    """``dd_regime``'s tables the judge reads, written to ``d``."""
     sets.to_csv(d / "labelled_sets.csv", index=False)
     plateaus.to_csv(d / "plateaus.csv", index=False)
     pd.DataFrame(columns=["method", "ipc", "seed", "iterations", "acc"]).to_csv(d / "dc_vs_coresets.csv", index=False)

@@ -399,17 +399,21 @@ def plan_inputs(reports: Path) -> tuple[Mapping[str, float], Mapping[str, float]
     return _minutes(reports), estimated_minutes()
 
 
+def _stage_records(reports: Path) -> dict:
+    """``stage_minutes.json``'s entry per stage (a mapping with ``minutes`` and ``parameters``, or bare minutes)."""
+    data = json.loads((reports / "stage_minutes.json").read_text())
+    return data.get("stages", data)
+
+
 def stage_parameters(reports: Path) -> dict[str, dict]:
     """stage -> the parameters of its last measured run (``stage_minutes.json``)."""
-    data = json.loads((reports / "stage_minutes.json").read_text())
-    stages = data.get("stages", data)
-    return {s: dict(v.get("parameters") or {}) if isinstance(v, Mapping) else {} for s, v in stages.items()}
+    return {
+        s: dict(v.get("parameters") or {}) if isinstance(v, Mapping) else {} for s, v in _stage_records(reports).items()
+    }
 
 
 def _minutes(reports: Path) -> dict[str, float]:
-    data = json.loads((reports / "stage_minutes.json").read_text())
-    stages = data.get("stages", data)
-    return {s: float(v["minutes"] if isinstance(v, Mapping) else v) for s, v in stages.items()}
+    return {s: float(v["minutes"] if isinstance(v, Mapping) else v) for s, v in _stage_records(reports).items()}
 
 
 def main(argv: list[str] | None = None) -> None:
