@@ -220,6 +220,44 @@ def test_whole_pipeline_at_smoke_scale_in_a_copy(tmp_path):
             assert line in r8.stdout, f"{' '.join(cmd)}: {line!r} not in\n{r8.stdout[-3000:]}"
 
 
+def _param_keys(stage: dict) -> list[str]:
+    keys = []
+    for p in stage.get("params", []):
+        keys += [p] if isinstance(p, str) else [k for ks in p.values() for k in ks]
+    return keys
+
+
+def _paths(items) -> list[str]:
+    return [next(iter(i)) if isinstance(i, dict) else i for i in items or []]
+
+
+def stages_a_param_reruns(key: str, stages: dict) -> set[str]:
+    """The stages ``dvc exp run -S key=...`` reruns, read from dvc.yaml alone: those with a params dep on the key
+    (or on a section above or below it), then every stage that reads an output of one of them, transitively."""
+    ran = {n for n, st in stages.items() if any(key == k or key.startswith(k + ".") or k.startswith(key + ".")
+                                                for k in _param_keys(st))}
+    under = lambda a, b: a == b or a.startswith(b.rstrip("/") + "/") or b.startswith(a.rstrip("/") + "/")  # noqa: E731
+    grew = True
+    while grew:
+        outs = [o for n in ran for o in _paths(stages[n].get("outs"))]
+        more = {n for n, st in stages.items() if n not in ran and any(under(d, o) for d in _paths(st.get("deps"))
+                                                                      for o in outs)}
+        ran |= more
+        grew = bool(more)
+    return ran
+
+
+def test_readme_sweep_names_the_stages_dvc_reruns():
+    """Each ``dvc exp run -S`` of the README's sweep says which stages it reruns; dvc.yaml's graph agrees (the
+    whole-pipeline test runs it; this catches a new dependency in seconds)."""
+    stages = yaml.safe_load((paths.ROOT / "dvc.yaml").read_text())["stages"]
+    for cmd, comment, _ in readme_sweep():
+        if cmd[:3] == ["dvc", "exp", "run"]:
+            key = cmd[cmd.index("-S") + 1].split("=")[0]
+            said = set(re.findall(r"[a-z_]+", comment.removeprefix("reruns")))
+            assert stages_a_param_reruns(key, stages) == said, f"README.md: {' '.join(cmd)} says it {comment}"
+
+
 def readme_sweep() -> list[tuple[list[str], str, list[str]]]:
     """The README's "Compare two runs" block: per command (``$ ...``), its words (``python`` is this interpreter),
     its comment and the first cell of each table row the README shows under it (a parameter or result name)."""
