@@ -234,14 +234,20 @@ def _paths(items) -> list[str]:
 def stages_a_param_reruns(key: str, stages: dict) -> set[str]:
     """The stages ``dvc exp run -S key=...`` reruns, read from dvc.yaml alone: those with a params dep on the key
     (or on a section above or below it), then every stage that reads an output of one of them, transitively."""
-    ran = {n for n, st in stages.items() if any(key == k or key.startswith(k + ".") or k.startswith(key + ".")
-                                                for k in _param_keys(st))}
+    ran = {
+        n
+        for n, st in stages.items()
+        if any(key == k or key.startswith(k + ".") or k.startswith(key + ".") for k in _param_keys(st))
+    }
     under = lambda a, b: a == b or a.startswith(b.rstrip("/") + "/") or b.startswith(a.rstrip("/") + "/")  # noqa: E731
     grew = True
     while grew:
         outs = [o for n in ran for o in _paths(stages[n].get("outs"))]
-        more = {n for n, st in stages.items() if n not in ran and any(under(d, o) for d in _paths(st.get("deps"))
-                                                                      for o in outs)}
+        more = {
+            n
+            for n, st in stages.items()
+            if n not in ran and any(under(d, o) for d in _paths(st.get("deps")) for o in outs)
+        }
         ran |= more
         grew = bool(more)
     return ran
