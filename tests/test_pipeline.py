@@ -13,7 +13,7 @@ import yaml
 from conftest import requires_data
 
 from compendium.core import paths, volatile
-from compendium.pipeline import sitecheck, stagedeps, timings
+from compendium.pipeline import faithful, sitecheck, stagedeps, timings
 
 BIN = Path(sys.executable).parent
 
@@ -227,41 +227,29 @@ def _param_keys(stage: dict) -> list[str]:
     return keys
 
 
-def _paths(items) -> list[str]:
-    return [next(iter(i)) if isinstance(i, dict) else i for i in items or []]
-
-
-def stages_a_param_reruns(key: str, stages: dict) -> set[str]:
-    """The stages ``dvc exp run -S key=...`` reruns, read from dvc.yaml alone: those with a params dep on the key
-    (or on a section above or below it), then every stage that reads an output of one of them, transitively."""
-    ran = {
+def stages_a_param_reruns(key: str, dvc: dict) -> set[str]:
+    """The stages ``dvc exp run -S key=...`` reruns, read from a parsed dvc.yaml alone: those with a params dep on
+    the key (or on a section above or below it), then every stage that reads an output of one of them, transitively
+    (:func:`faithful.upstream`'s graph, turned round)."""
+    changed = {
         n
-        for n, st in stages.items()
+        for n, st in dvc["stages"].items()
         if any(key == k or key.startswith(k + ".") or k.startswith(key + ".") for k in _param_keys(st))
     }
-    under = lambda a, b: a == b or a.startswith(b.rstrip("/") + "/") or b.startswith(a.rstrip("/") + "/")  # noqa: E731
-    grew = True
-    while grew:
-        outs = [o for n in ran for o in _paths(stages[n].get("outs"))]
-        more = {
-            n
-            for n, st in stages.items()
-            if n not in ran and any(under(d, o) for d in _paths(st.get("deps")) for o in outs)
-        }
-        ran |= more
-        grew = bool(more)
-    return ran
+    up = faithful.upstream(faithful.read_stages(dvc))
+    down = {n: {m for m, reads in up.items() if n in reads} for n in up}
+    return faithful.ancestors(changed, down)
 
 
 def test_readme_sweep_names_the_stages_dvc_reruns():
     """Each ``dvc exp run -S`` of the README's sweep says which stages it reruns; dvc.yaml's graph agrees (the
     whole-pipeline test runs it; this catches a new dependency in seconds)."""
-    stages = yaml.safe_load((paths.ROOT / "dvc.yaml").read_text())["stages"]
+    dvc = yaml.safe_load((paths.ROOT / "dvc.yaml").read_text())
     for cmd, comment, _ in readme_sweep():
         if cmd[:3] == ["dvc", "exp", "run"]:
             key = cmd[cmd.index("-S") + 1].split("=")[0]
             said = set(re.findall(r"[a-z_]+", comment.removeprefix("reruns")))
-            assert stages_a_param_reruns(key, stages) == said, f"README.md: {' '.join(cmd)} says it {comment}"
+            assert stages_a_param_reruns(key, dvc) == said, f"README.md: {' '.join(cmd)} says it {comment}"
 
 
 def readme_sweep() -> list[tuple[list[str], str, list[str]]]:
