@@ -14,6 +14,9 @@ kernels make the BYOL step about 1.5x faster. On a CPU without them bf16 is emul
     python benchmarks/bench_cpu_bf16.py [--quick] [--out benchmarks/bench_cpu_bf16.json] [--page docs/at-scale.md]
 
 ``--page`` rewrites the page's block between :data:`START` and :data:`END` from the results (:func:`page_block`).
+``--add-host`` measures only the speed on this CPU as it is and adds it to an existing results file's
+``other hosts`` (a CPU of another kind than the one the caps were emulated on: a real AVX2-only machine, say),
+which the page shows beside the emulated caps.
 """
 
 from __future__ import annotations
@@ -48,9 +51,9 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def speed(steps: int) -> list[dict]:
+def speed(steps: int, caps: dict | None = None) -> list[dict]:
     rows = []
-    for cap, env in CAPS.items():
+    for cap, env in (CAPS if caps is None else caps).items():
         code = (
             "import json, torch; torch.set_num_threads(1); import bench_levers as B; "
             f"print(json.dumps(B.cpu_bf16({steps})))"
@@ -96,6 +99,22 @@ def numbers(seeds: int, epochs: int, n: int) -> list[dict]:
     return rows
 
 
+def _native(meta: dict) -> str:
+    return "AMX" if meta["amx"] else "AVX512-BF16" if meta["avx512_bf16"] else "no native bf16"
+
+
+def this_host(steps: int) -> dict:
+    """This CPU as it is (no cap): its name, bf16 units, torch's CPU capability and the speed rows."""
+    rows = speed(steps, caps={"this CPU": {}})
+    return {
+        "cpu": cpu_name(),
+        "amx": bool(torch.cpu._is_amx_tile_supported()),
+        "avx512_bf16": bool(torch.cpu._is_avx512_bf16_supported()),
+        "capability": torch.backends.cpu.get_cpu_capability(),
+        "speed": [{k: v for k, v in r.items() if k != "isa cap"} for r in rows],
+    }
+
+
 def page_block(results: dict) -> str:
     """The manual's account of ``results`` (this script's JSON): per step and ISA cap the fp32 and bf16 times and
     bf16's speed-up; per seed the probe accuracy under each precision and their paired difference."""
@@ -105,7 +124,7 @@ def page_block(results: dict) -> str:
     caps = list(dict.fromkeys(r["isa cap"] for r in results["speed"]))
     configs = list(dict.fromkeys(r["config"] for r in results["speed"]))
     ms = {(r["isa cap"], r["config"], r["arm"]): r["ms"] for r in results["speed"]}
-    native = "AMX" if meta["amx"] else "AVX512-BF16" if meta["avx512_bf16"] else "no native bf16"
+    native = _native(meta)
     lines = [
         START,
         "",
@@ -121,6 +140,20 @@ def page_block(results: dict) -> str:
             f, b = ms[(cap, c, "fp32")], ms[(cap, c, "bf16 autocast")]
             cells.append(f"{f:.1f} / {b:.1f} ({f / b:.2f}x)")
         lines.append(f"| {c} | " + " | ".join(cells) + " |")
+    for host in results.get("other hosts", []):
+        hms = {(r["config"], r["arm"]): r["ms"] for r in host["speed"]}
+        lines += [
+            "",
+            f"On another host, {host['cpu']} ({_native(host)}; torch's CPU capability {host['capability']}), this CPU "
+            "as it is, one thread:",
+            "",
+            "| step | fp32 (ms) | bf16 autocast (ms) | bf16's speed-up |",
+            "|---|---:|---:|---:|",
+        ]
+        for c in configs:
+            if (c, "fp32") in hms:
+                f, b = hms[(c, "fp32")], hms[(c, "bf16 autocast")]
+                lines.append(f"| {c} | {f:.1f} | {b:.1f} | {f / b:.2f}x |")
     by_seed: dict[int, dict[str, float]] = {}
     for r in results["numbers"]:
         by_seed.setdefault(r["seed"], {})[r["arm"]] = 100 * r["probe acc"]
@@ -157,7 +190,23 @@ def main(argv=None) -> dict:
     ap.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     ap.add_argument("--page", type=Path, default=None, help="rewrite this page's block from the results")
     ap.add_argument("--from-json", type=Path, default=None, help="take the results from this JSON instead of measuring")
+    ap.add_argument(
+        "--add-host",
+        type=Path,
+        default=None,
+        help="measure the speed on this CPU alone and add it to this results file's other hosts",
+    )
     args = ap.parse_args(argv)
+    if args.add_host:
+        torch.set_num_threads(1)
+        out = json.loads(args.add_host.read_text())
+        host = this_host(3 if args.quick else 20)
+        key = (host["cpu"], host["capability"])
+        out["other hosts"] = [h for h in out.get("other hosts", []) if (h["cpu"], h["capability"]) != key] + [host]
+        args.add_host.write_text(json.dumps(out, indent=1) + "\n")
+        if args.page:
+            write_page(args.page, out)
+        return out
     if args.from_json:
         out = json.loads(args.from_json.read_text())
         if args.page:

@@ -33,3 +33,26 @@ def test_the_block_gives_the_speed_up_per_isa_cap_and_the_paired_difference():
     assert block.startswith(B.START) and block.endswith(B.END) and "Measured on X (AVX512-BF16)" in block
     assert "| byol step | 45.0 / 30.0 (1.50x) | 50.0 / 100.0 (0.50x) |" in block
     assert "| 2 | 58.0 | 60.0 | -2.0 |" in block and "Mean difference -1.0 points" in block
+
+
+def test_another_hosts_speed_is_shown_beside_the_emulated_caps():
+    speed = [
+        {"isa cap": "this CPU", "config": "byol step", "arm": arm, "ms": ms}
+        for arm, ms in (("fp32", 45.0), ("bf16 autocast", 30.0))
+    ]
+    numbers = [{"seed": 0, "arm": arm, "probe acc": 0.6} for arm in ("bf16 autocast", "fp32")]
+    host = {
+        "cpu": "Y",
+        "amx": False,
+        "avx512_bf16": False,
+        "capability": "AVX2",
+        "speed": [
+            {"config": "byol step", "arm": "fp32", "ms": 100.0},
+            {"config": "byol step", "arm": "bf16 autocast", "ms": 120.0},
+        ],
+    }
+    meta = {"cpu": "X", "amx": False, "avx512_bf16": True, "torch": "t"}
+    block = B.page_block({"meta": meta, "speed": speed, "numbers": numbers, "other hosts": [host]})
+    assert "On another host, Y (no native bf16; torch's CPU capability AVX2)" in block
+    assert "| byol step | 100.0 | 120.0 | 0.83x |" in block
+    assert "On another host" not in B.page_block({"meta": meta, "speed": speed, "numbers": numbers})

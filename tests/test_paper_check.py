@@ -147,6 +147,7 @@ def test_a_recorded_run_fills_the_pages_block(tmp_path):
     text = page.read_text()
     assert "old" not in text and text.endswith("after\n")
     assert "2 of 3 stages passed in 2.1 min on 2 CPU thread(s)" in text and "b (90 s), a (30 s), c (5 s)" in text
+    assert rec["cpu"] in ("AMX", "AVX512-BF16, no AMX", "no native bf16") and f"({rec['cpu']})" in text
     assert C.START in C.PAGE.read_text() and C.END in C.PAGE.read_text()
     with pytest.raises(ValueError, match="block"):
         C.write_page(rec, tmp_path / "none.md") if (tmp_path / "none.md").write_text("x") else None

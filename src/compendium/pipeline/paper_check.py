@@ -21,7 +21,8 @@ It exits non-zero when a stage fails, naming it, the cell and the error (the par
 ``build/failed/<stage>.ipynb``). Nothing it computes is a result: the data are noise. ``--stages`` runs some stages
 (with the stages upstream of them; ``--only``: just those); ``--device cuda`` runs the same check on a GPU;
 ``--write`` records a full run's times (:data:`RECORD`) and their summary on the manual's page. The stages are
-compute-bound at the paper's widths: a full run takes about half an hour on 2 cores, so CI runs the share of it
+compute-bound at the paper's widths: a full run takes 35 minutes on 2 cores of an AVX512 host and 91 on an AVX2-only
+one (:data:`RECORD`), so CI runs the share of it
 named in :data:`CI_STAGES` (with their upstream stages) besides checking the configuration and the stand-ins
 (``tests/test_paper_check.py``).
 """
@@ -136,8 +137,8 @@ MAX_PROBE = 256
 PROBE_KEYS = ("probe_train", "probe_train_n", "knn_train", "knn_test", "similarity_images")
 #: The share of the check that CI runs (``tests/test_paper_check.py``): a stage of each family that reads the stand-ins
 #: through the paper's networks (the SSL priors and ReLA's targets; the five paper teachers; DC / DSA / DM at
-#: ConvNet-128 on CIFAR-10; KIP; the unrolled, label, NAS, GTN and text stages), about 5 minutes on 2 cores. The whole
-#: check (most of an hour) is run by ``make paper-check`` and recorded (:data:`RECORD`).
+#: ConvNet-128 on CIFAR-10; KIP; the unrolled, label, NAS, GTN and text stages), 5 to 11 minutes on 2 cores (an AVX512
+#: host, an AVX2-only one). The whole check (35 to 91 minutes) is run by ``make paper-check`` and recorded (:data:`RECORD`).
 CI_STAGES = ("rela_smoke", "dd_teachers", "dd_matching", "dd_kip", "dd_gtn", "dd_unrolled", "dd_labels", "dd_text")
 #: Keys the check sets outright where the generic rule does not fit (each with why).
 EXTRA: dict[str, dict] = {
@@ -331,10 +332,20 @@ def table(rows: list[Row]) -> str:
     return "\n".join([*lines, f"  {passed} of {len(rows)} stage(s) passed in {total / 60:.1f} min"])
 
 
+def cpu_features() -> str:
+    """The CPU's bf16 matrix units, which set the ReLA stages' speed (they run bf16 autocast where native):
+    ``"AMX"``, ``"AVX512-BF16, no AMX"`` or ``"no native bf16"``."""
+    if torch.cpu._is_amx_tile_supported():
+        return "AMX"
+    return "AVX512-BF16, no AMX" if torch.cpu._is_avx512_bf16_supported() else "no native bf16"
+
+
 def record(rows: list[Row], threads: int) -> dict:
-    """What ``--write`` keeps of a full run: the machine, its threads and each stage's status and seconds."""
+    """What ``--write`` keeps of a full run: the machine, its bf16 units, its threads and each stage's status and
+    seconds."""
     return {
         "machine": platform.processor() or platform.machine(),
+        "cpu": cpu_features(),
         "threads": threads,
         "stand_ins": {k: {"train_per_class": a, "test_per_class": b} for k, (a, b) in DATASETS.items()},
         "rows": [{"stage": r.stage, "status": r.status, "seconds": round(r.seconds, 1)} for r in rows],
@@ -360,7 +371,9 @@ def page_block(rec: dict) -> str:
             START,
             f"The last recorded run (`benchmarks/{RECORD.name}`, written by `python -m "
             f"compendium.pipeline.paper_check --write`): {passed} of {len(rows)} stages passed in "
-            f"{total / 60:.1f} min on {rec['threads']} CPU thread(s); the slowest were "
+            f"{total / 60:.1f} min on {rec['threads']} CPU thread(s)"
+            + (f" ({rec['cpu']})" if rec.get("cpu") else "")
+            + "; the slowest were "
             + ", ".join(f"{r['stage']} ({r['seconds']:.0f} s)" for r in slow)
             + "."
             + (
