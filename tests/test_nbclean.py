@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -58,3 +59,34 @@ def test_clean_copy_is_the_cli_output_and_drops_outputs(tmp_path):
 def test_an_unknown_stage_is_refused_naming_the_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="nope.ipynb"):
         nbclean.clean("nope", tmp_path)
+
+
+def test_strip_equals_the_cli_on_a_notebook_with_outputs_counts_and_volatile_metadata(tmp_path):
+    """What Jupyter leaves in a saved notebook (outputs, counts, the kernel's language version, a cell's timing, a
+    non-ASCII output) is stripped in-process exactly as ``nbstripout -t`` strips it."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(metadata={"language_info": {"name": "python", "version": "3.11.7"}})
+    code = nbformat.v4.new_code_cell("print('é')", execution_count=3, metadata={"execution": {"iopub": "x"}})
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="é\n")]
+    nb.cells = [nbformat.v4.new_markdown_cell("# Title"), code]
+    src = tmp_path / "saved.ipynb"
+    nbformat.write(nb, src)
+    want = subprocess.run([sys.executable, *nbclean.STRIP, str(src)], capture_output=True, check=True).stdout
+    got = nbclean.strip(src).encode("utf-8")
+    assert got == want
+    cell = json.loads(got)["cells"][1]
+    assert cell["outputs"] == [] and cell["execution_count"] is None and "execution" not in cell["metadata"]
+    assert "language_info" not in json.loads(got)["metadata"]
+
+
+def test_every_committed_notebook_strips_to_the_copy_dvc_lock_records():
+    """The stage's copies (every notebook stage's dependency) hash as ``dvc.lock`` records them."""
+    import hashlib
+
+    outs = yaml.safe_load((paths.ROOT / "dvc.lock").read_text())["stages"][nbclean.STAGE]["outs"]
+    recorded = {Path(o["path"]).stem: o["md5"] for o in outs}
+    assert sorted(recorded) == sorted(nbclean.pipeline_order())
+    for stage, md5 in recorded.items():
+        text = nbclean.strip(paths.NOTEBOOKS / f"{stage}.ipynb")
+        assert hashlib.md5(text.encode("utf-8")).hexdigest() == md5, f"{stage}: dvc.lock's copy differs"

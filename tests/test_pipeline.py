@@ -162,7 +162,9 @@ def test_whole_pipeline_at_smoke_scale_in_a_copy(tmp_path):
         f"dvc status before the rerun: {status}\n{r2.stdout}"
     )
     print(f"smoke dvc repro: first {first:.1f} s, second {second:.1f} s")
-    assert second < 30
+    # a no-op rerun reads dvc.yaml and dvc.lock and checks hashes: 13 to 33 s by host and YAML reader; minutes would
+    # mean it rehashes the data or the models
+    assert second < 90
     # the results site the pipeline built, opened page by page in headless Chromium
     seen = sitecheck.check(proj / "reports" / "site", screenshot=tmp_path / "home.png")
     assert seen.pages > 40 and seen.images > 0 and not seen.problems, "\n".join(seen.problems[:20])
