@@ -1,4 +1,4 @@
-"""Notebook hygiene, parameters cells against schemas, and nbval over every notebook."""
+"""Notebook hygiene, parameters cells against schemas, and nbval over the notebooks whose defaults choose other code."""
 
 import ast
 import os
