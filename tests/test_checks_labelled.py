@@ -155,6 +155,15 @@ def test_sre2l_regime_needs_a_set_above_one_real_image_per_class():
     assert "1,000 recovery iterations" in L.sre2l_regime(10, 30, flat, noise, real1).needs
 
 
+def test_sre2l_regime_without_a_logged_curve_is_judged_on_its_iterations():
+    real1 = {0: 0.50, 1: 0.49, 2: 0.51}
+    good = {0: 0.60, 1: 0.61, 2: 0.62}
+    full, short = L.sre2l_regime(10, 1000, [], good, real1), L.sre2l_regime(10, 30, [], good, real1)
+    assert full.met and not short.met
+    assert "loss" not in full.measured and "points logged" not in short.measured
+    assert "plateaued" in L.sre2l_regime(10, 1000, [2.0, 1.0, 0.5], good, real1).measured
+
+
 def test_dwa_and_kip_regimes():
     init = {0: 0.65, 1: 0.66, 2: 0.64}
     assert L.dwa_regime(10, 30.0, {0: 0.69, 1: 0.70, 2: 0.69}, init, 30).met
