@@ -82,7 +82,7 @@ SECONDS = ("total seconds", "seconds", "train seconds", "synthesis seconds", "cp
 #: stages that judge records made outside ``dvc repro`` by resumable protocols (``python -m compendium.distill.
 #: dc_protocol``, ``labelled_protocol``): the stage's minutes are not what a seed costs, so the plan gives no
 #: minutes for their comparisons and the ledger points to the command and cost per seed their checks name
-OUTSIDE_DVC = {"dd_regime": "made outside `dvc repro` by the protocol its check names (its cost per seed there)"}
+OUTSIDE_DVC = {"dd_regime": "made outside `dvc repro` by the command its check names, at the cost per seed it gives"}
 #: the papers whose claims the compendium is about: funded first (:func:`allocate`)
 CENTRAL = ("ReLA", "DWA", "DC", "DSA", "SSDD")
 
