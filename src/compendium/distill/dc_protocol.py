@@ -368,7 +368,8 @@ def load_snapshots(root: Path = RECORDS) -> pd.DataFrame:
 def summary(records: pd.DataFrame, pipeline: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per method and images per class: our mean ± std under DC's protocol (seeds), the pipeline's own evaluation
     of the same method where given (``pipeline``: method, ipc, acc in [0, 1], one row per seed), and the papers'
-    printed DC and DSA numbers at that ipc for reference."""
+    printed DC and DSA numbers at that ipc for reference (``paper's DC, same ipc``: the DC method's cell, on every
+    row, not the paper's number for the row's method)."""
     rows = []
     for (m, i), g in records.groupby(["method", "ipc"], sort=True):
         acc = 100 * g["test acc"]
@@ -382,7 +383,7 @@ def summary(records: pd.DataFrame, pipeline: pd.DataFrame | None = None) -> pd.D
             p = 100 * pipeline[(pipeline["method"] == m) & (pipeline["ipc"] == i)]["acc"]
             row["ours, the pipeline's evaluation"] = f"{p.mean():.1f}" if len(p) else "–"
         for k, v in FMNIST_CONVNET.items():
-            row[f"paper: {k}"] = v.get(int(i), float("nan"))
+            row[f"paper's {k}, same ipc"] = v.get(int(i), float("nan"))
         rows.append(row)
     return pd.DataFrame(rows)
 
