@@ -50,7 +50,8 @@ def test_every_coreset_is_one_record_written_as_it_finishes_and_a_second_call_ru
         "ours, the pipeline's evaluation",
     ]
     assert t.set_index(["method", "images per class"]).loc[("random", 1), "ours, the pipeline's evaluation"] == "50.0"
-    assert t[t["images per class"] == 2]["paper's DC, same ipc"].isna().all()  # the papers print no number at 2 per class
+    # the papers print no number at 2 per class
+    assert t[t["images per class"] == 2]["paper's DC, same ipc"].isna().all()
     assert D.summary(rec[rec["ipc"] == 1])["paper's DSA, same ipc"].tolist() == [70.6] * 3
 
 
