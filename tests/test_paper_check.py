@@ -68,7 +68,6 @@ def test_every_set_a_later_stage_loads_is_produced_at_the_check_values(raw):
     matching, inversion = made("dd_matching"), made("dd_inversion")
     assert C.check_values(raw, "dd_gtn")["proxy_ipc"] in matching
     assert C.check_values(raw, "dd_crossarch")["ipc"] in matching & inversion
-    assert C.check_values(raw, "ssdd_eval")["matching_ipc"] in matching
     assert C.check_values(raw, "dd_dwa")["tsne_ipc"] in inversion
     for path in mnemonics_experiment.SET_FILES.values():
         family, ipc = re.fullmatch(r"distilled/(\w+)/\w+_ipc(\d+)\.pt", path).groups()

@@ -79,8 +79,7 @@ def test_other_paper_checks_name_their_key():
     assert any(e.startswith("pool_n:") for e in ssdd_teacher.check(dict(t, pool_n=50_001)))
     assert any(e.startswith("untrained_seeds:") for e in ssdd_teacher.check(dict(t, untrained_seeds=[3, 3])))
     assert ssdd_teacher.check(dict(t, untrained_seeds=[0, 1])) == []
-    e = at("paper", "ssdd_eval")
-    assert any(x.startswith("cross_methods:") for x in ssdd_eval.check(dict(e, cross_methods=["DSA", "SSDD"])))
+    assert at("paper", "ssdd_distill")["matching_methods"] == []  # the paper profile makes no DSA / DM set of its own
 
 
 # --- the paper path on a tiny CIFAR-100 --------------------------------------------------------------
@@ -153,7 +152,6 @@ def test_the_three_stages_paper_path_runs_on_a_tiny_cifar100(fake_cifar100, monk
     assert all(ts.floats <= ts.params["budget"] for ts in made)
 
     # ssdd_eval: a ConvNet student pre-trained on the SSDD set, probed on CIFAR-100; the full-data control
-    assert experiments.matching_sets(name, 1, teacher) == {}
     arch = experiments.student_kwargs(["convnet"], 3, 32, width=8)
     pre = ssdd.PretrainConfig(epochs=1, batch_size=256, lr=0.1, momentum=0.9, weight_decay=1e-3)
     res = ssdd.evaluate_set(sets["SSDD"].images, sets["SSDD"].targets, "convnet", arch["convnet"], pre, spec, 0)

@@ -99,7 +99,7 @@ def test_no_stage_reads_what_an_identical_rerun_changes():
     stages = yaml.safe_load((paths.DVC_YAML).read_text())["stages"]
     readers = {(n, d) for n, st in stages.items() for d in st.get("deps", []) if str(d).startswith(VOLATILE)}
     cost_tables = {(n, f"reports/timings/{u}") for n, ups in volatile.TIMING_READERS.items() for u in ups}
-    assert readers == cost_tables
+    assert readers <= cost_tables, sorted(readers - cost_tables)
 
 
 def _lock_outs(root: Path, stages) -> dict:

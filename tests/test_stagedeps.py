@@ -95,7 +95,7 @@ def test_timings_are_declared_outputs_that_no_stage_depends_on():
         if str(d).startswith("reports/timings")
     }
     allowed = {(n, u) for n, ups in volatile.TIMING_READERS.items() for u in ups}
-    assert readers == allowed, f"stages depending on timings beyond the cost tables: {sorted(readers - allowed)}"
+    assert readers <= allowed, f"stages depending on timings beyond the cost tables: {sorted(readers - allowed)}"
 
 
 def test_no_table_another_stage_reads_holds_a_wall_clock_column():

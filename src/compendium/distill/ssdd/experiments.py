@@ -3,9 +3,9 @@
 
 * ``ssdd_distill``: :class:`DistillPlan` and :func:`job` (one synthesis of :func:`compendium.distill.ssdd.synthesize`),
   :func:`distill_jobs` (SSDD Tables 1-4, 11, 12 and the free teachers), :func:`synthesize_all` (one worker
-  pool), :func:`set_file` (the set's file name under ``models/ssdd/sets``) and :func:`sets_table`.
-* ``ssdd_eval``: :func:`load_sets`, :func:`matching_set` (DSA / DM sets relabelled with the teacher's
-  targets, Table 1's baselines), :func:`full_data_set` (the full-data regression control),
+  pool), :func:`set_file` (the set's file name under ``models/ssdd/sets``) and :func:`sets_table`; Table 1's
+  labelled baselines (DSA, DM) come from :mod:`compendium.distill.ssdd.baselines`.
+* ``ssdd_eval``: :func:`load_sets`, :func:`full_data_set` (the full-data regression control),
   :func:`student_kwargs`, :func:`eval_jobs` / :func:`evaluate_all` / :func:`results_table` (SSDD Sec. 4's
   protocol for every set, student and seed) and :func:`converse` (an SSDD set as the early phase of a
   self-supervised run).
@@ -29,7 +29,6 @@ from compendium.core import data, models, paths
 from compendium.core.parallel import run_calls
 from compendium.core.probe import to_float
 from compendium.distill import ssdd, zoo
-from compendium.distill.sets import DistilledSet
 
 #: The cached targets of every teacher for the distillation pool (written by ``ssdd_teacher``).
 TEACHER_CACHE = "ssdd/teacher/targets.pt"
@@ -320,43 +319,16 @@ def sets_metrics(sets_df: pd.DataFrame) -> dict:
 
 
 def load_sets(need: Sequence[str] = ()) -> dict:
-    """``{name: TargetSet}`` of every ``ssdd_distill`` set; a clear error when a set of ``need`` (other
-    than the matching baselines DSA and DM, which :func:`matching_set` adds) is missing."""
+    """``{name: TargetSet}`` of every ``ssdd_distill`` set (Table 1's DSA and DM among them where that stage
+    made them); a clear error when a set of ``need`` is missing."""
     sets = {}
     for f in sorted(paths.find_artifact(SETS_DIR).glob("*.pt")):
         ts = ssdd.TargetSet.load(f)
         sets[ts.extra["name"]] = ts
     for name in need:
-        if name not in sets and name not in ("DSA", "DM"):
+        if name not in sets:
             raise ssdd.SSDDError(f"no set {name!r} (the ssdd_distill stage made {sorted(sets)})")
     return sets
-
-
-def matching_sets(dataset: str, matching_ipc: int, teacher: Callable[[torch.Tensor], torch.Tensor]) -> dict:
-    """``{"DSA", "DM"}``: the ``dd_matching`` sets relabelled with the teacher's targets (Table 1's
-    baselines); none for a source other than Fashion-MNIST (``dd_matching`` distils its own ``dataset``: CIFAR-10
-    at paper scale, not SSDD's CIFAR-100)."""
-    if dataset != DEFAULT_DATASET:
-        return {}
-    return {m.upper(): matching_set(m, matching_ipc, teacher) for m in ("dsa", "dm")}
-
-
-def matching_set(method: str, matching_ipc: int, teacher: Callable[[torch.Tensor], torch.Tensor]) -> ssdd.TargetSet:
-    """The ``dd_matching`` set of ``method`` (``dsa`` or ``dm``) at ``matching_ipc`` images per class,
-    relabelled with the teacher's targets (Table 1's DSA and DM rows)."""
-    ds = DistilledSet.load(paths.find_artifact(f"distilled/matching/{method}_ipc{matching_ipc}.pt"))
-    x = ds.images if ds.images.is_floating_point() else to_float(ds.images, ds.mean, ds.std)
-    return ssdd.TargetSet(
-        x,
-        teacher(x),
-        method,
-        int(x[0].numel() * len(x)),
-        {"n": len(x), "teacher": "barlow_twins", "source": f"dd_matching {method} ipc {matching_ipc}"},
-        0,
-        float(ds.synthesis_seconds),
-        float(ds.peak_memory_bytes) / 2**20,
-        {"name": method.upper(), "m": len(x)},
-    )
 
 
 def full_data_set(

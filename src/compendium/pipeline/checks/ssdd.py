@@ -705,24 +705,19 @@ def free_teacher_table(run: Run) -> pd.DataFrame:
     return pd.DataFrame(rows_)
 
 
-def table13(ssdd_sets: pd.DataFrame, matching_cost: pd.DataFrame, matching_ipc: int) -> pd.DataFrame:
+def table13(ssdd_sets: pd.DataFrame) -> pd.DataFrame:
     """Table 13: synthesis time and peak memory of each method's set beside the paper's. Set files hold
-    no timings (an identical rerun must rewrite them byte for byte), so the costs come from the tables of
-    the stages that made the sets: ``ssdd_distill``'s ``sets`` (columns ``set``, ``synthesis s``,
-    ``peak MB``) and ``dd_matching``'s ``synthesis_cost`` (``method``, ``ipc``, ``synthesis seconds``,
-    ``peak MB``) at ``matching_ipc``, the ipc of the DSA / DM sets this stage relabels.
+    no timings (an identical rerun must rewrite them byte for byte), so the costs come from the table of
+    the stage that made the sets, ``ssdd_distill``'s ``sets`` (columns ``set``, ``synthesis s``, ``peak MB``;
+    Table 1's DSA and DM among them where that stage made them).
 
     Example::
 
-        >>> s = pd.DataFrame({"set": ["SSDD"], "synthesis s": [68.0], "peak MB": [281.0]})
-        >>> m = pd.DataFrame({"method": ["dm", "dm"], "ipc": [1, 10], "synthesis seconds": [3.0, 9.0],
-        ...                   "peak MB": [5.0, 8.0]})
-        >>> table13(s, m, 1)[["method", "synthesis s (ours)"]].values.tolist()
+        >>> s = pd.DataFrame({"set": ["SSDD", "DM"], "synthesis s": [68.0, 3.0], "peak MB": [281.0, 5.0]})
+        >>> table13(s)[["method", "synthesis s (ours)"]].values.tolist()
         [['DM', 3.0], ['SSDD', 68.0]]
     """
     cost = {r["set"]: (float(r["synthesis s"]), float(r["peak MB"])) for _, r in ssdd_sets.iterrows()}
-    m = matching_cost[matching_cost["ipc"] == matching_ipc]
-    cost.update({r["method"].upper(): (float(r["synthesis seconds"]), float(r["peak MB"])) for _, r in m.iterrows()})
     return pd.DataFrame(
         [
             {

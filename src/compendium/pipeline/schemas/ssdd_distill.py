@@ -37,6 +37,12 @@ SCHEMA = {
     ),
     "pool_size": Param("int", "L, the model pool (10)", low=1, high=100),
     "pool_steps": Param("int", "Z, steps before a pool model is reset (1,000)", low=2, high=100000),
+    "matching_ipc": Param("int", "images per class of Table 1's labelled baselines (DSA, DM)", low=1, high=1000),
+    "matching_methods": Param(
+        "list[str]",
+        "Table 1's labelled baselines, made with dd_matching's settings (empty: none)",
+        choices=("dsa", "dm"),
+    ),
     "workers": Param("int", "single-threaded worker processes (0: in the notebook's process)", low=0, high=64),
     "device": DD_RUN["device"],
     "dpi": Param("int", "PNG resolution", low=50, high=150),

@@ -40,7 +40,6 @@ SCHEMA = {
         "int", "probe epochs (Adam, z-scored features; 100 for the low-label probe)", low=1, high=1000
     ),
     "probe_lr": Param("float", "probe Adam learning rate", low=0.0, high=1.0),
-    "matching_ipc": Param("int", "ipc of the dd_matching DSA / DM sets used as baselines (N / 10)", low=1, high=1000),
     "full_data_n": Param("int", "pool images of the full-data regression control", low=100, high=60000),
     "full_data_epochs": Param("int", "epochs of the full-data regression control", low=1, high=1000),
     "converse_n": Param("int", "real images of the BYOL phase of the converse experiment", low=100, high=60000),
@@ -53,16 +52,8 @@ SCHEMA = {
 
 def check(values: dict) -> list[str]:
     """Table 1's students include the ConvNet (the students every set is evaluated on); a non-shipped
-    source has a ``data_root`` and no DSA / DM sets among ``cross_methods`` (``dd_matching`` distils its own
-    ``dataset``, CIFAR-10 at paper scale, never SSDD's CIFAR-100 source)."""
+    source has a ``data_root``."""
     errs = source_problems(values)
     if "convnet" not in values.get("archs", ["convnet"]):
         errs.append(f"archs: {values['archs']} must include convnet (the main student); add it")
-    name = values.get("dataset", "fashion-mnist")
-    bad = [m for m in values.get("cross_methods", []) if m in ("DSA", "DM")]
-    if name != "fashion-mnist" and bad:
-        errs.append(
-            f"cross_methods: {bad} come from dd_matching, whose sets are Fashion-MNIST's here (CIFAR-10's at "
-            f"paper scale); remove them for dataset {name!r}"
-        )
     return errs
