@@ -273,6 +273,7 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
     "ssdd_distill": {
         "dataset": Setting("cifar100", "SSDD Sec. 4, Tables 1-4: CIFAR-100 as the source"),
         "budget_n": Setting(100, "SSDD Sec. 4 / Table 1: N = 100 images (IPC 1 on CIFAR-100)"),
+        "matching_ipc": Setting(1, "SSDD App. A.1: supervised DD baselines at IPC = N / #classes"),
         "basis_mult": Setting(2, "SSDD Table 5: U = V = 2N"),
         "s": Setting(2, "SSDD App. A.1: s = 2 for CIFAR-100 (32 -> 16 px)"),
         "augmentation": Setting("rotation", "SSDD App. A.1: rotations by 90, 180, 270 degrees"),
@@ -318,7 +319,6 @@ PAPER_HPARAMS: dict[str, dict[str, Setting]] = {
         "pre_epochs": Setting(1000, "SSDD App. A.1: 1,000 pre-training epochs"),
         "pre_lr": Setting(0.1, "SSDD App. A.1: SGD lr 0.1, momentum 0.9, batch 256"),
         "pre_wd": Setting(0.001, "SSDD Table 5: weight decay 1e-3 at N <= 100 (CIFAR-100)"),
-        "matching_ipc": Setting(1, "SSDD App. A.1: supervised DD baselines at IPC = N / #classes"),
         "probe_lr": Setting(0.2, "SSDD App. A.1: linear probe with SGD lr 0.2, momentum 0.9, no weight decay, cosine"),
         "probe_train_n": Setting(
             50000, "KRR-ST code's linear evaluation (SSDD follows KRR-ST): the whole training split (CIFAR-100)"
