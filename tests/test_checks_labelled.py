@@ -606,6 +606,25 @@ def test_dc_arch_claims_need_dc_in_its_regime():
     assert [r.verdict for r in rows] == [claims.HOLDS] * 3
 
 
+def test_an_ablation_whose_variants_did_not_run_is_a_row_that_names_them():
+    images, labels = _real()
+    sets = {v: _set(images, labels, [0, 1, 2, 3, 4, 5], 4.0, iterations=1000) for v in ("default", "leaky_relu")}
+    res = pd.DataFrame(
+        [
+            {"variant": v, "set": name, "seed": s, "acc": a + 0.05 * (name == "DC") + 0.001 * s}
+            for v, a in {"default": 0.71, "leaky_relu": 0.72}.items()
+            for name in ("DC", R.init_name("DC"))
+            for s in (0, 1, 2)
+        ]
+    )
+    rows = L.dc_arch_claims(res, R.set_facts(sets, images), ipc=1)
+    assert [r.claim.split()[0] for r in rows] == ["Leaky", "Average", "Instance"]
+    assert rows[0].verdict != claims.NOT_TESTED or "leaves out" not in rows[0].condition
+    assert [r.verdict for r in rows[1:]] == [claims.NOT_TESTED] * 2
+    assert "`variants` leaves out max_pool" in rows[1].condition
+    assert "leaves out batch_norm, layer_norm, group_norm" in rows[2].condition
+
+
 def test_dcs_table1_cell_is_judged_from_dcs_own_protocol_once_three_seeds_reach_1000_iterations():
     def table(dc=0.70, herding=0.60, seeds=(0, 1, 2), snapshots=(500, 1000)):
         rows = [
