@@ -1254,8 +1254,10 @@ def dc_arch_claims(res, facts: Mapping[str, SetFacts], *, ipc: int) -> list[Clai
         "paired DC accuracy with leaky ReLU − with ReLU",
         lambda: _eff("leaky ReLU − ReLU", D("leaky_relu"), D("default")),
         ["leaky_relu", "default"],
-        lambda: f"leaky ReLU {_pc(D('leaky_relu'))}, ReLU {_pc(D('default'))}"
-        + (f", sigmoid {_pc(D('sigmoid'))}" if "sigmoid" in facts else ""),
+        lambda: (
+            f"leaky ReLU {_pc(D('leaky_relu'))}, ReLU {_pc(D('default'))}"
+            + (f", sigmoid {_pc(D('sigmoid'))}" if "sigmoid" in facts else "")
+        ),
     )
     add(
         "Average pooling beats max pooling",
