@@ -503,7 +503,7 @@ def test_dd_mnemonics_judges_dc_and_dsa_on_the_converged_memory_pass():
             )
         ]
     )
-    conv = {m: {"iterations": 1000, "loss_trace": FALLING, "ipc": 1} for m in ("dc", "dsa")}
+    conv = {m: {"iterations": 1000, "loss_trace": FALLING, "ipc": 1, "syntheses": 3} for m in ("dc", "dsa")}
 
     def rows(memory_res, params=conv):
         base = mnemonics(adjust=20)  # the main pass alone: its DC / DSA sets at 10 of 1,000 iterations
@@ -538,6 +538,12 @@ def test_dd_mnemonics_judges_dc_and_dsa_on_the_converged_memory_pass():
         ).verdict
         == claims.NOT_TESTED
     )
+    # one synthesis shared by every seed: the seeds replicate the learner, not the memory
+    one = {m: {k: v for k, v in p.items() if k != "syntheses"} for m, p in conv.items()}
+    for text in ("more data-efficient memory", "DSA always outperforms"):
+        r = by_claim(rows(mem, one), text)
+        assert r.verdict == claims.NOT_TESTED and "a memory synthesis per seed unmet" in r.condition
+        assert "1 synthesis behind every seed" in r.condition
     # a second pass without DC leaves the rows on the main pass
     assert "10 of 1,000" in by_claim(rows(mem[mem["method"] != "dc"]), "more data-efficient memory").condition
 

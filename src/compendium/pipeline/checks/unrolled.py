@@ -1226,7 +1226,21 @@ def dd_mnemonics_claims(
             else Precondition(f"{m.upper()} set", False, "not loaded", f"the {m.upper()} set of dd_matching")
             for m in ms
         ]
-        return out + ([floor] if floor else [])
+        return out + [synthesis_per_seed(ms)] + ([floor] if floor else [])
+
+    def synthesis_per_seed(ms) -> Precondition:
+        """The papers repeat each continual-learning run with a memory condensed anew; one set shared by every
+        seed makes the seeds replicate the learner only (the spread across syntheses is the larger one)."""
+        n = {m: int((set_params.get(m) or {}).get("syntheses", 1)) for m in ms}
+        seeds = max(len(aia.get(m, {})) for m in ms)
+        return Precondition(
+            "a memory synthesis per seed",
+            min(n.values()) >= max(seeds, claims.MIN_SEEDS),
+            ", ".join(f"{m.upper()}: {k} synthesis" + ("es" if k != 1 else "") for m, k in n.items())
+            + " behind every seed",
+            f"one {' and one '.join(m.upper() for m in ms)} synthesis per seed (dd_dc_arch condenses one set per "
+            "variant; about 4 min of one core per set at 1 image per class)",
+        )
 
     dist = "distilled from the whole training set before any phase (an advantage the exemplar methods do not have)"
     if "dc" in aia:
