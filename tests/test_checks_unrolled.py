@@ -227,15 +227,34 @@ def labels_inputs(gain=0.03, seeds=(0, 1, 2)):
 def test_dd_labels_regime_gates_every_row():
     res, runs = labels_inputs()
     flat = curve_table({f"{v} {b}": FLAT for b in ("within", "cross") for v in ("rr", "second_order")})
-    rows = CU.dd_labels_claims(res, runs, flat, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0])
+    rows = CU.dd_labels_claims(
+        res, runs, flat, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0], distillations=9
+    )
     assert by_claim(rows, "beat the base images' true labels").verdict == claims.HOLDS
     assert by_claim(rows, "RR approach surpasses").verdict == claims.HOLDS
     # compared with DD / SLDD, which this stage does not train: not tested (compendium's test_verdicts)
     assert by_claim(rows, "insensitive to the number of steps").verdict == claims.NOT_TESTED
     falling = curve_table({f"{v} {b}": FALLING for b in ("within", "cross") for v in ("rr", "second_order")})
-    rows = CU.dd_labels_claims(res, runs, falling, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0])
+    rows = CU.dd_labels_claims(
+        res, runs, falling, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0], distillations=9
+    )
     assert all(r.verdict == claims.NOT_TESTED for r in rows)
     assert "200 of 20,000" in rows[0].condition
+
+
+def test_dd_labels_one_distillation_shared_by_the_seeds_tests_nothing():
+    """The stage's runs table has one row per base and variant: the learned labels of one run, so the learner
+    seeds replicate the learner, not the labels."""
+    res, runs = labels_inputs()
+    flat = curve_table({f"{v} {b}": FLAT for b in ("within", "cross") for v in ("rr", "second_order")})
+    rows = CU.dd_labels_claims(res, runs, flat, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0])
+    assert all(r.verdict == claims.NOT_TESTED for r in rows)
+    first = by_claim(rows, "beat the base images' true labels")
+    assert "a distillation per seed unmet (1 distillation run(s) per arm behind" in first.condition
+    assert "one label distillation per seed" in first.condition
+    three = pd.concat([runs] * 3, ignore_index=True)  # three runs per arm, as many as the seeds
+    rows = CU.dd_labels_claims(res, three, flat, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0])
+    assert by_claim(rows, "beat the base images' true labels").verdict == claims.HOLDS
 
 
 def test_dd_labels_converged_labels_count_as_the_regime():
@@ -246,10 +265,14 @@ def test_dd_labels_converged_labels_count_as_the_regime():
     saw = curve_table({n: [1.0 + 0.5 * (i % 7 == 0) + 0.3 * (i % 3) for i in range(50)] for n in names})
     settled = curve_table({n: [min(i, 20) / 20 for i in range(50)] for n in names})
     moving = curve_table({n: [i / 50 for i in range(50)] for n in names})
-    rows = CU.dd_labels_claims(res, runs, saw, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0], drift=settled)
+    rows = CU.dd_labels_claims(
+        res, runs, saw, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0], distillations=9, drift=settled
+    )
     first = by_claim(rows, "beat the base images' true labels")
     assert first.verdict == claims.HOLDS and "labels converged" in first.preconditions
-    rows = CU.dd_labels_claims(res, runs, saw, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0], drift=moving)
+    rows = CU.dd_labels_claims(
+        res, runs, saw, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0], distillations=9, drift=moving
+    )
     assert all(r.verdict == claims.NOT_TESTED for r in rows)
     assert "labels not converged" in rows[0].condition
 
@@ -257,7 +280,9 @@ def test_dd_labels_converged_labels_count_as_the_regime():
 def test_dd_labels_two_seeds_are_not_tested():
     res, runs = labels_inputs(seeds=(0, 1))
     flat = curve_table({f"{v} {b}": FLAT for b in ("within", "cross") for v in ("rr", "second_order")})
-    rows = CU.dd_labels_claims(res, runs, flat, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0])
+    rows = CU.dd_labels_claims(
+        res, runs, flat, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0], distillations=9
+    )
     assert all(
         r.verdict == claims.NOT_TESTED and ("matched seeds" in r.condition or "DD / SLDD" in r.condition) for r in rows
     )

@@ -158,7 +158,9 @@ def test_label_distillation_step_sensitivity_is_compared_with_dd_not_true_labels
     flat = curve_table({f"{v} {b}": FLAT for b in ("within", "cross") for v in ("rr", "second_order")})
 
     def row(**kw):
-        rows = CU.dd_labels_claims(res, runs, flat, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0], **kw)
+        rows = CU.dd_labels_claims(
+            res, runs, flat, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0], distillations=9, **kw
+        )
         return rule.judged(next(r for r in rows if "insensitive to the number of steps" in r.claim), all_seeds=True)
 
     # the old check compared LD-RR's spread with the true labels' (and held on this fixture); without DD / SLDD

@@ -202,6 +202,9 @@ def judge(effects: Sequence[Effect | None], pre: Sequence[Precondition], margin:
     return claims.compare(list(effects), pre, margin=margin, digits=digits)
 
 
+_judge = judge  # the module-level rule, for stages that wrap it
+
+
 def texts(effects: Sequence[Effect | None]) -> str:
     """The effects with their intervals, for the ``ours`` column."""
     return "; ".join(e.text() for e in effects if e is not None) or "n/a (an arm did not run)"
@@ -514,6 +517,7 @@ def dd_labels_claims(
     classes: int = 10,
     drift: pd.DataFrame | None = None,
     reference_spread: Mapping[str, Mapping] | None = None,
+    distillations: int | None = None,
 ) -> list[Claim]:
     """The LD rows. ``results``: one row per learner (``base``, ``labels``, ``student``, ``optimizer``,
     ``mult``, ``seed``, ``acc``); ``runs``: one row per distillation (``base``, ``variant``, ``steps``);
@@ -523,8 +527,25 @@ def dd_labels_claims(
     converged", and the model resets make the target loss a sawtooth, so a plateau of the drift also counts as
     the regime. Seeds: the learners' seeds, matched across arms (one distillation run).
     ``reference_spread``: the claim's reference, DD / SLDD (``{"DD": {seed: spread}, ...}``, the spread (max − min)
-    of their accuracy over the same step multiples); without it the step-sensitivity row is not tested."""
+    of their accuracy over the same step multiples); without it the step-sensitivity row is not tested.
+    ``distillations``: the distillation runs behind each arm (default: the fewest rows of ``runs`` per base and
+    variant). A row is tested only with one per learner seed: one run shared by every seed makes the seeds
+    replicate the learner, not the learned labels."""
     chance = 1.0 / classes
+    if distillations is None:
+        distillations = int(runs.groupby(["base", "variant"]).size().min()) if len(runs) else 0
+    n_seeds = int(results["seed"].nunique()) if len(results) else 0
+    one_each = Precondition(
+        "a distillation per seed",
+        distillations >= max(n_seeds, claims.MIN_SEEDS),
+        f"{distillations} distillation run(s) per arm behind {n_seeds} learner seeds",
+        "one label distillation per seed (LD-RR: about 5.5 min of one core per run at 20,000 steps here; "
+        "second order about 12)",
+    )
+
+    def judge(effects, pre, **kw):  # every LD row reads the learned labels of its distillation runs
+        return _judge(effects, list(pre) + [one_each], **kw)
+
     steps = {f"{r['variant']} {r['base']}": int(r["steps"]) for _, r in runs.iterrows()}
 
     def acc(base, labels, student=arch, opt="adam", mult=1.0):
