@@ -607,7 +607,7 @@ def test_dc_arch_claims_need_dc_in_its_regime():
     # the same with one synthesis shared by the 3 student seeds: the seeds replicate the student, not the set
     rows = L.dc_arch_claims(res(0.05), R.set_facts(sets, images), ipc=2)
     assert all(r.verdict == claims.NOT_TESTED and "a DC synthesis per seed unmet" in r.condition for r in rows)
-    assert all("1 synthesis per variant behind 3 student seeds" in r.condition for r in rows)
+    assert all("DC sets per variant: 1 behind 3 seeds" in r.condition for r in rows)
 
 
 def test_an_ablation_whose_variants_did_not_run_is_a_row_that_names_them():

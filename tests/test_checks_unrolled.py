@@ -250,7 +250,7 @@ def test_dd_labels_one_distillation_shared_by_the_seeds_tests_nothing():
     rows = CU.dd_labels_claims(res, runs, flat, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0])
     assert all(r.verdict == claims.NOT_TESTED for r in rows)
     first = by_claim(rows, "beat the base images' true labels")
-    assert "a distillation per seed unmet (1 distillation run(s) per arm behind" in first.condition
+    assert "a distillation per seed unmet (distillation runs per arm: 1 behind" in first.condition
     assert "one label distillation per seed" in first.condition
     three = pd.concat([runs] * 3, ignore_index=True)  # three runs per arm, as many as the seeds
     rows = CU.dd_labels_claims(res, three, flat, arch="lenet", eval_steps=100, step_mults=[0.5, 1.0, 2.0])
@@ -568,7 +568,7 @@ def test_dd_mnemonics_judges_dc_and_dsa_on_the_converged_memory_pass():
     for text in ("more data-efficient memory", "DSA always outperforms"):
         r = by_claim(rows(mem, one), text)
         assert r.verdict == claims.NOT_TESTED and "a memory synthesis per seed unmet" in r.condition
-        assert "1 synthesis behind every seed" in r.condition
+        assert "DC: 1 behind 3 seeds" in r.condition
     # a second pass without DC leaves the rows on the main pass
     assert "10 of 1,000" in by_claim(rows(mem[mem["method"] != "dc"]), "more data-efficient memory").condition
 

@@ -62,6 +62,7 @@ from compendium.distill.records import (
 from compendium.distill.methods import papers
 from compendium.verdicts import claims
 from compendium.pipeline.checks import stage_tables
+from compendium.pipeline.checks.unrolled import synthesis_per_seed
 from compendium.pipeline.paper_tables_labelled import (
     DWA_TABLE1_CF10_R18,
     DWA_TABLE4,
@@ -1223,10 +1224,10 @@ def dc_arch_claims(res, facts: Mapping[str, SetFacts], *, ipc: int, syntheses: i
         return matching_regime("DC", f"{ipc}, {v}", facts[v].iterations, facts[v].displacement, D(v), D(v, init))
 
     n_seeds = max((len(D(v)) for v in facts), default=0) if res is not None else 0
-    one_each = Precondition(
+    one_each = synthesis_per_seed(
         "a DC synthesis per seed",
-        syntheses >= max(n_seeds, claims.MIN_SEEDS),
-        f"{syntheses} synthesis per variant behind {n_seeds} student seeds",
+        {"DC sets per variant": syntheses},
+        n_seeds,
         "one synthesis per variant and seed (about 4 min of one core per set here), as DC's repeated runs condense "
         "their own",
     )

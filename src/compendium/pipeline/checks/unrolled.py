@@ -205,6 +205,22 @@ def judge(effects: Sequence[Effect | None], pre: Sequence[Precondition], margin:
 _judge = judge  # the module-level rule, for stages that wrap it
 
 
+def synthesis_per_seed(what: str, runs: Mapping[str, int], seeds: int, needs: str) -> Precondition:
+    """Met where every arm of ``runs`` (arm -> syntheses or distillation runs behind it) has one per seed of the
+    ``seeds`` matched seeds (and at least the rule's minimum): a set made once and trained on by every seed makes the
+    seeds replicate the learner, not the set, and the spread across syntheses is the larger one.
+
+    >>> synthesis_per_seed("a DC synthesis per seed", {"DC": 1}, 6, "one DC set per seed").met
+    False
+    """
+    return Precondition(
+        what,
+        min(runs.values()) >= max(seeds, claims.MIN_SEEDS),
+        ", ".join(f"{arm}: {k}" for arm, k in runs.items()) + f" behind {seeds} seeds",
+        needs,
+    )
+
+
 def texts(effects: Sequence[Effect | None]) -> str:
     """The effects with their intervals, for the ``ours`` column."""
     return "; ".join(e.text() for e in effects if e is not None) or "n/a (an arm did not run)"
@@ -535,10 +551,10 @@ def dd_labels_claims(
     if distillations is None:
         distillations = int(runs.groupby(["base", "variant"]).size().min()) if len(runs) else 0
     n_seeds = int(results["seed"].nunique()) if len(results) else 0
-    one_each = Precondition(
+    one_each = synthesis_per_seed(
         "a distillation per seed",
-        distillations >= max(n_seeds, claims.MIN_SEEDS),
-        f"{distillations} distillation run(s) per arm behind {n_seeds} learner seeds",
+        {"distillation runs per arm": distillations},
+        n_seeds,
         "one label distillation per seed (LD-RR: about 5.5 min of one core per run at 20,000 steps here; "
         "second order about 12)",
     )
@@ -1247,18 +1263,13 @@ def dd_mnemonics_claims(
             else Precondition(f"{m.upper()} set", False, "not loaded", f"the {m.upper()} set of dd_matching")
             for m in ms
         ]
-        return out + [synthesis_per_seed(ms)] + ([floor] if floor else [])
+        return out + [synthesis_per_seed_of(ms)] + ([floor] if floor else [])
 
-    def synthesis_per_seed(ms) -> Precondition:
-        """The papers repeat each continual-learning run with a memory condensed anew; one set shared by every
-        seed makes the seeds replicate the learner only (the spread across syntheses is the larger one)."""
-        n = {m: int((set_params.get(m) or {}).get("syntheses", 1)) for m in ms}
-        seeds = max(len(aia.get(m, {})) for m in ms)
-        return Precondition(
+    def synthesis_per_seed_of(ms) -> Precondition:  # the papers condense each run's memory anew
+        return synthesis_per_seed(
             "a memory synthesis per seed",
-            min(n.values()) >= max(seeds, claims.MIN_SEEDS),
-            ", ".join(f"{m.upper()}: {k} synthesis" + ("es" if k != 1 else "") for m, k in n.items())
-            + " behind every seed",
+            {m.upper(): int((set_params.get(m) or {}).get("syntheses", 1)) for m in ms},
+            max(len(aia.get(m, {})) for m in ms),
             f"one {' and one '.join(m.upper() for m in ms)} synthesis per seed (dd_dc_arch condenses one set per "
             "variant; about 4 min of one core per set at 1 image per class)",
         )
