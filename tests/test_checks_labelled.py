@@ -720,11 +720,51 @@ def test_the_labelled_sets_in_their_regime_decide_dwa_tables_1_and_3_and_rela_ta
     )
     empty = L.labelled_protocol_claims(pd.DataFrame(), pd.DataFrame())
     assert len(empty) == 4 and all(r.verdict == claims.NOT_TESTED for r in empty)
-    # the stage's judge reads the two tables dd_regime writes
-    judged = L.regime_stage_claims(_tables_dir(tmp_path, table(), plateaus))[-4:]
-    assert [(r.claim, r.verdict) for r in judged] == [
+    # the stage's judge reads the two tables dd_regime writes, at ipc 10 and (DWA's rows) at 50
+    judged = L.regime_stage_claims(_tables_dir(tmp_path, table(), plateaus))[-6:]
+    assert [(r.claim, r.verdict) for r in judged[:4]] == [
         (r.claim, r.verdict) for r in L.labelled_protocol_claims(table(), plateaus)
     ]
+    assert [r.location for r in judged[4:]] == [
+        "Table 1 (ipc 50, teacher and students at their plateau)",
+        "Table 3 (ipc 50, teacher and students at their plateau)",
+    ]
+    assert all(r.verdict == claims.NOT_TESTED and "--ipc 50 --seeds S" in r.condition for r in judged[4:])
+
+
+def test_dwa_at_50_images_per_class_is_judged_on_its_own_records_and_plateau():
+    def table(steps50=19200):
+        rows = []
+        for ipc, steps, acc in ((10, 4800, {R.REAL_INIT: 0.78, "sre2l": 0.62, "dwa": 0.71}),
+                                (50, steps50, {R.REAL_INIT: 0.84, "sre2l": 0.75, "dwa": 0.86,
+                                               "E: + decoupled var": 0.83, "F: + random adjust": 0.84})):  # fmt: skip
+            rows += [
+                {"arm": a, "ipc": ipc, "seed": s, "test acc": v + 0.002 * (s % 3), "iterations": 1000,
+                 "displacement": float("nan") if a == "sre2l" else 20.0, "student steps": steps,
+                 "test images": 10_000}  # fmt: skip
+                for a, v in acc.items()
+                for s in range(6)
+            ]
+        rows += [{**rows[0], "ipc": 1, "seed": s, "test acc": 0.55} for s in range(6)]  # SRe2L's floor
+        return pd.DataFrame(rows)
+
+    plateaus = pd.DataFrame(
+        [
+            {"curve": c, "labels": lb, "seeds": 2, "plateau at": at, "reached": True, "accuracy there": 0.8}
+            for c, lb, at in (("teacher", "hard", 10), ("random ipc 10", "teacher", 4800),
+                              ("random ipc 50", "teacher", 19200))  # fmt: skip
+        ]
+    )
+    at10 = {r.claim: r for r in L.labelled_protocol_claims(table(), plateaus)}
+    at50 = {r.claim: r for r in L.labelled_protocol_claims(table(), plateaus, ipc=50)}
+    assert len(at50) == 2 and all("ipc 50" in r.location for r in at50.values())  # DWA's rows alone
+    assert at10["DWA beats SRe2L"].verdict == claims.NOT_TESTED  # below its real images at ipc 10
+    assert at50["DWA beats SRe2L"].verdict == claims.HOLDS  # above them at 50
+    t3 = at50["Directed weight adjustment beats random adjustment and no adjustment"]
+    assert t3.verdict == claims.HOLDS and t3.paper_numbers == "CIFAR-100 R18 ipc 50: 56.1 / 56.2 / 60.3"
+    # ipc 50's students short of ipc 50's plateau: its rows are not tested, whatever ipc 10's records say
+    r = {x.claim: x for x in L.labelled_protocol_claims(table(steps50=4800), plateaus, ipc=50)}["DWA beats SRe2L"]
+    assert r.verdict == claims.NOT_TESTED and "the students at their plateau unmet" in r.condition
 
 
 def _tables_dir(d, sets, plateaus):

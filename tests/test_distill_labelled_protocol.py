@@ -1,5 +1,6 @@
 """The labelled sets in their regime: DWA, SRe2L, RDED and the random real images, one synthesis per seed."""
 
+import pandas as pd
 import pytest
 import torch
 import yaml
@@ -71,3 +72,25 @@ def test_the_recovery_settings_are_the_dd_inversion_stages():
         assert stage[k] == v, k
     assert L.TEACHER.is_file()  # committed: the study resumes on any machine
     assert regime.Plan().teacher_epochs == 20 and regime.Plan().teacher_width == 32
+
+
+def test_at_50_images_per_class_the_students_train_to_the_studys_plateau_there(toy, monkeypatch):
+    plan, tmp = toy
+    curve = pd.DataFrame({"curve": "random ipc 50", "labels": "teacher", "seed": 0, "epoch": float("nan"),
+                          "steps": [1200, 4800, 19200], "test acc": [0.80, 0.835, 0.85]})  # fmt: skip
+    monkeypatch.setattr(regime, "load", lambda root=None: curve)
+    at50 = L.Plan.at(50, seeds=(0,), values=plan.values)
+    assert at50.arms == L.DWA_ARMS and "rded" not in at50.arms
+    with pytest.raises(ValueError, match="still gains at 19,200 steps"):  # before any compute
+        L.run_pieces(at50, root=tmp / "r5", teacher_file=tmp / "missing.pt")
+    with pytest.raises(SystemExit):
+        L.main(["--ipc", "50"])
+    grown = pd.concat([curve, curve.iloc[-1:].assign(steps=76800, **{"test acc": 0.852})])
+    monkeypatch.setattr(regime, "load", lambda root=None: grown)
+    assert at50.steps() == 19200  # 4x longer gains 0.2 points: the plateau
+    seen = []
+    monkeypatch.setattr(L, "run_one", lambda p, arm, ipc, seed, net, steps=None: seen.append((arm, ipc, steps)) or
+                        pd.DataFrame([{"arm": arm, "test acc": 0.5, "synthesis seconds": 0, "seconds": 0}]))  # fmt: skip
+    L.run_pieces(at50, root=tmp / "r6", teacher_file=tmp / "teacher.pt")
+    assert (R.REAL_INIT, 1, 4800) in seen  # SRe2L's floor, ten images, trained as at ipc 10
+    assert {s for a, i, s in seen if i == 50} == {19200} and len(seen) == len(L.DWA_ARMS) + 1

@@ -26,6 +26,12 @@ images DWA starts from, unchanged), then the rest of DWA Table 3's ladder (D: SR
 DWA's decoupled variance weight, F: DWA with a random weight adjustment). The ``dd_regime`` stage judges the
 claims from these records.
 
+``--ipc 50`` runs DWA's Tables 1 and 3 at 50 images per class (arms B, SRe2L, DWA, E and F; SRe2L's floor stays
+arm B at one image per class), where the paper places the benefit of diversity (its Table 3: a random adjustment
+hurts at ipc 10 and helps at 50) and where DWA's real images, with the teacher's labels, leave the student furthest
+below its whole-set accuracy. Its student trains for the regime study's plateau of the teacher-label curve on 50
+random real images per class (:func:`student_plateau`; the study's records decide it, not a number here).
+
 Example:
     >>> Plan().jobs()[:4]
     [("B: real images (DWA's init)", 10, 0), ('sre2l', 10, 0), ('dwa', 10, 0), ('rded', 10, 0)]
@@ -54,6 +60,31 @@ TEACHER = regime.MODELS / "teacher_w32_e20_seed0.pt"
 #: the arms of DWA Table 1 and ReLA Table 5, then DWA Table 3's other rungs
 CORE_ARMS = (R.REAL_INIT, "sre2l", "dwa", "rded")
 LADDER_ARMS = ("D: real init", "E: + decoupled var", "F: + random adjust")
+#: the arms run at an ipc other than 10: DWA's Tables 1 and 3 (its real images, SRe2L, DWA; rungs E and F)
+DWA_ARMS = (R.REAL_INIT, "sre2l", "dwa", "E: + decoupled var", "F: + random adjust")
+
+
+def student_plateau(ipc: int, records: pd.DataFrame | None = None) -> int:
+    """The student's steps at ``ipc``: where the regime study's teacher-label curve on ``ipc`` random real images
+    per class stops rising (:func:`compendium.distill.regime.plateaus`, from its committed records). A curve whose
+    plateau lies beyond the study's grid is an error naming the command that extends it.
+
+        >>> rec = pd.DataFrame({"curve": "random ipc 10", "labels": "teacher", "seed": 0, "epoch": float("nan"),
+        ...                     "steps": [1200, 4800, 19200], "test acc": [0.70, 0.77, 0.772]})
+        >>> student_plateau(10, rec)
+        4800
+    """
+    rec = regime.load() if records is None else records
+    curve = f"random ipc {ipc}"
+    p = regime.plateaus(rec) if len(rec) else pd.DataFrame(columns=["curve", "labels"])
+    row = p[(p["curve"] == curve) & (p["labels"] == "teacher")]
+    if not len(row) or not bool(row["reached"].iloc[0]):
+        where = "has no such curve" if not len(row) else f"still gains at {int(row['longest'].iloc[0]):,} steps"
+        raise ValueError(
+            f"the regime study's {curve} curve (teacher labels) {where}: its students' plateau is unknown; extend "
+            "`regime.Plan.long_steps` and run `python -m compendium.distill.regime`, then commit its records"
+        )
+    return int(row["plateau at"].iloc[0])
 
 
 def _dd_inversion_values() -> dict:
@@ -71,9 +102,26 @@ class Plan:
     floor_ipc: int = 1
     seeds: tuple = (0, 1, 2, 3, 4, 5)
     arms: tuple = CORE_ARMS + LADDER_ARMS
-    #: the regime study's plateau of the teacher-label student on 10 random real images per class
-    student_steps: int = 4800
+    #: the regime study's plateau of the teacher-label student on 10 random real images per class; None: read it
+    #: from the study's records at :attr:`ipc` (:func:`student_plateau`)
+    student_steps: int | None = 4800
     values: dict = field(default_factory=_dd_inversion_values)
+
+    @classmethod
+    def at(cls, ipc: int, **kw) -> Plan:
+        """The plan at ``ipc``: every arm at 10 images per class; DWA's arms (:data:`DWA_ARMS`) elsewhere, with the
+        students at the regime study's plateau for that ipc.
+
+            >>> Plan.at(50).arms == DWA_ARMS and Plan.at(50).student_steps is None, Plan.at(10) == Plan()
+            (True, True)
+        """
+        if ipc == cls.ipc:
+            return cls(**kw)
+        return cls(**{"ipc": ipc, "arms": DWA_ARMS, "student_steps": None, **kw})
+
+    def steps(self) -> int:
+        """The student's steps: :attr:`student_steps`, else the regime study's plateau at :attr:`ipc`."""
+        return self.student_steps if self.student_steps is not None else student_plateau(self.ipc)
 
     def jobs(self) -> list[tuple[str, int, int]]:
         """(arm, ipc, seed): every seed of the Table 1 / Table 5 arms first (they decide the headline claims), then
@@ -115,10 +163,12 @@ def record_file(arm: str, ipc: int, seed: int, root: Path = RECORDS) -> Path:
     return Path(root) / f"{slug}-ipc-{ipc}__seed{seed}.csv"
 
 
-def run_one(plan: Plan, arm: str, ipc: int, seed: int, net: torch.nn.Module) -> pd.DataFrame:
+def run_one(plan: Plan, arm: str, ipc: int, seed: int, net: torch.nn.Module, steps: int | None = None) -> pd.DataFrame:
     """Synthesise ``arm``'s set of ``ipc`` images per class for seed ``seed`` (the synthesis seed is the evaluation
-    seed) and train the regime's student on it with ``net``'s labels; test on the whole test set. The record keeps
-    the set's displacement from the real images it started from (grey levels RMS; NaN from noise)."""
+    seed) and train the regime's student on it with ``net``'s labels for ``steps`` (default :meth:`Plan.steps`); test
+    on the whole test set. The record keeps the set's displacement from the real images it started from (grey levels
+    RMS; NaN from noise)."""
+    steps = plan.steps() if steps is None else steps
     tr, te, mean, std = regime._data()
     method, overrides = arm_spec(arm, plan.values)
     m = inversion_methods.METHODS[method]
@@ -127,7 +177,7 @@ def run_one(plan: Plan, arm: str, ipc: int, seed: int, net: torch.nn.Module) -> 
     t0 = time.perf_counter()
     dset = m.synthesize(pool, ipc, net, **cfg)
     synth = time.perf_counter() - t0
-    scfg = regime.student_config(regime.Plan(), plan.student_steps, "teacher")
+    scfg = regime.student_config(regime.Plan(), steps, "teacher")
     t1 = time.perf_counter()
     r = E.evaluate(dset, te.images, te.labels, scfg, seed, teacher=net)
     return pd.DataFrame(
@@ -140,7 +190,7 @@ def run_one(plan: Plan, arm: str, ipc: int, seed: int, net: torch.nn.Module) -> 
                 "test images": len(te.labels),
                 "iterations": int(cfg.get("iterations", 0)) if method != "rded" else 0,
                 "displacement": R.displacement(dset, tr.images),
-                "student steps": plan.student_steps,
+                "student steps": steps,
                 "synthesis seconds": synth,
                 "seconds": time.perf_counter() - t1,
             }
@@ -152,6 +202,8 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, teacher_fil
     """Every missing record of :meth:`Plan.jobs`, each written as it finishes; no new one starts after ``hours``."""
     for arm in plan.arms:
         arm_spec(arm, plan.values)  # an unknown arm fails before any compute
+    steps = plan.steps()  # as does a plateau the regime study has not found
+    floor_steps = Plan().student_steps  # SRe2L's floor (10 images) is trained as at ipc 10, past its own plateau
     net, t0, written = None, time.perf_counter(), []
     for arm, ipc, seed in plan.jobs():
         out = record_file(arm, ipc, seed, root)
@@ -161,7 +213,7 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, teacher_fil
             say(f"labelled sets: {hours} h spent; run again to go on")
             break
         net = net if net is not None else teacher(teacher_file)
-        df = run_one(plan, arm, ipc, seed, net)
+        df = run_one(plan, arm, ipc, seed, net, floor_steps if ipc != plan.ipc else steps)
         regime._write(df, out)
         written.append(out)
         say(
@@ -202,13 +254,18 @@ def summary(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def main(argv=None) -> int:
-    """``--arms`` and ``--seeds`` choose the pieces (default: :class:`Plan`'s); ``--hours`` and ``--threads`` as
-    every record maker has them."""
+    """``--ipc``, ``--arms`` and ``--seeds`` choose the pieces (default: :meth:`Plan.at`'s); ``--hours`` and
+    ``--threads`` as every record maker has them."""
     ap = argparse.ArgumentParser(add_help=False)
     ap.add_argument("--arms", nargs="+", help="(default: every arm of the plan; quote names with spaces)")
     ap.add_argument("--seeds", nargs="+", type=int, help="(default: 0 1 2 3 4 5)")
+    ap.add_argument("--ipc", type=int, default=Plan.ipc, help="images per class (default 10; 50: DWA's arms)")
     a, rest = ap.parse_known_args(argv)
-    plan = Plan(**{k: tuple(v) for k, v in vars(a).items() if v})
+    plan = Plan.at(a.ipc, **{k: tuple(v) for k, v in vars(a).items() if v and k != "ipc"})
+    try:
+        plan.steps()
+    except ValueError as e:
+        ap.error(f"--ipc {a.ipc}: {e}")
     for arm in plan.arms:
         try:
             arm_spec(arm, plan.values)

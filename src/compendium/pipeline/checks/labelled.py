@@ -65,6 +65,8 @@ from compendium.pipeline.checks import stage_tables
 from compendium.pipeline.checks.unrolled import synthesis_per_seed
 from compendium.pipeline.paper_tables_labelled import (
     DWA_TABLE1_CF10_R18,
+    DWA_TABLE3,
+    DWA_TABLE3_IPC50,
     DWA_TABLE4,
     DWA_TABLE4_DISTILLERS,
     DWA_TABLE9,
@@ -1393,11 +1395,18 @@ def dsa_protocol_claims(table: pd.DataFrame, *, ipc: int = 1, iterations: int = 
     ]
 
 
-#: minutes of one (arm, seed) of :mod:`compendium.distill.labelled_protocol` on one core of these machines (a
-#: recovery of 1,000 iterations at 10 images per class, about 1.3 min, and the 4,800-step student, about 2.5)
-PROTOCOL_MINUTES = 4
-#: where the rows judged in the labelled family's regime say they stand (DWA's Tables 1 and 3, ReLA's Table 5)
-REGIME_LOCATION = "ipc 10, teacher and students at their plateau"
+#: minutes of one (arm, seed) of :mod:`compendium.distill.labelled_protocol` on one core of these machines, per ipc:
+#: at 10, a recovery of 1,000 iterations (about 1.3 min) and the 4,800-step student (about 2.5); at 50, five times
+#: the recovery and the student at its plateau there (an estimate until its first records)
+PROTOCOL_MINUTES = {10: 4, 50: 17}
+#: the ipcs the labelled family's regime judges, and the papers whose rows each one carries (DWA's Tables 1 and 3 at
+#: both; ReLA's Table 5, whose quoted cell is ipc 10, at 10)
+REGIME_IPCS = {10: ("DWA", "ReLA"), 50: ("DWA",)}
+
+
+def regime_location(ipc: int) -> str:
+    """Where a row judged in the labelled family's regime says it stands."""
+    return f"ipc {ipc}, teacher and students at their plateau"
 
 
 def _plateau_pre(plateaus: pd.DataFrame, curve: str, labels: str, what: str, used: float, unit: str) -> Precondition:
@@ -1421,8 +1430,8 @@ def _plateau_pre(plateaus: pd.DataFrame, curve: str, labels: str, what: str, use
 def labelled_protocol_claims(
     table: pd.DataFrame, plateaus: pd.DataFrame, *, ipc: int = 10, floor_ipc: int = 1, teacher_epochs: int = 20
 ) -> list[Claim]:
-    """DWA's Tables 1 and 3 and ReLA's Table 5 at ``ipc`` in the labelled family's regime
-    (:mod:`compendium.distill.labelled_protocol`): a teacher at its plateau, students trained to theirs, one
+    """DWA's Tables 1 and 3 and ReLA's Table 5 (where :data:`REGIME_IPCS` has it) at ``ipc`` in the labelled family's
+    regime (:mod:`compendium.distill.labelled_protocol`): a teacher at its plateau, students trained to theirs, one
     synthesis per seed, the whole test set. ``table``: its records (``arm``, ``ipc``, ``seed``, ``test acc``,
     ``iterations``, ``displacement``, ``student steps``, ``test images``); ``plateaus``: the regime study's
     (:func:`compendium.distill.regime.plateaus`). Seed s of every arm is paired with seed s of the others."""
@@ -1434,8 +1443,11 @@ def labelled_protocol_claims(
         sub = table[(table["arm"] == a) & (table["ipc"] == ipc)] if len(table) else table
         return float(sub[c].mean()) if len(sub) else float("nan")
 
-    steps = int(table["student steps"].max()) if len(table) else 0
-    images = int(table["test images"].min()) if len(table) else 0
+    here = table[table["ipc"] == ipc] if len(table) else table
+    steps = int(here["student steps"].min()) if len(here) else 0
+    images = int(here["test images"].min()) if len(here) else 0
+    minutes = PROTOCOL_MINUTES.get(ipc, PROTOCOL_MINUTES[10])
+    command = f"`python -m compendium.distill.labelled_protocol{'' if ipc == 10 else f' --ipc {ipc}'} --seeds S`"
     common = [
         _plateau_pre(plateaus, "teacher", "hard", "the teacher at its plateau", teacher_epochs, "epochs"),
         _plateau_pre(plateaus, f"random ipc {ipc}", "teacher", "the students at their plateau", steps, "steps"),
@@ -1454,8 +1466,7 @@ def labelled_protocol_claims(
     )
     how = (
         "one synthesis per seed, the ConvNet-3 student of width 16 trained with the teacher's labels to its plateau, "
-        f"the whole test set; `python -m compendium.distill.labelled_protocol --seeds S`: about {PROTOCOL_MINUTES} min "
-        "per arm and seed on one core"
+        f"the whole test set; {command}: about {minutes} min per arm and seed on one core"
     )
 
     def recorded(*arms: tuple[str, int]) -> Precondition:
@@ -1465,17 +1476,17 @@ def labelled_protocol_claims(
             f"the protocol's records of every compared arm ({claims.MIN_SEEDS} seeds or more)",
             min(n.values()) >= claims.MIN_SEEDS,
             ", ".join(f"{a}: {k}" for a, k in n.items()),
-            "`python -m compendium.distill.labelled_protocol --seeds S` for 6 seeds (about "
-            f"{PROTOCOL_MINUTES} min per arm and seed on one core here)",
+            f"{command} for 6 seeds (about {minutes} min per arm and seed on one core here)",
         )
 
     cell = f"ipc {ipc}"
     g, e, f = arm(LADDER["G"]), arm(LADDER["E"]), arm(LADDER["F"])
+    t = {10: DWA_TABLE3, 50: DWA_TABLE3_IPC50}[ipc]
     rows = [
         _row(
             "DWA",
             "NeurIPS 2024",
-            f"Table 1 ({REGIME_LOCATION})",
+            f"Table 1 ({regime_location(ipc)})",
             "DWA beats SRe2L",
             f"paired DWA − SRe2L over matched seeds, 95% interval > 0 ({how})",
             _decide(
@@ -1485,13 +1496,13 @@ def labelled_protocol_claims(
             ),
             f"DWA {_pc(arm('dwa'))}, SRe2L {_pc(arm('sre2l'))}, DWA's real images {_pc(arm(REAL_INIT))} "
             f"(n = {len(arm('dwa'))}, {len(arm('sre2l'))}, {len(arm(REAL_INIT))})",
-            "CIFAR-10 R18 ipc 10: "
-            f"{DWA_TABLE1_CF10_R18['SRe2L'][10].split(' ±')[0]} → {DWA_TABLE1_CF10_R18['DWA'][10].split(' ±')[0]}",
+            f"CIFAR-10 R18 ipc {ipc}: "
+            f"{DWA_TABLE1_CF10_R18['SRe2L'][ipc].split(' ±')[0]} → {DWA_TABLE1_CF10_R18['DWA'][ipc].split(' ±')[0]}",
         ),
         _row(
             "DWA",
             "NeurIPS 2024",
-            f"Table 3 ({REGIME_LOCATION})",
+            f"Table 3 ({regime_location(ipc)})",
             "Directed weight adjustment beats random adjustment and no adjustment",
             f"paired G (directed) − F (random) and G − E (none) over matched seeds, 95% interval > 0 ({how})",
             _decide(
@@ -1500,9 +1511,11 @@ def labelled_protocol_claims(
             ),
             f"none {_pc(e)}, random {_pc(f)}, directed {_pc(g)}, its real images {_pc(arm(REAL_INIT))} "
             f"(n = {len(e)}, {len(f)}, {len(g)})",
-            "CIFAR-100 R18 ipc 10: 30.6 / 14.9 / 39.6",
+            f"CIFAR-100 R18 ipc {ipc}: " + " / ".join(t[x].split(" ±")[0] for x in (LADDER["E"], LADDER["F"], "dwa")),
         ),
     ]
+    if "ReLA" not in REGIME_IPCS.get(ipc, ()):
+        return rows
     t5 = {k[0]: v[1].split(" ±")[0] for k, v in RELA_TABLE5_CF10.items() if k[1] == "convnet"}  # ipc 10
     for b, m, pre in (
         ("SRe2L", "sre2l", [recorded((REAL_INIT, ipc), ("sre2l", ipc), (REAL_INIT, floor_ipc)), sre2l_pre]),
@@ -1513,7 +1526,7 @@ def labelled_protocol_claims(
             _row(
                 "ReLA",
                 "camera-ready",
-                f"Table 5 ({REGIME_LOCATION})",
+                f"Table 5 ({regime_location(ipc)})",
                 f"ReLA beats {b} at equal ipc",
                 f"paired ReLA (random real images + the teacher's labels) − {b} over matched seeds, 95% interval > 0 "
                 f"({how})",
@@ -1527,12 +1540,14 @@ def labelled_protocol_claims(
 
 def regime_stage_claims(folder: Path) -> list[Claim]:
     """:func:`dc_protocol_claims` and :func:`dsa_protocol_claims` from ``dd_regime``'s ``dc_vs_coresets`` table, and
-    :func:`labelled_protocol_claims` from its ``labelled_sets`` and ``plateaus`` tables."""
+    :func:`labelled_protocol_claims` at each of :data:`REGIME_IPCS` from its ``labelled_sets`` and ``plateaus``
+    tables."""
     table = stage_tables.table(folder, "dc_vs_coresets")
     sets = stage_tables.optional(folder, "labelled_sets")
     plateaus = stage_tables.optional(folder, "plateaus")
     sets, plateaus = (pd.DataFrame() if t is None else t for t in (sets, plateaus))
-    return dc_protocol_claims(table) + dsa_protocol_claims(table) + labelled_protocol_claims(sets, plateaus)
+    labelled = [r for ipc in REGIME_IPCS for r in labelled_protocol_claims(sets, plateaus, ipc=ipc)]
+    return dc_protocol_claims(table) + dsa_protocol_claims(table) + labelled
 
 
 # ------------------------------------------------------------------- the set stages' rows, from their tables
