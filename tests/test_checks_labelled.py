@@ -739,9 +739,16 @@ def test_dwa_at_50_images_per_class_is_judged_on_its_own_records_and_plateau():
                                 (50, steps50, {R.REAL_INIT: 0.84, "sre2l": 0.75, "dwa": 0.86,
                                                "E: + decoupled var": 0.83, "F: + random adjust": 0.84})):  # fmt: skip
             rows += [
-                {"arm": a, "ipc": ipc, "seed": s, "test acc": v + 0.002 * (s % 3), "iterations": 1000,
-                 "displacement": float("nan") if a == "sre2l" else 20.0, "student steps": steps,
-                 "test images": 10_000}  # fmt: skip
+                {
+                    "arm": a,
+                    "ipc": ipc,
+                    "seed": s,
+                    "test acc": v + 0.002 * (s % 3),
+                    "iterations": 1000,
+                    "displacement": float("nan") if a == "sre2l" else 20.0,
+                    "student steps": steps,
+                    "test images": 10_000,
+                }  # fmt: skip
                 for a, v in acc.items()
                 for s in range(6)
             ]
@@ -751,8 +758,11 @@ def test_dwa_at_50_images_per_class_is_judged_on_its_own_records_and_plateau():
     plateaus = pd.DataFrame(
         [
             {"curve": c, "labels": lb, "seeds": 2, "plateau at": at, "reached": True, "accuracy there": 0.8}
-            for c, lb, at in (("teacher", "hard", 10), ("random ipc 10", "teacher", 4800),
-                              ("random ipc 50", "teacher", 19200))  # fmt: skip
+            for c, lb, at in (
+                ("teacher", "hard", 10),
+                ("random ipc 10", "teacher", 4800),
+                ("random ipc 50", "teacher", 19200),
+            )  # fmt: skip
         ]
     )
     at10 = {r.claim: r for r in L.labelled_protocol_claims(table(), plateaus)}
