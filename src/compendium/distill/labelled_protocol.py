@@ -60,8 +60,9 @@ TEACHER = regime.MODELS / "teacher_w32_e20_seed0.pt"
 #: the arms of DWA Table 1 and ReLA Table 5, then DWA Table 3's other rungs
 CORE_ARMS = (R.REAL_INIT, "sre2l", "dwa", "rded")
 LADDER_ARMS = ("D: real init", "E: + decoupled var", "F: + random adjust")
-#: the arms run at an ipc other than 10: DWA's Tables 1 and 3 (its real images, SRe2L, DWA; rungs E and F)
-DWA_ARMS = (R.REAL_INIT, "sre2l", "dwa", "E: + decoupled var", "F: + random adjust")
+#: the arms run at an ipc other than 10: DWA's Tables 1 and 3 (its real images and DWA first, which decide DWA's
+#: regime; SRe2L; rungs E and F)
+DWA_ARMS = (R.REAL_INIT, "dwa", "sre2l", "E: + decoupled var", "F: + random adjust")
 
 
 def student_plateau(ipc: int, records: pd.DataFrame | None = None) -> int:
