@@ -202,9 +202,6 @@ def judge(effects: Sequence[Effect | None], pre: Sequence[Precondition], margin:
     return claims.compare(list(effects), pre, margin=margin, digits=digits)
 
 
-_judge = judge  # the module-level rule, for stages that wrap it
-
-
 def synthesis_per_seed(what: str, runs: Mapping[str, int], seeds: int, needs: str) -> Precondition:
     """Met where every arm of ``runs`` (arm -> syntheses or distillation runs behind it) has one per seed of the
     ``seeds`` matched seeds (and at least the rule's minimum): a set made once and trained on by every seed makes the
@@ -559,8 +556,8 @@ def dd_labels_claims(
         "second order about 12)",
     )
 
-    def judge(effects, pre, **kw):  # every LD row reads the learned labels of its distillation runs
-        return _judge(effects, list(pre) + [one_each], **kw)
+    def judge_ld(effects, pre, **kw):  # every LD row reads the learned labels of its distillation runs
+        return judge(effects, list(pre) + [one_each], **kw)
 
     steps = {f"{r['variant']} {r['base']}": int(r["steps"]) for _, r in runs.iterrows()}
 
@@ -589,7 +586,7 @@ def dd_labels_claims(
             f"{L}: Results, within-dataset distillation",
             "Learned labels on fixed real base images beat the base images' true labels",
             f"Fashion-MNIST base images, {arch} ({eval_steps} Adam steps): LD-RR − true one-hot labels" + within,
-            **judge(
+            **judge_ld(
                 [paired("LD-RR − true labels", ld, tl)],
                 [
                     reg("LD-RR reached its regime", "rr within"),
@@ -613,7 +610,7 @@ def dd_labels_claims(
             f"{L}: Results, cross-dataset distillation",
             "The RR approach surpasses the second-order method",
             f"LD-RR − LD second-order on each base ({', '.join(bases) or 'none run'})" + within,
-            **judge(
+            **judge_ld(
                 [paired(f"{b}: RR − second-order", acc(b, "LD-RR"), acc(b, "LD second-order")) for b in bases]
                 or [None],
                 [
@@ -640,7 +637,7 @@ def dd_labels_claims(
             "digits base images, Fashion-MNIST labels: LD-RR − chance and LD-RR − the digits with the mapping digit k "
             "→ "
             "class k" + within,
-            **judge(
+            **judge_ld(
                 [shifted("LD-RR − chance", cr, chance), paired("LD-RR − mapped digits", cr, mp)],
                 [reg("cross-dataset LD-RR reached its regime", "rr cross")],
             ),
@@ -670,7 +667,7 @@ def dd_labels_claims(
             "Learned labels transfer across architectures and optimisers (usable with off-the-shelf optimisers such "
             "as Adam)",
             f"labels distilled with {arch} + Adam: LD-RR − true labels for every other learner" + within,
-            **judge(eff or [None], pre),
+            **judge_ld(eff or [None], pre),
             ours=texts(eff),
         )
     )
@@ -703,7 +700,7 @@ def dd_labels_claims(
             "LD is relatively insensitive to the number of steps used to train a model on the distilled data",
             f"{arch} trained {', '.join(f'{m:g}x' for m in mults)} of {eval_steps} steps: spread (max − min) of the "
             "accuracy of DD / SLDD (the claim's reference) − spread of LD-RR's, per learner seed",
-            **judge(
+            **judge_ld(
                 [paired(f"spread({k}) − spread(LD-RR)", v, ld_spread) if ld_spread else None for k, v in refs.items()]
                 or [None],
                 pre,
