@@ -1471,7 +1471,8 @@ def labelled_protocol_claims(
 
     def recorded(*arms: tuple[str, int]) -> Precondition:
         """Every compared arm has records of at least ``claims.MIN_SEEDS`` seeds."""
-        n = {a: len(arm(a, i)) for a, i in arms}
+        twice = {a for a, _ in arms if sum(b == a for b, _ in arms) > 1}  # arm B at the ipc and at the floor's
+        n = {(f"{a} at ipc {i}" if a in twice else a): len(arm(a, i)) for a, i in arms}
         return Precondition(
             f"the protocol's records of every compared arm ({claims.MIN_SEEDS} seeds or more)",
             min(n.values()) >= claims.MIN_SEEDS,
