@@ -219,6 +219,7 @@ def test_dsa_is_synthesized_with_its_augmentation_and_evaluated_with_it_for_its_
         seeds=(0,), ipcs=(1,), methods=("dsa",), width=4, epochs=2, dsa_epochs=3, snapshots=(2,), state_every=1
     )
     assert [p.name for p in D.run_pieces(plan, root=tmp / "dsa")] == ["dsa-ipc-1__seed0.csv"]
+    assert D.load(tmp / "dsa")["epochs"].tolist() == [3]  # the record names the epochs its evaluation trained
     assert seen["synth"]["dsa_strategy"] == "color_crop_cutout_flip_scale_rotate"
     assert seen["cfg"].augmentation == "dsa" and seen["cfg"].epochs == 3 and seen["cfg"].dsa is not None
     assert (

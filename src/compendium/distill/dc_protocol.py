@@ -281,7 +281,7 @@ def synthesize_and_evaluate(
         "test acc": float(last["test acc"]),
         "test images": int(last["test images"]),
         "width": plan.width,
-        "epochs": plan.epochs,
+        "epochs": synthesis_eval_config(method, plan).epochs,  # DSA's evaluation trains 1,000
         "steps": total,
         "seconds": float(done["seconds"].sum()),
     }
