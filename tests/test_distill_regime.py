@@ -111,3 +111,12 @@ def test_a_plateau_is_the_shortest_length_a_longer_run_no_longer_improves():
         p.loc["teacher", "plateau at"] == 3 and p.loc["teacher", "reached"]
     )  # epoch 2 is followed by a gain of 0.8 point
     assert not p.loc["random ipc 10", "reached"] and p.loc["random ipc 10", "plateau at"] == 1200
+
+
+def test_the_command_line_chooses_the_seeds(monkeypatch):
+    seen = []
+    monkeypatch.setattr(regime, "run_pieces", lambda plan, hours: seen.append((plan.seeds, hours)))
+    monkeypatch.setattr(torch, "set_num_threads", lambda n: None)  # the test session keeps its threads
+    assert regime.main(["--seeds", "1", "--hours", "0.5", "--threads", "1"]) == 0
+    assert regime.main([]) == 0
+    assert seen == [((1,), 0.5), (regime.Plan().seeds, 0.0)]

@@ -318,7 +318,13 @@ def piece_main(run, plan, doc: str, argv=None, parents=()) -> int:
 
 
 def main(argv=None) -> int:
-    return piece_main(run_pieces, Plan(), __doc__, argv)
+    """``--seeds`` chooses the seeds (default: :class:`Plan`'s; two processes on disjoint seeds use two cores);
+    ``--hours`` and ``--threads`` as every record maker has them."""
+    ap = argparse.ArgumentParser(add_help=False)
+    ap.add_argument("--seeds", nargs="+", type=int, help="(default: 0 1)")
+    a, rest = ap.parse_known_args(argv)
+    plan = Plan(seeds=tuple(a.seeds)) if a.seeds else Plan()
+    return piece_main(run_pieces, plan, __doc__, rest, parents=[ap])
 
 
 if __name__ == "__main__":
