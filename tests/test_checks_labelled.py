@@ -730,6 +730,7 @@ def test_the_labelled_sets_in_their_regime_decide_dwa_tables_1_and_3_and_rela_ta
         "Table 3 (ipc 50, teacher and students at their plateau)",
     ]
     assert all(r.verdict == claims.NOT_TESTED and "--ipc 50 --seeds S" in r.condition for r in judged[4:])
+    assert judged[4].ours.startswith("DWA –, SRe2L –")  # no records at ipc 50: no number, not "nan"
     assert (
         "B: real images (DWA's init) at ipc 10: 6, B: real images (DWA's init) at ipc 1: 6" in judged[0].preconditions
     )

@@ -381,8 +381,8 @@ def _row(paper, version, location, claim, check, kw, ours, paper_numbers="") -> 
 
 
 def _pc(d: Mapping) -> str:
-    """The seed mean of ``{seed: accuracy}`` in percent."""
-    return f"{100 * _mean(d):.1f}"
+    """The seed mean of ``{seed: accuracy}`` in percent; "–" for an arm without records."""
+    return f"{100 * _mean(d):.1f}" if d else "–"
 
 
 CEILING_NEEDS = "a student schedule with headroom (eval_steps 2000 at paper scale)"
@@ -1397,8 +1397,9 @@ def dsa_protocol_claims(table: pd.DataFrame, *, ipc: int = 1, iterations: int = 
 
 #: minutes of one (arm, seed) of :mod:`compendium.distill.labelled_protocol` on one core of these machines, per ipc:
 #: at 10, a recovery of 1,000 iterations (about 1.3 min) and the 4,800-step student (about 2.5); at 50, five times
-#: the recovery and the student at its plateau there (an estimate until its first records)
-PROTOCOL_MINUTES = {10: 4, 50: 17}
+#: the recovery (about 14 min, none for the real images) and the student at its plateau there (19,200 steps on seed
+#: 0's curve: about 12.5 min, the regime study's 76,800-step run having taken about 50)
+PROTOCOL_MINUTES = {10: 4, 50: 25}
 #: the ipcs the labelled family's regime judges, and the papers whose rows each one carries (DWA's Tables 1 and 3 at
 #: both; ReLA's Table 5, whose quoted cell is ipc 10, at 10)
 REGIME_IPCS = {10: ("DWA", "ReLA"), 50: ("DWA",)}
