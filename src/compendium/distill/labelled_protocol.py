@@ -28,7 +28,7 @@ claims from these records.
 
 ``--ipc 50`` runs DWA's Tables 1 and 3 at 50 images per class (arms B, SRe2L, DWA, E and F; SRe2L's floor stays
 arm B at one image per class), where the paper places the benefit of diversity (its Table 3: a random adjustment
-hurts at ipc 10 and helps at 50) and where DWA's real images, with the teacher's labels, leave the student furthest
+hurts at ipc 10 and no longer at 50) and where DWA's real images, with the teacher's labels, leave the student furthest
 below its whole-set accuracy. Its student trains for the regime study's plateau of the teacher-label curve on 50
 random real images per class (:func:`student_plateau`; the study's records decide it, not a number here).
 
