@@ -571,6 +571,12 @@ def test_dd_mnemonics_judges_dc_and_dsa_on_the_converged_memory_pass():
         assert "DC: 1 behind 3 seeds" in r.condition
     # a second pass without DC leaves the rows on the main pass
     assert "10 of 1,000" in by_claim(rows(mem[mem["method"] != "dc"]), "more data-efficient memory").condition
+    # DSA's syntheses finished on fewer seeds than DC's: each row counts the seeds its comparisons pair
+    more = pd.concat([mem, mem[mem["method"] != "dsa"].assign(seed=lambda d: d["seed"] + 3)], ignore_index=True)
+    six = {**conv, "dc": {**conv["dc"], "syntheses": 6}}
+    dc6, dsa3 = by_claim(rows(more, six), "more data-efficient memory"), by_claim(rows(more, six), "DSA always")
+    assert "DC: 6 behind 6 seeds" in dc6.preconditions and "DSA: 3, DC: 6 behind 3 seeds" in dsa3.preconditions
+    assert "a memory synthesis per seed: met" in dsa3.preconditions
 
 
 def _mn_main(seeds=(0, 1, 2)):
@@ -666,7 +672,7 @@ def test_the_ledger_judges_each_notes_stage_from_its_tables_as_from_memory(tmp_p
     mp = {m: {"iterations": 1000, "loss_trace": FALLING, "ipc": 1} for m in ("dc", "dsa")}
     _write_stage(
         tmp_path / "dd_mnemonics",
-        {"results": mres, "phases": gains, "exemplar_loss": traces, "results_dc_arch": mem},
+        {"results": mres, "phases": gains, "exemplar_loss": traces, "results_protocol": mem},
         dict(
             set_params=sp,
             mn_iterations=10,

@@ -6,7 +6,7 @@ import torch
 
 from compendium.distill import dc_protocol as D
 from compendium.distill import evaluate as E
-from compendium.distill import regime
+from compendium.distill import protocol_sets, regime
 from test_distill_regime import toy  # noqa: F401, F811  (the study's toy image sets, a fixture)
 
 
@@ -176,6 +176,17 @@ def test_dcs_own_synthesis_is_evaluated_along_its_path_and_resumes_from_its_stat
     )
     assert D.load(tmp / "b").loc[0, "test acc"] == b.loc[1, "test acc"]
     assert D.run_pieces(longer, root=tmp / "b") == []
+    # the finished run keeps its set (the last iteration's images, as its state holds them), for other studies
+    kept = protocol_sets.finished_sets("dc", 1, [0, 1], tmp / "b", "fashion-mnist")
+    state = torch.load(D.state_file("dc", 1, 0, tmp / "b"), weights_only=True)
+    assert list(kept) == [0] and torch.equal(kept[0].images, state["images"]) and kept[0].params["iterations"] == 4
+    # a run of older code kept none: the next run rebuilds it from the state, without running an iteration
+    protocol_sets.set_file("dc", 1, 0, tmp / "b").unlink()
+    assert D.unsaved_sets(longer, tmp / "b") == [("dc", 1, 0)] and D.unsaved_sets(longer, tmp / "a") == []
+    assert [p.name for p in D.run_pieces(longer, root=tmp / "b")] == ["dc-ipc-1__seed0.pt"]
+    assert torch.equal(protocol_sets.finished_sets("dc", 1, [0], tmp / "b")[0].images, kept[0].images)
+    with pytest.raises(ValueError, match="has not finished"):  # an unfinished state has no set to keep
+        D.save_finished_sets([("dc", 1, 0)], D.Plan(snapshots=(9,)), regime._data(), tmp / "b")
     with pytest.raises(SystemExit):
         D.main(["--methods", "dcc"])
 

@@ -16,7 +16,7 @@ import torch  # noqa: E402
 
 from compendium.core import data  # noqa: E402
 from compendium.distill import evaluate as E  # noqa: E402
-from compendium.distill import runner  # noqa: E402
+from compendium.distill import protocol_sets, runner  # noqa: E402
 from compendium.distill.sets import DistilledSet, SetError  # noqa: E402
 from compendium.distill.unrolled import (  # noqa: E402  # noqa: E402
     dd,
@@ -746,10 +746,44 @@ def test_mnemonics_memory_sets_and_calls(tmp_path, monkeypatch):
     )
     assert [c[2] for c in one] == [{"keep_exemplars": False}] * 2 and one[0][1][5].memory == 1
     assert torch.equal(one[1][1][0], calls[1][1][0]) and torch.equal(one[1][1][1], calls[1][1][1])
-    with pytest.raises(FileNotFoundError, match="dd_dc_arch"):
-        mnemonics_experiment.load_memory_sets(
-            ["dsa"], list(range(10)), 0.3, 0.35, mnemonics_experiment.DC_ARCH_SET_FILES
+    # per-seed memories: a seed without a method's synthesis runs without that method, the others keep theirs
+    per_seed = mnemonics_experiment.memory_calls(
+        tr, "tx", "ty", ["herding", "dsa"], cfg, [0, 1], {}, list(range(10)), 0.3, 0.35, seed_sets={0: {"dsa": "S0"}}
+    )
+    assert [c[1][4] for c in per_seed] == [["herding", "dsa"], ["herding"]]
+    assert per_seed[0][1][-1] == {"dsa": "S0"} and per_seed[1][1][-1] == {}
+
+
+def test_protocol_memories_are_one_finished_synthesis_per_seed(tmp_path):
+    def finished(method, seed):
+        d = DistilledSet(
+            torch.randn(10, 1, 28, 28),
+            torch.arange(10),
+            10,
+            (0.3,),
+            (0.35,),
+            method,
+            "fashion-mnist",
+            {"ipc": 1, "iterations": 1000, "loss_trace": [1.0, 0.5]},
+            seed,
         )
+        d.save(protocol_sets.set_file(method, 1, seed, tmp_path))
+
+    for s in (0, 1, 2):
+        finished("dc", s)
+    finished("dsa", 1)
+    sets, params = mnemonics_experiment.load_protocol_memories(
+        ["random", "dc", "dsa"], [0, 1, 2], list(range(10)), 0.3, 0.35, "fashion-mnist", tmp_path
+    )
+    assert [sorted(sets[s]) for s in (0, 1, 2)] == [["dc"], ["dc", "dsa"], ["dc"]]
+    assert params["dc"]["syntheses"] == 3 and params["dsa"]["syntheses"] == 1 and params["dsa"]["seeds"] == [1]
+    assert params["dc"]["iterations"] == 1000 and len(sets[0]["dc"][0]) == 10
+    with pytest.raises(
+        FileNotFoundError, match="--methods dsa --ipcs 1"
+    ):  # no finished seed: the command that makes one
+        mnemonics_experiment.load_protocol_memories(["dsa"], [0, 2], list(range(10)), 0.3, 0.35, root=tmp_path)
+    with pytest.raises(SetError, match="cifar100"):  # another dataset's synthesis is refused by name
+        mnemonics_experiment.load_protocol_memories(["dc"], [0], list(range(10)), 0.3, 0.35, "cifar100", tmp_path)
 
 
 # ------------------------------------------------------------------------------------------ figures

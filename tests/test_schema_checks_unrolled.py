@@ -71,7 +71,7 @@ def test_dd_gtn_checks_learners_batch_and_truncation():
 
 
 def test_dd_mnemonics_needs_each_compared_method_once():
-    second = {"dc_arch_methods": ["random", "herding", "dc", "dsa", "none"], "dc_arch_memory": 1}
+    second = {"protocol_methods": ["random", "herding", "dc", "dsa", "none"], "protocol_memory": 1}
     phases = {"dataset": "fashion-mnist", "data_root": "", "base_classes": 5, "increment": 1, "phase_increments": [5]}
     ok = {"methods": ["random", "herding", "mnemonics", "dc"], **second, **phases}
     assert dd_mnemonics.check(ok) == []
@@ -80,13 +80,13 @@ def test_dd_mnemonics_needs_each_compared_method_once():
     (msg,) = dd_mnemonics.check({**ok, "methods": ["random", "dc"]})
     assert msg.startswith("methods:") and "'herding'" in msg and "'mnemonics'" in msg
     # the second pass: dd_dc_arch's sets hold one image per class, and the DC row needs herding and DC
-    (msg,) = dd_mnemonics.check({**ok, "dc_arch_memory": 5})
-    assert msg.startswith("dc_arch_memory:") and "set it to 1" in msg
-    assert dd_mnemonics.check({**ok, "dc_arch_memory": 5, "dc_arch_methods": ["random", "herding", "none"]}) != []
-    (msg,) = dd_mnemonics.check({**ok, "dc_arch_methods": ["random", "dsa"]})
-    assert msg.startswith("dc_arch_methods:") and "'herding'" in msg
-    (msg,) = dd_mnemonics.check({**ok, "dc_arch_methods": ["random", "herding", "dc", "dc"]})
+    (msg,) = dd_mnemonics.check({**ok, "protocol_memory": 5})
+    assert msg.startswith("protocol_memory:") and "set it to 1" in msg
+    assert dd_mnemonics.check({**ok, "protocol_memory": 5, "protocol_methods": ["random", "herding", "none"]}) != []
+    (msg,) = dd_mnemonics.check({**ok, "protocol_methods": ["random", "dsa"]})
+    assert msg.startswith("protocol_methods:") and "'herding'" in msg
+    (msg,) = dd_mnemonics.check({**ok, "protocol_methods": ["random", "herding", "dc", "dc"]})
     assert "repeat" in msg
-    assert dd_mnemonics.check({**ok, "dc_arch_methods": [], "dc_arch_memory": 5}) == []
+    assert dd_mnemonics.check({**ok, "protocol_methods": [], "protocol_memory": 5}) == []
     (msg,) = dd_mnemonics.check({**ok, "phase_increments": [2]})  # 5 classes after phase 0 do not split into 2s
     assert msg.startswith("phase_increments: 2 does not split the 5 classes")

@@ -474,6 +474,16 @@ def test_a_comparison_judged_from_records_made_outside_dvc_points_to_its_protoco
     regime_rows = plan_frame[plan_frame["stage"].isin(list(power.OUTSIDE_DVC))]
     assert len(regime_rows) and (regime_rows["cpu_min_planned"] == "").all()
     assert (regime_rows["fits_cpu"] == "False").all()
+    # a stage's seeds that each need a synthesis made outside `dvc repro` add its cost and never "fit" on their own
+    fitting = {**inside, "fits_cpu": True}
+    assert "fits the cpu budget on its own" in ledger.under_powered(row, fitting)["condition"]
+    cond = ledger.under_powered(row, fitting, "one synthesis a seed (4 h)")["condition"]
+    assert "20.0 CPU-minutes at cpu" in cond and "each seed beyond those run needs one synthesis a seed (4 h)" in cond
+    assert "fits the cpu budget" not in cond
+    # decided on all seeds, not on each half: the plan's seeds are what the halves need; the verdict stays
+    split = {"verdict": claims.INCONCLUSIVE, "verdict_all_seeds": claims.FAILS, "sesoi": 1.0, "condition": "halves"}
+    got = ledger.under_powered(split, {**inside, "fits_cpu": False})
+    assert set(got) == {"condition"} and got["condition"].startswith("halves; the power plan asks 8 matched seeds")
 
 
 def test_a_row_judged_from_a_protocols_records_gets_no_family_rerun_cost():

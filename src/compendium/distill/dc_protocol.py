@@ -28,7 +28,8 @@ compared on the same sets:
   200, 500 and 1,000 iterations (:attr:`Plan.snapshots`, the path of one run: ``snapshots/``). One iteration takes
   about 14 s at 1 image per class and 300 s at 10 on one core here, so a seed is about 4 hours at 1 image per class
   and about 80 at 10. The run writes its state every few iterations (``state/``, committed), so it advances across
-  sessions and machines;
+  sessions and machines, and keeps its set when it finishes (``sets/``, :mod:`compendium.distill.protocol_sets`:
+  the continual-learning memories of ``dd_mnemonics``, one synthesis per seed);
 * ``dsa``: DSA's synthesis the same way, with the code's default augmentation strategy applied alike to the real
   and the synthetic batch of every matching step (:data:`DSA_SYNTHESIS`), and DSA's evaluation: DC's protocol with
   DSA's augmentation for 1,000 epochs (:attr:`Plan.dsa_epochs`);
@@ -66,9 +67,9 @@ from compendium.distill import coresets
 from compendium.distill import evaluate as E
 from compendium.distill.matching import dsa, synthesis
 from compendium.distill.methods.papers import DC_BASELINES, FMNIST_CONVNET
-from compendium.distill import regime, runner, sets
+from compendium.distill import protocol_sets, regime, runner, sets
 
-RECORDS = paths.REPORTS / "regime" / "dc_protocol"
+RECORDS = protocol_sets.ROOT
 #: the feature network of herding and K-Center: the labelled regime study's teacher of seed 0
 FEATURE_NET = paths.REPORTS / "regime" / "labelled" / "teacher_w32_e20_seed0.pt"
 
@@ -235,18 +236,7 @@ def synthesize_and_evaluate(
     total = max(plan.snapshots)
     snaps = snapshot_file(method, ipc, seed, root)
     done = pd.read_csv(snaps) if snaps.is_file() else pd.DataFrame(columns=["iterations"])
-    outer, inner = synthesis.DC_LOOPS.get(ipc, synthesis.DC_LOOPS[10])
-    kw = dict(
-        arch_kwargs={"width": plan.width, "depth": 3, "norm": "instance", "pooling": "avg"},
-        iterations=total,
-        outer_loop=outer,
-        inner_loop=inner,
-        seed=seed,
-        state_file=state_file(method, ipc, seed, root),
-        state_every=plan.state_every,
-        log_every=plan.state_every,  # a progress line at each saved state
-        **SYNTHESES[method],
-    )
+    kw = _synthesis_kwargs(method, ipc, seed, plan, root)
     cfg, row = synthesis_eval_config(method, plan), None
     for k in sorted(plan.snapshots):
         if k in set(done["iterations"].astype(int)):
@@ -258,6 +248,8 @@ def synthesize_and_evaluate(
                 return None
             step = min(k, _state_done(kw["state_file"]) + plan.state_every)
             dset = synthesis.dc_synthesize(tr.images, tr.labels, ipc, 10, mean, std, stop_at=step, **kw)
+        if k == total:  # the finished set, kept for the studies that use each seed's set (protocol_sets)
+            dset.save(protocol_sets.set_file(method, ipc, seed, root))
         r = E.evaluate(dset, te.images, te.labels, cfg, seed)
         trace = dset.params["loss_trace"]
         row = {
@@ -287,8 +279,54 @@ def synthesize_and_evaluate(
     }
 
 
+def _synthesis_kwargs(method: str, ipc: int, seed: int, plan: Plan, root: Path) -> dict:
+    """The keyword arguments of ``method``'s synthesis at its paper's settings (:data:`SYNTHESES`), resuming from
+    and saving to :func:`state_file`."""
+    outer, inner = synthesis.DC_LOOPS.get(ipc, synthesis.DC_LOOPS[10])
+    return dict(
+        arch_kwargs={"width": plan.width, "depth": 3, "norm": "instance", "pooling": "avg"},
+        iterations=max(plan.snapshots),
+        outer_loop=outer,
+        inner_loop=inner,
+        seed=seed,
+        state_file=state_file(method, ipc, seed, root),
+        state_every=plan.state_every,
+        log_every=plan.state_every,  # a progress line at each saved state
+        **SYNTHESES[method],
+    )
+
+
 def _state_done(file: Path) -> int:
     return int(torch.load(file, weights_only=True)["done"]) if Path(file).is_file() else 0
+
+
+def unsaved_sets(plan: Plan, root: Path = RECORDS) -> list[tuple[str, int, int]]:
+    """(method, ipc, seed) of every synthesis whose state holds its whole run (``max(plan.snapshots)`` iterations)
+    but whose finished set is not kept yet (:func:`protocol_sets.set_file`; a run of older code)."""
+    out = []
+    for f in sorted((Path(root) / "state").glob("*-ipc-*__seed*.pt")):
+        m = re.fullmatch(r"(\w+)-ipc-(\d+)__seed(\d+)", f.stem)
+        if m is None or m[1] not in SYNTHESIZED:
+            continue
+        job = (m[1], int(m[2]), int(m[3]))
+        if not protocol_sets.set_file(*job, root).is_file() and _state_done(f) >= max(plan.snapshots):
+            out.append(job)
+    return out
+
+
+def save_finished_sets(jobs, plan: Plan, data, root: Path = RECORDS) -> list[Path]:
+    """Rebuild each (method, ipc, seed) of ``jobs``' finished set from its state (no iteration runs: the state
+    holds them all) and keep it (:func:`protocol_sets.set_file`). ``data``: (train, test, mean, std)."""
+    tr, _, mean, std = data
+    written = []
+    for method, ipc, seed in jobs:
+        kw = _synthesis_kwargs(method, ipc, seed, plan, root)
+        if _state_done(kw["state_file"]) < kw["iterations"]:
+            raise ValueError(f"{kw['state_file']}: the synthesis has not finished; run it to the end first")
+        dset = synthesis.dc_synthesize(tr.images, tr.labels, ipc, 10, mean, std, stop_at=kw["iterations"], **kw)
+        written.append(dset.save(protocol_sets.set_file(method, ipc, seed, root)))
+        say(f"DC protocol: kept the finished set {written[-1].name}")
+    return written
 
 
 def curve_file(seed: int, root: Path = RECORDS) -> Path:
@@ -300,9 +338,11 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, net_file: P
     """Every missing record of ``plan.jobs()``, each written as it finishes; none started after ``hours``."""
     t0, written = time.perf_counter(), []
     todo = [j for j in plan.jobs() if not record_file(*j, root=root).is_file()]
-    if not todo:
+    unsaved = unsaved_sets(plan, root)
+    if not todo and not unsaved:
         return written
     tr, te, mean, std = regime._data()
+    written += save_finished_sets(unsaved, plan, (tr, te, mean, std), root)
     features = None
     if any(m in ("herding", "k_center") for m, _, _ in todo):
         net = feature_net(net_file)

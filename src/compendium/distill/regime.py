@@ -269,7 +269,12 @@ def load(root: Path = RECORDS) -> pd.DataFrame:
     return pd.concat([pd.read_csv(f) for f in files], ignore_index=True) if files else pd.DataFrame()
 
 
-def plateaus(records: pd.DataFrame, gain: float = 0.005) -> pd.DataFrame:
+#: a schedule has plateaued when four times its length gains less than this (accuracy, mean over seeds): the
+#: ``dd_regime`` page's reading and the schedule the protocols train their students for
+PLATEAU_GAIN = 0.005
+
+
+def plateaus(records: pd.DataFrame, gain: float = PLATEAU_GAIN) -> pd.DataFrame:
     """Per curve (training set, labels): the shortest schedule after which a longer one gains less than ``gain``
     (accuracy, mean over seeds): for the students, the step count whose 4x longer run gains less; for the
     teacher, the epoch after which no later epoch gains more. ``reached`` is False when every measured length

@@ -431,8 +431,8 @@ WORK: dict[str, tuple[tuple[str, Callable[[dict], float]], ...]] = {
             lambda v: (
                 _n(v, "seeds")
                 * (
-                    v["base_steps"] * (1 + bool(v["dc_arch_methods"]))
-                    + 5 * v["inc_steps"] * (_n(v, "methods") + _n(v, "dc_arch_methods"))
+                    v["base_steps"] * (1 + bool(v["protocol_methods"]))
+                    + 5 * v["inc_steps"] * (_n(v, "methods") + _n(v, "protocol_methods"))
                 )
             ),
         ),

@@ -126,7 +126,7 @@ def assemble(stage_rows: pd.DataFrame, registry: reg.Registry, plan: pd.DataFram
                 cpu_min_planned=p.get("cpu_min_planned", ""),
                 faithful_min_planned=p.get("faithful_min_planned", ""),
             )
-            row.update(under_powered(row, p))
+            row.update(under_powered(row, p, d.seed_cost))
         out.append(row)
     seen = {row["id"] for row in out}
     for d in registry.declarations:
@@ -156,13 +156,17 @@ def assemble(stage_rows: pd.DataFrame, registry: reg.Registry, plan: pd.DataFram
     return df.sort_values("id", key=lambda s: s.map(order)).reset_index(drop=True)
 
 
-def under_powered(row: Mapping, plan_row: Mapping) -> dict:
+def under_powered(row: Mapping, plan_row: Mapping, seed_cost: str = "") -> dict:
     """What the power plan says of a comparison its run does not decide: a run without a disjoint seed set to
     replicate on gets the seeds and cost the plan asks; an undecided replicable one whose plan does not fit its
-    scale's budget is not tested at this scale (under-powered), one whose plan fits says how many seeds it asks."""
+    scale's budget is not tested at this scale (under-powered), one whose plan fits says how many seeds it asks, as
+    does one decided on all its seeds but not on each disjoint half (its halves need the plan's seeds).
+    ``seed_cost``: what each further seed needs outside ``dvc repro`` (the declaration's), added to the plan's
+    stage minutes: such seeds never fit the default run on their own."""
     no_replica = row.get("verdict") == NOT_TESTED and str(row.get("replication", "")).startswith("not possible")
     undecided = row.get("verdict") == INCONCLUSIVE and row.get("verdict_all_seeds") == INCONCLUSIVE
-    if not plan_row or not (no_replica or undecided):
+    split = row.get("verdict") == INCONCLUSIVE and not undecided  # decided on all seeds, not on each half
+    if not plan_row or not (no_replica or undecided or split):
         return {}
     need = (
         f"the power plan asks {plan_row['seeds_planned']} matched seeds (two sets of {plan_row['seeds_per_half']}) "
@@ -174,7 +178,9 @@ def under_powered(row: Mapping, plan_row: Mapping) -> dict:
         if plan_row.get("cpu_min_planned")
         else "beyond any budget of this compendium"
     )
-    fits = str(plan_row.get("fits_cpu")) in ("True", "true")
+    fits = str(plan_row.get("fits_cpu")) in ("True", "true") and not seed_cost
+    if seed_cost:
+        cost += f", and each seed beyond those run needs {seed_cost}"
     if str(plan_row.get("funded", "")) == FUNDED:
         cost += " (funded: the default run runs these seeds)"
     elif fits:
@@ -183,7 +189,7 @@ def under_powered(row: Mapping, plan_row: Mapping) -> dict:
             "benchmarks/power_plan.md)"
         )
     costs = f"its seeds are {outside}" if outside and not plan_row.get("cpu_min_planned") else f"that costs {cost}"
-    if no_replica or fits:
+    if no_replica or fits or split:
         return {"condition": "; ".join(x for x in (row.get("condition", ""), f"{need}; {costs}") if x)}
     return {
         "verdict": NOT_TESTED,

@@ -5,7 +5,9 @@ ledger shows), the stage whose recorded tables it is checked from, its kind (``c
 ``exact`` check of a statement), the metric its effects are in, and, for a comparison, its smallest effect of
 interest (``sesoi``, in the metric's display units) with where that number comes from (``sesoi_source``), and the
 parameter of its recording stages that lists its matched seeds (``seeds_key``, default ``seeds``: what the power
-plan sets when it funds the claim). A
+plan sets when it funds the claim), and where each further seed also needs work made outside ``dvc repro`` (a
+synthesis per seed of a resumable protocol), what that costs (``seed_cost``: the command and its time a seed),
+which the ledger adds to the plan's stage minutes. A
 comparison without its own ``sesoi`` takes the metric's default (:data:`METRICS`); a metric without a natural
 scale has none, and such a claim can hold or fail (reversed) but never be declared absent.
 
@@ -68,6 +70,7 @@ class Declaration:
     sesoi_source: str = ""
     seeds_key: str = "seeds"  # the recording stages' parameter that lists the comparison's matched seeds
     headline: bool = False  # one of its paper's central claims: the README's first screen names its verdict
+    seed_cost: str = ""  # what each further seed needs outside `dvc repro` (a command and its time), if anything
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

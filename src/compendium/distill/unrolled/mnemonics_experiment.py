@@ -3,8 +3,9 @@
 memories of DC / DSA / DM / DWA and no memory, and the notes' claim that Mnemonics' boost grows with the number of
 phases.
 
-* :func:`load_memory_sets`: the distilled sets used as memories (``dd_matching`` / ``dd_inversion``, and
-  ``dd_dc_arch``'s ipc-1 DC / DSA sets at DC's 1,000 outer iterations for the memory-1 pass).
+* :func:`load_memory_sets`: the distilled sets used as memories (``dd_matching`` / ``dd_inversion``);
+  :func:`load_protocol_memories`: for the memory-1 pass, DC's and DSA's own syntheses at their papers' settings,
+  one per seed (:mod:`compendium.distill.protocol_sets`), as the papers condense each run's memory anew.
 * :func:`phase_table`, :func:`incremental_calls`, :func:`memory_calls`: the protocol and the seeds' runs (one
   worker pool).
 * :func:`results_tables`, :func:`summary_table`, :func:`cell_texts`: the published tables.
@@ -19,6 +20,7 @@ import pandas as pd
 
 from compendium.core import paths
 from compendium.core.probe import to_float
+from compendium.distill import protocol_sets
 from compendium.distill.sets import DistilledSet
 from compendium.distill.unrolled import mnemonics as MN
 
@@ -28,8 +30,10 @@ SET_FILES = {
     "dm": "distilled/matching/dm_ipc10.pt",
     "dwa": "distilled/inversion/dwa_ipc10.pt",
 }
-#: The memory-1 pass: DC's and DSA's ipc-1 sets of ``dd_dc_arch`` (the default ConvNet, 1,000 outer iterations).
-DC_ARCH_SET_FILES = {"dc": "distilled/dc_arch/dc_default.pt", "dsa": "distilled/dc_arch/dsa_default.pt"}
+#: The memory-1 pass: the images per class of DC's and DSA's syntheses at their papers' settings
+PROTOCOL_IPC = 1
+#: the command that runs one seed's synthesis there (about 4 hours of one core a seed)
+PROTOCOL_COMMAND = "python -m compendium.distill.dc_protocol --methods {m} --ipcs 1 --seeds S"
 
 
 def load_memory_sets(methods, order, mean, std, files=None, dataset: str | None = None) -> tuple[dict, dict]:
@@ -46,6 +50,31 @@ def load_memory_sets(methods, order, mean, std, files=None, dataset: str | None 
                 raise FileNotFoundError(f"the {m.upper()} memory needs {f} (run the {stage} stage first)")
             d = DistilledSet.load(f, dataset)
             sets[m], params[m] = MN.as_memory_set(d, order, mean, std), d.params
+    return sets, params
+
+
+def load_protocol_memories(
+    methods, seeds, order, mean, std, dataset: str | None = None, root=protocol_sets.ROOT
+) -> tuple[dict, dict]:
+    """``(sets, params)`` of the memory-1 pass: ``sets`` {seed: {method: memory}} for the synthesized methods among
+    ``methods`` (``dc``, ``dsa``) and each seed of ``seeds`` whose synthesis at its paper's settings finished
+    (:func:`protocol_sets.finished_sets`; a seed without one runs that pass without the method); ``params``
+    {method: its first seed's stored params, with ``syntheses`` and ``seeds``, the seeds that have a set}. A method
+    with no finished seed among ``seeds`` is a FileNotFoundError naming the command that makes one."""
+    sets: dict = {int(s): {} for s in seeds}
+    params = {}
+    for m in (m for m in methods if m in ("dc", "dsa")):
+        done = protocol_sets.finished_sets(m, PROTOCOL_IPC, seeds, root, dataset)
+        if not done:
+            raise FileNotFoundError(
+                f"no finished {m.upper()} synthesis at {PROTOCOL_IPC} image per class for seeds {list(seeds)} under "
+                f"{protocol_sets.set_file(m, PROTOCOL_IPC, 0, root).parent}; run `{PROTOCOL_COMMAND.format(m=m)}` "
+                f"(about 4 h of one core a seed), or drop {m!r} from the pass"
+            )
+        for s, d in done.items():
+            sets[s][m] = MN.as_memory_set(d, order, mean, std)
+        first = done[min(done)]
+        params[m] = {**first.params, "syntheses": len(done), "seeds": sorted(done)}
     return sets, params
 
 
@@ -89,18 +118,38 @@ def incremental_calls(
 
 
 def memory_calls(
-    tr, tx, ty, methods, cfg: MN.CILConfig, seeds, sets: dict, order, mean, std, *, keep_first: bool = False
+    tr,
+    tx,
+    ty,
+    methods,
+    cfg: MN.CILConfig,
+    seeds,
+    sets: dict,
+    order,
+    mean,
+    std,
+    *,
+    keep_first: bool = False,
+    seed_sets: dict | None = None,
 ) -> list:
     """:func:`MN.run_incremental` of ``methods`` per seed on that seed's stratified training subset (the first
-    seed keeps its exemplars with ``keep_first``)."""
-    return [
-        (
-            MN.run_incremental,
-            (*_seed_data(tr, cfg, s, order, mean, std), tx, ty, methods, cfg, s, sets),
-            {"keep_exemplars": keep_first and s == seeds[0]},
+    seed keeps its exemplars with ``keep_first``). ``sets``: memories shared by every seed; ``seed_sets``: {seed:
+    {method: memory}}, one synthesis per seed (:func:`load_protocol_memories`): a seed without a method's set
+    runs without that method."""
+    seed_sets = seed_sets or {}
+    per_seed = {m for own in seed_sets.values() for m in own}
+    calls = []
+    for s in seeds:
+        own = {**sets, **seed_sets.get(s, {})}
+        ms = [m for m in methods if m not in per_seed or m in own]
+        calls.append(
+            (
+                MN.run_incremental,
+                (*_seed_data(tr, cfg, s, order, mean, std), tx, ty, ms, cfg, s, own),
+                {"keep_exemplars": keep_first and s == seeds[0]},
+            )
         )
-        for s in seeds
-    ]
+    return calls
 
 
 def _seed_data(tr, cfg: MN.CILConfig, seed: int, order, mean, std):
@@ -111,10 +160,10 @@ def _seed_data(tr, cfg: MN.CILConfig, seed: int, order, mean, std):
 
 def results_tables(runs, methods, seen) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(results, per_phase)``: average incremental accuracy, forgetting and seconds per (method, seed), and the
-    accuracy on the seen classes after each phase."""
+    accuracy on the seen classes after each phase (a method a seed ran without is not listed for it)."""
     rows, phase_rows = [], []
     for r in runs:
-        for m in methods:
+        for m in (m for m in methods if m in r["aia"]):
             rows.append(
                 {
                     "method": m,

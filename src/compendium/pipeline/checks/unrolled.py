@@ -1177,8 +1177,8 @@ def dd_mnemonics_claims(
     ``iteration``, ``loss``); ``set_params``: the stored params of the DC / DSA / DM memories.
 
     ``memory_res`` / ``memory_params`` / ``memory_setting``: a second pass (as ``res``) whose DC and DSA
-    memories are other sets (``dd_dc_arch``'s ipc-1 sets at DC's 1,000 outer iterations, at a memory of 1 per
-    class); where it holds a DC set, the DC and DSA rows are judged on it instead of on ``res``."""
+    memories are DC's and DSA's syntheses at their papers' settings, one per seed (``params``' ``syntheses``), at a
+    memory of 1 per class; where it holds a DC set, the DC and DSA rows are judged on it instead of on ``res``."""
 
     def accuracies(table: pd.DataFrame) -> dict:
         return {m: pick(table, "seed", "avg incremental acc", method=m) for m in table["method"].unique()}
@@ -1266,9 +1266,10 @@ def dd_mnemonics_claims(
         return synthesis_per_seed(
             "a memory synthesis per seed",
             {m.upper(): int((set_params.get(m) or {}).get("syntheses", 1)) for m in ms},
-            max(len(aia.get(m, {})) for m in ms),
-            f"one {' and one '.join(m.upper() for m in ms)} synthesis per seed (dd_dc_arch condenses one set per "
-            "variant; about 4 min of one core per set at 1 image per class)",
+            len(set.intersection(*(set(aia.get(m, {})) for m in ms))),  # the seeds the comparisons pair
+            f"one {' and one '.join(m.upper() for m in ms)} synthesis per seed at its paper's settings ("
+            + "; ".join(f"`python -m compendium.distill.dc_protocol --methods {m} --ipcs 1 --seeds S`" for m in ms)
+            + ": about 4 h of one core a seed)",
         )
 
     dist = "distilled from the whole training set before any phase (an advantage the exemplar methods do not have)"
@@ -1396,7 +1397,7 @@ def dd_gtn_stage_claims(folder: Path) -> list[Claim]:
 
 def dd_mnemonics_stage_claims(folder: Path) -> list[Claim]:
     """:func:`dd_mnemonics_claims` from ``dd_mnemonics``' tables (``results``, ``phases``, ``exemplar_loss``,
-    ``results_dc_arch`` where the second pass ran, ``settings`` with the memories' stored params)."""
+    ``results_protocol`` where the second pass ran, ``settings`` with the memories' stored params)."""
     st, t = stage_tables.settings(folder), functools.partial(stage_tables.table, folder)
     return dd_mnemonics_claims(
         t("results"),
@@ -1406,7 +1407,7 @@ def dd_mnemonics_stage_claims(folder: Path) -> list[Claim]:
         mn_iterations=st["mn_iterations"],
         mn_adjust_iterations=st["mn_adjust_iterations"],
         setting=st["setting"],
-        memory_res=stage_tables.optional(folder, "results_dc_arch"),
+        memory_res=stage_tables.optional(folder, "results_protocol"),
         memory_params=st["memory_params"],
         memory_setting=st["memory_setting"],
     )

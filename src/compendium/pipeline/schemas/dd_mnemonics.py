@@ -15,14 +15,14 @@ SCHEMA = {
         nonempty=True,
         choices=("random", "herding", "mnemonics", "none", "dc", "dsa", "dm", "dwa"),
     ),
-    "dc_arch_methods": Param(
+    "protocol_methods": Param(
         "list[str]",
-        "methods of a second pass whose DC / DSA memories are dd_dc_arch's ipc-1 sets "
-        "(DC's 1,000 outer iterations); the DC and DSA rows are judged on it; [] to skip",
+        "methods of a second pass whose DC / DSA memories are their syntheses at the papers' settings, one per "
+        "seed (reports/regime/dc_protocol/sets, 1 image per class); the DC and DSA rows are judged on it; [] to skip",
         choices=("random", "herding", "none", "dc", "dsa"),
     ),
-    "dc_arch_memory": Param(
-        "int", "exemplars per old class of that pass (dd_dc_arch's sets hold 1 image per class)", low=1, high=10
+    "protocol_memory": Param(
+        "int", "exemplars per old class of that pass (the syntheses hold 1 image per class)", low=1, high=10
     ),
     "base_classes": Param("int", "classes of phase 0 (LUCIR: half of them)", low=1, high=999),
     "increment": Param(
@@ -94,17 +94,17 @@ def check(values: dict) -> list[str]:
     missing = [m for m in ("random", "herding", "mnemonics") if m not in methods]
     if missing:
         errs.append(f"methods: must include {', '.join(map(repr, missing))} (the claims compare against it)")
-    second = values["dc_arch_methods"]
+    second = values["protocol_methods"]
     if len(set(second)) != len(second):
-        errs.append(f"dc_arch_methods: {second} repeat a method")
-    if {"dc", "dsa"} & set(second) and values["dc_arch_memory"] > 1:
+        errs.append(f"protocol_methods: {second} repeat a method")
+    if {"dc", "dsa"} & set(second) and values["protocol_memory"] > 1:
         errs.append(
-            f"dc_arch_memory: {values['dc_arch_memory']} exceeds the 1 image per class of dd_dc_arch's DC / DSA "
-            "sets; set it to 1"
+            f"protocol_memory: {values['protocol_memory']} exceeds the 1 image per class of the DC / DSA "
+            "syntheses at their papers' settings; set it to 1"
         )
     if second and not {"random", "herding", "dc"} <= set(second):
         errs.append(
-            f"dc_arch_methods: {second} must include 'random', 'herding' and 'dc' (the DC row compares DC with "
+            f"protocol_methods: {second} must include 'random', 'herding' and 'dc' (the DC row compares DC with "
             "herding; the table's differences are to random), or be []"
         )
     return errs
