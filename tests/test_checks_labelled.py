@@ -779,6 +779,18 @@ def test_dwa_at_50_images_per_class_is_judged_on_its_own_records_and_plateau():
     # ipc 50's students short of ipc 50's plateau: its rows are not tested, whatever ipc 10's records say
     r = {x.claim: x for x in L.labelled_protocol_claims(table(steps50=4800), plateaus, ipc=50)}["DWA beats SRe2L"]
     assert r.verdict == claims.NOT_TESTED and "the students at their plateau unmet" in r.condition
+    # the futility stage: DWA and its real images on seeds 0-2 alone
+    stage = table()
+    stage = stage[(stage["ipc"] == 50) & stage["arm"].isin([R.REAL_INIT, "dwa"]) & (stage["seed"] < 3)].copy()
+    above = {x.claim: x for x in L.labelled_protocol_claims(stage, plateaus, ipc=50)}["DWA beats SRe2L"]
+    assert above.verdict == claims.NOT_TESTED and "--ipc 50 --seeds S" in above.condition  # DWA clears: run on
+    stage.loc[stage["arm"] == "dwa", "test acc"] -= 0.05  # DWA below its real images by the interval: the plan stops
+    for row in L.labelled_protocol_claims(stage, plateaus, ipc=50):
+        assert row.verdict == claims.NOT_TESTED and "DWA in its regime (ipc 50) unmet" in row.condition
+        assert "futility rule stopped it" in row.condition and "--ipc 50 --seeds S" not in row.condition
+    at_ten = L.labelled_protocol_claims(stage.assign(ipc=10, **{"student steps": 4800}), plateaus)
+    assert "DWA in its regime (ipc 10) unmet" in at_ten[0].condition  # the rule is the ipc-50 plan's alone
+    assert "futility" not in at_ten[0].condition and "labelled_protocol --seeds S" in at_ten[0].condition
 
 
 def _tables_dir(d, sets, plateaus):

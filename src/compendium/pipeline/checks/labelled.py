@@ -1400,6 +1400,9 @@ def dsa_protocol_claims(table: pd.DataFrame, *, ipc: int = 1, iterations: int = 
 #: the recovery (about 14 min, none for the real images) and the student at its plateau there (19,200 steps on seed
 #: 0's curve: about 12.5 min, the regime study's 76,800-step run having taken about 50)
 PROTOCOL_MINUTES = {10: 4, 50: 25}
+#: the ipcs whose pre-registered plan runs DWA's real images and DWA on the first seeds first and stops there (the
+#: other arms not run) when DWA − its real images has its whole 95% interval below zero: DWA out of its regime
+FUTILITY_IPCS = (50,)
 #: the ipcs the labelled family's regime judges, and the papers whose rows each one carries (DWA's Tables 1 and 3 at
 #: both; ReLA's Table 5, whose quoted cell is ipc 10, at 10)
 REGIME_IPCS = {10: ("DWA", "ReLA"), 50: ("DWA",)}
@@ -1470,15 +1473,25 @@ def labelled_protocol_claims(
         f"the whole test set; {command}: about {minutes} min per arm and seed on one core"
     )
 
+    below = _paired(arm("dwa"), arm(REAL_INIT))
+    futile = ipc in FUTILITY_IPCS and below is not None and below.n >= claims.MIN_SEEDS and below.interval[1] < 0
+
     def recorded(*arms: tuple[str, int]) -> Precondition:
         """Every compared arm has records of at least ``claims.MIN_SEEDS`` seeds."""
         twice = {a for a, _ in arms if sum(b == a for b, _ in arms) > 1}  # arm B at the ipc and at the floor's
         n = {(f"{a} at ipc {i}" if a in twice else a): len(arm(a, i)) for a, i in arms}
+        needs = f"{command} for 6 seeds (about {minutes} min per arm and seed on one core here)"
+        if futile:
+            needs = (
+                "none: the plan's futility rule stopped it (DWA − its real images "
+                f"{claims.interval_text(below)} points, wholly below zero: DWA out of its regime, so no number of "
+                "seeds of the other arms would test the claim)"
+            )
         return Precondition(
             f"the protocol's records of every compared arm ({claims.MIN_SEEDS} seeds or more)",
             min(n.values()) >= claims.MIN_SEEDS,
             ", ".join(f"{a}: {k}" for a, k in n.items()),
-            f"{command} for 6 seeds (about {minutes} min per arm and seed on one core here)",
+            needs,
         )
 
     cell = f"ipc {ipc}"
