@@ -1396,10 +1396,10 @@ def dsa_protocol_claims(table: pd.DataFrame, *, ipc: int = 1, iterations: int = 
 
 
 #: minutes of one (arm, seed) of :mod:`compendium.distill.labelled_protocol` on one core of these machines, per ipc:
-#: at 10, a recovery of 1,000 iterations (about 1.3 min) and the 4,800-step student (about 2.5); at 50, five times
-#: the recovery (about 14 min, none for the real images) and the student at its plateau there (19,200 steps on seed
-#: 0's curve: about 12.5 min, the regime study's 76,800-step run having taken about 50)
-PROTOCOL_MINUTES = {10: 4, 50: 25}
+#: at 10, a recovery of 1,000 iterations (about 1.3 min) and the 4,800-step student (about 2.5); at 50, measured on
+#: DWA's futility stage: the recovery of 500 images 7-10 min (none for the real images) and the student at its
+#: plateau there (19,200 steps) about 10 min
+PROTOCOL_MINUTES = {10: 4, 50: 20}
 #: the ipcs whose pre-registered plan runs DWA's real images and DWA on the first seeds first and stops there (the
 #: other arms not run) when DWA − its real images has its whole 95% interval below zero: DWA out of its regime
 FUTILITY_IPCS = (50,)
@@ -1483,7 +1483,7 @@ def labelled_protocol_claims(
         needs = f"{command} for 6 seeds (about {minutes} min per arm and seed on one core here)"
         if futile:
             needs = (
-                "none: the plan's futility rule stopped it (DWA − its real images "
+                "no more runs: the plan's futility rule stopped it (DWA − its real images "
                 f"{claims.interval_text(below)} points, wholly below zero: DWA out of its regime, so no number of "
                 "seeds of the other arms would test the claim)"
             )
