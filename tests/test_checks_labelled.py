@@ -172,7 +172,16 @@ def test_dwa_and_kip_regimes():
     # the paper's 1,000 recovery iterations are not enough: like every method, DWA must beat its real images
     at_paper = L.dwa_regime(10, 30.0, {0: 0.655, 1: 0.66, 2: 0.645}, init, 1000)
     assert not at_paper.met and "1,000 of 1,000 iterations" in at_paper.measured
-    assert "1,000 recovery iterations (paper, Table 6; 30 here)" in L.dwa_regime(10, 30.0, init, init, 30).needs
+    assert "1,000 recovery iterations (paper, Table 6; 30 here)" in L.dwa_regime(10, 0.2, init, init, 30).needs
+    # at its paper's iterations and still not above its images: more iterations are not what it needs; a set short
+    # of them that moved still needs them
+    assert "not more iterations" in at_paper.needs and "paper_estimate" in at_paper.needs
+    below = L.dwa_regime(10, 30.0, {0: 0.60, 1: 0.61, 2: 0.60}, init, 1000).needs
+    assert "its set is below those images" in below and "not clear of those images by 1 point" in at_paper.needs
+    assert "(paper, Table 6; 30 here)" in L.dwa_regime(10, 30.0, init, init, 30).needs
+    dc = L.matching_regime("DC", 1, 1000, 60.0, {0: 0.60, 1: 0.61, 2: 0.60}, init)
+    assert not dc.met and "DC's optimisation adds" in dc.needs and "not more iterations" in dc.needs
+    assert "1,000 outer iterations (paper; 10 here)" in L.matching_regime("DC", 10, 10, 0.2, init, init).needs
     assert L.kip_regime("KIP fc ipc 1", [4.0, 5.0, 6.0], 50).met
     assert not L.kip_regime("KIP fc ipc 1", [4.0, 0.1], 50).met and not L.kip_regime("x", [], 50).met
 

@@ -440,6 +440,11 @@ def test_a_rela_stage_outside_the_studys_regime_is_not_tested_and_says_what_woul
     pre = CR.regime_precondition("rela_budget", pd.DataFrame([base]))
     assert not pre.met and "+7.8 [+6.7, +8.8] at the full budget" in pre.measured
     assert "none of its measured regimes meets them" in pre.needs and "+8.7" in pre.needs
+    assert "no measured setting's means meet them either" in pre.needs and "GPU" in pre.needs
+    cand = CR.regime_precondition(
+        "rela_budget", pd.DataFrame([{**base, "candidate": "pooled features with 1,000 ..."}])
+    )
+    assert "the nearest on any probe: pooled features with 1,000 ..., then the ReLA stages" in cand.needs
     read_back = CR.regime_precondition("rela_budget", pd.DataFrame([{**base, "chosen": float("nan")}]))
     assert read_back.needs == pre.needs  # an empty cell of the CSV comes back as NaN
     met = CR.regime_precondition("rela_budget", pd.DataFrame([{**base, "meets goals": True}]))

@@ -145,3 +145,33 @@ def test_when_no_regime_meets_both_goals_the_nearest_ones_are_named():
     near = regime.nearest(table, "pooled", 100)
     assert near["largest full gain"]["width"] == 32
     assert near["cheapest with the low budget above untrained"]["width"] == 16
+
+
+def test_where_no_regime_meets_the_goals_the_candidate_is_the_cheapest_whose_means_do():
+    # width 16: means +10.5 / +2.0 (spread of about 1 point); width 32: means +8.2, below the goal
+    curves = _curves(
+        {16: {1: (0.01, 0.03, 0.02), 10: (0.095, 0.115, 0.105)}, 32: {1: (0.0, 0.02, -0.02), 10: (0.08, 0.085, 0.082)}}
+    )
+    goals = regime.Goals(full_gain=0.10)
+    table = regime.regimes(curves, goals)
+    assert not table["meets goals"].any()
+    c = regime.candidate(table, goals)
+    assert c["width"] == 16 and c["full epochs"] == 10 and c["seeds needed"] > 3
+    assert c["added minutes"] == (c["seeds needed"] - 3) * c["train minutes"]
+    text = regime.candidate_text(c)
+    assert (
+        "pooled features with 100 probe labels, width 16, 10 epochs" in text
+        and f"{int(c['seeds needed'])} seeds" in text
+    )
+    # a mean below its goal is never a candidate; neither is a spread measured on one seed
+    assert regime.seeds_to_clear(0.09, 0.08, 0.10, 5, 0.10) is None
+    assert regime.seeds_to_clear(0.12, float("nan"), float("nan"), 1, 0.10) is None
+    assert (
+        regime.candidate(regime.regimes(_curves({16: {1: (0.0, 0.01, 0.0), 10: (0.05, 0.06, 0.05)}}), goals), goals)
+        is None
+    )
+    # the more seeds already run, the fewer needed; the interval's own seeds are the floor
+    assert regime.seeds_to_clear(0.11, 0.105, 0.115, 5, 0.10) == 5
+    rows = regime.stage_regimes(table, {"rela_budget": {"view": "pooled", "labels": 100, "width": 16, "full epochs": 10,
+                                                        "budget": 0.1}}, goals)  # fmt: skip
+    assert rows["candidate"].iloc[0] == text

@@ -46,6 +46,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 import yaml
+from scipy import stats as scipy_stats
 
 from compendium.core import augment, data, models, paths, probe
 from compendium.core.stats import t_interval
@@ -336,6 +337,62 @@ def nearest(table: pd.DataFrame, view: str = "pooled", labels: int = 10000) -> d
     }
 
 
+def seeds_to_clear(mean: float, lo: float, hi: float, seeds: int, goal: float, most: int = 200) -> int | None:
+    """The seeds at which a paired gain of ``mean`` with the 95% t interval [``lo``, ``hi``] over ``seeds`` seeds would
+    have its lower bound at ``goal`` or above, if its mean and spread held (the spread read back from the interval);
+    None where its mean does not clear ``goal``, its spread is unmeasured (fewer than 2 seeds) or it needs more than
+    ``most``.
+
+        >>> seeds_to_clear(0.11, 0.086, 0.134, 5, 0.10)   # +11 [+8.6, +13.4] on 5 seeds: its SD is 1.9 points
+        17
+        >>> seeds_to_clear(0.09, 0.08, 0.10, 5, 0.10) is None
+        True
+    """
+    if not (math.isfinite(lo) and math.isfinite(hi)) or seeds < 2 or mean <= goal:
+        return None
+    sd = (hi - lo) / 2 * math.sqrt(seeds) / float(scipy_stats.t.ppf(0.975, seeds - 1))
+    for n in range(max(seeds, 2), most + 1):
+        if mean - float(scipy_stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n) >= goal:
+            return n
+    return None
+
+
+def candidate(table: pd.DataFrame, goals: Goals | None = None) -> pd.Series | None:
+    """When no measured regime meets the goals by its interval: of those, on any probe view and label count, whose
+    MEANS meet them and whose spread is measured, the one whose further curves cost least, with ``seeds needed`` (the
+    seeds at which both lower bounds would clear their goals if the means and spreads held, :func:`seeds_to_clear`)
+    and ``added minutes`` (the further curves' BYOL training). None where there is none."""
+    goals = goals or Goals()
+    if not len(table):
+        return None
+    t = table[(table["full gain"] >= goals.full_gain) & (table["10% gain"] > goals.low_gain)].copy()
+    t = t.dropna(subset=["full gain lo", "10% gain lo"])
+    if t.empty:
+        return None
+
+    def need(r) -> float:
+        full = seeds_to_clear(r["full gain"], r["full gain lo"], r["full gain hi"], int(r["seeds"]), goals.full_gain)
+        low_goal = goals.low_gain + 1e-9  # "above", strictly
+        low = seeds_to_clear(r["10% gain"], r["10% gain lo"], r["10% gain hi"], int(r["seeds"]), low_goal)
+        return math.nan if full is None or low is None else float(max(full, low))
+
+    t["seeds needed"] = t.apply(need, axis=1)
+    t = t.dropna(subset=["seeds needed"])
+    t["added minutes"] = (t["seeds needed"] - t["seeds"]) * t["train minutes"]
+    return None if t.empty else t.sort_values(["added minutes", "train minutes"]).iloc[0]
+
+
+def candidate_text(r) -> str:
+    """:func:`candidate`'s row in words: its setting, its gains, and the seeds it would need."""
+    more = int(r["seeds needed"]) - int(r["seeds"])
+    return (
+        f"{r['view']} features with {int(r['labels']):,} probe labels, {_regime_text(r)}: its means meet the goals; "
+        f"if they and their spread held, {int(r['seeds needed'])} seeds ({more} more curves, BYOL training about "
+        f"{float(r['train minutes']):.0f} min of one core each, {float(r['added minutes']) / 60:.1f} h in all) "
+        "would bring both lower bounds to them"
+    )
+
+
 #: the ReLA stages whose comparisons train BYOL (+ReLA) at a budget: each is judged in the study's regime or not
 STAGES = ("rela_budget", "rela_arch", "rela_methods", "rela_ablations")
 
@@ -358,7 +415,9 @@ def stage_regimes(table: pd.DataFrame, settings: Mapping[str, Mapping], goals: G
     their intervals and whether it meets the goals; ``measured`` False where the study has no curve at that
     setting (another width, label count or budget, or a full budget off its grid). ``nearest``: the measured
     regime with the largest lower bound of the full budget's gain on the stage's features and labels; ``chosen``:
-    the cheapest that meets both goals there (:func:`choose`; "" when none does); ``goal full`` / ``goal low``.
+    the cheapest that meets both goals there (:func:`choose`; "" when none does); ``candidate``: where none does,
+    the cheapest measured regime, on any features and labels, whose means meet them (:func:`candidate_text`; "" when
+    none); ``goal full`` / ``goal low``.
 
         >>> t = pd.DataFrame([{"view": "pooled", "labels": 1000, "width": 16, "full epochs": 10, "full gain": 0.1,
         ...     "full gain lo": 0.08, "full gain hi": 0.12, "10% gain": 0.01, "10% gain lo": -0.01, "10% gain hi": 0.03,
@@ -382,6 +441,8 @@ def stage_regimes(table: pd.DataFrame, settings: Mapping[str, Mapping], goals: G
         row["nearest"] = "" if best is None else _regime_text(best)
         chosen = choose(table, st["view"], st["labels"]) if len(table) else None
         row["chosen"] = "" if chosen is None else _regime_text(chosen)
+        cand = candidate(table, goals) if len(table) else None
+        row["candidate"] = "" if cand is None else candidate_text(cand)
         row["goal full"], row["goal low"] = goals.full_gain, goals.low_gain
         rows.append(row)
     return pd.DataFrame(rows)

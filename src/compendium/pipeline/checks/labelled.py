@@ -80,6 +80,12 @@ from compendium.verdicts.claims import Claim, Effect, Precondition
 PAPER_ITERATIONS = {p.label: papers.iterations(p.label) for p in papers.PAPERS.values() if "iterations" in p.settings}
 MOVED_GREY_LEVELS = 1.0
 BEAT_MARGIN = 0.01
+#: the setting DWA's paper reports, what a DWA set that does not beat its own real images here would need; this
+#: project runs it as ``dd_inversion``'s `paper` scale (CIFAR-100, ResNet-18 teacher and students, one GPU)
+DWA_SETTING = (
+    "its paper's: CIFAR with a ResNet-18 teacher and ResNet-18 students trained on its relabelled crops "
+    "(Table 6), `dd_inversion` at the `paper` scale on one GPU, priced in benchmarks/paper_estimate.md"
+)
 CEILING_HEADROOM = 0.02
 
 #: The ipcs of DWA's Table 1 (CIFAR-10/100: 10 and 50). Its "DWA beats SRe2L" row is judged there; other ipcs
@@ -183,15 +189,29 @@ def matching_regime(
     e = _paired(acc, init_acc)
     moved = math.isfinite(disp) and disp >= MOVED_GREY_LEVELS
     beat = claims.clears(e, BEAT_MARGIN)
-    met = (iterations >= target or moved) and beat
+    ran = iterations >= target or moved
+    met = ran and beat
     unit = "outer iterations" if method in ("DC", "DSA") else "iterations"
     return Precondition(
         f"{method} in its regime (ipc {ipc})",
         met,
         f"{iterations:,} of {target:,} {unit}; moved {disp:.1f} grey levels RMS from its real images; "
         + _beat_text("minus them", e),
-        f"{method}: {target:,} {unit} (paper; {iterations:,} here) or a set that moves from its real "
+        _not_beaten(method, e)
+        if iterations >= target and e is not None
+        else f"{method}: {target:,} {unit} (paper; {iterations:,} here) or a set that moves from its real "
         f"initialisation, and a set whose interval over its real images clears {100 * BEAT_MARGIN:g} point",
+    )
+
+
+def _not_beaten(method: str, e: Effect, setting: str = "its paper's architectures and data") -> str:
+    """What a set needs that ran its paper's iterations and still does not clear the real images it started from:
+    not more iterations, but a teacher / evaluation in which its optimisation adds to those images. (A set short of
+    the paper's iterations needs them first, even where it moved.)"""
+    where = "below those images" if e.interval[1] < 0 else f"not clear of those images by {100 * BEAT_MARGIN:g} point"
+    return (
+        f"a setting where {method}'s optimisation adds to the images it starts from ({setting}), not more iterations: "
+        f"it ran its paper's, and its set is {where} under this evaluation"
     )
 
 
@@ -230,14 +250,17 @@ def dwa_regime(
     e = _paired(acc, init_acc)
     moved = math.isfinite(disp) and disp >= MOVED_GREY_LEVELS
     beat = claims.clears(e, BEAT_MARGIN)
-    met = ((iterations is not None and iterations >= target) or moved) and beat
+    at_paper = iterations is not None and iterations >= target
+    ran = at_paper or moved
     its = f"{iterations:,} of {target:,} iterations; " if iterations is not None else ""
     here = f"; {iterations:,} here" if iterations is not None else ""
     return Precondition(
         f"DWA in its regime (ipc {ipc})",
-        met,
+        ran and beat,
         f"{its}moved {disp:.1f} grey levels RMS from its real images; " + _beat_text("minus them", e),
-        f"DWA: {target:,} recovery iterations (paper, Table 6{here}) or a set that moves from its real "
+        _not_beaten("DWA", e, DWA_SETTING)
+        if at_paper and e is not None
+        else f"DWA: {target:,} recovery iterations (paper, Table 6{here}) or a set that moves from its real "
         f"initialisation, and a set whose interval over its real images clears {100 * BEAT_MARGIN:g} point",
     )
 

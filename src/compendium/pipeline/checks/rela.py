@@ -771,13 +771,22 @@ def regime_precondition(stage: str, regimes: pd.DataFrame | None) -> Preconditio
         )
     else:
         measured = f"{setting}: the study has no curve at this setting ({goals})"
-    chosen = "" if pd.isna(r.get("chosen")) else str(r.get("chosen") or "")  # "" is read back as NaN
+
+    def text(key: str) -> str:
+        v = r.get(key)
+        return "" if v is None or pd.isna(v) else str(v)  # "" is read back as NaN
+
+    chosen, cand = text("chosen"), text("candidate")
+    nearer = (
+        f"; the nearest on any probe: {cand}, then the ReLA stages at its length and probe"
+        if cand
+        else "; no measured setting's means meet them either"
+    )
     needs = (
         f"the stage run at the study's chosen regime ({chosen})"
         if chosen
-        else "a setting where the study's goals hold: none of its measured regimes meets them (the nearest: "
-        f"{r['nearest']}); more width-32 curves (`python -m compendium.rela.regime --widths 32`) or the paper "
-        "profile's CIFAR-10 and ConvNet of width 128"
+        else "a setting where the study's goals hold: none of its measured regimes meets them (the nearest on this "
+        f"probe: {r['nearest']}){nearer}; or the paper profile's CIFAR-10 and ConvNet of width 128 (a GPU)"
     )
     return Precondition(IN_REGIME, str(r["meets goals"]) in ("True", "true"), measured, needs)
 
