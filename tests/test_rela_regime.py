@@ -132,8 +132,49 @@ def test_the_committed_curves_are_those_of_params_yaml():
     regime.check_records(plan)
     curves = regime.load()
     assert set(curves["width"]) <= set(plan.widths) and set(curves["seed"]) <= set(plan.seeds)
+    assert set(zip(curves["width"], curves["seed"])) <= set(plan.curves())
     for (w, s), g in curves.groupby(["width", "seed"]):
-        assert sorted(g["epoch"].unique()) == [0, *plan.probe_at], (w, s)
+        assert sorted(g["epoch"].unique()) == [0, *plan.for_curve(w, s).probe_at], (w, s)
+
+
+def test_confirmation_curves_stop_early_and_run_with_the_plans_settings(tmp_path, monkeypatch):
+    plan = regime.Plan(widths=(16, 32), seeds=(0, 1), epochs=30, probe_at=(1, 2, 10, 20, 30), confirm_width=16,
+                       confirm_seeds=(1, 2, 3), confirm_epochs=20)  # fmt: skip
+    assert plan.curves() == [(16, 0), (16, 1), (32, 0), (32, 1), (16, 2), (16, 3)]  # (16, 1) already runs 30
+    assert plan.for_curve(16, 1) is plan and plan.for_curve(32, 0) is plan
+    short = plan.for_curve(16, 2)
+    assert short.epochs == 20 and short.probe_at == (1, 2, 10, 20) and short.settings()["lr"] == plan.lr
+    # which curves stop early is not a setting of the folder: adding confirmation seeds refuses no record
+    assert (
+        plan.settings() == regime.Plan(widths=(16, 32), seeds=(0, 1), epochs=30, probe_at=(1, 2, 10, 20, 30)).settings()
+    )
+    with pytest.raises(ValueError, match="confirm_epochs in 1..epochs"):
+        regime.Plan(epochs=30, confirm_width=16, confirm_seeds=(5,), confirm_epochs=40)
+    runs = []
+    monkeypatch.setattr(
+        regime,
+        "curve",
+        lambda w, s, p, checkpoint="": (
+            runs.append((w, s, p.epochs, checkpoint))
+            or pd.DataFrame(
+                [
+                    {
+                        "width": w,
+                        "seed": s,
+                        "epoch": 0,
+                        "view": "pooled",
+                        "labels": 40,
+                        "probe": 0.5,
+                        "train seconds": 0.0,
+                    }
+                ]
+            )
+        ),  # fmt: skip
+    )
+    regime.run_pieces(plan, root=tmp_path, checkpoints=tmp_path / "ckpt", only=[(16, 1), (16, 2)])
+    assert [r[:3] for r in runs] == [(16, 1, 30), (16, 2, 20)] and "_e20_" in runs[1][3]
+    st = regime.status(plan, regime.load(tmp_path)).set_index("epochs")
+    assert st.loc[30, "curves committed"].tolist() == [1, 0] and st.loc[20, "curves planned"] == 2
 
 
 def test_when_no_regime_meets_both_goals_the_nearest_ones_are_named():

@@ -40,7 +40,7 @@ import hashlib
 import json
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -75,12 +75,25 @@ class Plan:
     probe_lr: float = 0.01
     probe_batch_size: int = 256
     dataset: str = "fashion-mnist"
+    #: further seeds of one width, each a curve stopped at ``confirm_epochs`` (probed at ``probe_at`` up to there): the
+    #: seeds a candidate regime (:func:`candidate`) needs. The learning rate is constant, so such a curve is the first
+    #: ``confirm_epochs`` of the curve the plan's ``epochs`` would give.
+    confirm_width: int = 0
+    confirm_seeds: tuple = ()
+    confirm_epochs: int = 0
 
     def __post_init__(self):
         if not self.probe_at or max(self.probe_at) > self.epochs or min(self.probe_at) < 1:
             raise ValueError(f"probe_at {self.probe_at} must lie in 1..epochs={self.epochs}")
         if not self.widths or not self.seeds:
             raise ValueError("a regime study needs at least one width and one seed")
+        if self.confirm_seeds and not (self.confirm_width >= 1 and 1 <= self.confirm_epochs <= self.epochs):
+            raise ValueError(
+                f"confirm_seeds need confirm_width >= 1 and confirm_epochs in 1..epochs={self.epochs} "
+                f"(got {self.confirm_width}, {self.confirm_epochs})"
+            )
+        if self.confirm_seeds and not any(e <= self.confirm_epochs for e in self.probe_at):
+            raise ValueError(f"no epoch of probe_at {self.probe_at} is within confirm_epochs={self.confirm_epochs}")
 
     @classmethod
     def from_params(cls, values: dict) -> "Plan":
@@ -89,12 +102,26 @@ class Plan:
         return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items() if k in fields})
 
     def curves(self) -> list[tuple[int, int]]:
-        return [(w, s) for w in self.widths for s in self.seeds]
+        """Every (width, seed) curve: each width with each seed, then the confirmation seeds' curves."""
+        full = [(w, s) for w in self.widths for s in self.seeds]
+        return full + [(self.confirm_width, s) for s in self.confirm_seeds if (self.confirm_width, s) not in full]
+
+    def for_curve(self, width: int, seed: int) -> Plan:
+        """The plan one curve runs: a confirmation curve stops at ``confirm_epochs``."""
+        if seed in self.seeds and width in self.widths or (width, seed) not in self.curves():
+            return self
+        return replace(
+            self,
+            epochs=self.confirm_epochs,
+            probe_at=tuple(e for e in self.probe_at if e <= self.confirm_epochs),
+            confirm_seeds=(),
+        )
 
     def settings(self) -> dict:
-        """What a curve's result depends on besides its width and seed (compared on resume)."""
+        """What a curve's result depends on besides its width and seed (compared on resume); which curves stop
+        early (the confirmation seeds) is not such a setting."""
         d = asdict(self)
-        for k in ("widths", "seeds"):
+        for k in ("widths", "seeds", "confirm_width", "confirm_seeds", "confirm_epochs"):
             d.pop(k)
         d["probe_at"], d["probe_train"] = list(self.probe_at), list(self.probe_train)
         return d
@@ -240,8 +267,9 @@ def run_pieces(
         if hours and time.perf_counter() - t0 > hours * 3600:
             say(f"regime study: {hours} h spent; run again to go on")
             break
-        ckpt = Path(checkpoints) / f"width{width}_seed{seed}_{_settings_tag(plan)}.pt"
-        df = curve(width, seed, plan, checkpoint=str(ckpt))
+        own = plan.for_curve(width, seed)
+        ckpt = Path(checkpoints) / f"width{width}_seed{seed}_e{own.epochs}_{_settings_tag(plan)}.pt"
+        df = curve(width, seed, own, checkpoint=str(ckpt))
         out = record_file(width, seed, root)
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_suffix(".tmp")
@@ -264,6 +292,33 @@ def load(root: Path = RECORDS) -> pd.DataFrame:
         pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
         if files
         else pd.DataFrame(columns=["width", "seed", "epoch", "view", "labels", "probe", "train seconds"])
+    )
+
+
+def in_plan(curves: pd.DataFrame, plan: Plan) -> pd.DataFrame:
+    """The rows of ``curves`` whose (width, seed) is one of ``plan``'s curves."""
+    keep = set(plan.curves())
+    return curves[[(int(w), int(s)) in keep for w, s in zip(curves["width"], curves["seed"])]]
+
+
+def status(plan: Plan, curves: pd.DataFrame) -> pd.DataFrame:
+    """Per width: the curves committed and planned, and the epochs each is planned to (the confirmation seeds'
+    shorter ones listed apart).
+
+        >>> plan = Plan(widths=(16,), seeds=(0,), epochs=4, probe_at=(1, 4), confirm_width=16, confirm_seeds=(1, 2),
+        ...             confirm_epochs=2)
+        >>> status(plan, pd.DataFrame({"width": [16, 16], "seed": [0, 1]})).values.tolist()
+        [[16, 4, 1, 1], [16, 2, 1, 2]]
+    """
+    made = {(int(w), int(s)) for w, s in zip(curves["width"], curves["seed"])}
+    groups: dict[tuple[int, int], list] = {}
+    for w, s in plan.curves():
+        groups.setdefault((w, plan.for_curve(w, s).epochs), []).append((w, s))
+    return pd.DataFrame(
+        [
+            {"width": w, "epochs": e, "curves committed": sum(c in made for c in cs), "curves planned": len(cs)}
+            for (w, e), cs in groups.items()
+        ]
     )
 
 

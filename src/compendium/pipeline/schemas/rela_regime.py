@@ -9,6 +9,11 @@ SCHEMA = {
         "list[int]", "seeds of every width (a curve per width and seed)", low=0, high=SEED_MAX, nonempty=True
     ),
     "epochs": Param("int", "BYOL epochs of each curve (the largest full budget studied)", low=1, high=10_000),
+    "confirm_width": Param("int", "the width of the confirmation curves (0: none)", low=0, high=1024),
+    "confirm_seeds": Param(
+        "list[int]", "further seeds of confirm_width, each a curve stopped at confirm_epochs", low=0, high=SEED_MAX
+    ),
+    "confirm_epochs": Param("int", "where a confirmation curve stops (0: none)", low=0, high=10_000),
     "probe_at": Param(
         "list[int]",
         "epochs after which the frozen features are probed (0, the untrained network, always)",
@@ -59,4 +64,9 @@ def check(values: dict) -> list[str]:
         problems.append(f"labels: {values['labels']} is not one of probe_train {values['probe_train']}")
     if max(values["probe_at"]) > values["epochs"]:
         problems.append(f"probe_at: {max(values['probe_at'])} is beyond epochs {values['epochs']}")
+    if values["confirm_seeds"] and not (values["confirm_width"] and 1 <= values["confirm_epochs"] <= values["epochs"]):
+        problems.append(
+            f"confirm_seeds: need confirm_width > 0 and confirm_epochs in 1..epochs ({values['epochs']}), got "
+            f"{values['confirm_width']} and {values['confirm_epochs']}"
+        )
     return problems
