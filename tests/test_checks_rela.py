@@ -445,6 +445,16 @@ def test_a_rela_stage_outside_the_studys_regime_is_not_tested_and_says_what_woul
         "rela_budget", pd.DataFrame([{**base, "candidate": "pooled features with 1,000 ..."}])
     )
     assert "the nearest on any probe: pooled features with 1,000 ..., then the ReLA stages" in cand.needs
+    failed = CR.regime_precondition(
+        "rela_budget",
+        pd.DataFrame([{**base, "confirmation": "the confirmation plan's regime ...: does not meet the goals"}]),
+    )
+    assert failed.needs.count("so no regime on two cores is known") == 1 and "GPU" in failed.needs
+    held = "the confirmation plan's regime ...: meets both goals by its lower bounds"
+    assert (
+        "no regime on two cores"
+        not in CR.regime_precondition("rela_budget", pd.DataFrame([{**base, "confirmation": held}])).needs
+    )
     read_back = CR.regime_precondition("rela_budget", pd.DataFrame([{**base, "chosen": float("nan")}]))
     assert read_back.needs == pre.needs  # an empty cell of the CSV comes back as NaN
     met = CR.regime_precondition("rela_budget", pd.DataFrame([{**base, "meets goals": True}]))

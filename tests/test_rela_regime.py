@@ -131,7 +131,6 @@ def test_the_committed_curves_are_those_of_params_yaml():
     plan = regime.Plan.from_params(values)
     regime.check_records(plan)
     curves = regime.load()
-    assert set(curves["width"]) <= set(plan.widths) and set(curves["seed"]) <= set(plan.seeds)
     assert set(zip(curves["width"], curves["seed"])) <= set(plan.curves())
     for (w, s), g in curves.groupby(["width", "seed"]):
         assert sorted(g["epoch"].unique()) == [0, *plan.for_curve(w, s).probe_at], (w, s)
@@ -213,6 +212,21 @@ def test_where_no_regime_meets_the_goals_the_candidate_is_the_cheapest_whose_mea
     )
     # the more seeds already run, the fewer needed; the interval's own seeds are the floor
     assert regime.seeds_to_clear(0.11, 0.105, 0.115, 5, 0.10) == 5
+    easy = regime.Goals(full_gain=0.05, low_gain=-0.01)  # width 16 meets both by its lower bounds
+    met = regime.candidate(regime.regimes(curves, easy), easy)
+    assert met["added minutes"] == 0 and regime.candidate_text(met).endswith("meets both goals by its lower bounds")
     rows = regime.stage_regimes(table, {"rela_budget": {"view": "pooled", "labels": 100, "width": 16, "full epochs": 10,
                                                         "budget": 0.1}}, goals)  # fmt: skip
-    assert rows["candidate"].iloc[0] == text
+    assert rows["candidate"].iloc[0] == text and rows["confirmation"].iloc[0] == ""
+    target = {"view": "pooled", "labels": 100, "width": 16, "full epochs": 10}
+    st = {"view": "pooled", "labels": 100, "width": 16, "full epochs": 10, "budget": 0.1}
+    confirmed = regime.stage_regimes(table, {"rela_budget": st}, goals, target)["confirmation"].iloc[0]
+    assert confirmed.startswith("the confirmation plan's regime") and confirmed.endswith("does not meet the goals")
+    assert regime.confirmation(table, {**target, "width": 64}, goals) == ""  # no curve there
+    # a confirmation that failed ends the search: no further candidate read off the same seeds
+    assert regime.confirmation_failed(confirmed)
+    assert regime.stage_regimes(table, {"rela_budget": st}, goals, target)["candidate"].iloc[0] == ""
+    assert regime.way_on(table, goals, target).endswith("does not meet the goals, so no regime on two cores is known")
+    assert regime.way_on(table, goals) == text and regime.way_on(regime.regimes(curves, easy), easy, target).endswith(
+        "lower bounds"
+    )

@@ -413,10 +413,10 @@ def seeds_to_clear(mean: float, lo: float, hi: float, seeds: int, goal: float, m
 
 
 def candidate(table: pd.DataFrame, goals: Goals | None = None) -> pd.Series | None:
-    """When no measured regime meets the goals by its interval: of those, on any probe view and label count, whose
-    MEANS meet them and whose spread is measured, the one whose further curves cost least, with ``seeds needed`` (the
-    seeds at which both lower bounds would clear their goals if the means and spreads held, :func:`seeds_to_clear`)
-    and ``added minutes`` (the further curves' BYOL training). None where there is none."""
+    """Of the measured regimes, on any probe view and label count, whose MEANS meet the goals and whose spread
+    is measured, the one whose further curves cost least (one that meets them by its interval costs none), with
+    ``seeds needed`` (the seeds at which both lower bounds would clear their goals if the means and spreads held,
+    :func:`seeds_to_clear`) and ``added minutes`` (the further curves' BYOL training). None where there is none."""
     goals = goals or Goals()
     if not len(table):
         return None
@@ -438,10 +438,14 @@ def candidate(table: pd.DataFrame, goals: Goals | None = None) -> pd.Series | No
 
 
 def candidate_text(r) -> str:
-    """:func:`candidate`'s row in words: its setting, its gains, and the seeds it would need."""
+    """:func:`candidate`'s row in words: its setting, its gains, and the seeds it would need (none where its lower
+    bounds already clear the goals)."""
     more = int(r["seeds needed"]) - int(r["seeds"])
+    where = f"{r['view']} features with {int(r['labels']):,} probe labels, {_regime_text(r)}"
+    if more <= 0 or bool(r.get("meets goals", False)):
+        return f"{where}: meets both goals by its lower bounds"
     return (
-        f"{r['view']} features with {int(r['labels']):,} probe labels, {_regime_text(r)}: its means meet the goals; "
+        f"{where}: its means meet the goals; "
         f"if they and their spread held, {int(r['seeds needed'])} seeds ({more} more curves, BYOL training about "
         f"{float(r['train minutes']):.0f} min of one core each, {float(r['added minutes']) / 60:.1f} h in all) "
         "would bring both lower bounds to them"
@@ -465,14 +469,62 @@ def stage_setting(values: Mapping) -> dict:
     }
 
 
-def stage_regimes(table: pd.DataFrame, settings: Mapping[str, Mapping], goals: Goals | None = None) -> pd.DataFrame:
+def confirmation(table: pd.DataFrame, target: Mapping | None, goals: Goals | None = None) -> str:
+    """The regime a confirmation plan was fixed for (``target``: ``view``, ``labels``, ``width``, ``full epochs``)
+    as its curves measure it, and whether it meets the goals by its lower bounds; "" without a target or a row.
+
+        >>> t = pd.DataFrame([{"view": "pooled", "labels": 1000, "width": 16, "full epochs": 20, "full gain": 0.097,
+        ...     "full gain lo": 0.088, "full gain hi": 0.106, "10% gain": 0.035, "10% gain lo": 0.028,
+        ...     "10% gain hi": 0.042, "seeds": 22, "meets goals": False}])
+        >>> confirmation(t, {"view": "pooled", "labels": 1000, "width": 16, "full epochs": 20})[-35:]
+        '(22 seeds): does not meet the goals'
+    """
+    if not target or not len(table):
+        return ""
+    hit = table[
+        (table["view"] == target["view"])
+        & (table["labels"] == int(target["labels"]))
+        & (table["width"] == int(target["width"]))
+        & (table["full epochs"] == int(target["full epochs"]))
+    ]
+    if len(hit) != 1:
+        return ""
+    r = hit.iloc[0]
+    verdict = "meets both goals by its lower bounds" if bool(r["meets goals"]) else "does not meet the goals"
+    return (
+        f"the confirmation plan's regime, fixed before its curves ({r['view']} features with "
+        f"{int(r['labels']):,} probe labels): {_regime_text(r)}: {verdict}"
+    )
+
+
+def confirmation_failed(text: str) -> bool:
+    """Whether :func:`confirmation`'s ``text`` says its plan ran and its regime does not meet the goals. Then no
+    further candidate is offered: the seeds the candidate was found on over-stated it (the confirmation's
+    own first seeds did), and another candidate read off them is the next fork of the same path."""
+    return bool(text) and text.endswith("does not meet the goals")
+
+
+def way_on(table: pd.DataFrame, goals: Goals, confirm: Mapping | None = None) -> str:
+    """In words, where the study stands when no regime meets the goals on the stages' probe: the confirmation
+    plan's outcome, else the candidate (:func:`candidate_text`), else that none is measured."""
+    conf = confirmation(table, confirm, goals)
+    if conf:
+        return conf + (", so no regime on two cores is known" if confirmation_failed(conf) else "")
+    cand = candidate(table, goals) if len(table) else None
+    return candidate_text(cand) if cand is not None else "none: no measured setting's means meet the goals"
+
+
+def stage_regimes(
+    table: pd.DataFrame, settings: Mapping[str, Mapping], goals: Goals | None = None, confirm: Mapping | None = None
+) -> pd.DataFrame:
     """Per stage (``settings``: stage -> :func:`stage_setting`), the study's row for its setting: the gains with
     their intervals and whether it meets the goals; ``measured`` False where the study has no curve at that
     setting (another width, label count or budget, or a full budget off its grid). ``nearest``: the measured
     regime with the largest lower bound of the full budget's gain on the stage's features and labels; ``chosen``:
     the cheapest that meets both goals there (:func:`choose`; "" when none does); ``candidate``: where none does,
     the cheapest measured regime, on any features and labels, whose means meet them (:func:`candidate_text`; "" when
-    none); ``goal full`` / ``goal low``.
+    none); ``confirmation``: the regime ``confirm`` names as its curves measure it (:func:`confirmation`);
+    ``goal full`` / ``goal low``.
 
         >>> t = pd.DataFrame([{"view": "pooled", "labels": 1000, "width": 16, "full epochs": 10, "full gain": 0.1,
         ...     "full gain lo": 0.08, "full gain hi": 0.12, "10% gain": 0.01, "10% gain lo": -0.01, "10% gain hi": 0.03,
@@ -496,7 +548,8 @@ def stage_regimes(table: pd.DataFrame, settings: Mapping[str, Mapping], goals: G
         row["nearest"] = "" if best is None else _regime_text(best)
         chosen = choose(table, st["view"], st["labels"]) if len(table) else None
         row["chosen"] = "" if chosen is None else _regime_text(chosen)
-        cand = candidate(table, goals) if len(table) else None
+        row["confirmation"] = confirmation(table, confirm, goals)
+        cand = candidate(table, goals) if len(table) and not confirmation_failed(row["confirmation"]) else None
         row["candidate"] = "" if cand is None else candidate_text(cand)
         row["goal full"], row["goal low"] = goals.full_gain, goals.low_gain
         rows.append(row)

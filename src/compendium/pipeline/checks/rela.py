@@ -776,12 +776,14 @@ def regime_precondition(stage: str, regimes: pd.DataFrame | None) -> Preconditio
         v = r.get(key)
         return "" if v is None or pd.isna(v) else str(v)  # "" is read back as NaN
 
-    chosen, cand = text("chosen"), text("candidate")
+    chosen, cand, confirmed = text("chosen"), text("candidate"), text("confirmation")
     nearer = (
         f"; the nearest on any probe: {cand}, then the ReLA stages at its length and probe"
         if cand
         else "; no measured setting's means meet them either"
     )
+    if confirmed and not confirmed.endswith("meets both goals by its lower bounds"):
+        nearer = f"; {confirmed}, so no regime on two cores is known"
     needs = (
         f"the stage run at the study's chosen regime ({chosen})"
         if chosen

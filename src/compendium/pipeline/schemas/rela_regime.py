@@ -14,6 +14,8 @@ SCHEMA = {
         "list[int]", "further seeds of confirm_width, each a curve stopped at confirm_epochs", low=0, high=SEED_MAX
     ),
     "confirm_epochs": Param("int", "where a confirmation curve stops (0: none)", low=0, high=10_000),
+    "confirm_view": Param("str", "the probed features the confirmation plan judges", choices=("pooled", "flat")),
+    "confirm_labels": Param("int", "the probe's labelled images the confirmation plan judges", low=10, high=60_000),
     "probe_at": Param(
         "list[int]",
         "epochs after which the frozen features are probed (0, the untrained network, always)",
@@ -64,6 +66,8 @@ def check(values: dict) -> list[str]:
         problems.append(f"labels: {values['labels']} is not one of probe_train {values['probe_train']}")
     if max(values["probe_at"]) > values["epochs"]:
         problems.append(f"probe_at: {max(values['probe_at'])} is beyond epochs {values['epochs']}")
+    if values["confirm_labels"] not in values["probe_train"]:
+        problems.append(f"confirm_labels: {values['confirm_labels']} is not one of probe_train {values['probe_train']}")
     if values["confirm_seeds"] and not (values["confirm_width"] and 1 <= values["confirm_epochs"] <= values["epochs"]):
         problems.append(
             f"confirm_seeds: need confirm_width > 0 and confirm_epochs in 1..epochs ({values['epochs']}), got "
