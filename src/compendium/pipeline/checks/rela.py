@@ -36,7 +36,7 @@ from compendium.pipeline import paper_tables as PT
 from compendium.pipeline.checks import stage_tables
 from compendium.verdicts.claims import Claim, Effect, Precondition
 from compendium.rela import records as rec
-from compendium.rela import scaled_switch, schedule, tables
+from compendium.rela import regime, scaled_switch, schedule, tables
 
 #: The camera-ready CIFAR-10 run at a 10% budget: 100 epochs (App. K) of 5,000 images at batch 128.
 PAPER_STEPS_10 = 100 * 39
@@ -782,7 +782,7 @@ def regime_precondition(stage: str, regimes: pd.DataFrame | None) -> Preconditio
         if cand
         else "; no measured setting's means meet them either"
     )
-    if confirmed and not confirmed.endswith("meets both goals by its lower bounds"):
+    if regime.confirmation_failed(confirmed):
         nearer = f"; {confirmed}, so no regime on two cores is known"
     needs = (
         f"the stage run at the study's chosen regime ({chosen})"
