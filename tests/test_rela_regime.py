@@ -98,32 +98,27 @@ def test_records_of_other_settings_are_refused_before_any_run(tmp_path):
         regime.run_pieces(TINY, root=tmp_path, checkpoints=tmp_path / "ckpt")
 
 
+def _fake_curve(calls: list):
+    """A stand-in for :func:`regime.curve` that records each call's (width, seed, plan, checkpoint) and returns one
+    probe row."""
+
+    def fake(w, s, plan, checkpoint=""):
+        calls.append((w, s, plan, checkpoint))
+        row = {"width": w, "seed": s, "epoch": 0, "view": "pooled", "labels": 40, "probe": 0.5, "train seconds": 0.0}
+        return pd.DataFrame([row])
+
+    return fake
+
+
 def test_pieces_write_one_record_per_curve_and_skip_the_ones_written(tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(
-        regime,
-        "curve",
-        lambda w, s, plan, checkpoint="": (
-            calls.append((w, s))
-            or pd.DataFrame(
-                [
-                    {
-                        "width": w,
-                        "seed": s,
-                        "epoch": 0,
-                        "view": "pooled",
-                        "labels": 40,
-                        "probe": 0.5,
-                        "train seconds": 0.0,
-                    }
-                ]
-            )
-        ),
-    )
+    monkeypatch.setattr(regime, "curve", _fake_curve(calls))
     regime.run_pieces(TINY, root=tmp_path, checkpoints=tmp_path / "ckpt")
-    assert calls == [(4, 0), (4, 1)] and json.loads((tmp_path / regime.PLAN_FILE).read_text()) == TINY.settings()
+    assert [c[:2] for c in calls] == [(4, 0), (4, 1)] and json.loads(
+        (tmp_path / regime.PLAN_FILE).read_text()
+    ) == TINY.settings()
     regime.run_pieces(TINY, root=tmp_path, checkpoints=tmp_path / "ckpt")
-    assert calls == [(4, 0), (4, 1)] and len(regime.load(tmp_path)) == 2
+    assert [c[:2] for c in calls] == [(4, 0), (4, 1)] and len(regime.load(tmp_path)) == 2
 
 
 def test_the_committed_curves_are_those_of_params_yaml():
@@ -150,28 +145,9 @@ def test_confirmation_curves_stop_early_and_run_with_the_plans_settings(tmp_path
     with pytest.raises(ValueError, match="confirm_epochs in 1..epochs"):
         regime.Plan(epochs=30, confirm_width=16, confirm_seeds=(5,), confirm_epochs=40)
     runs = []
-    monkeypatch.setattr(
-        regime,
-        "curve",
-        lambda w, s, p, checkpoint="": (
-            runs.append((w, s, p.epochs, checkpoint))
-            or pd.DataFrame(
-                [
-                    {
-                        "width": w,
-                        "seed": s,
-                        "epoch": 0,
-                        "view": "pooled",
-                        "labels": 40,
-                        "probe": 0.5,
-                        "train seconds": 0.0,
-                    }
-                ]
-            )
-        ),  # fmt: skip
-    )
+    monkeypatch.setattr(regime, "curve", _fake_curve(runs))
     regime.run_pieces(plan, root=tmp_path, checkpoints=tmp_path / "ckpt", only=[(16, 1), (16, 2)])
-    assert [r[:3] for r in runs] == [(16, 1, 30), (16, 2, 20)] and "_e20_" in runs[1][3]
+    assert [(w, s, p.epochs) for w, s, p, _ in runs] == [(16, 1, 30), (16, 2, 20)] and "_e20_" in runs[1][3]
     st = regime.status(plan, regime.load(tmp_path)).set_index("epochs")
     assert st.loc[30, "curves committed"].tolist() == [1, 0] and st.loc[20, "curves planned"] == 2
 

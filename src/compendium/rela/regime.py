@@ -536,6 +536,10 @@ def stage_regimes(
     """
     goals = goals or Goals()
     gains = ["full gain", "full gain lo", "full gain hi", "10% gain", "10% gain lo", "10% gain hi"]
+    # the same for every stage: the confirmation's outcome, and the candidate unless that confirmation failed
+    confirmed = confirmation(table, confirm, goals)
+    cand = candidate(table, goals) if len(table) and not confirmation_failed(confirmed) else None
+    way = "" if cand is None else candidate_text(cand)
     rows = []
     for stage, st in settings.items():
         same = table[(table["view"] == st["view"]) & (table["labels"] == st["labels"])] if len(table) else table
@@ -548,9 +552,7 @@ def stage_regimes(
         row["nearest"] = "" if best is None else _regime_text(best)
         chosen = choose(table, st["view"], st["labels"]) if len(table) else None
         row["chosen"] = "" if chosen is None else _regime_text(chosen)
-        row["confirmation"] = confirmation(table, confirm, goals)
-        cand = candidate(table, goals) if len(table) and not confirmation_failed(row["confirmation"]) else None
-        row["candidate"] = "" if cand is None else candidate_text(cand)
+        row["confirmation"], row["candidate"] = confirmed, way
         row["goal full"], row["goal low"] = goals.full_gain, goals.low_gain
         rows.append(row)
     return pd.DataFrame(rows)
