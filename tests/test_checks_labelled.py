@@ -179,11 +179,26 @@ def test_dwa_and_kip_regimes():
     below = L.dwa_regime(10, 30.0, {0: 0.60, 1: 0.61, 2: 0.60}, init, 1000).needs
     assert "its set is below those images" in below and "not clear of those images by 1 point" in at_paper.needs
     assert "(paper, Table 6; 30 here)" in L.dwa_regime(10, 30.0, init, init, 30).needs
+    # what DWA's own setting costs comes from the committed paper estimate, summed over its stages
+    assert "at the `paper` scale, about " in at_paper.needs and " h on one GPU by benchmarks/paper_estimate.md" in (
+        at_paper.needs
+    )
     dc = L.matching_regime("DC", 1, 1000, 60.0, {0: 0.60, 1: 0.61, 2: 0.60}, init)
     assert not dc.met and "DC's optimisation adds" in dc.needs and "not more iterations" in dc.needs
     assert "1,000 outer iterations (paper; 10 here)" in L.matching_regime("DC", 10, 10, 0.2, init, init).needs
     assert L.kip_regime("KIP fc ipc 1", [4.0, 5.0, 6.0], 50).met
     assert not L.kip_regime("KIP fc ipc 1", [4.0, 0.1], 50).met and not L.kip_regime("x", [], 50).met
+
+
+def test_dwa_setting_sums_the_paper_estimate(tmp_path):
+    est = tmp_path / "estimate.md"
+    est.write_text(
+        "| stage | x | paper, one GPU (estimated) |\n|---|---|---:|\n"
+        "| dd_teachers | a | 30.0 min |\n| dd_inversion | b | 2.5 h |\n| dd_dwa | c | 9 h |\n"
+    )
+    assert "`dd_teachers` and `dd_inversion` at the `paper` scale, about 3.0 h on one GPU by " in L.dwa_setting(est)
+    est.write_text("| stage | x | y |\n|---|---|---:|\n| dd_teachers | a | 30.0 min |\n")
+    assert "about" not in L.dwa_setting(est) and "its cost by" in L.dwa_setting(est)
 
 
 def test_merge_ceiling_and_synthesis_seeds():

@@ -312,6 +312,22 @@ def test_the_default_run_funds_central_claims_first_within_its_budget():
     assert set(out.loc[out["funded"] == power.FUNDED, "id"]) == set() and spent == pytest.approx(30.0)
 
 
+def test_the_default_run_funds_no_seeds_for_a_comparison_that_seeds_alone_would_not_test():
+    p = _plan_rows(("rela.out-of-regime", "b", 3, 6, True), ("x.ready", "a", 3, 6, True))
+    p["unmet"] = ["BYOL in its regime", ""]
+    out, spent = power.allocate(p, {"a": 10.0, "b": 10.0}, budget_min=100.0, paper_of=lambda i: "ReLA")
+    assert list(out["funded"]) == ["", power.FUNDED] and spent == pytest.approx(30.0)
+    # the plan lists what stands in the way: a failed regime check, and each seed's work outside `dvc repro`
+    ev = claims.Evidence(
+        (_eff([0.01, 0.03, 0.02]),),
+        (claims.Precondition("in regime", False, "no", "more"), claims.Precondition("fine", True, "yes")),
+    )
+    decl = next(d for d in registry.load().declarations if d.seed_cost)
+    frame = pd.DataFrame([{"id": decl.id, "evidence": ev.to_json()}])
+    row = power.plan(frame, registry.load(), {decl.stage: 10.0}, {decl.stage: 20.0}, {}, 240.0).iloc[0]
+    assert row["unmet"].startswith("in regime; each further seed needs ") and "fine" not in row["unmet"]
+
+
 def test_a_plan_scales_only_the_seeded_share_of_a_stage(tmp_path):
     """A stage whose minutes are mostly one distillation pays it once: more evaluation seeds cost their share."""
     t = tmp_path / "timings" / "s"
@@ -480,6 +496,9 @@ def test_a_comparison_judged_from_records_made_outside_dvc_points_to_its_protoco
     cond = ledger.under_powered(row, fitting, "one synthesis a seed (4 h)")["condition"]
     assert "20.0 CPU-minutes at cpu" in cond and "each seed beyond those run needs one synthesis a seed (4 h)" in cond
     assert "fits the cpu budget" not in cond
+    # one whose run is out of its claim's regime is not funded, and says why
+    cond = ledger.under_powered(row, {**fitting, "unmet": "BYOL in its regime"})["condition"]
+    assert "not funded: seeds alone would not test it, BYOL in its regime unmet" in cond
     # decided on all seeds, not on each half: the plan's seeds are what the halves need; the verdict stays
     split = {"verdict": claims.INCONCLUSIVE, "verdict_all_seeds": claims.FAILS, "sesoi": 1.0, "condition": "halves"}
     got = ledger.under_powered(split, {**inside, "fits_cpu": False})

@@ -181,8 +181,11 @@ def under_powered(row: Mapping, plan_row: Mapping, seed_cost: str = "") -> dict:
     fits = str(plan_row.get("fits_cpu")) in ("True", "true") and not seed_cost
     if seed_cost:
         cost += f", and each seed beyond those run needs {seed_cost}"
+    unmet = str(plan_row.get("unmet", "") or "")
     if str(plan_row.get("funded", "")) == FUNDED:
         cost += " (funded: the default run runs these seeds)"
+    elif fits and unmet:
+        cost += f" (not funded: seeds alone would not test it, {unmet} unmet: benchmarks/power_plan.md)"
     elif fits:
         cost += (
             " (it fits the cpu budget on its own, but the default run has no minutes left for it: "

@@ -65,6 +65,7 @@ COLUMNS = (
     "funded",
     "seeds_key",
     "seed_share",
+    "unmet",
 )
 #: per stage, its timing records (``reports/timings/<stage>/<file>``) of work done once whatever the seed count: one
 #: label distillation per variant, one synthesis per set (unless the stage replicates its syntheses per seed,
@@ -175,7 +176,10 @@ def plan(
     and the CPU-minutes: ``minutes`` / ``faithful_minutes`` per stage (measured at ``cpu``; estimated at
     ``faithful``), summed over the claim's recording stages (``records``: claim id -> stages), their seeded share
     (``shares``: stage -> :func:`seed_share`, 1.0 where absent) scaled by planned / run seeds
-    (:func:`seeded_minutes`). ``fits_cpu``: the planned minutes of the claim's stages fit ``budget_min``."""
+    (:func:`seeded_minutes`). ``fits_cpu``: the planned minutes of the claim's stages fit ``budget_min``.
+    ``unmet``: what stands between the claim and a test besides its seeds (its run's regime checks that fail, and
+    the work outside ``dvc repro`` each further seed needs, the declaration's ``seed_cost``); empty where seeds
+    alone decide it."""
     shares = shares or {}
     rows = []
     for _, r in evidence.iterrows():
@@ -191,6 +195,9 @@ def plan(
             seeded_minutes(float(faithful_minutes.get(s, float("nan"))), shares.get(s, 1.0), scale) for s in stages
         )
         outside = d.stage in OUTSIDE_DVC
+        unmet = [p.name for p in ev.preconditions if not p.met]
+        if d.seed_cost:
+            unmet.append(f"each further seed needs {d.seed_cost}")
         rows.append(
             {
                 "id": d.id,
@@ -208,6 +215,7 @@ def plan(
                 "funded": "",
                 "seeds_key": d.seeds_key,
                 "seed_share": " ".join(f"{shares.get(s, 1.0):g}" for s in stages),
+                "unmet": "; ".join(unmet),
             }
         )
     return pd.DataFrame(rows, columns=list(COLUMNS))
@@ -221,7 +229,8 @@ def allocate(
     shares: Mapping[str, float] | None = None,
 ) -> tuple[pd.DataFrame, float]:
     """Which comparisons the default run funds: starting from the run as it is (``minutes`` per stage, summed),
-    add the comparisons whose plan fits ``fits_cpu``, central papers (:data:`CENTRAL`) first and the cheapest
+    add the comparisons whose plan fits ``fits_cpu`` and whom seeds alone would decide (``unmet`` empty: seeds spent
+    on a run outside its claim's regime test nothing), central papers (:data:`CENTRAL`) first and the cheapest
     extra minutes first within each group, while the whole run stays within ``budget_min``. A stage shared by
     funded claims runs once, at the largest seed count any of them asks. Returns the plan with ``funded`` set to
     :data:`FUNDED` for those, and the run's planned minutes. ``shares``: as in :func:`plan`."""
@@ -237,7 +246,8 @@ def allocate(
             for s in str(r["records"]).split()
         )
 
-    cand = out[out["fits_cpu"].astype(str).isin(["True", "true"])]
+    ready = out["unmet"].fillna("").astype(str).eq("") if "unmet" in out else pd.Series(True, index=out.index)
+    cand = out[out["fits_cpu"].astype(str).isin(["True", "true"]) & ready]
     order = sorted(
         cand.index, key=lambda i: (paper_of(cand.at[i, "id"]) not in CENTRAL, extra(cand.loc[i]), cand.at[i, "id"])
     )
@@ -287,7 +297,9 @@ def write_summary(
     spread = int(pd.to_numeric(plan_frame["sd"], errors="coerce").notna().sum())
     capped = int(plan_frame["seeds_planned"].astype(str).str.startswith(">").sum())
     outside = int(plan_frame["stage"].isin(list(OUTSIDE_DVC)).sum())
-    fits = int(plan_frame["fits_cpu"].astype(str).isin(["True", "true"]).sum())
+    fit = plan_frame["fits_cpu"].astype(str).isin(["True", "true"])
+    fits = int(fit.sum())
+    ready = int((fit & plan_frame["unmet"].fillna("").astype(str).eq("")).sum()) if "unmet" in plan_frame else fits
     funded = plan_frame[plan_frame["funded"].astype(str) == FUNDED]
     text = [
         "# The power plan",
@@ -301,7 +313,9 @@ def write_summary(
         "the rest (a distillation or synthesis shared by every seed) paid once.",
         "",
         f"{n} comparisons, {spread} of them with a measured spread (two seeds or more); {capped} need more than "
-        f"{2 * MAX_SEEDS} seeds; {fits} fit a `cpu` budget of {budget_min:.0f} minutes on their own; {outside} are "
+        f"{2 * MAX_SEEDS} seeds; {fits} fit a `cpu` budget of {budget_min:.0f} minutes on their own, {ready} of them "
+        "with nothing but seeds between them and a test (column `unmet`: the regime checks their run fails, or work "
+        f"outside `dvc repro` each seed needs; the plan funds only those); {outside} are "
         "judged from records made outside `dvc repro` (the protocols of `dd_regime`), whose seeds the plan does not "
         "price in stage minutes: their checks name the command and its cost per seed.",
         "",
