@@ -499,6 +499,13 @@ def test_a_comparison_judged_from_records_made_outside_dvc_points_to_its_protoco
     # one whose run is out of its claim's regime is not funded, and says why
     cond = ledger.under_powered(row, {**fitting, "unmet": "BYOL in its regime"})["condition"]
     assert "not funded: seeds alone would not test it, BYOL in its regime unmet" in cond
+    # one the free minutes would fund, in a plan written with --keep-funding: the minutes are there, the run is not
+    cond = ledger.under_powered(row, {**fitting, "funded": power.PROPOSED})["condition"]
+    assert "the default run has the minutes for it; funding it awaits a rerun of its stages" in cond
+    from compendium.verdicts import funding
+
+    proposed = pd.DataFrame([{"id": "x.a", "records": "s", "seeds_planned": "32", "funded": power.PROPOSED}])
+    assert funding.unmet("s", {"scale": "cpu", "seeds": [0, 1, 2]}, proposed) == []  # nothing refuses 3 seeds
     # decided on all seeds, not on each half: the plan's seeds are what the halves need; the verdict stays
     split = {"verdict": claims.INCONCLUSIVE, "verdict_all_seeds": claims.FAILS, "sesoi": 1.0, "condition": "halves"}
     got = ledger.under_powered(split, {**inside, "fits_cpu": False})

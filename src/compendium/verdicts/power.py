@@ -34,7 +34,7 @@ from compendium.core import paths
 from compendium.core.tables import markdown_table
 from compendium.verdicts import registry as reg
 from compendium.verdicts.claims import MAX_SEEDS, Evidence, seeds_per_half
-from compendium.verdicts.funding import FILE, FUNDED, read
+from compendium.verdicts.funding import FILE, FUNDED, PROPOSED, read
 
 #: stages whose claims read the tables of other stages (the cost of a seed is theirs)
 RECORDS = {"dd_tables": ("dd_teachers", "dd_coresets", "dd_inversion", "dd_matching", "dd_kip")}
@@ -284,6 +284,25 @@ def freeze(new: pd.DataFrame, old: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def hold_funding(plan_frame: pd.DataFrame, old: pd.DataFrame) -> pd.DataFrame:
+    """A plan written with ``--keep-funding``: the comparisons ``old`` (the committed plan) funds stay funded, as do
+    those whose planned seeds the run already has; the others the allocation would fund anew are marked
+    :data:`PROPOSED` (the run they ask cannot be made when the plan is written), so no stage refuses its present
+    seeds and the ledger says the minutes are there.
+
+        >>> new = pd.DataFrame({"id": ["a", "b", "c", "d"], "funded": [FUNDED, FUNDED, "", FUNDED],
+        ...                     "seeds_run": [3, 3, 3, 6], "seeds_planned": ["8", "8", "8", "6"]})
+        >>> list(hold_funding(new, pd.DataFrame({"id": ["a"], "funded": [FUNDED]}))["funded"])
+        ['cpu', 'proposed', '', 'cpu']
+    """
+    kept = set(old.loc[old["funded"].astype(str) == FUNDED, "id"]) if len(old) and "funded" in old else set()
+    out = plan_frame.copy()
+    have = pd.to_numeric(out["seeds_planned"], errors="coerce") <= pd.to_numeric(out["seeds_run"], errors="coerce")
+    new = (out["funded"].astype(str) == FUNDED) & ~out["id"].isin(kept) & ~have
+    out.loc[new, "funded"] = PROPOSED
+    return out
+
+
 def write_summary(
     plan_frame: pd.DataFrame,
     papers: pd.DataFrame,
@@ -301,6 +320,7 @@ def write_summary(
     fits = int(fit.sum())
     ready = int((fit & plan_frame["unmet"].fillna("").astype(str).eq("")).sum()) if "unmet" in plan_frame else fits
     funded = plan_frame[plan_frame["funded"].astype(str) == FUNDED]
+    proposed = plan_frame[plan_frame["funded"].astype(str) == PROPOSED]
     text = [
         "# The power plan",
         "",
@@ -326,8 +346,17 @@ def write_summary(
             if len(funded)
             else "none"
         )
+        + (
+            ". **Proposed** (the free minutes fund them, but this plan was written with `--keep-funding`: their "
+            "stages could not be rerun when it was, so the default run keeps its seeds until a plan without that "
+            "flag funds them and the stages run): "
+            + ", ".join(f"`{i}` ({n} seeds)" for i, n in zip(proposed["id"], proposed["seeds_planned"]))
+            if len(proposed)
+            else ""
+        )
         + f". The default run as it is takes {run_min:.0f} of its {budget_min:.0f} minutes "
-        f"(the stages' last measured minutes); with the funded seeds, {planned_min:.0f}. A comparison that fits "
+        f"(the stages' last measured minutes); with the funded{' and proposed' if len(proposed) else ''} seeds, "
+        f"{planned_min:.0f}. A comparison that fits "
         "on its own but is not funded is *not tested at this scale* until time is freed for it; the plan funds "
         "the central papers' claims first (" + ", ".join(CENTRAL) + "), the cheapest first. A funded comparison "
         "keeps its planned seeds when the plan is rewritten (pre-registration; `--replan` recomputes them).",
@@ -435,6 +464,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--write", action="store_true", help=f"write {FILE.name} (else print it)")
     ap.add_argument("--budget", type=float, default=240.0, help="the cpu profile's budget in minutes (default 240)")
     ap.add_argument("--replan", action="store_true", help="recompute the funded comparisons' seeds too (see freeze)")
+    ap.add_argument(
+        "--keep-funding",
+        action="store_true",
+        help="fund nothing new: what the free minutes would fund is marked proposed (see hold_funding)",
+    )
     a = ap.parse_args(argv)
     reports = paths.REPORTS
     ev = pd.read_csv(reports / "tables" / "claims_ledger" / "evidence.csv", dtype=str, keep_default_na=False)
@@ -445,6 +479,8 @@ def main(argv: list[str] | None = None) -> None:
     p = p if a.replan else freeze(p, read())
     p["funded"] = ""
     p, planned_min = allocate(p, minutes, a.budget, lambda i: registry.by_id[i].paper, shares)
+    if a.keep_funding:
+        p = hold_funding(p, read())
     papers = by_paper(p, lambda i: registry.by_id[i].paper)
     whole = by_paper(p, lambda i: "all")
     total = whole.iloc[0] if len(whole) else {"cpu min": 0.0, "faithful min": 0.0}
