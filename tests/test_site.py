@@ -7,6 +7,7 @@ import pandas as pd
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from compendium.pipeline import report, site
+from compendium.verdicts import ledger as claims_ledger
 
 
 def _ledger():
@@ -288,6 +289,11 @@ def test_the_faithful_ledger_has_its_page_beside_the_default_one_with_each_stage
     page = site.faithful_page(_ledger(), {"dd_labels": 23.9, "theory_pca": 0.3})
     assert page.startswith("# The faithful ledger") and "2 claims" in page
     assert "`dd_labels` 23.9 min, `theory_pca` 0.3 min" in page and 'id="ledger-faithful"' in page
+    # a declared claim whose stage has not run at this scale is counted, not listed
+    unrun = _ledger().assign(check="a check")
+    unrun.loc[1, "check"] = claims_ledger.NOT_RUN
+    page = site.faithful_page(unrun, {"dd_labels": 23.9})
+    assert "1 claims" in page and "The 1 claims whose stages have not run at this scale are left out" in page
     home = site.home_page(_ledger(), ["rela_budget"], faithful=True)
     assert "[the faithful ledger](faithful.md)" in home and "faithful" in home.split(":hidden:")[-1]
 

@@ -731,8 +731,21 @@ def central_verdicts(claims: pd.DataFrame, registry: claims_registry.Registry, p
 
 def faithful_page(ledger: pd.DataFrame, minutes: dict[str, float]) -> str:
     """The faithful profile's ledger (``reports/faithful/claims.csv``) beside the default one: the rows of the stages
-    that have run at ``scale: faithful`` so far, with each stage's measured minutes."""
+    that have run at ``scale: faithful`` so far (a declared claim whose stage has not is left out, and counted), with
+    each stage's measured minutes."""
     stages = ", ".join(f"`{st}` {m:.1f} min" for st, m in sorted(minutes.items())) or "none"
+    unrun = (
+        ledger["check"].astype(str).eq(claims_ledger.NOT_RUN)
+        if "check" in ledger
+        else pd.Series(False, index=ledger.index)
+    )
+    left_out = (
+        f" The {int(unrun.sum())} claims whose stages have not run at this scale are left out (the default ledger "
+        "has them)."
+        if unrun.any()
+        else ""
+    )
+    ledger = ledger[~unrun]
     return "\n".join(
         [
             "# The faithful ledger",
@@ -740,7 +753,7 @@ def faithful_page(ledger: pd.DataFrame, minutes: dict[str, float]) -> str:
             "The `faithful` profile runs the `cpu` datasets and networks at the papers' iteration counts, in "
             "resumable pieces (`make faithful`; the manual's [Scales and profiles](manual/scales.md)). These "
             f"are the rows of the stages it has run so far ({len(ledger)} claims), as its claims ledger "
-            f"judged them when they ran. Stages and their measured time on 2 cores: {stages}.",
+            f"judged them when they ran. Stages and their measured time on 2 cores: {stages}.{left_out}",
             "",
             "```{raw} html",
             ledger_html(ledger, "ledger-faithful", "stages/", set()),

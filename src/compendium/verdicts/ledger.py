@@ -23,6 +23,8 @@ from compendium.verdicts import power, registry as reg, rule
 from compendium.verdicts.funding import FUNDED, PROPOSED
 from compendium.verdicts.claims import INCONCLUSIVE, NOT_TESTED, STAGE_COLUMNS, VERDICTS, Evidence
 
+#: the check of a declared claim whose stage wrote no row at this scale
+NOT_RUN = "(not run at this scale)"
 COLUMNS = (
     "id",
     "paper",
@@ -138,7 +140,7 @@ def assemble(stage_rows: pd.DataFrame, registry: reg.Registry, plan: pd.DataFram
                     "version": d.version,
                     "location": d.location,
                     "claim": d.claim,
-                    "check": "(not run at this scale)",
+                    "check": NOT_RUN,
                     "verdict": NOT_TESTED,
                     "tested": "no",
                     "condition": f"its stage {d.stage} wrote no row at this scale; would need that stage run",
