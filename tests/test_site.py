@@ -258,6 +258,7 @@ def test_the_forest_rows_give_each_effect_in_units_of_its_smallest_effect_of_int
     fig = site.forest_plot(f, "X")
     assert fig is not None and len(fig.axes[0].get_yticklabels()) == 2
     assert site.forest_plot(f.iloc[0:0], "X") is None
+    assert site.forest_plot(site.forest_rows(rows, {}), "X") is None  # a paper without evidence (a partial profile)
 
 
 def test_a_paper_page_numbers_its_claims_and_keeps_the_details_behind_a_click():

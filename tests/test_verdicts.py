@@ -387,7 +387,7 @@ def test_params_run_what_the_committed_plan_funds():
     from compendium.verdicts import funding
 
     plan_frame = funding.read()
-    assert set(plan_frame["funded"]) <= {"", power.FUNDED}
+    assert set(plan_frame["funded"]) <= {"", power.FUNDED, power.PROPOSED}
     assert list(plan_frame["seeds_key"]) == [registry.load().by_id[i].seeds_key for i in plan_frame["id"]]
     for stage in {s for r in plan_frame["records"] for s in str(r).split()}:
         assert funding.unmet(stage, params.stage_params(stage, scale="cpu"), plan_frame) == [], stage

@@ -519,6 +519,21 @@ VERDICT_COLOURS = {
 }
 
 
+FOREST_COLUMNS = (
+    "id",
+    "label",
+    "verdict",
+    "mean",
+    "low",
+    "high",
+    "sesoi",
+    "ratio_mean",
+    "ratio_low",
+    "ratio_high",
+    "seeds",
+)
+
+
 def forest_rows(rows: pd.DataFrame, evidence: dict[str, dict]) -> pd.DataFrame:
     """One row per effect of each comparison claim in ``rows`` (in their order, labelled with the claim's number
     there, as :func:`ledger_html` numbers them) that has evidence: the paired
@@ -547,7 +562,7 @@ def forest_rows(rows: pd.DataFrame, evidence: dict[str, dict]) -> pd.DataFrame:
                     "seeds": len(eff["deltas"]),
                 }
             )
-    return pd.DataFrame(out)
+    return pd.DataFrame(out, columns=FOREST_COLUMNS)
 
 
 def forest_plot(frame: pd.DataFrame, title: str):

@@ -23,9 +23,6 @@ import pandas as pd
 
 FILE = Path(__file__).with_name("power_plan.csv")
 FUNDED = "cpu"  # the ``funded`` value of a comparison the default run must run at its planned seeds
-#: the ``funded`` value of a comparison the default run has minutes for but does not run yet: a plan written with
-#: ``--keep-funding`` (its stages cannot be rerun when the plan is), so nothing refuses fewer seeds
-PROPOSED = "proposed"
 
 
 def read(path: Path = FILE) -> pd.DataFrame:

@@ -20,7 +20,7 @@ import pandas as pd
 from compendium.core import paths
 from compendium.core.tables import markdown_table
 from compendium.verdicts import power, registry as reg, rule
-from compendium.verdicts.funding import FUNDED, PROPOSED
+from compendium.verdicts.funding import FUNDED
 from compendium.verdicts.claims import INCONCLUSIVE, NOT_TESTED, STAGE_COLUMNS, VERDICTS, Evidence
 
 #: the check of a declared claim whose stage wrote no row at this scale
@@ -186,7 +186,7 @@ def under_powered(row: Mapping, plan_row: Mapping, seed_cost: str = "") -> dict:
     unmet = str(plan_row.get("unmet", "") or "")
     if str(plan_row.get("funded", "")) == FUNDED:
         cost += " (funded: the default run runs these seeds)"
-    elif str(plan_row.get("funded", "")) == PROPOSED:
+    elif str(plan_row.get("funded", "")) == power.PROPOSED:
         cost += (
             " (the default run has the minutes for it; funding it awaits a rerun of its stages: "
             "benchmarks/power_plan.md)"

@@ -34,7 +34,7 @@ from compendium.core import paths
 from compendium.core.tables import markdown_table
 from compendium.verdicts import registry as reg
 from compendium.verdicts.claims import MAX_SEEDS, Evidence, seeds_per_half
-from compendium.verdicts.funding import FILE, FUNDED, PROPOSED, read
+from compendium.verdicts.funding import FILE, FUNDED, read
 
 #: stages whose claims read the tables of other stages (the cost of a seed is theirs)
 RECORDS = {"dd_tables": ("dd_teachers", "dd_coresets", "dd_inversion", "dd_matching", "dd_kip")}
@@ -84,6 +84,10 @@ SECONDS = ("total seconds", "seconds", "train seconds", "synthesis seconds", "cp
 #: dc_protocol``, ``labelled_protocol``): the stage's minutes are not what a seed costs, so the plan gives no
 #: minutes for their comparisons and the ledger points to the command and cost per seed their checks name
 OUTSIDE_DVC = {"dd_regime": "made outside `dvc repro` by the command its check names, at the cost per seed it gives"}
+#: the ``funded`` value of a comparison the default run has minutes for but does not run yet: a plan written with
+#: ``--keep-funding`` (its stages cannot be rerun when the plan is); ``compendium.verdicts.funding`` enforces only
+#: :data:`FUNDED`, so nothing refuses fewer seeds
+PROPOSED = "proposed"
 #: the papers whose claims the compendium is about: funded first (:func:`allocate`)
 CENTRAL = ("ReLA", "DWA", "DC", "DSA", "SSDD")
 
