@@ -225,6 +225,15 @@ def plan(
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
+def fundable(plan_frame: pd.DataFrame) -> pd.Series:
+    """Per comparison of a plan: its seeds fit the budget on their own (``fits_cpu``) and nothing but seeds stands
+    between it and a test (``unmet`` empty; a plan without that column counts every fitting comparison)."""
+    fits = plan_frame["fits_cpu"].astype(str).isin(["True", "true"])
+    if "unmet" not in plan_frame:
+        return fits
+    return fits & plan_frame["unmet"].fillna("").astype(str).eq("")
+
+
 def allocate(
     plan_frame: pd.DataFrame,
     minutes: Mapping[str, float],
@@ -250,8 +259,7 @@ def allocate(
             for s in str(r["records"]).split()
         )
 
-    ready = out["unmet"].fillna("").astype(str).eq("") if "unmet" in out else pd.Series(True, index=out.index)
-    cand = out[out["fits_cpu"].astype(str).isin(["True", "true"]) & ready]
+    cand = out[fundable(out)]
     order = sorted(
         cand.index, key=lambda i: (paper_of(cand.at[i, "id"]) not in CENTRAL, extra(cand.loc[i]), cand.at[i, "id"])
     )
@@ -320,9 +328,8 @@ def write_summary(
     spread = int(pd.to_numeric(plan_frame["sd"], errors="coerce").notna().sum())
     capped = int(plan_frame["seeds_planned"].astype(str).str.startswith(">").sum())
     outside = int(plan_frame["stage"].isin(list(OUTSIDE_DVC)).sum())
-    fit = plan_frame["fits_cpu"].astype(str).isin(["True", "true"])
-    fits = int(fit.sum())
-    ready = int((fit & plan_frame["unmet"].fillna("").astype(str).eq("")).sum()) if "unmet" in plan_frame else fits
+    fits = int(plan_frame["fits_cpu"].astype(str).isin(["True", "true"]).sum())
+    ready = int(fundable(plan_frame).sum())
     funded = plan_frame[plan_frame["funded"].astype(str) == FUNDED]
     proposed = plan_frame[plan_frame["funded"].astype(str) == PROPOSED]
     text = [
