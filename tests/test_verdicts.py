@@ -484,6 +484,9 @@ def test_a_comparison_judged_from_records_made_outside_dvc_points_to_its_protoco
     plan_row = {"stage": "dd_regime", "seeds_planned": 8, "seeds_per_half": 4, "cpu_min_planned": "", "fits_cpu": False}
     cond = ledger.under_powered(row, plan_row)["condition"]
     assert "asks 8 matched seeds" in cond and "made outside `dvc repro`" in cond and "CPU-minutes" not in cond
+    # the seeds still to make, which the reader multiplies by the cost per seed the check names
+    cond = ledger.under_powered(row, {**plan_row, "seeds_run": "3"})["condition"]
+    assert "its 5 seeds beyond the 3 run are made outside `dvc repro`" in cond
     inside = {**plan_row, "stage": "dd_labels", "cpu_min_planned": 20.0, "faithful_min_planned": 30.0}
     assert "20.0 CPU-minutes at cpu" in ledger.under_powered(row, inside)["condition"]
     plan_frame = pd.read_csv(power.FILE, dtype=str, keep_default_na=False)

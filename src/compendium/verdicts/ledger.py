@@ -198,7 +198,11 @@ def under_powered(row: Mapping, plan_row: Mapping, seed_cost: str = "") -> dict:
             " (it fits the cpu budget on its own, but the default run has no minutes left for it: "
             "benchmarks/power_plan.md)"
         )
-    costs = f"its seeds are {outside}" if outside and not plan_row.get("cpu_min_planned") else f"that costs {cost}"
+    costs = (
+        f"{_beyond(plan_row)} are {outside}"
+        if outside and not plan_row.get("cpu_min_planned")
+        else f"that costs {cost}"
+    )
     if no_replica or fits or split:
         return {"condition": "; ".join(x for x in (row.get("condition", ""), f"{need}; {costs}") if x)}
     return {
@@ -207,6 +211,16 @@ def under_powered(row: Mapping, plan_row: Mapping, seed_cost: str = "") -> dict:
         "condition": f"under-powered at this scale (spread of the paired differences {plan_row['sd']} points over "
         f"{plan_row['seeds_run']} seeds): {need}; {costs}",
     }
+
+
+def _beyond(plan_row: Mapping) -> str:
+    """The plan's seeds not yet run, as a ledger phrase: "its 23 seeds beyond the 3 run" (a row whose seeds are made
+    outside ``dvc repro`` one synthesis at a time, so that the reader can multiply by the cost per seed)."""
+    try:
+        planned, run = int(plan_row["seeds_planned"]), int(plan_row["seeds_run"])
+    except (KeyError, TypeError, ValueError):
+        return "its seeds"
+    return f"its {planned - run} seeds beyond the {run} run" if planned > run else "its seeds"
 
 
 UNDECLARED = "undeclared."
