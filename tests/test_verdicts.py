@@ -2,6 +2,7 @@
 plan, and the one judging stage."""
 
 import doctest
+import re
 
 import pandas as pd
 import pytest
@@ -269,6 +270,24 @@ def test_the_ledger_is_keyed_by_claim_id():
     led = pd.read_csv(paths.REPORTS / "claims.csv", dtype=str, keep_default_na=False)
     assert led["id"].is_unique and set(led["id"]) == set(registry.load().by_id)  # no row undeclared at cpu
     assert {"sesoi", "verdict_seeds_a", "verdict_seeds_b", "replication", "cpu_min_planned"} <= set(led.columns)
+
+
+def test_every_undecided_comparison_of_a_central_paper_names_what_would_decide_it_and_its_cost():
+    """The committed ledger's promise for ReLA, DWA, DC, DSA and SSDD: a comparison that is neither holds nor fails
+    says what it would need ("would need", the seeds the plan asks) and what that costs (hours or minutes, on the
+    row's condition or on its check, where a protocol run outside ``dvc repro`` names its cost per seed)."""
+    led = pd.read_csv(paths.REPORTS / "claims.csv", dtype=str, keep_default_na=False)
+    kinds = {d.id: d.kind for d in registry.load().declarations}
+    rows = led[
+        led["paper"].isin(power.CENTRAL)
+        & led["id"].map(kinds).eq("comparison")
+        & ~led["verdict"].isin([claims.HOLDS, claims.FAILS])
+    ]
+    assert len(rows) > 20  # the central papers' untested comparisons are most of their rows
+    cost = re.compile(r"\d[\d,.]* ?(h|min)\b|CPU-minutes|beyond any budget")
+    for _, r in rows.iterrows():
+        assert "would need" in r["condition"] or "power plan asks" in r["condition"], r["id"]
+        assert cost.search(r["condition"]) or cost.search(r["check"]), r["id"]
 
 
 # --- the power plan ---------------------------------------------------------------------------------------------------
