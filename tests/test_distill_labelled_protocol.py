@@ -17,7 +17,7 @@ def toy(toy_regime_sets, tmp_path):
     net = E.build_student(regime.teacher_config(regime.Plan(), 1), (1, 28, 28), 10)  # an untrained teacher
     torch.save(net.state_dict(), tmp_path / "teacher.pt")
     values = {**L._dd_inversion_values(), "iterations": 2, "rded_images_per_class": 4, "K": 1}
-    return L.Plan(ipc=2, seeds=(0, 1), student_steps=3, values=values), tmp_path
+    return L.Plan(ipc=2, seeds=(0, 1), student_steps=3, floor_steps=3, values=values), tmp_path
 
 
 def test_every_arm_and_seed_is_one_record_and_a_second_call_runs_nothing(toy):
@@ -39,7 +39,12 @@ def test_every_arm_and_seed_is_one_record_and_a_second_call_runs_nothing(toy):
     assert (rec.loc[rec["arm"] == R.REAL_INIT, "displacement"] == 0).all()
     assert (rec.loc[rec["arm"] == "dwa", "displacement"] > 0).all()  # moved from its real images
     assert rec.loc[rec["arm"] == "sre2l", "displacement"].isna().all()  # from noise
+    assert (rec.loc[rec["ipc"] == 1, "student steps"] == plan.floor_steps).all()  # the floor's own length
     assert L.run_pieces(plan, root=tmp / "rec", teacher_file=tmp / "teacher.pt") == []
+
+
+def test_the_floor_trains_as_at_ten_images_per_class_at_every_ipc():
+    assert L.Plan().floor_steps == L.Plan().student_steps == L.Plan.at(50).floor_steps
 
 
 def test_each_seed_synthesises_its_own_set(toy, monkeypatch):

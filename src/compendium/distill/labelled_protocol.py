@@ -106,6 +106,9 @@ class Plan:
     #: the regime study's plateau of the teacher-label student on 10 random real images per class; None: read it
     #: from the study's records at :attr:`ipc` (:func:`student_plateau`)
     student_steps: int | None = 4800
+    #: the steps of SRe2L's floor (arm B at :attr:`floor_ipc`): trained as at 10 images per class, past its own
+    #: plateau, whatever :attr:`ipc` is
+    floor_steps: int = 4800
     values: dict = field(default_factory=_dd_inversion_values)
 
     @classmethod
@@ -204,7 +207,6 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, teacher_fil
     for arm in plan.arms:
         arm_spec(arm, plan.values)  # an unknown arm fails before any compute
     steps = plan.steps()  # as does a plateau the regime study has not found
-    floor_steps = Plan().student_steps  # SRe2L's floor (10 images) is trained as at ipc 10, past its own plateau
     net, t0, written = None, time.perf_counter(), []
     for arm, ipc, seed in plan.jobs():
         out = record_file(arm, ipc, seed, root)
@@ -214,7 +216,7 @@ def run_pieces(plan: Plan, hours: float = 0.0, root: Path = RECORDS, teacher_fil
             say(f"labelled sets: {hours} h spent; run again to go on")
             break
         net = net if net is not None else teacher(teacher_file)
-        df = run_one(plan, arm, ipc, seed, net, floor_steps if ipc != plan.ipc else steps)
+        df = run_one(plan, arm, ipc, seed, net, plan.floor_steps if ipc != plan.ipc else steps)
         regime._write(df, out)
         written.append(out)
         say(
