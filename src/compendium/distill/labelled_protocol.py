@@ -96,6 +96,10 @@ def _dd_inversion_values() -> dict:
     )  # fmt: skip
 
 
+#: the regime study's plateau of the teacher-label student on 10 random real images per class (steps)
+STEPS_AT_10 = 4800
+
+
 @dataclass(frozen=True)
 class Plan:
     ipc: int = 10
@@ -105,10 +109,10 @@ class Plan:
     arms: tuple = CORE_ARMS + LADDER_ARMS
     #: the regime study's plateau of the teacher-label student on 10 random real images per class; None: read it
     #: from the study's records at :attr:`ipc` (:func:`student_plateau`)
-    student_steps: int | None = 4800
+    student_steps: int | None = STEPS_AT_10
     #: the steps of SRe2L's floor (arm B at :attr:`floor_ipc`): trained as at 10 images per class, past its own
     #: plateau, whatever :attr:`ipc` is
-    floor_steps: int = 4800
+    floor_steps: int = STEPS_AT_10
     values: dict = field(default_factory=_dd_inversion_values)
 
     @classmethod
